@@ -1,0 +1,22 @@
+/* The running NameServer: the components a request handler may reach. One
+ * instance lives in main(); handlers get a pointer to it. */
+#ifndef RMQNS_APP_H
+#define RMQNS_APP_H
+
+struct config;
+struct kv_store;
+struct route_db;
+struct registrar;
+struct server;
+struct processor_pool;
+
+struct app {
+	struct config *config;       /* options; read with config_get_* */
+	struct kv_store *kv;         /* KV config, RCU-read, registrar-written */
+	struct route_db *route;      /* route tables, RCU-read, registrar-written */
+	struct registrar *registrar; /* the single writer */
+	struct server *server;       /* boss and reactors */
+	struct processor_pool *pool;
+};
+
+#endif

@@ -1,0 +1,66 @@
+/* JSON bodies as fastjson writes and reads them (protocol.md §5.1-§5.2).
+ *
+ * The writer is a streaming emitter: callers write members in the order
+ * Java sorts them (by name) and map entries in the order they want, and the
+ * writer handles commas, escaping and the two forms:
+ *   JW_DEFAULT  - fastjson's default: integer map keys unquoted, only
+ *                 control characters escaped (upper-case \uXXXX);
+ *   JW_STANDARD - standard JSON: integer keys quoted, "/" as "\/", every
+ *                 character >= U+007F as \uXXXX (UTF-16 units).
+ * The reader accepts what fastjson accepts that jansson does not: bare
+ * integer object keys. */
+#ifndef RMQNS_JSON_BODY_H
+#define RMQNS_JSON_BODY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "rmqns/buf.h"
+
+enum jw_form { JW_DEFAULT = 0, JW_STANDARD = 1 };
+
+#define JW_MAX_DEPTH 32
+
+struct jw {
+	struct buf *out;
+	enum jw_form form;
+	int depth;
+	bool need_comma[JW_MAX_DEPTH];
+	bool after_key;
+	int err; /* first error (ENOMEM or nesting), sticky */
+};
+
+void jw_init(struct jw *w, struct buf *out, enum jw_form form);
+void jw_obj_begin(struct jw *w);
+void jw_obj_end(struct jw *w);
+void jw_arr_begin(struct jw *w);
+void jw_arr_end(struct jw *w);
+void jw_key(struct jw *w, const char *name);        /* "name": */
+void jw_key_int(struct jw *w, int64_t key);         /* 0: (default) or "0": (standard) */
+void jw_str(struct jw *w, const char *s);           /* NULL writes null */
+void jw_strn(struct jw *w, const char *s, size_t n);
+void jw_int(struct jw *w, int64_t v);
+void jw_bool(struct jw *w, bool v);
+void jw_null(struct jw *w);
+/* Appends already-serialized JSON as one value. */
+void jw_raw(struct jw *w, const char *json, size_t n);
+/* 0, or the first error met while writing. */
+static inline int jw_error(const struct jw *w) { return w->err; }
+
+/* Escapes s as a JSON string body (without quotes) in the given form. */
+int json_escape(struct buf *out, const char *s, size_t n, enum jw_form form);
+
+/* Parses a body written by fastjson (bare integer keys allowed, quoted
+ * ones too). Returns a new reference, or NULL with *err set (EJSON, ENOMEM,
+ * ETOOBIG past max_len). Large integers stay integers (json_int_t). */
+json_t *json_body_parse(const uint8_t *text, size_t len, int *err);
+
+/* Java-style text of a scalar JSON value (strings as is, numbers in
+ * decimal, true/false); NULL for null, objects and arrays. The result is
+ * written into `tmp` when it is not a string. */
+const char *json_scalar_text(const json_t *v, char *tmp, size_t tmp_len);
+
+#endif

@@ -1,0 +1,47 @@
+/* The registrar: the one thread that changes shared state (route tables,
+ * KV config, runtime options). Everything else reads that state through
+ * RCU and sends changes here as mutations, applied one at a time in arrival
+ * order. A timer tick drives broker expiry; connection-closed notices arrive
+ * as mutations too. The registrar knows nothing of what a mutation does. */
+#ifndef RMQNS_REGISTRAR_H
+#define RMQNS_REGISTRAR_H
+
+#include <stdint.h>
+
+#include <urcu/wfcqueue.h>
+
+struct mutation;
+
+/* Runs on the registrar thread; applies the change, answers whoever waits,
+ * and frees the mutation. */
+typedef void (*mutation_apply_fn)(struct mutation *m);
+
+struct mutation {
+	struct cds_wfcq_node node;
+	mutation_apply_fn apply;
+};
+
+struct registrar_hooks {
+	/* Called on the registrar thread every tick_ms (broker expiry scan). */
+	void (*on_tick)(void *arg, uint64_t now_ms);
+	/* Called on the registrar thread for a connection-closed notice. */
+	void (*on_conn_closed)(void *arg, uint64_t conn_id);
+	void *arg;
+	uint32_t tick_ms;
+};
+
+struct registrar;
+
+struct registrar *registrar_create(const struct registrar_hooks *hooks);
+int registrar_start(struct registrar *r);
+/* Queues m; never blocks, never fails (the queue is unbounded and
+ * wait-free; memory was the caller's to allocate). Safe from any thread. */
+void registrar_submit(struct registrar *r, struct mutation *m);
+/* Queues a connection-closed notice. Safe from any thread; returns
+ * RMQNS_ENOMEM if the notice could not be allocated (logged). */
+int registrar_notify_conn_closed(struct registrar *r, uint64_t conn_id);
+/* Applies what is queued, then joins the thread. */
+void registrar_stop(struct registrar *r);
+void registrar_destroy(struct registrar *r);
+
+#endif

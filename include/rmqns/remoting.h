@@ -1,0 +1,129 @@
+/* The RocketMQ remoting protocol: frame cutting, the command model and the
+ * JSON and ROCKETMQ binary header codecs (protocol.md §1-§3). Pure functions
+ * over byte buffers: no sockets, no threads, no global state. The server,
+ * the tools and the tests all link this one implementation. */
+#ifndef RMQNS_REMOTING_H
+#define RMQNS_REMOTING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rmqns/buf.h"
+
+/* Largest frame Java accepts, counting the 4-byte length prefix. */
+#define REMOTING_DEFAULT_MAX_FRAME 16777216u
+/* Smallest legal frameLength value: the header word alone. */
+#define REMOTING_MIN_FRAME_LENGTH 4u
+/* Bounds checked while decoding a header. */
+#define REMOTING_MAX_EXT_FIELDS 1024u
+
+#define REMOTING_FLAG_RESPONSE 0x1
+#define REMOTING_FLAG_ONEWAY   0x2
+
+/* The version ordinal rmqns stamps on its answers: V5_3_3, the 5.x release
+ * whose NameServer behaviour rmqns follows. */
+#define RMQNS_SERVER_VERSION 479
+
+enum remoting_serialize {
+	REMOTING_JSON = 0,
+	REMOTING_ROCKETMQ = 1,
+};
+
+enum remoting_language {
+	LANG_UNKNOWN = -1,
+	LANG_JAVA = 0, LANG_CPP = 1, LANG_DOTNET = 2, LANG_PYTHON = 3, LANG_DELPHI = 4,
+	LANG_ERLANG = 5, LANG_RUBY = 6, LANG_OTHER = 7, LANG_HTTP = 8, LANG_GO = 9,
+	LANG_PHP = 10, LANG_OMS = 11, LANG_RUST = 12, LANG_NODE_JS = 13,
+};
+
+/* Response codes the NameServer uses (§3.1). */
+enum remoting_response_code {
+	RSP_SUCCESS = 0,
+	RSP_SYSTEM_ERROR = 1,
+	RSP_SYSTEM_BUSY = 2,
+	RSP_REQUEST_CODE_NOT_SUPPORTED = 3,
+	RSP_NO_PERMISSION = 16,
+	RSP_TOPIC_NOT_EXIST = 17,
+	RSP_QUERY_NOT_FOUND = 22,
+};
+
+struct remoting_ext_field {
+	const char *key;   /* never NULL in a decoded command */
+	const char *value; /* never NULL in a decoded command; "" allowed */
+};
+
+/* One RemotingCommand. In a decoded command every pointer refers either
+ * into the frame it was decoded from (body) or into `storage`, which the
+ * command owns; free it with remoting_cmd_release(). In a command built for
+ * encoding the caller owns whatever the pointers refer to. */
+struct remoting_cmd {
+	int32_t code;
+	int32_t language;  /* enum remoting_language */
+	int32_t version;
+	int32_t opaque;
+	int32_t flag;
+	const char *remark;             /* NULL = absent */
+	struct remoting_ext_field *ext; /* ext_count entries */
+	uint32_t ext_count;
+	bool ext_present;               /* write "extFields" even when empty */
+	const uint8_t *body;            /* NULL or body_len bytes */
+	uint32_t body_len;
+	enum remoting_serialize serialize;
+	void *storage;                  /* decoder-owned strings and ext array */
+};
+
+/* ---- frames ---- */
+
+/* Looks at the bytes received so far. RMQNS_OK with *frame_size = bytes of
+ * the first whole frame (length prefix included); RMQNS_EAGAIN when more
+ * bytes are needed; RMQNS_ETOOBIG for a frame above max_frame (prefix
+ * included); RMQNS_EPROTO for a negative or tiny length, a header length
+ * beyond the frame, or a serialize type other than 0 and 1. The header
+ * word is checked as soon as its 8 bytes are in, before the rest arrives. */
+int remoting_frame_cut(const uint8_t *data, size_t len, uint32_t max_frame, size_t *frame_size);
+
+/* Decodes one whole frame (as cut above). body points into `frame`, which
+ * must outlive the command. On error *cmd holds nothing to release. */
+int remoting_decode(const uint8_t *frame, size_t frame_size, struct remoting_cmd *cmd);
+
+/* Decodes a header alone (as found between header word and body). */
+int remoting_decode_header(const uint8_t *hdr, size_t len, enum remoting_serialize ser,
+			   struct remoting_cmd *cmd);
+
+void remoting_cmd_release(struct remoting_cmd *cmd);
+
+/* Appends the length prefix, header word and header of `cmd`, sized for a
+ * body of body_len bytes which the caller sends next (the body pointer of
+ * cmd is ignored). Lets cached bodies go out without a copy. */
+int remoting_encode_head(const struct remoting_cmd *cmd, uint32_t body_len, struct buf *out);
+/* Appends the whole frame: head and cmd->body. */
+int remoting_encode(const struct remoting_cmd *cmd, struct buf *out);
+/* Appends just the header bytes in the given serialization. */
+int remoting_encode_header(const struct remoting_cmd *cmd, enum remoting_serialize ser,
+			   struct buf *out);
+
+/* Prepares the answer to `req` (§2.6): same opaque, response flag, JAVA,
+ * RMQNS_SERVER_VERSION, the request's serialization, no ext, no body. */
+void remoting_response_init(struct remoting_cmd *rsp, const struct remoting_cmd *req,
+			    int32_t code, const char *remark);
+
+/* ---- fields ---- */
+
+/* Value of an ext field, or NULL when absent. */
+const char *remoting_ext_get(const struct remoting_cmd *cmd, const char *key);
+/* Java-style typed reads (§2.7). Return false when absent or unparseable. */
+bool remoting_ext_get_long(const struct remoting_cmd *cmd, const char *key, int64_t *out);
+bool remoting_ext_get_int(const struct remoting_cmd *cmd, const char *key, int32_t *out);
+/* true only for "true" in any case; absent or anything else is false. */
+bool remoting_ext_get_bool(const struct remoting_cmd *cmd, const char *key);
+
+static inline bool remoting_is_response(const struct remoting_cmd *c) { return c->flag & REMOTING_FLAG_RESPONSE; }
+static inline bool remoting_is_oneway(const struct remoting_cmd *c) { return c->flag & REMOTING_FLAG_ONEWAY; }
+
+/* "JAVA", "GO", ... or "UNKNOWN". */
+const char *remoting_language_name(int32_t language);
+/* A name (exact, then case-insensitive) to its code; LANG_UNKNOWN otherwise. */
+int32_t remoting_language_parse(const char *name);
+
+#endif

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# One entry point for a fresh Debian 12 machine (run as root):
+#   tools/quickstart.sh run    install what is missing, build, start rmqns on 9876
+#   tools/quickstart.sh test   install what is missing, build, run the whole test suite
+# Builds go to build/ (release-ish, debugoptimized); the server binary is build/rmqns.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PACKAGES=(meson ninja-build pkg-config gcc libc6-dev libjansson-dev liburcu-dev zlib1g-dev
+          libcriterion-dev python3)
+
+install_missing() {
+	local missing=()
+	for p in "${PACKAGES[@]}"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+	done
+	if [ ${#missing[@]} -gt 0 ]; then
+		echo "quickstart: installing ${missing[*]}"
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get update -qq
+		apt-get install -y -qq --no-install-recommends "${missing[@]}"
+	fi
+}
+
+build() {
+	local dir=${BUILD_DIR:-build}
+	if [ ! -f "$dir/build.ninja" ]; then
+		meson setup "$dir" "$@"
+	fi
+	ninja -C "$dir"
+}
+
+case "${1:-}" in
+run)
+	install_missing
+	build
+	shift
+	exec build/rmqns -c etc/rmqns.conf "$@"
+	;;
+test)
+	install_missing
+	build
+	meson test -C "${BUILD_DIR:-build}" --print-errorlogs --num-processes 2
+	;;
+*)
+	echo "usage: tools/quickstart.sh run|test" >&2
+	exit 1
+	;;
+esac
