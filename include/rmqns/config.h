@@ -8,7 +8,9 @@
 #define RMQNS_CONFIG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct options {
 	/* NamesrvConfig (protocol.md §8.1) */
@@ -64,6 +66,32 @@ struct options {
 };
 
 struct config;
+struct registrar;
+
+enum config_action {
+	CONFIG_ACTION_RUN = 0,   /* start the server */
+	CONFIG_ACTION_PRINT = 1, /* -p: print the options, exit 0 */
+	CONFIG_ACTION_HELP = 2,  /* -h: print usage, exit 0 */
+};
+
+/* Parses `rmqns [-c FILE] [-p] [-h] [--KEY=VALUE ...]`: defaults, then the
+ * file, then the overrides. On failure returns a negative rmqns_err and a
+ * one-line reason in err (exit status 1). */
+int config_from_args(int argc, char **argv, struct config **out,
+		     enum config_action *action, char *err, size_t errlen);
+void config_print_options(const struct config *cfg, FILE *out);
+void config_print_usage(FILE *out);
+void config_destroy(struct config *cfg);
+
+/* The options as they were at start-up. Never freed while cfg lives, so
+ * any thread may read it without RCU; use it for what only takes effect
+ * at start (ports, thread counts, paths). */
+const struct options *config_startup(const struct config *cfg);
+
+/* SIGHUP: queues a re-read of the -c file on the registrar, which applies
+ * what can change live and logs what needs a restart. Safe to call from
+ * the main thread (not from a signal handler). */
+void config_request_reload(struct config *cfg, struct registrar *reg);
 
 /* The options in force. Call inside rcu_read_lock(); valid until the
  * read-side section ends. */
