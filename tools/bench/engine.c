@@ -1,0 +1,921 @@
+/* rmqns-bench load engine: connections, the epoll loop, request slots
+ * matched by opaque, pacing (closed loop, open loop, intervals, keepalive),
+ * timeouts and reconnects, and per-second closing of statistics. Everything
+ * here runs on the engine's own thread except the few atomics in struct
+ * engine that the main thread reads or sets. */
+#include "engine.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rmqns/err.h"
+#include "rmqns/remoting.h"
+#include "rate.h"
+
+#define NS_PER_S 1000000000ull
+#define ENG_READ_CHUNK (64u * 1024u)
+#define ENG_RECONNECT_NS (100ull * 1000000ull)
+#define ENG_SCAN_NS (50ull * 1000000ull)
+#define ENG_MAX_EVENTS 256
+/* keep at most this much buffer capacity on an idle connection */
+#define ENG_KEEP_CAP (1u << 20)
+
+#define TARGET_NONE (-2)  /* a seeded broker's first registration in register/storm */
+#define TARGET_WARM (-1)
+
+enum conn_state { CS_DOWN = 0, CS_CONNECTING, CS_OPEN };
+
+struct slot {
+	int32_t opaque;
+	bool busy;
+	int8_t target;       /* TARGET_* or the stats index */
+	uint64_t intended_ns;
+	uint64_t sent_ns;
+};
+
+struct bconn {
+	uint32_t index;
+	uint32_t gen;
+	int fd;
+	enum conn_state state;
+	uint32_t ev_mask;
+	bool dirty;
+	uint64_t retry_at;
+	uint64_t connect_start;
+	struct buf in;
+	size_t in_off;
+	struct buf out;
+	size_t out_off;
+	struct slot *slots;
+	uint32_t *free_slots;
+	uint32_t nfree;
+	uint32_t inflight;
+	uint32_t opaque_k;
+	/* route */
+	uint32_t topic_cursor;
+	struct rate_sched sched;
+	bool sched_set;
+	uint64_t next_i;
+	/* register / seed */
+	bool registered_once;
+	uint32_t variant;
+	uint64_t next_send_ns;
+	/* churn */
+	uint64_t cycle_start;
+	uint32_t answers_left;
+	int32_t cycle_code;
+};
+
+uint64_t bench_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- setup ---- */
+
+int engine_init(struct engine *e, enum engine_kind kind, const struct bench_ctx *ctx,
+		uint32_t first_conn, uint32_t nconns, uint32_t total_conns,
+		const char *name0, const char *name1)
+{
+	memset(e, 0, sizeof(*e));
+	e->kind = kind;
+	e->ctx = ctx;
+	e->first_conn = first_conn;
+	e->nconns = nconns;
+	e->total_conns = total_conns;
+	e->depth = 1;
+	e->budget = UINT64_MAX;
+	e->epfd = -1;
+	e->next_second = 1;
+	atomic_init(&e->t0, 0);
+	atomic_init(&e->stop, 0);
+	atomic_init(&e->state, ENG_STARTING);
+	atomic_init(&e->registered, 0);
+	bool open = kind == ENG_ROUTE && ctx->o->rate > 0;
+	int rc = stats_init(&e->st[0], name0, open);
+	if (rc)
+		return rc;
+	rc = stats_init(&e->st[1], name1 ? name1 : name0, open);
+	if (!rc)
+		rc = stats_init(&e->warm, "warmup", open);
+	if (rc)
+		return rc;
+	e->conns = calloc(nconns ? nconns : 1, sizeof(*e->conns));
+	if (!e->conns)
+		return RMQNS_ENOMEM;
+	for (uint32_t i = 0; i < nconns; i++)
+		e->conns[i].fd = -1;
+	return RMQNS_OK;
+}
+
+static void conn_free_buffers(struct bconn *c)
+{
+	buf_free(&c->in);
+	buf_free(&c->out);
+	c->in_off = c->out_off = 0;
+}
+
+void engine_destroy(struct engine *e)
+{
+	for (uint32_t i = 0; e->conns && i < e->nconns; i++) {
+		struct bconn *c = &e->conns[i];
+		if (c->fd >= 0)
+			close(c->fd);
+		conn_free_buffers(c);
+		free(c->slots);
+		free(c->free_slots);
+	}
+	free(e->conns);
+	e->conns = NULL;
+	if (e->epfd >= 0)
+		close(e->epfd);
+	e->epfd = -1;
+	stats_destroy(&e->st[0]);
+	stats_destroy(&e->st[1]);
+	stats_destroy(&e->warm);
+}
+
+void engine_go(struct engine *e, uint64_t t0)
+{
+	atomic_store_explicit(&e->t0, t0, memory_order_release);
+}
+
+void engine_stop(struct engine *e)
+{
+	atomic_store_explicit(&e->stop, 1, memory_order_release);
+}
+
+enum engine_state engine_state(struct engine *e)
+{
+	return (enum engine_state)atomic_load_explicit(&e->state, memory_order_acquire);
+}
+
+static void eng_fail(struct engine *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void eng_fail(struct engine *e, const char *fmt, ...)
+{
+	if (engine_state(e) == ENG_FAILED)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(e->fail_msg, sizeof(e->fail_msg), fmt, ap);
+	va_end(ap);
+	atomic_store_explicit(&e->state, ENG_FAILED, memory_order_release);
+}
+
+/* ---- helpers ---- */
+
+static uint64_t eng_t0(struct engine *e)
+{
+	return atomic_load_explicit(&e->t0, memory_order_acquire);
+}
+
+static bool eng_stopping(struct engine *e)
+{
+	return atomic_load_explicit(&e->stop, memory_order_acquire) != 0;
+}
+
+/* Which stats a send at time t belongs to. */
+static int8_t eng_target(const struct engine *e, uint64_t t0, uint64_t t)
+{
+	if (e->kind == ENG_SEED)
+		return 0;
+	if (!t0 || t < t0 + e->send_from_ns)
+		return TARGET_WARM;
+	if (e->phase_ns && t >= t0 + e->phase_ns)
+		return 1;
+	return 0;
+}
+
+static struct stats *eng_stats(struct engine *e, int8_t target)
+{
+	if (target == TARGET_WARM)
+		return &e->warm;
+	if (target < 0)
+		return NULL;
+	return &e->st[target];
+}
+
+static bool eng_window_open(struct engine *e, uint64_t t0, uint64_t now)
+{
+	if (!t0 || eng_stopping(e) || e->budget == 0)
+		return false;
+	if (now + e->warmup_ns < t0 + e->send_from_ns)
+		return false;
+	if (e->duration_ns && now >= t0 + e->duration_ns)
+		return false;
+	return true;
+}
+
+static bool eng_window_over(struct engine *e, uint64_t t0, uint64_t now)
+{
+	if (!t0)
+		return false;
+	return eng_stopping(e) || e->budget == 0 || (e->duration_ns && now >= t0 + e->duration_ns);
+}
+
+static void eng_mark_dirty(struct engine *e, struct bconn *c)
+{
+	(void)e;
+	c->dirty = true;
+}
+
+static int eng_epoll_set(struct engine *e, struct bconn *c, uint32_t mask, int op)
+{
+	struct epoll_event ev = { .events = mask, .data.u64 = ((uint64_t)c->gen << 32) | c->index };
+	if (epoll_ctl(e->epfd, op, c->fd, &ev) != 0)
+		return RMQNS_EIO;
+	c->ev_mask = mask;
+	return RMQNS_OK;
+}
+
+static int conn_alloc_slots(struct bconn *c, uint32_t depth)
+{
+	c->slots = calloc(depth, sizeof(*c->slots));
+	c->free_slots = calloc(depth, sizeof(*c->free_slots));
+	if (!c->slots || !c->free_slots)
+		return RMQNS_ENOMEM;
+	return RMQNS_OK;
+}
+
+static void conn_reset_slots(struct bconn *c, uint32_t depth)
+{
+	for (uint32_t i = 0; i < depth; i++) {
+		c->slots[i].busy = false;
+		c->free_slots[i] = depth - 1 - i;
+	}
+	c->nfree = depth;
+	c->inflight = 0;
+}
+
+/* ---- connection lifecycle ---- */
+
+static void conn_down(struct engine *e, struct bconn *c, uint64_t now, int err);
+
+static void conn_on_connected(struct engine *e, struct bconn *c, uint64_t now)
+{
+	c->state = CS_OPEN;
+	if (eng_epoll_set(e, c, EPOLLIN, EPOLL_CTL_MOD)) {
+		conn_down(e, c, now, STATS_ERR_CONNECT);
+		return;
+	}
+	struct stats *s = eng_stats(e, eng_target(e, eng_t0(e), now));
+	if (s)
+		s->connects++;
+	if (e->kind == ENG_CHURN) {
+		c->answers_left = e->ctx->o->churn_queries;
+		c->cycle_code = 0;
+	}
+}
+
+static void conn_connect(struct engine *e, struct bconn *c, uint64_t now)
+{
+	const struct bench_ctx *x = e->ctx;
+	c->connect_start = now;
+	c->fd = socket(x->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (c->fd < 0) {
+		c->fd = -1;
+		conn_down(e, c, now, STATS_ERR_CONNECT);
+		return;
+	}
+	int one = 1;
+	(void)setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	c->gen++;
+	int rc = connect(c->fd, (const struct sockaddr *)&x->addr, x->addr_len);
+	if (rc != 0 && errno != EINPROGRESS) {
+		conn_down(e, c, now, STATS_ERR_CONNECT);
+		return;
+	}
+	c->state = CS_CONNECTING;
+	if (eng_epoll_set(e, c, EPOLLOUT, EPOLL_CTL_ADD)) {
+		conn_down(e, c, now, STATS_ERR_CONNECT);
+		return;
+	}
+	if (rc == 0)
+		conn_on_connected(e, c, now);
+}
+
+/* Closes a connection. err >= 0 is an error kind, charged once per request
+ * in flight (or once if none); err < 0 is a deliberate close. */
+static void conn_down(struct engine *e, struct bconn *c, uint64_t now, int err)
+{
+	bool setup = engine_state(e) == ENG_STARTING && e->kind != ENG_CHURN;
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+	c->gen++;
+	c->state = CS_DOWN;
+	c->dirty = false;
+	c->in.len = c->out.len = 0;
+	c->in_off = c->out_off = 0;
+	if (c->in.cap > ENG_KEEP_CAP)
+		buf_free(&c->in);
+	if (c->out.cap > ENG_KEEP_CAP)
+		buf_free(&c->out);
+	if (err >= 0) {
+		uint64_t charged = 0;
+		for (uint32_t i = 0; i < e->depth; i++) {
+			struct slot *sl = &c->slots[i];
+			struct stats *s = sl->busy ? eng_stats(e, sl->target) : NULL;
+			if (s) {
+				stats_record_transport(s, (enum stats_transport)err, 1);
+				charged++;
+			}
+		}
+		if (!charged) {
+			struct stats *s = eng_stats(e, eng_target(e, eng_t0(e), now));
+			if (s)
+				stats_record_transport(s, (enum stats_transport)err, 1);
+		}
+		if (setup)
+			eng_fail(e, "%s to %s failed during setup: %s (%s)",
+				 err == STATS_ERR_CONNECT ? "connection" : "request",
+				 e->ctx->o->addr, stats_transport_name((enum stats_transport)err),
+				 errno ? strerror(errno) : "no answer");
+	}
+	conn_reset_slots(c, e->depth);
+	c->retry_at = now + (err >= 0 ? ENG_RECONNECT_NS : 0);
+	c->next_send_ns = 0; /* a broker re-registers at once on a new connection */
+}
+
+/* ---- sending ---- */
+
+static struct slot *conn_take_slot(struct bconn *c, uint32_t depth, int32_t *opaque)
+{
+	if (c->nfree == 0)
+		return NULL;
+	uint32_t idx = c->free_slots[--c->nfree];
+	if ((uint64_t)(c->opaque_k + 1) * depth > 0x7fffffffu)
+		c->opaque_k = 0;
+	*opaque = (int32_t)(c->opaque_k * depth + idx);
+	c->opaque_k++;
+	struct slot *sl = &c->slots[idx];
+	sl->opaque = *opaque;
+	sl->busy = true;
+	c->inflight++;
+	return sl;
+}
+
+static void conn_give_slot(struct bconn *c, struct slot *sl)
+{
+	sl->busy = false;
+	c->free_slots[c->nfree++] = (uint32_t)(sl - c->slots);
+	c->inflight--;
+}
+
+static void conn_send_route(struct engine *e, struct bconn *c, uint64_t intended, uint64_t now,
+			    int8_t target)
+{
+	int32_t opaque;
+	struct slot *sl = conn_take_slot(c, e->depth, &opaque);
+	if (!sl)
+		return;
+	const struct bench_ctx *x = e->ctx;
+	const char *topic = x->topics[c->topic_cursor];
+	if (++c->topic_cursor >= x->ntopics)
+		c->topic_cursor = 0;
+	size_t before = c->out.len;
+	if (reqs_route_append(&x->tpl, topic, opaque, &c->out)) {
+		conn_give_slot(c, sl);
+		eng_fail(e, "out of memory building a request");
+		return;
+	}
+	sl->intended_ns = intended;
+	sl->sent_ns = now;
+	sl->target = target;
+	struct stats *s = eng_stats(e, target);
+	if (s) {
+		s->sent++;
+		s->bytes_out += c->out.len - before;
+	}
+	if (target >= 0 && e->budget != UINT64_MAX)
+		e->budget--;
+	e->sent_total++;
+	eng_mark_dirty(e, c);
+}
+
+static void conn_send_register(struct engine *e, struct bconn *c, uint32_t variant, uint64_t now,
+			       int8_t target)
+{
+	int32_t opaque;
+	struct slot *sl = conn_take_slot(c, e->depth, &opaque);
+	if (!sl)
+		return;
+	size_t before = c->out.len;
+	if (reqs_register_append(&e->brokers[c->index], variant, opaque, &c->out)) {
+		conn_give_slot(c, sl);
+		eng_fail(e, "out of memory building a registration");
+		return;
+	}
+	c->variant = variant;
+	sl->intended_ns = sl->sent_ns = now;
+	sl->target = target;
+	struct stats *s = eng_stats(e, target);
+	if (s) {
+		s->sent++;
+		s->bytes_out += c->out.len - before;
+	}
+	if (target >= 0 && e->budget != UINT64_MAX)
+		e->budget--;
+	e->sent_total++;
+	eng_mark_dirty(e, c);
+}
+
+/* Sends what this connection may send now; lowers *wake to when it next
+ * wants to run without an event. */
+static void conn_pump(struct engine *e, struct bconn *c, uint64_t t0, uint64_t now, uint64_t *wake)
+{
+	const struct bench_opts *o = e->ctx->o;
+	if (c->state == CS_DOWN) {
+		bool want = e->kind == ENG_CHURN ? eng_window_open(e, t0, now) : !eng_stopping(e);
+		if (e->kind != ENG_CHURN && engine_state(e) == ENG_FAILED)
+			want = false;
+		if (want && e->kind != ENG_CHURN && t0 && eng_window_over(e, t0, now))
+			want = e->kind == ENG_SEED;
+		if (!want)
+			return;
+		if (now < c->retry_at) {
+			if (c->retry_at < *wake)
+				*wake = c->retry_at;
+			return;
+		}
+		if (e->kind == ENG_CHURN) {
+			c->cycle_start = now;
+			if (e->budget != UINT64_MAX && eng_target(e, t0, now) >= 0)
+				e->budget--;
+		}
+		conn_connect(e, c, now);
+		return;
+	}
+	if (c->state != CS_OPEN)
+		return;
+	switch (e->kind) {
+	case ENG_ROUTE:
+		while (c->nfree && eng_window_open(e, t0, now)) {
+			uint64_t intended = now;
+			if (e->rate > 0) {
+				if (!c->sched_set) {
+					if (rate_init_share(&c->sched, e->rate, e->total_conns,
+							    e->first_conn + c->index,
+							    t0 + e->send_from_ns - e->warmup_ns)) {
+						eng_fail(e, "bad rate");
+						return;
+					}
+					c->sched_set = true;
+				}
+				intended = rate_intended_ns(&c->sched, c->next_i);
+				if (intended > now) {
+					if (intended < *wake)
+						*wake = intended;
+					break;
+				}
+				c->next_i++;
+			}
+			conn_send_route(e, c, intended, now, eng_target(e, t0, intended));
+		}
+		break;
+	case ENG_CHURN:
+		if (c->inflight == 0 && c->answers_left > 0)
+			conn_send_route(e, c, now, now, eng_target(e, t0, c->cycle_start));
+		break;
+	case ENG_REGISTER:
+		if (c->inflight)
+			break;
+		if (!c->registered_once) {
+			if (engine_state(e) == ENG_STARTING)
+				conn_send_register(e, c, 0, now, TARGET_NONE);
+			break;
+		}
+		if (!eng_window_open(e, t0, now))
+			break;
+		if (now < c->next_send_ns) {
+			if (c->next_send_ns < *wake)
+				*wake = c->next_send_ns;
+			break;
+		}
+		conn_send_register(e, c, o->dv_change ? 1 - c->variant : 0, now, eng_target(e, t0, now));
+		break;
+	case ENG_SEED:
+		if (c->inflight || eng_stopping(e))
+			break;
+		if (!c->registered_once || now >= c->next_send_ns) {
+			conn_send_register(e, c, 0, now, 0);
+			break;
+		}
+		if (c->next_send_ns < *wake)
+			*wake = c->next_send_ns;
+		break;
+	}
+}
+
+/* ---- receiving ---- */
+
+static void conn_on_answer(struct engine *e, struct bconn *c, const struct remoting_cmd *cmd,
+			   size_t frame_size, uint64_t now)
+{
+	if (!remoting_is_response(cmd))
+		return; /* a server-initiated request (e.g. 905): not ours to count */
+	uint32_t idx = cmd->opaque >= 0 ? (uint32_t)cmd->opaque % e->depth : 0;
+	struct slot *sl = &c->slots[idx];
+	if (cmd->opaque < 0 || !sl->busy || sl->opaque != cmd->opaque) {
+		struct stats *s = eng_stats(e, eng_target(e, eng_t0(e), now));
+		if (s)
+			stats_record_transport(s, STATS_ERR_PROTOCOL, 1);
+		return;
+	}
+	int8_t target = sl->target;
+	struct stats *s = eng_stats(e, target);
+	uint64_t lat = rate_latency_ns(sl->intended_ns, now);
+	uint64_t svc = rate_latency_ns(sl->sent_ns, now);
+	conn_give_slot(c, sl);
+	if (target >= 0)
+		e->last_answer_ns[target] = now;
+
+	switch (e->kind) {
+	case ENG_ROUTE:
+		if (s) {
+			s->bytes_in += frame_size;
+			stats_record_answer(s, cmd->code, lat, svc);
+		}
+		break;
+	case ENG_CHURN:
+		if (s)
+			s->bytes_in += frame_size;
+		if (cmd->code != 0 && c->cycle_code == 0)
+			c->cycle_code = cmd->code;
+		if (c->answers_left)
+			c->answers_left--;
+		if (c->answers_left == 0) {
+			if (s)
+				stats_record_answer(s, c->cycle_code, rate_latency_ns(c->cycle_start, now), 0);
+			conn_down(e, c, now, -1); /* the cycle's close: not an error */
+		}
+		break;
+	case ENG_REGISTER:
+	case ENG_SEED:
+		if (s) {
+			s->bytes_in += frame_size;
+			stats_record_answer(s, cmd->code, lat, svc);
+		}
+		if (!c->registered_once) {
+			if (cmd->code != 0) {
+				eng_fail(e, "registration of %s refused: code %d%s%s",
+					 e->brokers[c->index].name, cmd->code, cmd->remark ? ", " : "",
+					 cmd->remark ? cmd->remark : "");
+				break;
+			}
+			c->registered_once = true;
+			atomic_fetch_add_explicit(&e->registered, 1, memory_order_acq_rel);
+		}
+		c->next_send_ns = now + (e->kind == ENG_SEED ? e->ctx->o->keepalive_ns
+							   : e->ctx->o->interval_ns);
+		break;
+	}
+}
+
+static void conn_on_readable(struct engine *e, struct bconn *c, uint64_t now)
+{
+	if (buf_reserve(&c->in, ENG_READ_CHUNK)) {
+		eng_fail(e, "out of memory reading");
+		return;
+	}
+	ssize_t n = read(c->fd, c->in.data + c->in.len, c->in.cap - c->in.len);
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EINTR)
+			return;
+		conn_down(e, c, now, STATS_ERR_CLOSED);
+		return;
+	}
+	if (n == 0) {
+		errno = 0;
+		conn_down(e, c, now, STATS_ERR_CLOSED);
+		return;
+	}
+	c->in.len += (size_t)n;
+	uint32_t gen = c->gen;
+	while (c->gen == gen && c->in_off < c->in.len) {
+		size_t fs = 0;
+		const uint8_t *p = c->in.data + c->in_off;
+		size_t avail = c->in.len - c->in_off;
+		int rc = remoting_frame_cut(p, avail, REMOTING_DEFAULT_MAX_FRAME, &fs);
+		if (rc == RMQNS_EAGAIN) {
+			if (avail >= 4) {
+				/* make room for the whole frame so the next read completes it */
+				uint32_t want = rd_be32(p) + 4u;
+				if (want > avail && buf_reserve(&c->in, want - avail)) {
+					eng_fail(e, "out of memory reading");
+					return;
+				}
+			}
+			break;
+		}
+		if (rc) {
+			errno = 0;
+			conn_down(e, c, now, STATS_ERR_PROTOCOL);
+			return;
+		}
+		struct remoting_cmd cmd;
+		rc = remoting_decode(p, fs, &cmd);
+		if (rc) {
+			errno = 0;
+			conn_down(e, c, now, STATS_ERR_PROTOCOL);
+			return;
+		}
+		c->in_off += fs;
+		conn_on_answer(e, c, &cmd, fs, now);
+		remoting_cmd_release(&cmd);
+	}
+	if (c->gen != gen)
+		return;
+	if (c->in_off == c->in.len) {
+		c->in.len = c->in_off = 0;
+	} else if (c->in_off > 0) {
+		memmove(c->in.data, c->in.data + c->in_off, c->in.len - c->in_off);
+		c->in.len -= c->in_off;
+		c->in_off = 0;
+	}
+}
+
+static void conn_flush(struct engine *e, struct bconn *c, uint64_t now)
+{
+	c->dirty = false;
+	if (c->state != CS_OPEN)
+		return;
+	while (c->out_off < c->out.len) {
+		ssize_t n = send(c->fd, c->out.data + c->out_off, c->out.len - c->out_off,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN) {
+				if (!(c->ev_mask & EPOLLOUT) &&
+				    eng_epoll_set(e, c, EPOLLIN | EPOLLOUT, EPOLL_CTL_MOD))
+					conn_down(e, c, now, STATS_ERR_CLOSED);
+				return;
+			}
+			conn_down(e, c, now, STATS_ERR_CLOSED);
+			return;
+		}
+		c->out_off += (size_t)n;
+	}
+	c->out.len = c->out_off = 0;
+	if (c->out.cap > ENG_KEEP_CAP)
+		buf_free(&c->out);
+	if ((c->ev_mask & EPOLLOUT) && eng_epoll_set(e, c, EPOLLIN, EPOLL_CTL_MOD))
+		conn_down(e, c, now, STATS_ERR_CLOSED);
+}
+
+static void conn_on_event(struct engine *e, struct bconn *c, uint32_t events, uint64_t now)
+{
+	if (c->state == CS_CONNECTING) {
+		int err = 0;
+		socklen_t len = sizeof(err);
+		if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
+			err = errno;
+		if (err == 0 && (events & (EPOLLERR | EPOLLHUP)))
+			err = ECONNREFUSED;
+		if (err) {
+			errno = err;
+			conn_down(e, c, now, STATS_ERR_CONNECT);
+			return;
+		}
+		conn_on_connected(e, c, now);
+		return;
+	}
+	if (c->state != CS_OPEN)
+		return;
+	if (events & (EPOLLIN | EPOLLERR | EPOLLHUP))
+		conn_on_readable(e, c, now);
+	if (c->state == CS_OPEN && (events & EPOLLOUT))
+		conn_flush(e, c, now);
+}
+
+/* ---- the loop ---- */
+
+static void eng_close_seconds(struct engine *e, uint64_t t0, uint64_t now, bool final)
+{
+	if (final)
+		eng_close_seconds(e, t0, now, false);
+	while (now >= t0 + (uint64_t)e->next_second * NS_PER_S || final) {
+		uint32_t k = e->next_second;
+		int active = e->phase_ns && (uint64_t)(k - 1) * NS_PER_S >= e->phase_ns ? 1 : 0;
+		for (int p = 0; p < 2; p++) {
+			struct stats *s = &e->st[p];
+			bool has = s->cur.count || s->cur_ok || s->cur_errors;
+			if ((p == active && !final) || has)
+				if (stats_close_second(s, k))
+					eng_fail(e, "out of memory (timeline)");
+		}
+		e->next_second++;
+		if (final)
+			break;
+	}
+}
+
+static void eng_scan_timeouts(struct engine *e, uint64_t now)
+{
+	uint64_t limit = e->ctx->o->timeout_ns;
+	for (uint32_t i = 0; i < e->nconns; i++) {
+		struct bconn *c = &e->conns[i];
+		if (c->state == CS_CONNECTING && now - c->connect_start > limit) {
+			errno = ETIMEDOUT;
+			conn_down(e, c, now, STATS_ERR_CONNECT);
+			continue;
+		}
+		if (c->state != CS_OPEN || !c->inflight)
+			continue;
+		for (uint32_t k = 0; k < e->depth; k++) {
+			if (c->slots[k].busy && now - c->slots[k].sent_ns > limit) {
+				errno = 0;
+				conn_down(e, c, now, STATS_ERR_TIMEOUT);
+				break;
+			}
+		}
+	}
+}
+
+static uint32_t eng_inflight(const struct engine *e)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < e->nconns; i++)
+		n += e->conns[i].inflight;
+	return n;
+}
+
+static void eng_check_ready(struct engine *e)
+{
+	if (engine_state(e) != ENG_STARTING)
+		return;
+	bool ready = true;
+	if (e->kind == ENG_ROUTE) {
+		for (uint32_t i = 0; i < e->nconns; i++)
+			ready = ready && e->conns[i].state == CS_OPEN;
+	} else if (e->kind == ENG_REGISTER || e->kind == ENG_SEED) {
+		ready = atomic_load_explicit(&e->registered, memory_order_acquire) == e->nconns;
+	}
+	if (ready) {
+		e->t_ready_ns = bench_now_ns();
+		atomic_store_explicit(&e->state, ENG_READY, memory_order_release);
+	}
+}
+
+static void *eng_thread(void *arg)
+{
+	struct engine *e = arg;
+	struct epoll_event evs[ENG_MAX_EVENTS];
+	uint64_t now = bench_now_ns();
+	bool pump_all = true;
+	e->next_timeout_scan = now + ENG_SCAN_NS;
+	if (e->kind != ENG_CHURN)
+		for (uint32_t i = 0; i < e->nconns; i++)
+			conn_connect(e, &e->conns[i], now);
+	for (;;) {
+		uint64_t t0 = eng_t0(e);
+		uint64_t wake = now + ENG_SCAN_NS;
+		if (engine_state(e) == ENG_FAILED)
+			break;
+		/* closed-loop route connections refill as answers arrive; the
+		 * others are paced by time and looked at on every pass */
+		if (pump_all || e->kind != ENG_ROUTE || e->rate > 0)
+			for (uint32_t i = 0; i < e->nconns; i++)
+				conn_pump(e, &e->conns[i], t0, now, &wake);
+		pump_all = false;
+		for (uint32_t i = 0; i < e->nconns; i++)
+			if (e->conns[i].dirty)
+				conn_flush(e, &e->conns[i], now);
+		eng_check_ready(e);
+		if (engine_state(e) == ENG_STARTING && !t0)
+			wake = now + 1000000ull;
+		if (t0) {
+			if (!e->window_end_ns && eng_window_over(e, t0, now)) {
+				e->window_end_ns = now;
+				e->ended_by_budget = e->budget == 0;
+			}
+			if (e->window_end_ns) {
+				bool drained = eng_inflight(e) == 0 || eng_stopping(e) ||
+					e->kind == ENG_REGISTER;
+				if (e->kind == ENG_SEED)
+					drained = eng_stopping(e);
+				if (!drained && now >= e->window_end_ns + e->drain_ns) {
+					for (uint32_t i = 0; i < e->nconns; i++)
+						if (e->conns[i].inflight) {
+							errno = 0;
+							conn_down(e, &e->conns[i], now, STATS_ERR_TIMEOUT);
+						}
+					drained = true;
+				}
+				if (drained)
+					break;
+				if (e->window_end_ns + e->drain_ns < wake)
+					wake = e->window_end_ns + e->drain_ns;
+			} else {
+				eng_close_seconds(e, t0, now, false);
+				uint64_t nsec = t0 + (uint64_t)e->next_second * NS_PER_S;
+				if (nsec < wake)
+					wake = nsec;
+				if (e->duration_ns && t0 + e->duration_ns < wake)
+					wake = t0 + e->duration_ns;
+				uint64_t from = t0 + e->send_from_ns - e->warmup_ns;
+				if (now < from) {
+					pump_all = true;
+					if (from < wake)
+						wake = from;
+				} else if (e->kind == ENG_ROUTE && !e->sent_total) {
+					pump_all = true;
+				}
+			}
+		} else if (eng_stopping(e)) {
+			break;
+		}
+		if (now >= e->next_timeout_scan) {
+			eng_scan_timeouts(e, now);
+			e->next_timeout_scan = now + ENG_SCAN_NS;
+			pump_all = true;
+		}
+		if (eng_stopping(e) && e->kind != ENG_ROUTE)
+			break;
+
+		uint64_t wait = wake > now ? wake - now : 0;
+		struct timespec ts = { .tv_sec = (time_t)(wait / NS_PER_S), .tv_nsec = (long)(wait % NS_PER_S) };
+		int n = epoll_pwait2(e->epfd, evs, ENG_MAX_EVENTS, &ts, NULL);
+		if (n < 0 && errno != EINTR) {
+			eng_fail(e, "epoll: %s", strerror(errno));
+			break;
+		}
+		now = bench_now_ns();
+		t0 = eng_t0(e);
+		for (int i = 0; i < n; i++) {
+			uint32_t idx = (uint32_t)evs[i].data.u64;
+			uint32_t gen = (uint32_t)(evs[i].data.u64 >> 32);
+			if (idx >= e->nconns || e->conns[idx].gen != gen)
+				continue; /* an event of a connection closed in this batch */
+			struct bconn *c = &e->conns[idx];
+			conn_on_event(e, c, evs[i].events, now);
+			if (e->kind == ENG_ROUTE && c->state == CS_OPEN && e->rate <= 0)
+				conn_pump(e, c, t0, now, &wake);
+		}
+	}
+	uint64_t t0 = eng_t0(e);
+	if (!e->window_end_ns)
+		e->window_end_ns = bench_now_ns();
+	if (t0)
+		eng_close_seconds(e, t0, e->window_end_ns, true);
+	for (uint32_t i = 0; i < e->nconns; i++) {
+		struct bconn *c = &e->conns[i];
+		if (c->fd >= 0)
+			close(c->fd);
+		c->fd = -1;
+		c->state = CS_DOWN;
+		conn_free_buffers(c);
+	}
+	if (engine_state(e) != ENG_FAILED)
+		atomic_store_explicit(&e->state, ENG_DONE, memory_order_release);
+	return NULL;
+}
+
+int engine_start(struct engine *e)
+{
+	const struct bench_ctx *x = e->ctx;
+	if (e->kind == ENG_ROUTE || e->kind == ENG_CHURN) {
+		if (x->ntopics == 0)
+			return RMQNS_EINVAL;
+	} else if (!e->brokers) {
+		return RMQNS_EINVAL;
+	}
+	if (e->kind != ENG_ROUTE)
+		e->depth = 1;
+	e->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (e->epfd < 0)
+		return RMQNS_EIO;
+	for (uint32_t i = 0; i < e->nconns; i++) {
+		struct bconn *c = &e->conns[i];
+		c->index = i;
+		c->fd = -1;
+		if (conn_alloc_slots(c, e->depth))
+			return RMQNS_ENOMEM;
+		conn_reset_slots(c, e->depth);
+		if (x->ntopics)
+			c->topic_cursor = (uint32_t)(((uint64_t)(e->first_conn + i) * x->ntopics) /
+						     (e->total_conns ? e->total_conns : 1));
+	}
+	if (pthread_create(&e->thread, NULL, eng_thread, e) != 0)
+		return RMQNS_ENOMEM;
+	e->started = true;
+	return RMQNS_OK;
+}
+
+void engine_join(struct engine *e)
+{
+	if (e->started)
+		pthread_join(e->thread, NULL);
+	e->started = false;
+}

@@ -1,0 +1,679 @@
+/* rmqns-bench: builds the run a scenario asks for out of engines, starts
+ * them together, prints progress each second, and reports. The engines do
+ * the network work; this file only orchestrates and presents. */
+#include <errno.h>
+#include <netdb.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "rmqns/err.h"
+#include "rmqns/remoting.h"
+#include "engine.h"
+#include "opts.h"
+#include "procstat.h"
+#include "report.h"
+#include "reqs.h"
+#include "startup.h"
+
+#define NS_PER_S 1000000000ull
+/* Seeding and first registrations of big brokers can take a while, but not for ever. */
+#define SETUP_LIMIT_NS (180ull * NS_PER_S)
+
+static volatile sig_atomic_t interrupted;
+
+static void on_sigint(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+static void sleep_ns(uint64_t ns)
+{
+	struct timespec ts = { .tv_sec = (time_t)(ns / NS_PER_S), .tv_nsec = (long)(ns % NS_PER_S) };
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR && !interrupted)
+		;
+}
+
+static int resolve_addr(const char *addr, struct sockaddr_storage *out, socklen_t *len)
+{
+	char host[256];
+	const char *colon = strrchr(addr, ':');
+	if (!colon || (size_t)(colon - addr) >= sizeof(host))
+		return RMQNS_EINVAL;
+	memcpy(host, addr, (size_t)(colon - addr));
+	host[colon - addr] = '\0';
+	char *h = host;
+	size_t hl = strlen(h);
+	if (hl >= 2 && h[0] == '[' && h[hl - 1] == ']') {
+		h[hl - 1] = '\0';
+		h++;
+	}
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV };
+	struct addrinfo *res = NULL;
+	if (getaddrinfo(h, colon + 1, &hints, &res) != 0 || !res)
+		return RMQNS_EINVAL;
+	memcpy(out, res->ai_addr, res->ai_addrlen);
+	*len = res->ai_addrlen;
+	freeaddrinfo(res);
+	return RMQNS_OK;
+}
+
+/* ---- the run ---- */
+
+struct group {
+	const char *label;         /* progress label */
+	struct engine *eng;
+	uint32_t neng;
+	int stats_idx;             /* which st[] the progress shows; -1 = by phase */
+};
+
+struct run {
+	struct bench_opts *o;
+	struct bench_ctx ctx;
+	char *topic_store;
+	/* brokers */
+	struct reqs_broker *seed_brokers;
+	uint32_t nseed;
+	struct reqs_broker *load_brokers; /* register scenario or mixed storm */
+	uint32_t nload;
+	/* engines */
+	struct engine seed;
+	bool have_seed;
+	struct engine *route;
+	uint32_t nroute;
+	struct engine load;        /* register / storm / churn */
+	bool have_load;
+	uint64_t t0, t_seed_start;
+	double seed_s;
+	struct stats merged[2];
+	bool merged_init;
+};
+
+static int run_build_topics(struct run *r)
+{
+	struct bench_opts *o = r->o;
+	uint64_t n = o->layout == LAYOUT_SHARED ? o->broker_topics
+						: (uint64_t)o->brokers * o->broker_topics;
+	if (o->topics && o->topics < n)
+		n = o->topics;
+	r->ctx.topics = calloc(n, sizeof(char *));
+	r->topic_store = malloc(n * REQS_NAME_MAX);
+	if (!r->ctx.topics || !r->topic_store)
+		return RMQNS_ENOMEM;
+	uint64_t k = 0;
+	uint32_t nb = o->layout == LAYOUT_SHARED ? 1 : o->brokers;
+	/* interleave brokers so that the first N topics span all of them */
+	for (uint32_t t = 0; t < o->broker_topics && k < n; t++)
+		for (uint32_t b = 0; b < nb && k < n; b++) {
+			char *dst = r->topic_store + k * REQS_NAME_MAX;
+			int rc = reqs_topic_name(dst, REQS_NAME_MAX, o->topic_prefix, o->layout, b, t);
+			if (rc)
+				return rc;
+			r->ctx.topics[k++] = dst;
+		}
+	r->ctx.ntopics = (uint32_t)k;
+	return RMQNS_OK;
+}
+
+static int run_build_brokers(struct run *r, struct reqs_broker **out, uint32_t n,
+			     const char *broker_prefix, const char *topic_prefix,
+			     enum bench_layout layout, uint32_t topics, bool dv_change,
+			     uint32_t index_base)
+{
+	struct bench_opts *o = r->o;
+	struct reqs_body_spec spec = {
+		.topic_prefix = topic_prefix, .layout = layout, .topics = topics,
+		.queues = o->queues, .compressed = o->compressed, .version = o->version,
+	};
+	*out = calloc(n, sizeof(**out));
+	if (!*out)
+		return RMQNS_ENOMEM;
+	for (uint32_t i = 0; i < n; i++) {
+		int rc = reqs_broker_init(&(*out)[i], o, &spec, broker_prefix, i, dv_change);
+		if (rc)
+			return rc;
+		/* distinct fake addresses across seed and storm brokers */
+		snprintf((*out)[i].addr, sizeof((*out)[i].addr), "127.0.0.1:%u",
+			 o->broker_port + 2 * (index_base + i));
+		snprintf((*out)[i].ha_addr, sizeof((*out)[i].ha_addr), "127.0.0.1:%u",
+			 o->broker_port + 2 * (index_base + i) + 1);
+		if ((*out)[i].body[0].len > REMOTING_DEFAULT_MAX_FRAME - 65536) {
+			fprintf(stderr, "rmqns-bench: a registration body of %zu bytes is beyond the "
+				"16 MiB frame limit; use --compressed or fewer topics\n",
+				(*out)[i].body[0].len);
+			return RMQNS_ETOOBIG;
+		}
+	}
+	return RMQNS_OK;
+}
+
+static int run_wait_ready(struct engine *e, const char *what)
+{
+	uint64_t deadline = bench_now_ns() + SETUP_LIMIT_NS;
+	for (;;) {
+		enum engine_state s = engine_state(e);
+		if (s == ENG_READY)
+			return RMQNS_OK;
+		if (s == ENG_FAILED) {
+			fprintf(stderr, "rmqns-bench: %s: %s\n", what, e->fail_msg);
+			return RMQNS_ECLOSED;
+		}
+		if (s == ENG_DONE || interrupted || bench_now_ns() > deadline) {
+			fprintf(stderr, "rmqns-bench: %s: not ready in time\n", what);
+			return RMQNS_ECLOSED;
+		}
+		sleep_ns(1000000);
+	}
+}
+
+static bool group_done(struct engine *e, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		enum engine_state s = engine_state(&e[i]);
+		if (s != ENG_DONE && s != ENG_FAILED)
+			return false;
+	}
+	return true;
+}
+
+static void progress_group(FILE *f, const char *label, struct engine *e, uint32_t n, int idx,
+			   uint32_t *t_out)
+{
+	uint64_t ok = 0, errs = 0, p50 = 0, p99 = 0;
+	bool any = false;
+	for (uint32_t i = 0; i < n; i++) {
+		for (int p = 0; p < 2; p++) {
+			if (idx >= 0 && p != idx)
+				continue;
+			struct stats_second s;
+			if (!stats_peek_second(&e[i].st[p], &s) || s.t < *t_out)
+				continue;
+			if (s.t > *t_out && any)
+				continue;
+			any = true;
+			*t_out = s.t;
+			ok += s.ok;
+			errs += s.errors;
+			if (s.p50_ns > p50) p50 = s.p50_ns;
+			if (s.p99_ns > p99) p99 = s.p99_ns;
+		}
+	}
+	if (!any)
+		return;
+	fprintf(f, " | %s %llu/s p50 %.0fus p99 %.0fus err %llu", label, (unsigned long long)ok,
+		(double)p50 / 1e3, (double)p99 / 1e3, (unsigned long long)errs);
+}
+
+static void progress_print(struct run *r, uint32_t sec)
+{
+	char line[512];
+	FILE *f = fmemopen(line, sizeof(line), "w");
+	if (!f)
+		return;
+	uint32_t t = sec > 0 ? sec - 1 : 0;
+	fprintf(f, "[%3us]", sec);
+	if (r->nroute)
+		progress_group(f, "route", r->route, r->nroute, -1, &t);
+	if (r->have_load) {
+		uint32_t tl = t;
+		progress_group(f, r->load.st[0].name, &r->load, 1, 0, &tl);
+	}
+	if (r->have_seed && r->o->scenario == SC_SEED) {
+		uint32_t ts = t;
+		progress_group(f, "seed", &r->seed, 1, 0, &ts);
+	}
+	fputc('\0', f);
+	fclose(f);
+	fprintf(stderr, "%s\n", line);
+}
+
+static double run_role_wall(const struct engine *e, int p, uint64_t t0)
+{
+	uint64_t from = t0 + (p == 1 ? e->phase_ns : e->send_from_ns);
+	uint64_t to;
+	if (e->ended_by_budget || !e->duration_ns)
+		to = e->last_answer_ns[p] > from ? e->last_answer_ns[p] : e->window_end_ns;
+	else if (p == 0 && e->phase_ns)
+		to = t0 + e->phase_ns;
+	else
+		to = e->window_end_ns < t0 + e->duration_ns ? e->window_end_ns : t0 + e->duration_ns;
+	return to > from ? (double)(to - from) / 1e9 : 0.0;
+}
+
+static int run_output(struct run *r, struct report *rep)
+{
+	struct bench_opts *o = r->o;
+	json_t *doc = report_to_json(rep);
+	if (!doc) {
+		fprintf(stderr, "rmqns-bench: out of memory building the report\n");
+		return RMQNS_ENOMEM;
+	}
+	json_t *floor = NULL;
+	if (o->floor_path) {
+		json_error_t jerr;
+		floor = json_load_file(o->floor_path, 0, &jerr);
+		if (!floor)
+			fprintf(stderr, "rmqns-bench: --floor %s: %s (line %d)\n", o->floor_path, jerr.text,
+				jerr.line);
+	}
+	if (floor && o->json) {
+		struct report_figure a[128], b[128];
+		size_t na = report_figures(doc, a, 128), nb = report_figures(floor, b, 128);
+		json_t *frac = json_object();
+		for (size_t i = 0; frac && i < na; i++)
+			for (size_t j = 0; j < nb; j++)
+				if (strcmp(a[i].name, b[j].name) == 0 && b[j].value != 0.0)
+					json_object_set_new(frac, a[i].name, json_real(a[i].value / b[j].value));
+		if (frac)
+			json_object_set_new(doc, "floor_fraction", frac);
+	}
+	if (o->json) {
+		char *text = json_dumps(doc, JSON_INDENT(1) | JSON_REAL_PRECISION(10));
+		if (text) {
+			fputs(text, stdout);
+			fputc('\n', stdout);
+			free(text);
+		}
+	} else {
+		report_print_text(stdout, rep);
+		if (floor) {
+			printf("\nas a fraction of the floor run (%s):\n", o->floor_path);
+			report_print_ratio(stdout, &doc, 1, &floor, 1, "this run", "floor");
+		}
+	}
+	int rc = RMQNS_OK;
+	if (o->plot_path) {
+		FILE *f = fopen(o->plot_path, "w");
+		if (!f || report_write_svg(f, rep) != RMQNS_OK) {
+			fprintf(stderr, "rmqns-bench: cannot write %s: %s\n", o->plot_path, strerror(errno));
+			rc = RMQNS_EIO;
+		}
+		if (f && fclose(f) != 0)
+			rc = RMQNS_EIO;
+	}
+	json_decref(floor);
+	json_decref(doc);
+	return rc;
+}
+
+static void run_free(struct run *r)
+{
+	if (r->have_seed)
+		engine_destroy(&r->seed);
+	for (uint32_t i = 0; i < r->nroute; i++)
+		engine_destroy(&r->route[i]);
+	free(r->route);
+	if (r->have_load)
+		engine_destroy(&r->load);
+	for (uint32_t i = 0; r->seed_brokers && i < r->nseed; i++)
+		reqs_broker_free(&r->seed_brokers[i]);
+	free(r->seed_brokers);
+	for (uint32_t i = 0; r->load_brokers && i < r->nload; i++)
+		reqs_broker_free(&r->load_brokers[i]);
+	free(r->load_brokers);
+	free(r->ctx.topics);
+	free(r->topic_store);
+	reqs_route_tpl_free(&r->ctx.tpl);
+	if (r->merged_init) {
+		stats_destroy(&r->merged[0]);
+		stats_destroy(&r->merged[1]);
+	}
+}
+
+static int run_scenario(struct bench_opts *o)
+{
+	struct run r;
+	memset(&r, 0, sizeof(r));
+	r.o = o;
+	r.ctx.o = o;
+	int rc = resolve_addr(o->addr, &r.ctx.addr, &r.ctx.addr_len);
+	if (rc) {
+		fprintf(stderr, "rmqns-bench: cannot resolve --addr %s\n", o->addr);
+		return 2;
+	}
+	bool routes = o->scenario == SC_ROUTE || o->scenario == SC_MIXED || o->scenario == SC_CHURN;
+	bool seeding = o->scenario == SC_SEED || (routes && !o->no_seed);
+	rc = reqs_route_tpl_init(&r.ctx.tpl, o->version, o->serialize);
+	if (!rc && routes)
+		rc = run_build_topics(&r);
+	if (!rc && seeding) {
+		r.nseed = o->brokers;
+		rc = run_build_brokers(&r, &r.seed_brokers, r.nseed, o->broker_prefix, o->topic_prefix,
+				       o->layout, o->broker_topics, false, 0);
+	}
+	if (!rc && o->scenario == SC_REGISTER) {
+		r.nload = o->brokers;
+		rc = run_build_brokers(&r, &r.load_brokers, r.nload, o->broker_prefix, o->topic_prefix,
+				       o->layout, o->broker_topics, o->dv_change, 0);
+	}
+	if (!rc && o->scenario == SC_MIXED) {
+		char bp[96], tp[96];
+		snprintf(bp, sizeof(bp), "%s-storm", o->broker_prefix);
+		snprintf(tp, sizeof(tp), "%sStorm", o->topic_prefix);
+		r.nload = o->storm_brokers;
+		rc = run_build_brokers(&r, &r.load_brokers, r.nload, bp, tp, LAYOUT_DISTINCT,
+				       o->storm_topics, true, o->brokers);
+	}
+	if (rc) {
+		if (rc != RMQNS_ETOOBIG)
+			fprintf(stderr, "rmqns-bench: setup failed: %s\n", rmqns_strerror(rc));
+		run_free(&r);
+		return 2;
+	}
+
+	int exit_code = 0;
+	/* 1. seed */
+	uint64_t t_seed = bench_now_ns();
+	if (seeding) {
+		rc = engine_init(&r.seed, ENG_SEED, &r.ctx, 0, r.nseed, r.nseed, "seed", NULL);
+		r.have_seed = true;
+		r.seed.brokers = r.seed_brokers;
+		if (!rc)
+			rc = engine_start(&r.seed);
+		if (!rc)
+			rc = run_wait_ready(&r.seed, "seeding brokers");
+		if (rc) {
+			engine_stop(&r.seed);
+			engine_join(&r.seed);
+			run_free(&r);
+			return 1;
+		}
+		r.seed_s = (double)(r.seed.t_ready_ns - t_seed) / 1e9;
+		if (o->progress != 0 && o->scenario != SC_SEED)
+			fprintf(stderr, "seeded %u brokers x %u topics in %.2f s\n", r.nseed,
+				o->broker_topics, r.seed_s);
+	}
+	/* 2. the load */
+	uint64_t dur = o->duration_ns;
+	if (o->scenario == SC_ROUTE || o->scenario == SC_MIXED) {
+		r.nroute = o->threads;
+		r.route = calloc(r.nroute, sizeof(*r.route));
+		if (!r.route)
+			rc = RMQNS_ENOMEM;
+		uint32_t first = 0;
+		for (uint32_t i = 0; !rc && i < r.nroute; i++) {
+			uint32_t n = o->conns / r.nroute + (i < o->conns % r.nroute ? 1 : 0);
+			bool mixed = o->scenario == SC_MIXED;
+			const char *n0 = mixed ? (o->no_idle ? "route_storm" : "route_idle") : "route";
+			struct engine *e = &r.route[i];
+			rc = engine_init(e, ENG_ROUTE, &r.ctx, first, n, o->conns, n0, "route_storm");
+			first += n;
+			e->depth = o->depth;
+			e->rate = o->rate;
+			e->warmup_ns = o->warmup_ns;
+			e->duration_ns = dur;
+			e->drain_ns = o->timeout_ns;
+			if (mixed && !o->no_idle)
+				e->phase_ns = dur / 2;
+			if (o->requests)
+				e->budget = o->requests / r.nroute + (i < o->requests % r.nroute ? 1 : 0);
+			if (!rc)
+				rc = engine_start(e);
+		}
+	}
+	if (!rc && (o->scenario == SC_REGISTER || o->scenario == SC_MIXED)) {
+		bool storm = o->scenario == SC_MIXED;
+		rc = engine_init(&r.load, ENG_REGISTER, &r.ctx, 0, r.nload, r.nload,
+				 storm ? "register_storm" : "register", NULL);
+		r.have_load = true;
+		r.load.brokers = r.load_brokers;
+		r.load.duration_ns = dur;
+		if (storm) {
+			r.load.send_from_ns = o->no_idle ? 0 : dur / 2;
+		} else {
+			r.load.warmup_ns = o->warmup_ns;
+			if (o->requests)
+				r.load.budget = o->requests;
+		}
+		if (!rc)
+			rc = engine_start(&r.load);
+	}
+	if (!rc && o->scenario == SC_CHURN) {
+		rc = engine_init(&r.load, ENG_CHURN, &r.ctx, 0, o->conns, o->conns, "churn", NULL);
+		r.have_load = true;
+		r.load.warmup_ns = o->warmup_ns;
+		r.load.duration_ns = dur;
+		r.load.drain_ns = o->timeout_ns;
+		if (o->requests)
+			r.load.budget = o->requests;
+		if (!rc)
+			rc = engine_start(&r.load);
+	}
+	for (uint32_t i = 0; !rc && i < r.nroute; i++)
+		rc = run_wait_ready(&r.route[i], "connecting");
+	if (!rc && r.have_load)
+		rc = run_wait_ready(&r.load, o->scenario == SC_CHURN ? "churn" : "first registrations");
+	if (rc) {
+		exit_code = 1;
+		goto stop;
+	}
+
+	/* 3. go */
+	struct procstat before = { 0 }, after = { 0 };
+	bool have_server = false;
+	if (o->pid) {
+		rc = procstat_read(o->pid, &before);
+		if (rc)
+			fprintf(stderr, "rmqns-bench: --pid %ld: %s\n", (long)o->pid, rmqns_strerror(rc));
+		have_server = rc == RMQNS_OK;
+	}
+	uint64_t t_before = bench_now_ns();
+	r.t0 = t_before + 20000000ull + o->warmup_ns;
+	if (r.have_seed)
+		engine_go(&r.seed, r.t0);
+	for (uint32_t i = 0; i < r.nroute; i++)
+		engine_go(&r.route[i], r.t0);
+	if (r.have_load)
+		engine_go(&r.load, r.t0);
+
+	bool show = o->progress == 1 || (o->progress == -1 && isatty(STDERR_FILENO));
+	uint32_t sec = 1;
+	for (;;) {
+		bool done;
+		if (o->scenario == SC_SEED)
+			done = bench_now_ns() >= r.t0 + dur || engine_state(&r.seed) == ENG_FAILED;
+		else
+			done = group_done(r.route, r.nroute) && (o->scenario == SC_MIXED || !r.have_load ||
+								group_done(&r.load, 1));
+		if (done)
+			break;
+		if (interrupted) {
+			for (uint32_t i = 0; i < r.nroute; i++)
+				engine_stop(&r.route[i]);
+			if (r.have_load)
+				engine_stop(&r.load);
+			if (r.have_seed && o->scenario == SC_SEED)
+				break;
+		}
+		uint64_t now = bench_now_ns();
+		uint64_t next = r.t0 + sec * NS_PER_S + 100000000ull;
+		if (now >= next) {
+			if (show)
+				progress_print(&r, sec);
+			sec++;
+			continue;
+		}
+		uint64_t nap = next - now;
+		sleep_ns(nap > 20000000ull ? 20000000ull : nap);
+	}
+	uint64_t t_after = bench_now_ns();
+	if (have_server && procstat_read(o->pid, &after) != RMQNS_OK) {
+		fprintf(stderr, "rmqns-bench: --pid %ld: the process is gone\n", (long)o->pid);
+		have_server = false;
+	}
+
+stop:
+	if (r.have_load)
+		engine_stop(&r.load);
+	for (uint32_t i = 0; i < r.nroute; i++)
+		engine_stop(&r.route[i]);
+	if (r.have_seed)
+		engine_stop(&r.seed);
+	for (uint32_t i = 0; i < r.nroute; i++)
+		engine_join(&r.route[i]);
+	if (r.have_load)
+		engine_join(&r.load);
+	if (r.have_seed)
+		engine_join(&r.seed);
+	if (exit_code) {
+		run_free(&r);
+		return exit_code;
+	}
+	for (uint32_t i = 0; i < r.nroute; i++)
+		if (engine_state(&r.route[i]) == ENG_FAILED) {
+			fprintf(stderr, "rmqns-bench: %s\n", r.route[i].fail_msg);
+			exit_code = 1;
+		}
+	if (r.have_load && engine_state(&r.load) == ENG_FAILED) {
+		fprintf(stderr, "rmqns-bench: %s\n", r.load.fail_msg);
+		exit_code = 1;
+	}
+	if (r.have_seed && engine_state(&r.seed) == ENG_FAILED) {
+		fprintf(stderr, "rmqns-bench: seed: %s\n", r.seed.fail_msg);
+		exit_code = 1;
+	}
+
+	/* 4. report */
+	struct report rep;
+	memset(&rep, 0, sizeof(rep));
+	rep.opts = o;
+	rep.scenario = opts_scenario_name(o->scenario);
+	rep.target = o->addr;
+	if (seeding && o->scenario != SC_SEED) {
+		rep.seed_brokers = r.nseed;
+		rep.seed_topics = o->broker_topics;
+		rep.seed_s = r.seed_s;
+	}
+	if (r.nroute) {
+		stats_init(&r.merged[0], r.route[0].st[0].name, o->rate > 0);
+		stats_init(&r.merged[1], "route_storm", o->rate > 0);
+		r.merged_init = true;
+		double wall[2] = { 0, 0 };
+		for (uint32_t i = 0; i < r.nroute; i++) {
+			for (int p = 0; p < 2; p++) {
+				if (stats_merge(&r.merged[p], &r.route[i].st[p]))
+					exit_code = 1;
+				double w = run_role_wall(&r.route[i], p, r.t0);
+				if (w > wall[p])
+					wall[p] = w;
+			}
+		}
+		report_add_role(&rep, r.merged[0].name, &r.merged[0], wall[0]);
+		if (r.route[0].phase_ns)
+			report_add_role(&rep, "route_storm", &r.merged[1], wall[1]);
+	}
+	if (r.have_load)
+		report_add_role(&rep, r.load.st[0].name, &r.load.st[0], run_role_wall(&r.load, 0, r.t0));
+	if (o->scenario == SC_SEED)
+		report_add_role(&rep, "seed", &r.seed.st[0], (double)(t_after - t_seed) / 1e9);
+	if (have_server) {
+		rep.have_server = true;
+		rep.pid = (long)o->pid;
+		rep.before = before;
+		rep.after = after;
+		rep.server_wall_s = (double)(t_after - t_before) / 1e9;
+	}
+	if (run_output(&r, &rep))
+		exit_code = exit_code ? exit_code : 1;
+	for (size_t i = 0; i < rep.nroles; i++)
+		if (stats_errors(rep.roles[i].st) || rep.roles[i].st->ok == 0)
+			exit_code = 1;
+	run_free(&r);
+	return interrupted && !exit_code ? 130 : exit_code;
+}
+
+static int run_startup(struct bench_opts *o)
+{
+	struct sockaddr_storage addr;
+	socklen_t len;
+	if (resolve_addr(o->addr, &addr, &len)) {
+		fprintf(stderr, "rmqns-bench: cannot resolve --addr %s\n", o->addr);
+		return 2;
+	}
+	double *ms = calloc(o->runs, sizeof(double));
+	if (!ms)
+		return 1;
+	unsigned long long rss = 0;
+	char err[256] = "";
+	int rc = startup_run(o, &addr, len, ms, &rss, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "rmqns-bench: startup: %s\n", err);
+		free(ms);
+		return 1;
+	}
+	struct report rep;
+	memset(&rep, 0, sizeof(rep));
+	rep.opts = o;
+	rep.scenario = "startup";
+	rep.target = o->addr;
+	rep.startup_ms = ms;
+	rep.nstartup = o->runs;
+	rep.have_startup_rss = rss != 0;
+	rep.startup_rss_kb = rss;
+	struct run r;
+	memset(&r, 0, sizeof(r));
+	r.o = o;
+	rc = run_output(&r, &rep);
+	free(ms);
+	return rc ? 1 : 0;
+}
+
+static int run_ratio(struct bench_opts *o)
+{
+	size_t n = o->ratio_na + o->ratio_nb;
+	json_t **docs = calloc(n, sizeof(json_t *));
+	if (!docs)
+		return 1;
+	int rc = 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *path = i < o->ratio_na ? o->ratio_a[i] : o->ratio_b[i - o->ratio_na];
+		json_error_t jerr;
+		docs[i] = json_load_file(path, 0, &jerr);
+		if (!docs[i]) {
+			fprintf(stderr, "rmqns-bench: %s: %s\n", path, jerr.text);
+			rc = 2;
+		}
+	}
+	if (!rc)
+		rc = report_print_ratio(stdout, docs, o->ratio_na, docs + o->ratio_na, o->ratio_nb, "A",
+					"B") ? 1 : 0;
+	for (size_t i = 0; i < n; i++)
+		json_decref(docs[i]);
+	free(docs);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct bench_opts o;
+	bool help;
+	char err[256];
+	if (opts_parse(argc, argv, &o, &help, err, sizeof(err))) {
+		fprintf(stderr, "rmqns-bench: %s\n", err);
+		return 2;
+	}
+	if (help) {
+		opts_usage(stdout);
+		return 0;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigint;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	switch (o.scenario) {
+	case SC_RATIO:
+		return run_ratio(&o);
+	case SC_STARTUP:
+		return run_startup(&o);
+	default:
+		return run_scenario(&o);
+	}
+}

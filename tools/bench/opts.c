@@ -1,0 +1,517 @@
+/* rmqns-bench command line: parsing, per-scenario defaults, usage text. */
+#include "opts.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rmqns/err.h"
+
+static const char *const scenario_names[] = {
+	[SC_ROUTE] = "route", [SC_REGISTER] = "register", [SC_MIXED] = "mixed",
+	[SC_CHURN] = "churn", [SC_SEED] = "seed", [SC_STARTUP] = "startup",
+	[SC_RATIO] = "ratio",
+};
+
+const char *opts_scenario_name(enum bench_scenario sc)
+{
+	if ((unsigned)sc < sizeof(scenario_names) / sizeof(scenario_names[0]))
+		return scenario_names[sc];
+	return "?";
+}
+
+void opts_usage(FILE *f)
+{
+	fputs(
+"Usage: rmqns-bench SCENARIO [OPTIONS]\n"
+"       rmqns-bench ratio A.json [A.json...] -- B.json [B.json...]\n"
+"\n"
+"Load tool for RocketMQ NameServers (rmqns, the Java NameServer, rmqns-floor).\n"
+"Every run is bounded: it stops after --duration and/or --requests.\n"
+"\n"
+"Scenarios:\n"
+"  route     C connections x P requests in flight, GET_ROUTEINFO_BY_TOPIC (105)\n"
+"            over the topics of the seeded brokers; closed loop, or open loop\n"
+"            with --rate (latency from the intended send time).\n"
+"  register  B brokers re-registering T topics each (REGISTER_BROKER, 103),\n"
+"            one connection and one request in flight per broker.\n"
+"  mixed     route load, first idle, then during a registration storm of\n"
+"            --storm-brokers x --storm-topics re-registering as fast as answered;\n"
+"            reports both phases and their ratios.\n"
+"  churn     C concurrent cycles of connect, query, close.\n"
+"  seed      register brokers and keep them alive (re-register every\n"
+"            --keepalive) until the run ends, so other tools have routes.\n"
+"  startup   time from exec of --exec CMD to the first successful answer\n"
+"            (GET_BROKER_CLUSTER_INFO, 106), --runs times.\n"
+"  ratio     medians of the figures of saved --json runs, and A/B ratios.\n"
+"\n"
+"Target and bounds:\n"
+"  -a, --addr HOST:PORT      server address (default 127.0.0.1:9876)\n"
+"  -d, --duration TIME       measured run time (default 10s; mixed: both phases)\n"
+"  -n, --requests N          stop after N requests of the measured load\n"
+"      --warmup TIME         load before measuring starts (default 0)\n"
+"      --timeout TIME        an answer later than this is an error and the\n"
+"                            connection is reopened (default 3s; register 60s)\n"
+"Route load (route, mixed, churn):\n"
+"  -c, --conns N             connections (churn: concurrent cycles) (default 8)\n"
+"  -p, --depth N             requests in flight per connection (default 4)\n"
+"  -r, --rate N              open loop: total requests per second (default 0 =\n"
+"                            closed loop); latency then counts from the intended\n"
+"                            send time (coordinated-omission correction)\n"
+"      --threads N           event-loop threads sharing the connections (default 1)\n"
+"      --topics N            query only the first N topics (default all seeded)\n"
+"      --version N           version stamped on requests (default 479; < 401 asks\n"
+"                            for the non-standard route JSON)\n"
+"      --serialize json|rocketmq  request header serialization (default json)\n"
+"      --churn-queries N     churn: queries per connection before closing (default 1)\n"
+"Brokers (seeded for route/mixed/churn/seed, the load for register):\n"
+"  -b, --brokers N           brokers (default 10; register 4)\n"
+"  -t, --broker-topics N     topics per broker, at least 2 (default 100; register 1000)\n"
+"      --queues N            read and write queues per topic (default 8)\n"
+"      --layout distinct|shared  each broker its own topics, or all brokers the\n"
+"                            same topics (default distinct)\n"
+"      --compressed          zlib bodies (compressed=true, protocol.md 5.6)\n"
+"      --dv change|same      register: a new data version on every registration\n"
+"                            or always the same (default change)\n"
+"      --interval TIME       register: pause between one broker's registrations\n"
+"                            (default 0: as fast as the server answers)\n"
+"      --keepalive TIME      re-registration period of seeded brokers (default 30s)\n"
+"      --no-seed             route/churn/mixed: register nothing, query topics\n"
+"                            registered by someone else (e.g. a seed run)\n"
+"      --cluster NAME        cluster name (default BenchCluster)\n"
+"      --broker-prefix NAME  broker names NAME-<i> (default bench-broker)\n"
+"      --topic-prefix NAME   topic names NAME-b<i>-t<j> / NAME-t<j> (default BenchTopic)\n"
+"      --broker-port N       fake broker address 127.0.0.1:N+i (default 20000)\n"
+"Registration storm (mixed):\n"
+"      --storm-brokers N     brokers re-registering (default 4)\n"
+"      --storm-topics N      topics each (default 10000)\n"
+"      --no-idle             skip the idle phase\n"
+"Server process (local only):\n"
+"      --pid PID             report the server's CPU time and RSS before/after\n"
+"Output:\n"
+"      --json                print the result as JSON on stdout\n"
+"      --plot FILE.svg       latency-by-percentile and throughput-over-time plot\n"
+"      --floor FILE.json     a saved --json run of rmqns-floor: print every\n"
+"                            figure as a fraction of the floor's\n"
+"      --progress / --quiet  force the per-second progress line on stderr on or\n"
+"                            off (default: on when stderr is a terminal)\n"
+"Startup:\n"
+"      --exec CMD            server command line (run with /bin/sh -c 'exec CMD');\n"
+"                            --addr must be where it listens\n"
+"      --runs N              starts to time (default 5)\n"
+"  -h, --help                this text\n"
+"\n"
+"TIME: 10s, 250ms, 500us, 2m or plain seconds. N accepts k and M suffixes.\n"
+"Exit status: 0 when the run had no errors, 1 when it had, 2 on bad usage.\n",
+	      f);
+}
+
+int opts_parse_duration(const char *s, uint64_t *out_ns)
+{
+	if (!s || !*s)
+		return RMQNS_EINVAL;
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (end == s || errno || !isfinite(v) || v < 0)
+		return RMQNS_EINVAL;
+	double mul;
+	if (*end == '\0' || strcmp(end, "s") == 0)
+		mul = 1e9;
+	else if (strcmp(end, "ms") == 0)
+		mul = 1e6;
+	else if (strcmp(end, "us") == 0)
+		mul = 1e3;
+	else if (strcmp(end, "m") == 0)
+		mul = 60e9;
+	else if (strcmp(end, "h") == 0)
+		mul = 3600e9;
+	else
+		return RMQNS_EINVAL;
+	double ns = v * mul;
+	if (ns > 1e18)
+		return RMQNS_ETOOBIG;
+	*out_ns = (uint64_t)llround(ns);
+	return RMQNS_OK;
+}
+
+int opts_parse_count(const char *s, uint64_t *out)
+{
+	if (!s || !*s || *s == '-')
+		return RMQNS_EINVAL;
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (end == s || errno || !isfinite(v) || v < 0)
+		return RMQNS_EINVAL;
+	if (*end == 'k' || *end == 'K') {
+		v *= 1e3;
+		end++;
+	} else if (*end == 'M') {
+		v *= 1e6;
+		end++;
+	}
+	if (*end != '\0' || v > 1e15 || v != floor(v))
+		return RMQNS_EINVAL;
+	*out = (uint64_t)v;
+	return RMQNS_OK;
+}
+
+static int opts_fail(char *err, size_t err_len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int opts_fail(char *err, size_t err_len, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	if (err && err_len)
+		vsnprintf(err, err_len, fmt, ap);
+	va_end(ap);
+	return RMQNS_EINVAL;
+}
+
+static int opts_u32(const char *arg, uint32_t lo, uint32_t hi, uint32_t *out)
+{
+	uint64_t v;
+	if (opts_parse_count(arg, &v) || v < lo || v > hi)
+		return RMQNS_EINVAL;
+	*out = (uint32_t)v;
+	return RMQNS_OK;
+}
+
+static int opts_name(const char *arg, char *dst, size_t cap)
+{
+	size_t n = strlen(arg);
+	if (n == 0 || n >= cap)
+		return RMQNS_EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)arg[i];
+		if (c <= ' ' || c == '"' || c == '\\' || c >= 0x7f)
+			return RMQNS_EINVAL; /* names go into JSON and compact lines unescaped */
+	}
+	memcpy(dst, arg, n + 1);
+	return RMQNS_OK;
+}
+
+enum {
+	OPT_WARMUP = 256, OPT_TIMEOUT, OPT_THREADS, OPT_TOPICS, OPT_VERSION, OPT_SERIALIZE,
+	OPT_CHURN_QUERIES, OPT_QUEUES, OPT_LAYOUT, OPT_COMPRESSED, OPT_DV, OPT_INTERVAL,
+	OPT_KEEPALIVE, OPT_NO_SEED, OPT_CLUSTER, OPT_BROKER_PREFIX, OPT_TOPIC_PREFIX,
+	OPT_BROKER_PORT, OPT_STORM_BROKERS, OPT_STORM_TOPICS, OPT_NO_IDLE, OPT_PID, OPT_JSON,
+	OPT_PLOT, OPT_FLOOR, OPT_PROGRESS, OPT_QUIET, OPT_EXEC, OPT_RUNS,
+};
+
+static const struct option long_opts[] = {
+	{ "addr", required_argument, NULL, 'a' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "requests", required_argument, NULL, 'n' },
+	{ "warmup", required_argument, NULL, OPT_WARMUP },
+	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "conns", required_argument, NULL, 'c' },
+	{ "depth", required_argument, NULL, 'p' },
+	{ "rate", required_argument, NULL, 'r' },
+	{ "threads", required_argument, NULL, OPT_THREADS },
+	{ "topics", required_argument, NULL, OPT_TOPICS },
+	{ "version", required_argument, NULL, OPT_VERSION },
+	{ "serialize", required_argument, NULL, OPT_SERIALIZE },
+	{ "churn-queries", required_argument, NULL, OPT_CHURN_QUERIES },
+	{ "brokers", required_argument, NULL, 'b' },
+	{ "broker-topics", required_argument, NULL, 't' },
+	{ "queues", required_argument, NULL, OPT_QUEUES },
+	{ "layout", required_argument, NULL, OPT_LAYOUT },
+	{ "compressed", no_argument, NULL, OPT_COMPRESSED },
+	{ "dv", required_argument, NULL, OPT_DV },
+	{ "interval", required_argument, NULL, OPT_INTERVAL },
+	{ "keepalive", required_argument, NULL, OPT_KEEPALIVE },
+	{ "no-seed", no_argument, NULL, OPT_NO_SEED },
+	{ "cluster", required_argument, NULL, OPT_CLUSTER },
+	{ "broker-prefix", required_argument, NULL, OPT_BROKER_PREFIX },
+	{ "topic-prefix", required_argument, NULL, OPT_TOPIC_PREFIX },
+	{ "broker-port", required_argument, NULL, OPT_BROKER_PORT },
+	{ "storm-brokers", required_argument, NULL, OPT_STORM_BROKERS },
+	{ "storm-topics", required_argument, NULL, OPT_STORM_TOPICS },
+	{ "no-idle", no_argument, NULL, OPT_NO_IDLE },
+	{ "pid", required_argument, NULL, OPT_PID },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "plot", required_argument, NULL, OPT_PLOT },
+	{ "floor", required_argument, NULL, OPT_FLOOR },
+	{ "progress", no_argument, NULL, OPT_PROGRESS },
+	{ "quiet", no_argument, NULL, OPT_QUIET },
+	{ "exec", required_argument, NULL, OPT_EXEC },
+	{ "runs", required_argument, NULL, OPT_RUNS },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void opts_defaults(struct bench_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	snprintf(o->addr, sizeof(o->addr), "127.0.0.1:9876");
+	o->threads = 1;
+	o->version = 479;
+	o->queues = 8;
+	o->dv_change = true;
+	o->keepalive_ns = 30000000000ull;
+	o->progress = -1;
+	o->pid = 0;
+	o->runs = 5;
+	o->churn_queries = 1;
+	o->broker_port = 20000;
+	snprintf(o->cluster, sizeof(o->cluster), "BenchCluster");
+	snprintf(o->broker_prefix, sizeof(o->broker_prefix), "bench-broker");
+	snprintf(o->topic_prefix, sizeof(o->topic_prefix), "BenchTopic");
+}
+
+static int opts_parse_ratio(int argc, char **argv, struct bench_opts *o, char *err, size_t err_len)
+{
+	int sep = -1;
+	for (int i = 2; i < argc; i++)
+		if (strcmp(argv[i], "--") == 0) {
+			sep = i;
+			break;
+		}
+	if (sep < 0)
+		return opts_fail(err, err_len, "ratio needs A files, '--', B files");
+	o->ratio_a = argv + 2;
+	o->ratio_na = (size_t)(sep - 2);
+	o->ratio_b = argv + sep + 1;
+	o->ratio_nb = (size_t)(argc - sep - 1);
+	if (o->ratio_na == 0 || o->ratio_nb == 0)
+		return opts_fail(err, err_len, "ratio needs at least one file on each side");
+	return RMQNS_OK;
+}
+
+int opts_parse(int argc, char **argv, struct bench_opts *o, bool *help, char *err, size_t err_len)
+{
+	opts_defaults(o);
+	*help = false;
+	if (argc < 2)
+		return opts_fail(err, err_len, "no scenario given (try --help)");
+	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+		*help = true;
+		return RMQNS_OK;
+	}
+	bool found = false;
+	for (unsigned i = 0; i < sizeof(scenario_names) / sizeof(scenario_names[0]); i++)
+		if (strcmp(argv[1], scenario_names[i]) == 0) {
+			o->scenario = (enum bench_scenario)i;
+			found = true;
+		}
+	if (!found)
+		return opts_fail(err, err_len, "unknown scenario '%s'", argv[1]);
+	if (o->scenario == SC_RATIO)
+		return opts_parse_ratio(argc, argv, o, err, err_len);
+
+	/* 0 below means "not given": filled by the scenario's default after. */
+	bool dv_given = false;
+	optind = 0; /* GNU: start afresh, so the parser can run more than once */
+	opterr = 0;
+	int c;
+	while ((c = getopt_long(argc - 1, argv + 1, "+a:d:n:c:p:r:b:t:h", long_opts, NULL)) != -1) {
+		const char *a = optarg;
+		uint64_t v;
+		switch (c) {
+		case 'a':
+			if (strlen(a) == 0 || strlen(a) >= sizeof(o->addr) || !strrchr(a, ':'))
+				return opts_fail(err, err_len, "bad --addr '%s' (HOST:PORT)", a);
+			snprintf(o->addr, sizeof(o->addr), "%s", a);
+			break;
+		case 'd':
+			if (opts_parse_duration(a, &o->duration_ns) || o->duration_ns == 0)
+				return opts_fail(err, err_len, "bad --duration '%s'", a);
+			break;
+		case 'n':
+			if (opts_parse_count(a, &o->requests) || o->requests == 0)
+				return opts_fail(err, err_len, "bad --requests '%s'", a);
+			break;
+		case OPT_WARMUP:
+			if (opts_parse_duration(a, &o->warmup_ns))
+				return opts_fail(err, err_len, "bad --warmup '%s'", a);
+			break;
+		case OPT_TIMEOUT:
+			if (opts_parse_duration(a, &o->timeout_ns) || o->timeout_ns < 1000000)
+				return opts_fail(err, err_len, "bad --timeout '%s' (at least 1ms)", a);
+			break;
+		case 'c':
+			if (opts_u32(a, 1, 100000, &o->conns))
+				return opts_fail(err, err_len, "bad --conns '%s' (1..100000)", a);
+			break;
+		case 'p':
+			if (opts_u32(a, 1, 65536, &o->depth))
+				return opts_fail(err, err_len, "bad --depth '%s' (1..65536)", a);
+			break;
+		case 'r':
+			if (opts_parse_count(a, &v) || v > 100000000)
+				return opts_fail(err, err_len, "bad --rate '%s'", a);
+			o->rate = (double)v;
+			break;
+		case OPT_THREADS:
+			if (opts_u32(a, 1, 64, &o->threads))
+				return opts_fail(err, err_len, "bad --threads '%s' (1..64)", a);
+			break;
+		case OPT_TOPICS:
+			if (opts_u32(a, 1, 100000000, &o->topics))
+				return opts_fail(err, err_len, "bad --topics '%s'", a);
+			break;
+		case OPT_VERSION: {
+			char *end;
+			errno = 0;
+			long ver = strtol(a, &end, 10);
+			if (end == a || *end || errno || ver < -32768 || ver > 32767)
+				return opts_fail(err, err_len, "bad --version '%s'", a);
+			o->version = (int32_t)ver;
+			break;
+		}
+		case OPT_SERIALIZE:
+			if (strcmp(a, "json") == 0)
+				o->serialize = 0;
+			else if (strcmp(a, "rocketmq") == 0)
+				o->serialize = 1;
+			else
+				return opts_fail(err, err_len, "bad --serialize '%s' (json|rocketmq)", a);
+			break;
+		case OPT_CHURN_QUERIES:
+			if (opts_u32(a, 1, 1000000, &o->churn_queries))
+				return opts_fail(err, err_len, "bad --churn-queries '%s'", a);
+			break;
+		case 'b':
+			if (opts_u32(a, 1, 100000, &o->brokers))
+				return opts_fail(err, err_len, "bad --brokers '%s' (1..100000)", a);
+			break;
+		case 't':
+			if (opts_u32(a, 2, 10000000, &o->broker_topics))
+				return opts_fail(err, err_len,
+						 "bad --broker-topics '%s' (at least 2: a first registration of one topic is refused)", a);
+			break;
+		case OPT_QUEUES:
+			if (opts_u32(a, 1, 1024, &o->queues))
+				return opts_fail(err, err_len, "bad --queues '%s' (1..1024)", a);
+			break;
+		case OPT_LAYOUT:
+			if (strcmp(a, "distinct") == 0)
+				o->layout = LAYOUT_DISTINCT;
+			else if (strcmp(a, "shared") == 0)
+				o->layout = LAYOUT_SHARED;
+			else
+				return opts_fail(err, err_len, "bad --layout '%s' (distinct|shared)", a);
+			break;
+		case OPT_COMPRESSED:
+			o->compressed = true;
+			break;
+		case OPT_DV:
+			if (strcmp(a, "change") == 0)
+				o->dv_change = true;
+			else if (strcmp(a, "same") == 0)
+				o->dv_change = false;
+			else
+				return opts_fail(err, err_len, "bad --dv '%s' (change|same)", a);
+			dv_given = true;
+			break;
+		case OPT_INTERVAL:
+			if (opts_parse_duration(a, &o->interval_ns))
+				return opts_fail(err, err_len, "bad --interval '%s'", a);
+			break;
+		case OPT_KEEPALIVE:
+			if (opts_parse_duration(a, &o->keepalive_ns) || o->keepalive_ns < 100000000)
+				return opts_fail(err, err_len, "bad --keepalive '%s' (at least 100ms)", a);
+			break;
+		case OPT_NO_SEED:
+			o->no_seed = true;
+			break;
+		case OPT_CLUSTER:
+			if (opts_name(a, o->cluster, sizeof(o->cluster)))
+				return opts_fail(err, err_len, "bad --cluster '%s'", a);
+			break;
+		case OPT_BROKER_PREFIX:
+			if (opts_name(a, o->broker_prefix, sizeof(o->broker_prefix)))
+				return opts_fail(err, err_len, "bad --broker-prefix '%s'", a);
+			break;
+		case OPT_TOPIC_PREFIX:
+			if (opts_name(a, o->topic_prefix, sizeof(o->topic_prefix)))
+				return opts_fail(err, err_len, "bad --topic-prefix '%s'", a);
+			break;
+		case OPT_BROKER_PORT:
+			if (opts_u32(a, 1, 65535, &o->broker_port))
+				return opts_fail(err, err_len, "bad --broker-port '%s'", a);
+			break;
+		case OPT_STORM_BROKERS:
+			if (opts_u32(a, 1, 100000, &o->storm_brokers))
+				return opts_fail(err, err_len, "bad --storm-brokers '%s'", a);
+			break;
+		case OPT_STORM_TOPICS:
+			if (opts_u32(a, 2, 10000000, &o->storm_topics))
+				return opts_fail(err, err_len, "bad --storm-topics '%s' (at least 2)", a);
+			break;
+		case OPT_NO_IDLE:
+			o->no_idle = true;
+			break;
+		case OPT_PID: {
+			uint64_t pid;
+			if (opts_parse_count(a, &pid) || pid == 0 || pid > 0x7fffffff)
+				return opts_fail(err, err_len, "bad --pid '%s'", a);
+			o->pid = (pid_t)pid;
+			break;
+		}
+		case OPT_JSON:
+			o->json = true;
+			break;
+		case OPT_PLOT:
+			o->plot_path = a;
+			break;
+		case OPT_FLOOR:
+			o->floor_path = a;
+			break;
+		case OPT_PROGRESS:
+			o->progress = 1;
+			break;
+		case OPT_QUIET:
+			o->progress = 0;
+			break;
+		case OPT_EXEC:
+			if (!*a)
+				return opts_fail(err, err_len, "empty --exec");
+			o->exec_cmd = a;
+			break;
+		case OPT_RUNS:
+			if (opts_u32(a, 1, 1000, &o->runs))
+				return opts_fail(err, err_len, "bad --runs '%s' (1..1000)", a);
+			break;
+		case 'h':
+			*help = true;
+			return RMQNS_OK;
+		case ':':
+			return opts_fail(err, err_len, "option needs a value: %s", argv[optind]);
+		default:
+			return opts_fail(err, err_len, "unknown option: %s", argv[optind > 0 ? optind : 1]);
+		}
+	}
+	if (optind < argc - 1)
+		return opts_fail(err, err_len, "unexpected argument '%s'", argv[optind + 1]);
+
+	/* per-scenario defaults */
+	if (o->duration_ns == 0 && o->requests == 0)
+		o->duration_ns = 10000000000ull;
+	if (o->scenario == SC_REGISTER) {
+		if (!o->brokers) o->brokers = 4;
+		if (!o->broker_topics) o->broker_topics = 1000;
+		if (!o->timeout_ns) o->timeout_ns = 60000000000ull;
+	}
+	if (!dv_given && o->scenario != SC_REGISTER && o->scenario != SC_MIXED)
+		o->dv_change = false; /* seeded brokers keep their data version */
+	if (!o->brokers) o->brokers = 10;
+	if (!o->broker_topics) o->broker_topics = 100;
+	if (!o->timeout_ns) o->timeout_ns = 3000000000ull;
+	if (!o->conns) o->conns = 8;
+	if (!o->depth) o->depth = 4;
+	if (!o->storm_brokers) o->storm_brokers = 4;
+	if (!o->storm_topics) o->storm_topics = 10000;
+	if (o->scenario == SC_STARTUP && !o->exec_cmd)
+		return opts_fail(err, err_len, "startup needs --exec CMD");
+	if (o->rate > 0 && o->scenario != SC_ROUTE && o->scenario != SC_MIXED)
+		return opts_fail(err, err_len, "--rate applies to route and mixed only");
+	if (o->threads > o->conns)
+		o->threads = o->conns;
+	return RMQNS_OK;
+}

@@ -1,0 +1,92 @@
+/* Command line of rmqns-bench: the scenario, its knobs and their
+ * per-scenario defaults, and the --help text. Pure: parses argv into a
+ * struct, prints nothing but the usage it is asked for. */
+#ifndef BENCH_OPTS_H
+#define BENCH_OPTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+enum bench_scenario {
+	SC_ROUTE = 0,
+	SC_REGISTER,
+	SC_MIXED,
+	SC_CHURN,
+	SC_SEED,
+	SC_STARTUP,
+	SC_RATIO,
+};
+
+enum bench_layout {
+	LAYOUT_DISTINCT = 0, /* every broker has its own topics */
+	LAYOUT_SHARED = 1,   /* every broker carries the same topics */
+};
+
+struct bench_opts {
+	enum bench_scenario scenario;
+	char addr[256];
+	uint64_t duration_ns;
+	uint64_t requests;       /* 0: no limit */
+	uint64_t warmup_ns;
+	uint64_t timeout_ns;
+	uint32_t conns;
+	uint32_t depth;
+	uint32_t threads;        /* engines sharing the route connections */
+	double rate;             /* total requests/s; 0 = closed loop */
+	uint32_t topics;         /* queried topics; 0 = every registered one */
+	int32_t version;
+	int serialize;           /* 0 JSON, 1 ROCKETMQ */
+	/* registered brokers: seeding (route, mixed, churn, seed) or the load (register) */
+	uint32_t brokers;
+	uint32_t broker_topics;
+	uint32_t queues;
+	enum bench_layout layout;
+	bool compressed;
+	bool dv_change;
+	uint64_t interval_ns;    /* register: pause between one broker's registrations */
+	uint64_t keepalive_ns;   /* re-registration period of seeded brokers */
+	bool no_seed;
+	/* mixed */
+	uint32_t storm_brokers;
+	uint32_t storm_topics;
+	bool no_idle;            /* mixed: skip the idle phase */
+	/* churn */
+	uint32_t churn_queries;
+	/* names */
+	char cluster[64];
+	char broker_prefix[64];
+	char topic_prefix[64];
+	uint32_t broker_port;    /* first fake broker port */
+	/* server process */
+	pid_t pid;
+	/* output */
+	bool json;
+	int progress;            /* -1 auto (terminal), 0 off, 1 on */
+	const char *plot_path;
+	const char *floor_path;
+	/* startup */
+	const char *exec_cmd;
+	uint32_t runs;
+	/* ratio: the JSON files of side A and side B */
+	char **ratio_a;
+	size_t ratio_na;
+	char **ratio_b;
+	size_t ratio_nb;
+};
+
+/* Fills *o from argv (argv[1] is the scenario). RMQNS_OK, or a negative
+ * rmqns_err with a one-line reason in err. *help is set for -h/--help
+ * (nothing else is then guaranteed). ratio_a/ratio_b point into argv. */
+int opts_parse(int argc, char **argv, struct bench_opts *o, bool *help, char *err, size_t err_len);
+void opts_usage(FILE *f);
+const char *opts_scenario_name(enum bench_scenario sc);
+
+/* "10s", "250ms", "500us", "2m", "1.5" (seconds) to nanoseconds. */
+int opts_parse_duration(const char *s, uint64_t *out_ns);
+/* "100", "50k", "2M" to a count. */
+int opts_parse_count(const char *s, uint64_t *out);
+
+#endif

@@ -1,0 +1,667 @@
+/* Text, JSON and SVG forms of a bench result, and the comparison of saved
+ * runs. Reads the stats it is given; writes only to the FILE it is given. */
+#include "report.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rmqns/err.h"
+
+void report_add_role(struct report *r, const char *key, struct stats *st, double wall_s)
+{
+	if (r->nroles >= REPORT_MAX_ROLES)
+		return;
+	r->roles[r->nroles].key = key;
+	r->roles[r->nroles].st = st;
+	r->roles[r->nroles].wall_s = wall_s;
+	r->nroles++;
+}
+
+static const struct report_role *report_role(const struct report *r, const char *key)
+{
+	for (size_t i = 0; i < r->nroles; i++)
+		if (strcmp(r->roles[i].key, key) == 0)
+			return &r->roles[i];
+	return NULL;
+}
+
+static double report_rate(const struct report_role *rr)
+{
+	return rr->wall_s > 0 ? (double)rr->st->ok / rr->wall_s : 0.0;
+}
+
+static double us(uint64_t ns)
+{
+	return (double)ns / 1000.0;
+}
+
+/* ---- JSON ---- */
+
+static int jset(json_t *o, const char *k, json_t *v)
+{
+	return v ? json_object_set_new(o, k, v) : -1;
+}
+
+static json_t *report_json_latency(const struct hist *h)
+{
+	json_t *o = json_object();
+	if (!o)
+		return NULL;
+	int bad = 0;
+	bad |= jset(o, "min", json_real(h->count ? us(h->min) : 0.0));
+	bad |= jset(o, "p50", json_real(us(hist_percentile(h, 50.0))));
+	bad |= jset(o, "p90", json_real(us(hist_percentile(h, 90.0))));
+	bad |= jset(o, "p99", json_real(us(hist_percentile(h, 99.0))));
+	bad |= jset(o, "p99_9", json_real(us(hist_percentile(h, 99.9))));
+	bad |= jset(o, "max", json_real(us(h->max)));
+	bad |= jset(o, "mean", json_real(hist_mean(h) / 1000.0));
+	bad |= jset(o, "clamped", json_integer((json_int_t)h->clamped));
+	if (bad) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+static json_t *report_json_role(const struct report_role *rr)
+{
+	const struct stats *s = rr->st;
+	json_t *o = json_object(), *codes = json_object(), *tr = json_object(), *tl = json_array();
+	int bad = !o || !codes || !tr || !tl;
+	if (bad)
+		goto fail;
+	bad |= jset(o, "seconds", json_real(rr->wall_s));
+	bad |= jset(o, "sent", json_integer((json_int_t)s->sent));
+	bad |= jset(o, "requests", json_integer((json_int_t)s->answered));
+	bad |= jset(o, "ok", json_integer((json_int_t)s->ok));
+	bad |= jset(o, "errors", json_integer((json_int_t)stats_errors(s)));
+	bad |= jset(o, "throughput_rps", json_real(report_rate(rr)));
+	bad |= jset(o, "open_loop", json_boolean(s->open_loop));
+	bad |= jset(o, "latency_us", report_json_latency(&s->lat));
+	if (s->open_loop)
+		bad |= jset(o, "service_us", report_json_latency(&s->service));
+	for (uint32_t i = 0; i < s->ncodes; i++) {
+		if (s->codes[i].code == 0)
+			continue;
+		char k[16];
+		snprintf(k, sizeof(k), "%d", s->codes[i].code);
+		bad |= jset(codes, k, json_integer((json_int_t)s->codes[i].count));
+	}
+	if (s->codes_other)
+		bad |= jset(codes, "other", json_integer((json_int_t)s->codes_other));
+	for (int i = 0; i < STATS_ERR_COUNT; i++)
+		bad |= jset(tr, stats_transport_name((enum stats_transport)i),
+			    json_integer((json_int_t)s->transport[i]));
+	bad |= json_object_set(o, "errors_by_code", codes);
+	bad |= json_object_set(o, "transport_errors", tr);
+	bad |= jset(o, "bytes_in", json_integer((json_int_t)s->bytes_in));
+	bad |= jset(o, "bytes_out", json_integer((json_int_t)s->bytes_out));
+	bad |= jset(o, "avg_answer_bytes",
+		    json_real(s->answered ? (double)s->bytes_in / (double)s->answered : 0.0));
+	bad |= jset(o, "connects", json_integer((json_int_t)s->connects));
+	for (uint32_t i = 0; i < s->nseconds && !bad; i++) {
+		const struct stats_second *sec = &s->seconds[i];
+		json_t *e = json_object();
+		if (!e) {
+			bad = 1;
+			break;
+		}
+		bad |= jset(e, "t", json_integer(sec->t));
+		bad |= jset(e, "ok", json_integer((json_int_t)sec->ok));
+		bad |= jset(e, "errors", json_integer((json_int_t)sec->errors));
+		bad |= jset(e, "p50_us", json_real(us(sec->p50_ns)));
+		bad |= jset(e, "p99_us", json_real(us(sec->p99_ns)));
+		bad |= json_array_append_new(tl, e);
+	}
+	bad |= json_object_set(o, "timeline", tl);
+fail:
+	json_decref(codes);
+	json_decref(tr);
+	json_decref(tl);
+	if (bad) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+static json_t *report_json_config(const struct bench_opts *o)
+{
+	json_t *c = json_object();
+	if (!c)
+		return NULL;
+	int bad = 0;
+	bad |= jset(c, "duration_s", json_real((double)o->duration_ns / 1e9));
+	bad |= jset(c, "requests", json_integer((json_int_t)o->requests));
+	bad |= jset(c, "warmup_s", json_real((double)o->warmup_ns / 1e9));
+	bad |= jset(c, "conns", json_integer(o->conns));
+	bad |= jset(c, "depth", json_integer(o->depth));
+	bad |= jset(c, "threads", json_integer(o->threads));
+	bad |= jset(c, "rate", json_real(o->rate));
+	bad |= jset(c, "version", json_integer(o->version));
+	bad |= jset(c, "serialize", json_string(o->serialize ? "rocketmq" : "json"));
+	bad |= jset(c, "brokers", json_integer(o->brokers));
+	bad |= jset(c, "broker_topics", json_integer(o->broker_topics));
+	bad |= jset(c, "queues", json_integer(o->queues));
+	bad |= jset(c, "layout", json_string(o->layout == LAYOUT_SHARED ? "shared" : "distinct"));
+	bad |= jset(c, "compressed", json_boolean(o->compressed));
+	bad |= jset(c, "dv_change", json_boolean(o->dv_change));
+	bad |= jset(c, "interval_s", json_real((double)o->interval_ns / 1e9));
+	bad |= jset(c, "storm_brokers", json_integer(o->storm_brokers));
+	bad |= jset(c, "storm_topics", json_integer(o->storm_topics));
+	bad |= jset(c, "no_seed", json_boolean(o->no_seed));
+	if (bad) {
+		json_decref(c);
+		return NULL;
+	}
+	return c;
+}
+
+static json_t *report_json_server(const struct report *r)
+{
+	json_t *s = json_object();
+	if (!s)
+		return NULL;
+	double cpu = r->after.cpu_s - r->before.cpu_s;
+	int bad = 0;
+	bad |= jset(s, "pid", json_integer(r->pid));
+	bad |= jset(s, "seconds", json_real(r->server_wall_s));
+	bad |= jset(s, "cpu_s", json_real(cpu));
+	bad |= jset(s, "user_s", json_real(r->after.user_s - r->before.user_s));
+	bad |= jset(s, "sys_s", json_real(r->after.sys_s - r->before.sys_s));
+	bad |= jset(s, "cpu_pct", json_real(r->server_wall_s > 0 ? 100.0 * cpu / r->server_wall_s : 0.0));
+	bad |= jset(s, "rss_kb_before", json_integer((json_int_t)r->before.rss_kb));
+	bad |= jset(s, "rss_kb_after", json_integer((json_int_t)r->after.rss_kb));
+	bad |= jset(s, "hwm_kb", json_integer((json_int_t)r->after.hwm_kb));
+	bad |= jset(s, "threads", json_integer(r->after.threads));
+	if (bad) {
+		json_decref(s);
+		return NULL;
+	}
+	return s;
+}
+
+static int report_cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double report_median(double *v, size_t n)
+{
+	if (n == 0)
+		return 0.0;
+	qsort(v, n, sizeof(*v), report_cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+}
+
+static json_t *report_json_startup(const struct report *r)
+{
+	json_t *s = json_object(), *samples = json_array(), *fa = json_object();
+	double *v = malloc((r->nstartup ? r->nstartup : 1) * sizeof(double));
+	int bad = !s || !samples || !fa || !v;
+	if (bad)
+		goto out;
+	for (size_t i = 0; i < r->nstartup; i++) {
+		v[i] = r->startup_ms[i];
+		bad |= json_array_append_new(samples, json_real(r->startup_ms[i]));
+	}
+	double med = report_median(v, r->nstartup);
+	bad |= jset(fa, "min", json_real(r->nstartup ? v[0] : 0.0));
+	bad |= jset(fa, "median", json_real(med));
+	bad |= jset(fa, "max", json_real(r->nstartup ? v[r->nstartup - 1] : 0.0));
+	bad |= jset(s, "runs", json_integer((json_int_t)r->nstartup));
+	bad |= json_object_set(s, "first_answer_ms", fa);
+	bad |= json_object_set(s, "samples_ms", samples);
+	if (r->have_startup_rss)
+		bad |= jset(s, "rss_kb_at_first_answer", json_integer((json_int_t)r->startup_rss_kb));
+out:
+	free(v);
+	json_decref(samples);
+	json_decref(fa);
+	if (bad) {
+		json_decref(s);
+		return NULL;
+	}
+	return s;
+}
+
+json_t *report_to_json(const struct report *r)
+{
+	json_t *doc = json_object(), *roles = json_object();
+	int bad = !doc || !roles;
+	if (bad)
+		goto out;
+	bad |= jset(doc, "tool", json_string("rmqns-bench"));
+	bad |= jset(doc, "scenario", json_string(r->scenario ? r->scenario : ""));
+	bad |= jset(doc, "target", json_string(r->target ? r->target : ""));
+	if (r->opts)
+		bad |= jset(doc, "config", report_json_config(r->opts));
+	if (r->seed_brokers) {
+		json_t *sd = json_object();
+		bad |= !sd;
+		if (sd) {
+			bad |= jset(sd, "brokers", json_integer(r->seed_brokers));
+			bad |= jset(sd, "topics_per_broker", json_integer(r->seed_topics));
+			bad |= jset(sd, "seconds", json_real(r->seed_s));
+			bad |= json_object_set_new(doc, "seed", sd);
+		}
+	}
+	for (size_t i = 0; i < r->nroles && !bad; i++)
+		bad |= jset(roles, r->roles[i].key, report_json_role(&r->roles[i]));
+	bad |= json_object_set(doc, "roles", roles);
+	const struct report_role *idle = report_role(r, "route_idle");
+	const struct report_role *storm = report_role(r, "route_storm");
+	if (idle && storm && !bad) {
+		json_t *m = json_object();
+		double ip99 = (double)hist_percentile(&idle->st->lat, 99.0);
+		double sp99 = (double)hist_percentile(&storm->st->lat, 99.0);
+		double ip50 = (double)hist_percentile(&idle->st->lat, 50.0);
+		double sp50 = (double)hist_percentile(&storm->st->lat, 50.0);
+		double it = report_rate(idle), st = report_rate(storm);
+		bad |= !m;
+		if (m) {
+			bad |= jset(m, "p50_ratio", json_real(ip50 > 0 ? sp50 / ip50 : 0.0));
+			bad |= jset(m, "p99_ratio", json_real(ip99 > 0 ? sp99 / ip99 : 0.0));
+			bad |= jset(m, "throughput_ratio", json_real(it > 0 ? st / it : 0.0));
+			bad |= json_object_set_new(doc, "mixed", m);
+		}
+	}
+	if (r->have_server)
+		bad |= jset(doc, "server", report_json_server(r));
+	if (r->nstartup)
+		bad |= jset(doc, "startup", report_json_startup(r));
+out:
+	json_decref(roles);
+	if (bad) {
+		json_decref(doc);
+		return NULL;
+	}
+	return doc;
+}
+
+/* ---- text ---- */
+
+static const char *report_fmt_ns(char *b, size_t n, uint64_t ns)
+{
+	if (ns < 1000)
+		snprintf(b, n, "%llu ns", (unsigned long long)ns);
+	else if (ns < 1000000)
+		snprintf(b, n, "%.1f us", (double)ns / 1e3);
+	else if (ns < 1000000000)
+		snprintf(b, n, "%.2f ms", (double)ns / 1e6);
+	else
+		snprintf(b, n, "%.2f s", (double)ns / 1e9);
+	return b;
+}
+
+static void report_print_latency(FILE *f, const char *label, const struct hist *h)
+{
+	char a[5][24], m[24];
+	fprintf(f, "  %-9s p50 %s  p90 %s  p99 %s  p99.9 %s  max %s  mean %s\n", label,
+		report_fmt_ns(a[0], 24, hist_percentile(h, 50.0)),
+		report_fmt_ns(a[1], 24, hist_percentile(h, 90.0)),
+		report_fmt_ns(a[2], 24, hist_percentile(h, 99.0)),
+		report_fmt_ns(a[3], 24, hist_percentile(h, 99.9)),
+		report_fmt_ns(a[4], 24, h->max),
+		report_fmt_ns(m, 24, (uint64_t)hist_mean(h)));
+}
+
+static void report_print_role(FILE *f, const struct report_role *rr)
+{
+	const struct stats *s = rr->st;
+	fprintf(f, "%s: %llu answers in %.2f s = %.0f ok/s; ok %llu, errors %llu\n", rr->key,
+		(unsigned long long)s->answered, rr->wall_s, report_rate(rr),
+		(unsigned long long)s->ok, (unsigned long long)stats_errors(s));
+	if (s->lat.count) {
+		report_print_latency(f, s->open_loop ? "latency*" : "latency", &s->lat);
+		if (s->open_loop) {
+			report_print_latency(f, "service", &s->service);
+			fprintf(f, "  (* from the intended send time: coordinated omission corrected)\n");
+		}
+	}
+	if (s->code_errors) {
+		fprintf(f, "  errors by code:");
+		for (uint32_t i = 0; i < s->ncodes; i++)
+			if (s->codes[i].code != 0)
+				fprintf(f, " %d x %llu", s->codes[i].code,
+					(unsigned long long)s->codes[i].count);
+		if (s->codes_other)
+			fprintf(f, " other x %llu", (unsigned long long)s->codes_other);
+		fputc('\n', f);
+	}
+	bool any = false;
+	for (int i = 0; i < STATS_ERR_COUNT; i++)
+		any = any || s->transport[i];
+	if (any) {
+		fprintf(f, "  transport errors:");
+		for (int i = 0; i < STATS_ERR_COUNT; i++)
+			if (s->transport[i])
+				fprintf(f, " %s x %llu", stats_transport_name((enum stats_transport)i),
+					(unsigned long long)s->transport[i]);
+		fputc('\n', f);
+	}
+	if (s->answered)
+		fprintf(f, "  bytes: out %.1f MB, in %.1f MB (%.0f B per answer)\n",
+			(double)s->bytes_out / 1e6, (double)s->bytes_in / 1e6,
+			(double)s->bytes_in / (double)s->answered);
+}
+
+void report_print_text(FILE *f, const struct report *r)
+{
+	const struct bench_opts *o = r->opts;
+	fprintf(f, "rmqns-bench %s -> %s\n", r->scenario ? r->scenario : "?", r->target ? r->target : "?");
+	if (o && o->scenario != SC_STARTUP) {
+		fprintf(f, "  %u conns x depth %u, %s, version %d, %s headers, %u thread(s)\n", o->conns,
+			o->depth, o->rate > 0 ? "open loop" : "closed loop", o->version,
+			o->serialize ? "ROCKETMQ" : "JSON", o->threads);
+		if (o->rate > 0)
+			fprintf(f, "  rate %.0f requests/s\n", o->rate);
+		fprintf(f, "  brokers %u x %u topics x %u queues, %s topics, %s bodies\n", o->brokers,
+			o->broker_topics, o->queues, o->layout == LAYOUT_SHARED ? "shared" : "distinct",
+			o->compressed ? "compressed" : "plain");
+		if (o->scenario == SC_MIXED)
+			fprintf(f, "  storm: %u brokers x %u topics re-registering\n", o->storm_brokers,
+				o->storm_topics);
+	}
+	if (r->seed_brokers)
+		fprintf(f, "seeded %u brokers x %u topics in %.2f s\n", r->seed_brokers, r->seed_topics,
+			r->seed_s);
+	for (size_t i = 0; i < r->nroles; i++)
+		report_print_role(f, &r->roles[i]);
+	const struct report_role *idle = report_role(r, "route_idle");
+	const struct report_role *storm = report_role(r, "route_storm");
+	if (idle && storm) {
+		double ip99 = (double)hist_percentile(&idle->st->lat, 99.0);
+		double sp99 = (double)hist_percentile(&storm->st->lat, 99.0);
+		double it = report_rate(idle), st = report_rate(storm);
+		fprintf(f, "storm vs idle: p99 x %.2f, throughput x %.2f\n", ip99 > 0 ? sp99 / ip99 : 0.0,
+			it > 0 ? st / it : 0.0);
+	}
+	if (r->have_server) {
+		double cpu = r->after.cpu_s - r->before.cpu_s;
+		fprintf(f, "server pid %ld: cpu %.2f s (user %.2f, sys %.2f) = %.0f%% of one core, "
+			"rss %llu kB -> %llu kB, peak %llu kB, %lld threads\n",
+			r->pid, cpu, r->after.user_s - r->before.user_s, r->after.sys_s - r->before.sys_s,
+			r->server_wall_s > 0 ? 100.0 * cpu / r->server_wall_s : 0.0,
+			(unsigned long long)r->before.rss_kb, (unsigned long long)r->after.rss_kb,
+			(unsigned long long)r->after.hwm_kb, (long long)r->after.threads);
+	}
+	if (r->nstartup) {
+		double *v = malloc(r->nstartup * sizeof(double));
+		if (v) {
+			memcpy(v, r->startup_ms, r->nstartup * sizeof(double));
+			double med = report_median(v, r->nstartup);
+			fprintf(f, "startup: exec -> first answer over %zu runs: min %.2f ms, median %.2f ms, "
+				"max %.2f ms\n", r->nstartup, v[0], med, v[r->nstartup - 1]);
+			free(v);
+		}
+		if (r->have_startup_rss)
+			fprintf(f, "  server rss at first answer: %llu kB\n", r->startup_rss_kb);
+	}
+}
+
+/* ---- SVG ---- */
+
+static const char *const report_colors[] = {
+	"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
+};
+
+static void report_svg_text(FILE *f, const char *s)
+{
+	for (; s && *s; s++) {
+		switch (*s) {
+		case '&': fputs("&amp;", f); break;
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '"': fputs("&quot;", f); break;
+		default: fputc(*s, f);
+		}
+	}
+}
+
+/* 1, 2 or 5 times a power of ten, at least v. */
+static double report_nice_ceil(double v)
+{
+	if (v <= 0)
+		return 1.0;
+	double p = pow(10.0, floor(log10(v)));
+	for (int k = 0; k < 4; k++) {
+		static const double m[] = { 1, 2, 5, 10 };
+		if (m[k] * p >= v)
+			return m[k] * p;
+	}
+	return 10 * p;
+}
+
+#define SVG_W 960
+#define SVG_L 90.0
+#define SVG_R 930.0
+
+static void report_svg_axes(FILE *f, double top, double bottom, double ymax, const char *yunit,
+			    const char *title)
+{
+	fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"15\" font-weight=\"bold\">", SVG_L,
+		top - 12);
+	report_svg_text(f, title);
+	fputs("</text>\n", f);
+	fprintf(f, "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" "
+		"stroke=\"#444\"/>\n", SVG_L, top, SVG_R - SVG_L, bottom - top);
+	for (int k = 0; k <= 5; k++) {
+		double y = bottom - (bottom - top) * k / 5.0;
+		double v = ymax * k / 5.0;
+		fprintf(f, "<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n",
+			SVG_L, y, SVG_R, y);
+		fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">%g %s</text>\n",
+			SVG_L - 6, y + 4, v, yunit);
+	}
+}
+
+static void report_svg_latency(FILE *f, const struct report *r, double top, double bottom)
+{
+	/* x = log10(1 / (1 - q)): 0 for the median's left end, 2 for p99, 3 for p99.9 */
+	double xmax = 2.0, ymax_us = 0.0;
+	for (size_t i = 0; i < r->nroles; i++) {
+		const struct hist *h = &r->roles[i].st->lat;
+		if (!h->count)
+			continue;
+		double lx = log10((double)h->count);
+		if (lx > xmax)
+			xmax = lx;
+		if (us(h->max) > ymax_us)
+			ymax_us = us(h->max);
+	}
+	xmax = ceil(xmax > 6.0 ? 6.0 : xmax);
+	double ymax = report_nice_ceil(ymax_us);
+	report_svg_axes(f, top, bottom, ymax, "us", "Latency by percentile");
+	for (int k = 0; k <= (int)xmax; k++) {
+		double x = SVG_L + (SVG_R - SVG_L) * k / xmax;
+		char label[32];
+		if (k == 0)
+			snprintf(label, sizeof(label), "0%%");
+		else
+			snprintf(label, sizeof(label), "%.*f%%", k > 2 ? k - 2 : 0, 100.0 - pow(10.0, 2 - k));
+		fprintf(f, "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#ddd\"/>\n",
+			x, top, x, bottom);
+		fprintf(f, "<text x=\"%.1f\" y=\"%.0f\" font-size=\"11\" text-anchor=\"middle\">%s</text>\n",
+			x, bottom + 16, label);
+	}
+	for (size_t i = 0; i < r->nroles; i++) {
+		const struct hist *h = &r->roles[i].st->lat;
+		if (!h->count)
+			continue;
+		double lx = log10((double)h->count);
+		if (lx > xmax)
+			lx = xmax;
+		fprintf(f, "<polyline fill=\"none\" stroke-width=\"2\" stroke=\"%s\" points=\"",
+			report_colors[i % 6]);
+		const int steps = 200;
+		for (int k = 0; k <= steps; k++) {
+			double xv = xmax * k / steps;
+			if (xv > lx)
+				xv = lx;
+			double q = 100.0 * (1.0 - pow(10.0, -xv));
+			double yv = us(hist_percentile(h, q));
+			double x = SVG_L + (SVG_R - SVG_L) * xv / xmax;
+			double y = bottom - (bottom - top) * (yv / ymax);
+			fprintf(f, "%.1f,%.1f ", x, y);
+			if (xv >= lx)
+				break;
+		}
+		fputs("\"/>\n", f);
+	}
+}
+
+static void report_svg_throughput(FILE *f, const struct report *r, double top, double bottom)
+{
+	uint32_t tmax = 1;
+	double ymax_v = 0.0;
+	for (size_t i = 0; i < r->nroles; i++) {
+		const struct stats *s = r->roles[i].st;
+		for (uint32_t k = 0; k < s->nseconds; k++) {
+			if (s->seconds[k].t > tmax)
+				tmax = s->seconds[k].t;
+			if ((double)s->seconds[k].ok > ymax_v)
+				ymax_v = (double)s->seconds[k].ok;
+		}
+	}
+	double ymax = report_nice_ceil(ymax_v);
+	report_svg_axes(f, top, bottom, ymax, "/s", "Answers per second (code 0)");
+	uint32_t step = tmax > 20 ? (tmax + 9) / 10 : 1;
+	for (uint32_t t = 0; t <= tmax; t += step) {
+		double x = SVG_L + (SVG_R - SVG_L) * t / tmax;
+		fprintf(f, "<text x=\"%.1f\" y=\"%.0f\" font-size=\"11\" text-anchor=\"middle\">%us</text>\n",
+			x, bottom + 16, t);
+	}
+	for (size_t i = 0; i < r->nroles; i++) {
+		const struct stats *s = r->roles[i].st;
+		if (!s->nseconds)
+			continue;
+		fprintf(f, "<polyline fill=\"none\" stroke-width=\"2\" stroke=\"%s\" points=\"",
+			report_colors[i % 6]);
+		for (uint32_t k = 0; k < s->nseconds; k++) {
+			/* a second's count is drawn at its end */
+			double x = SVG_L + (SVG_R - SVG_L) * s->seconds[k].t / tmax;
+			double y = bottom - (bottom - top) * ((double)s->seconds[k].ok / ymax);
+			fprintf(f, "%.1f,%.1f ", x, y);
+		}
+		fputs("\"/>\n", f);
+	}
+}
+
+int report_write_svg(FILE *f, const struct report *r)
+{
+	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"780\" "
+		"viewBox=\"0 0 %d 780\" font-family=\"sans-serif\">\n", SVG_W, SVG_W);
+	fputs("<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n", f);
+	fputs("<text x=\"90\" y=\"26\" font-size=\"17\">rmqns-bench ", f);
+	report_svg_text(f, r->scenario);
+	fputs(" \xE2\x86\x92 ", f);
+	report_svg_text(f, r->target);
+	fputs("</text>\n", f);
+	report_svg_latency(f, r, 70, 380);
+	report_svg_throughput(f, r, 450, 730);
+	/* legend */
+	for (size_t i = 0; i < r->nroles; i++) {
+		char p99[24];
+		double y = 84 + 18.0 * (double)i;
+		fprintf(f, "<rect x=\"%.0f\" y=\"%.0f\" width=\"14\" height=\"4\" fill=\"%s\"/>\n",
+			SVG_L + 12, y - 4, report_colors[i % 6]);
+		fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"12\">", SVG_L + 32, y);
+		report_svg_text(f, r->roles[i].key);
+		fprintf(f, ": %.0f ok/s, p99 %s</text>\n",
+			r->roles[i].wall_s > 0 ? (double)r->roles[i].st->ok / r->roles[i].wall_s : 0.0,
+			report_fmt_ns(p99, sizeof(p99), hist_percentile(&r->roles[i].st->lat, 99.0)));
+	}
+	fputs("</svg>\n", f);
+	return ferror(f) ? RMQNS_EIO : RMQNS_OK;
+}
+
+/* ---- comparison of saved runs ---- */
+
+static void report_fig(struct report_figure *out, size_t cap, size_t *n, const char *a,
+		       const char *b, json_t *v, bool higher_better)
+{
+	if (*n >= cap || !json_is_number(v))
+		return;
+	snprintf(out[*n].name, sizeof(out[*n].name), "%s.%s", a, b);
+	out[*n].value = json_number_value(v);
+	out[*n].higher_better = higher_better;
+	(*n)++;
+}
+
+size_t report_figures(json_t *doc, struct report_figure *out, size_t cap)
+{
+	size_t n = 0;
+	const char *key;
+	json_t *role;
+	json_object_foreach(json_object_get(doc, "roles"), key, role) {
+		json_t *lat = json_object_get(role, "latency_us");
+		report_fig(out, cap, &n, key, "throughput_rps", json_object_get(role, "throughput_rps"), true);
+		report_fig(out, cap, &n, key, "p50_us", json_object_get(lat, "p50"), false);
+		report_fig(out, cap, &n, key, "p90_us", json_object_get(lat, "p90"), false);
+		report_fig(out, cap, &n, key, "p99_us", json_object_get(lat, "p99"), false);
+		report_fig(out, cap, &n, key, "p99_9_us", json_object_get(lat, "p99_9"), false);
+		report_fig(out, cap, &n, key, "errors", json_object_get(role, "errors"), false);
+	}
+	json_t *m = json_object_get(doc, "mixed");
+	report_fig(out, cap, &n, "mixed", "p99_ratio", json_object_get(m, "p99_ratio"), false);
+	report_fig(out, cap, &n, "mixed", "throughput_ratio", json_object_get(m, "throughput_ratio"), true);
+	json_t *s = json_object_get(doc, "server");
+	report_fig(out, cap, &n, "server", "cpu_pct", json_object_get(s, "cpu_pct"), false);
+	report_fig(out, cap, &n, "server", "rss_kb_after", json_object_get(s, "rss_kb_after"), false);
+	json_t *st = json_object_get(json_object_get(doc, "startup"), "first_answer_ms");
+	report_fig(out, cap, &n, "startup", "first_answer_ms", json_object_get(st, "median"), false);
+	return n;
+}
+
+#define REPORT_MAX_FIGS 128
+
+static bool report_lookup(json_t *doc, const char *name, double *v)
+{
+	struct report_figure figs[REPORT_MAX_FIGS];
+	size_t n = report_figures(doc, figs, REPORT_MAX_FIGS);
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(figs[i].name, name) == 0) {
+			*v = figs[i].value;
+			return true;
+		}
+	return false;
+}
+
+int report_print_ratio(FILE *f, json_t *const *a, size_t na, json_t *const *b, size_t nb,
+		       const char *label_a, const char *label_b)
+{
+	if (na == 0 || nb == 0)
+		return RMQNS_EINVAL;
+	struct report_figure figs[REPORT_MAX_FIGS];
+	size_t nf = report_figures(a[0], figs, REPORT_MAX_FIGS);
+	double *va = malloc(na * sizeof(double)), *vb = malloc(nb * sizeof(double));
+	if (!va || !vb) {
+		free(va);
+		free(vb);
+		return RMQNS_ENOMEM;
+	}
+	fprintf(f, "%-34s %14s %14s %9s\n", "figure (median of runs)", label_a, label_b, "A/B");
+	for (size_t i = 0; i < nf; i++) {
+		size_t ka = 0, kb = 0;
+		for (size_t j = 0; j < na; j++)
+			if (report_lookup(a[j], figs[i].name, &va[ka]))
+				ka++;
+		for (size_t j = 0; j < nb; j++)
+			if (report_lookup(b[j], figs[i].name, &vb[kb]))
+				kb++;
+		if (!ka || !kb)
+			continue;
+		double ma = report_median(va, ka), mb = report_median(vb, kb);
+		if (mb != 0.0)
+			fprintf(f, "%-34s %14.2f %14.2f %9.3f%s\n", figs[i].name, ma, mb, ma / mb,
+				figs[i].higher_better ? "  (higher is better)" : "");
+		else
+			fprintf(f, "%-34s %14.2f %14.2f %9s\n", figs[i].name, ma, mb, "-");
+	}
+	free(va);
+	free(vb);
+	return RMQNS_OK;
+}

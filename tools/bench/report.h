@@ -1,0 +1,66 @@
+/* Results of one rmqns-bench run and their three forms: the text summary,
+ * the --json document and the --plot SVG (hand-written: a latency-by-
+ * percentile panel and a throughput-over-time panel). Also the comparison
+ * of saved JSON runs: medians per figure and A/B ratios (compare.sh, --floor). */
+#ifndef BENCH_REPORT_H
+#define BENCH_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "opts.h"
+#include "procstat.h"
+#include "stats.h"
+
+#define REPORT_MAX_ROLES 6
+
+struct report_role {
+	const char *key;      /* "route", "route_idle", "route_storm", "register", "churn", "seed" */
+	struct stats *st;
+	double wall_s;        /* measured time the role's figures are divided by */
+};
+
+struct report {
+	const struct bench_opts *opts; /* may be NULL (tests) */
+	const char *scenario;
+	const char *target;
+	struct report_role roles[REPORT_MAX_ROLES];
+	size_t nroles;
+	/* seeding before the run */
+	unsigned seed_brokers, seed_topics;
+	double seed_s;
+	/* server process (--pid or startup's child) */
+	bool have_server;
+	long pid;
+	struct procstat before, after;
+	double server_wall_s;
+	/* startup */
+	const double *startup_ms;
+	size_t nstartup;
+	bool have_startup_rss;
+	unsigned long long startup_rss_kb; /* RSS at the first answer of the last run */
+};
+
+void report_add_role(struct report *r, const char *key, struct stats *st, double wall_s);
+/* New reference; NULL on allocation failure. */
+json_t *report_to_json(const struct report *r);
+void report_print_text(FILE *f, const struct report *r);
+int report_write_svg(FILE *f, const struct report *r);
+
+/* Flat list of the comparable figures of a --json document:
+ * "route.throughput_rps", "route.p99_us", "server.cpu_pct", ... */
+struct report_figure {
+	char name[64];
+	double value;
+	bool higher_better;
+};
+/* Up to cap figures of doc; returns how many. */
+size_t report_figures(json_t *doc, struct report_figure *out, size_t cap);
+/* Prints the median of each figure on side A and side B and A/B. */
+int report_print_ratio(FILE *f, json_t *const *a, size_t na, json_t *const *b, size_t nb,
+		       const char *label_a, const char *label_b);
+
+#endif

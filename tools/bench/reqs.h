@@ -1,0 +1,87 @@
+/* The requests rmqns-bench sends: GET_ROUTEINFO_BY_TOPIC from a template
+ * the project's encoder produced once (so per-request cost is a few
+ * copies), REGISTER_BROKER heads and bodies in the plain JSON (§5.5) and
+ * compressed (§5.6) layouts, and the small probe used by `startup`.
+ * Topic and broker naming lives here too, so every scenario agrees. */
+#ifndef BENCH_REQS_H
+#define BENCH_REQS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rmqns/buf.h"
+#include "opts.h"
+
+#define REQS_CODE_REGISTER_BROKER 103
+#define REQS_CODE_GET_ROUTEINFO 105
+#define REQS_CODE_GET_CLUSTER_INFO 106
+#define REQS_NAME_MAX 160
+
+/* Topic j of broker b: PREFIX-b<b>-t<j> (distinct) or PREFIX-t<j> (shared). */
+int reqs_topic_name(char *out, size_t cap, const char *prefix, enum bench_layout layout,
+		    uint32_t broker, uint32_t topic);
+
+/* A route request cut around its topic and opaque, so a request is the
+ * template's pieces with the topic and the opaque's digits in between. */
+struct reqs_route_tpl {
+	int32_t version;
+	int serialize;    /* 0 JSON, 1 ROCKETMQ */
+	bool spliced;     /* false: encode every request (binary headers) */
+	struct buf head;  /* the whole template frame */
+	size_t topic_off, topic_len;   /* sentinel topic within head */
+	size_t opaque_off, opaque_len; /* sentinel opaque digits within head */
+};
+
+int reqs_route_tpl_init(struct reqs_route_tpl *t, int32_t version, int serialize);
+void reqs_route_tpl_free(struct reqs_route_tpl *t);
+/* Appends one whole GET_ROUTEINFO_BY_TOPIC frame. The topic must be a
+ * name that needs no JSON escaping (bench names always are). */
+int reqs_route_append(const struct reqs_route_tpl *t, const char *topic, int32_t opaque,
+		      struct buf *out);
+
+/* One fake broker: its identity and its registration body. */
+struct reqs_broker {
+	char name[REQS_NAME_MAX];
+	char addr[64];
+	char ha_addr[64];
+	char cluster[64];
+	bool compressed;
+	int32_t version;
+	int serialize;
+	struct buf body[2];  /* two data versions, alternated when the version changes */
+	uint32_t crc[2];     /* masked CRC-32 of each body as sent */
+	uint32_t nbodies;
+};
+
+struct reqs_body_spec {
+	const char *topic_prefix;
+	enum bench_layout layout;
+	uint32_t topics;     /* topics in the body */
+	uint32_t queues;
+	bool compressed;
+	int32_t version;     /* sender version: >= 413 adds the mapping section (compressed) */
+};
+
+/* Appends the registration body of broker `broker` with the given data
+ * version counter: plain RegisterBrokerBody JSON, or the zlib stream of
+ * the compressed layout. */
+int reqs_register_body(struct buf *out, const struct reqs_body_spec *spec, uint32_t broker,
+		       int64_t counter, int64_t timestamp);
+/* CRC-32 (zlib) of the bytes as sent, masked with 0x7FFFFFFF (§4, 103). */
+uint32_t reqs_body_crc(const uint8_t *p, size_t n);
+
+/* Names the broker and builds its bodies (one, or two when dv_change). */
+int reqs_broker_init(struct reqs_broker *b, const struct bench_opts *o,
+		     const struct reqs_body_spec *spec, const char *broker_prefix,
+		     uint32_t index, bool dv_change);
+void reqs_broker_free(struct reqs_broker *b);
+/* Appends a whole REGISTER_BROKER frame carrying body `variant`. */
+int reqs_register_append(const struct reqs_broker *b, uint32_t variant, int32_t opaque,
+			 struct buf *out);
+
+/* Appends a request with no ext fields and no body (e.g. code 106). */
+int reqs_simple_append(int32_t code, int32_t opaque, int32_t version, int serialize,
+		       struct buf *out);
+
+#endif
