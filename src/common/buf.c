@@ -1,6 +1,8 @@
 /* The growable byte buffer of buf.h. Owns growth policy and overflow checks;
  * a failed call never changes len or the bytes already held. */
 #include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,12 +16,13 @@ int buf_reserve(struct buf *b, size_t extra)
 {
 	if (extra <= b->cap - b->len)
 		return RMQNS_OK;
-	if (extra > SIZE_MAX - b->len)
+	/* No allocation can be larger than PTRDIFF_MAX; refuse before asking. */
+	if (extra > PTRDIFF_MAX - b->len)
 		return RMQNS_ENOMEM;
 	size_t need = b->len + extra;
 	size_t cap = b->cap ? b->cap : BUF_MIN_CAP;
 	while (cap < need) {
-		if (cap > SIZE_MAX / 2) {
+		if (cap > PTRDIFF_MAX / 2) {
 			cap = need;
 			break;
 		}

@@ -168,10 +168,10 @@ static bool jh_int(struct jh *j, int64_t *v)
 	const uint8_t *digits = p;
 	int64_t x = 0;
 	while (p < end && *p >= '0' && *p <= '9') {
+		if (p - digits == 18)
+			return false;
 		x = x * 10 + (*p - '0');
 		p++;
-		if (p - digits > 18)
-			return false;
 	}
 	if (p == digits || (*digits == '0' && p - digits > 1))
 		return false;

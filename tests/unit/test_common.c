@@ -1,6 +1,5 @@
 /* Unit tests of src/common: buffers, error texts and logging. */
 #include <criterion/criterion.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -203,52 +202,4 @@ Test(log, level_names_parse)
 	cr_expect_eq(log_level_parse("error"), LOG_ERROR);
 	cr_expect_eq(log_level_parse("trace"), -1);
 	cr_expect_eq(log_level_parse(NULL), -1);
-}
-
-#define LOG_THREADS 4
-#define LOG_LINES 500
-
-static void *log_thread_main(void *arg)
-{
-	char name[16];
-	int id = (int)(intptr_t)arg;
-	snprintf(name, sizeof(name), "writer-%d", id);
-	log_set_thread_name(name);
-	for (int i = 0; i < LOG_LINES; i++)
-		log_info("line %d of writer %d %s", i, id, "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
-	return NULL;
-}
-
-Test(log_threads, lines_never_interleave)
-{
-	char path[128];
-	temp_path(path, sizeof(path));
-	cr_assert_eq(log_set_file(path), 0);
-	log_set_level(LOG_INFO);
-	pthread_t t[LOG_THREADS];
-	for (int i = 0; i < LOG_THREADS; i++)
-		cr_assert_eq(pthread_create(&t[i], NULL, log_thread_main, (void *)(intptr_t)i), 0);
-	for (int i = 0; i < LOG_THREADS; i++)
-		pthread_join(t[i], NULL);
-	cr_assert_eq(log_set_file(NULL), 0);
-
-	char *s = read_all(path);
-	int count[LOG_THREADS] = { 0 };
-	for (char *line = strtok(s, "\n"); line; line = strtok(NULL, "\n")) {
-		int w, i, w2;
-		char tail[64];
-		const char *msg = strstr(line, "] line ");
-		cr_assert_not_null(msg, "bad line: %s", line);
-		cr_assert_eq(sscanf(msg, "] line %d of writer %d %63s", &i, &w, tail), 3, "bad line: %s", line);
-		cr_assert_eq(sscanf(strstr(line, "[writer-"), "[writer-%d]", &w2), 1);
-		cr_assert_eq(w, w2);
-		cr_assert_eq(strlen(tail), 55);
-		cr_assert(w >= 0 && w < LOG_THREADS);
-		cr_assert_eq(i, count[w], "writer %d: line %d out of order", w, i);
-		count[w]++;
-	}
-	for (int i = 0; i < LOG_THREADS; i++)
-		cr_expect_eq(count[i], LOG_LINES);
-	free(s);
-	unlink(path);
 }

@@ -981,7 +981,7 @@ static void rand_cmd_make(struct rand_cmd *r, enum remoting_serialize ser)
 	uint32_t n = (uint32_t)(rng() % 12);
 	for (uint32_t i = 0; i < n; i++) {
 		/* unique keys: a prefix numbering them */
-		snprintf(r->keys[i], 8, "%u", i);
+		snprintf(r->keys[i], 8, "%u", i % 100);
 		size_t kl = strlen(r->keys[i]);
 		rand_text(r->keys[i] + kl, sizeof(r->keys[i]) - kl, true);
 		rand_text(r->vals[i], sizeof(r->vals[i]), !bin);
