@@ -183,7 +183,7 @@ static bool group_done(struct engine *e, uint32_t n)
 }
 
 static void progress_group(FILE *f, const char *label, struct engine *e, uint32_t n, int idx,
-			   uint32_t *t_out)
+			   uint32_t *t_out, bool *first)
 {
 	uint64_t ok = 0, errs = 0, p50 = 0, p99 = 0;
 	bool any = false;
@@ -206,8 +206,10 @@ static void progress_group(FILE *f, const char *label, struct engine *e, uint32_
 	}
 	if (!any)
 		return;
-	fprintf(f, " | %s %llu/s p50 %.0fus p99 %.0fus err %llu", label, (unsigned long long)ok,
+	fprintf(f, "%s%s %llu/s p50 %.0fus p99 %.0fus err %llu", *first ? " " : " | ", label,
+		(unsigned long long)ok,
 		(double)p50 / 1e3, (double)p99 / 1e3, (unsigned long long)errs);
+	*first = false;
 }
 
 static void progress_print(struct run *r, uint32_t sec)
@@ -217,17 +219,20 @@ static void progress_print(struct run *r, uint32_t sec)
 	if (!f)
 		return;
 	uint32_t t = sec > 0 ? sec - 1 : 0;
+	bool first = true;
 	fprintf(f, "[%3us]", sec);
 	if (r->nroute)
-		progress_group(f, "route", r->route, r->nroute, -1, &t);
+		progress_group(f, "route", r->route, r->nroute, -1, &t, &first);
 	if (r->have_load) {
 		uint32_t tl = t;
-		progress_group(f, r->load.st[0].name, &r->load, 1, 0, &tl);
+		progress_group(f, r->load.st[0].name, &r->load, 1, 0, &tl, &first);
 	}
 	if (r->have_seed && r->o->scenario == SC_SEED) {
 		uint32_t ts = t;
-		progress_group(f, "seed", &r->seed, 1, 0, &ts);
+		progress_group(f, "seed", &r->seed, 1, 0, &ts, &first);
 	}
+	if (first)
+		fprintf(f, " waiting for answers");
 	fputc('\0', f);
 	fclose(f);
 	fprintf(stderr, "%s\n", line);

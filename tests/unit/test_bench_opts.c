@@ -1,0 +1,188 @@
+/* rmqns-bench command line and /proc readers. */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "opts.h"
+#include "procstat.h"
+#include "rmqns/err.h"
+
+static int parse(struct bench_opts *o, char *err, ...)
+{
+	char *argv[32];
+	int argc = 0;
+	va_list ap;
+	va_start(ap, err);
+	argv[argc++] = "rmqns-bench";
+	for (char *a = va_arg(ap, char *); a && argc < 31; a = va_arg(ap, char *))
+		argv[argc++] = a;
+	va_end(ap);
+	argv[argc] = NULL;
+	bool help;
+	return opts_parse(argc, argv, o, &help, err, 256);
+}
+
+Test(bench_opts, durations_and_counts)
+{
+	uint64_t v;
+	cr_assert_eq(opts_parse_duration("10s", &v), 0);
+	cr_assert_eq(v, 10000000000ull);
+	cr_assert_eq(opts_parse_duration("250ms", &v), 0);
+	cr_assert_eq(v, 250000000ull);
+	cr_assert_eq(opts_parse_duration("500us", &v), 0);
+	cr_assert_eq(v, 500000ull);
+	cr_assert_eq(opts_parse_duration("2m", &v), 0);
+	cr_assert_eq(v, 120000000000ull);
+	cr_assert_eq(opts_parse_duration("1.5", &v), 0);
+	cr_assert_eq(v, 1500000000ull);
+	cr_assert_neq(opts_parse_duration("ten", &v), 0);
+	cr_assert_neq(opts_parse_duration("5x", &v), 0);
+	cr_assert_neq(opts_parse_duration("-1s", &v), 0);
+	cr_assert_neq(opts_parse_duration("", &v), 0);
+	cr_assert_eq(opts_parse_count("50k", &v), 0);
+	cr_assert_eq(v, 50000);
+	cr_assert_eq(opts_parse_count("2M", &v), 0);
+	cr_assert_eq(v, 2000000);
+	cr_assert_eq(opts_parse_count("17", &v), 0);
+	cr_assert_eq(v, 17);
+	cr_assert_neq(opts_parse_count("1.5", &v), 0);
+	cr_assert_neq(opts_parse_count("-3", &v), 0);
+	cr_assert_neq(opts_parse_count("3q", &v), 0);
+}
+
+Test(bench_opts, scenario_defaults)
+{
+	struct bench_opts o;
+	char err[256];
+	cr_assert_eq(parse(&o, err, "route", NULL), 0, "%s", err);
+	cr_assert_eq(o.scenario, SC_ROUTE);
+	cr_assert_str_eq(o.addr, "127.0.0.1:9876");
+	cr_assert_eq(o.duration_ns, 10000000000ull);
+	cr_assert_eq(o.conns, 8);
+	cr_assert_eq(o.depth, 4);
+	cr_assert_eq(o.version, 479);
+	cr_assert_eq(o.brokers, 10);
+	cr_assert_eq(o.broker_topics, 100);
+	cr_assert_eq(o.timeout_ns, 3000000000ull);
+	cr_assert(!o.dv_change);
+	cr_assert_eq(parse(&o, err, "register", NULL), 0, "%s", err);
+	cr_assert_eq(o.brokers, 4);
+	cr_assert_eq(o.broker_topics, 1000);
+	cr_assert(o.dv_change);
+	cr_assert_eq(o.timeout_ns, 60000000000ull);
+	cr_assert_eq(parse(&o, err, "register", "--dv", "same", NULL), 0, "%s", err);
+	cr_assert(!o.dv_change);
+	/* --requests alone bounds the run: no default duration added */
+	cr_assert_eq(parse(&o, err, "route", "-n", "5k", NULL), 0, "%s", err);
+	cr_assert_eq(o.requests, 5000);
+	cr_assert_eq(o.duration_ns, 0);
+}
+
+Test(bench_opts, options_parse)
+{
+	struct bench_opts o;
+	char err[256];
+	cr_assert_eq(parse(&o, err, "mixed", "-a", "[::1]:9877", "-c", "16", "-p", "8", "-d", "3s",
+			   "--storm-brokers", "4", "--storm-topics", "10000", "--serialize", "rocketmq",
+			   "--version", "400", "--layout", "shared", "--compressed", "--json",
+			   "--plot", "x.svg", "--pid", "123", "--threads", "2", NULL), 0, "%s", err);
+	cr_assert_str_eq(o.addr, "[::1]:9877");
+	cr_assert_eq(o.conns, 16);
+	cr_assert_eq(o.depth, 8);
+	cr_assert_eq(o.duration_ns, 3000000000ull);
+	cr_assert_eq(o.storm_topics, 10000);
+	cr_assert_eq(o.serialize, 1);
+	cr_assert_eq(o.version, 400);
+	cr_assert_eq(o.layout, LAYOUT_SHARED);
+	cr_assert(o.compressed);
+	cr_assert(o.json);
+	cr_assert_str_eq(o.plot_path, "x.svg");
+	cr_assert_eq(o.pid, 123);
+	cr_assert_eq(o.threads, 2);
+	cr_assert_eq(parse(&o, err, "route", "-r", "50k", NULL), 0, "%s", err);
+	cr_assert_float_eq(o.rate, 50000.0, 1e-9);
+}
+
+Test(bench_opts, refusals)
+{
+	struct bench_opts o;
+	char err[256];
+	cr_assert_neq(parse(&o, err, NULL), 0);
+	cr_assert_neq(parse(&o, err, "fly", NULL), 0);
+	cr_assert_not_null(strstr(err, "fly"));
+	cr_assert_neq(parse(&o, err, "route", "--broker-topics", "1", NULL), 0);
+	cr_assert_not_null(strstr(err, "at least 2"));
+	cr_assert_neq(parse(&o, err, "route", "-c", "0", NULL), 0);
+	cr_assert_neq(parse(&o, err, "route", "-d", "0", NULL), 0);
+	cr_assert_neq(parse(&o, err, "route", "--bogus", NULL), 0);
+	cr_assert_neq(parse(&o, err, "route", "extra", NULL), 0);
+	cr_assert_neq(parse(&o, err, "route", "-a", "nocolon", NULL), 0);
+	cr_assert_neq(parse(&o, err, "route", "--topic-prefix", "has space", NULL), 0);
+	cr_assert_neq(parse(&o, err, "route", "--topic-prefix", "q\"uote", NULL), 0);
+	cr_assert_neq(parse(&o, err, "register", "-r", "100", NULL), 0);
+	cr_assert_neq(parse(&o, err, "startup", NULL), 0);
+	cr_assert_not_null(strstr(err, "--exec"));
+	cr_assert_eq(parse(&o, err, "startup", "--exec", "./server -p 1", "--runs", "3", NULL), 0);
+	cr_assert_eq(o.runs, 3);
+}
+
+Test(bench_opts, ratio_and_help)
+{
+	struct bench_opts o;
+	char err[256];
+	cr_assert_eq(parse(&o, err, "ratio", "a1.json", "a2.json", "--", "b.json", NULL), 0, "%s", err);
+	cr_assert_eq(o.scenario, SC_RATIO);
+	cr_assert_eq(o.ratio_na, 2);
+	cr_assert_eq(o.ratio_nb, 1);
+	cr_assert_str_eq(o.ratio_a[1], "a2.json");
+	cr_assert_str_eq(o.ratio_b[0], "b.json");
+	cr_assert_neq(parse(&o, err, "ratio", "a.json", NULL), 0);
+	cr_assert_neq(parse(&o, err, "ratio", "--", "b.json", NULL), 0);
+	char *argv[] = { "rmqns-bench", "route", "--help", NULL };
+	bool help = false;
+	cr_assert_eq(opts_parse(3, argv, &o, &help, err, sizeof(err)), 0);
+	cr_assert(help);
+	/* the usage text names every long option the parser knows */
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	opts_usage(f);
+	fclose(f);
+	static const char *names[] = { "--addr", "--duration", "--requests", "--warmup", "--timeout",
+		"--conns", "--depth", "--rate", "--threads", "--topics", "--version", "--serialize",
+		"--churn-queries", "--brokers", "--broker-topics", "--queues", "--layout",
+		"--compressed", "--dv", "--interval", "--keepalive", "--no-seed", "--cluster",
+		"--broker-prefix", "--topic-prefix", "--broker-port", "--storm-brokers",
+		"--storm-topics", "--no-idle", "--pid", "--json", "--plot", "--floor", "--progress",
+		"--quiet", "--exec", "--runs", "--help" };
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		cr_assert_not_null(strstr(text, names[i]), "usage lacks %s", names[i]);
+	free(text);
+}
+
+Test(bench_procstat, parses_stat_and_status)
+{
+	/* a command name with spaces and parentheses; utime 250, stime 50 ticks, 7 threads */
+	const char *stat = "4242 (my (odd) srv) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 50 0 0 "
+			   "20 0 7 0 12345 1000000 500 18446744073709551615\n";
+	struct procstat ps;
+	memset(&ps, 0, sizeof(ps));
+	cr_assert_eq(procstat_parse_stat(stat, 100, &ps), 0);
+	cr_assert_float_eq(ps.user_s, 2.5, 1e-9);
+	cr_assert_float_eq(ps.sys_s, 0.5, 1e-9);
+	cr_assert_float_eq(ps.cpu_s, 3.0, 1e-9);
+	cr_assert_eq(ps.threads, 7);
+	cr_assert_neq(procstat_parse_stat("4242 (x) S 1 2", 100, &ps), 0);
+	cr_assert_neq(procstat_parse_stat("no parenthesis", 100, &ps), 0);
+	const char *status = "Name:\tsrv\nVmPeak:\t  9000 kB\nVmHWM:\t    4321 kB\nVmRSS:\t    1234 kB\n";
+	cr_assert_eq(procstat_parse_status(status, &ps), 0);
+	cr_assert_eq(ps.rss_kb, 1234);
+	cr_assert_eq(ps.hwm_kb, 4321);
+	cr_assert_neq(procstat_parse_status("Name:\tx\n", &ps), 0);
+	/* this very process */
+	cr_assert_eq(procstat_read(getpid(), &ps), 0);
+	cr_assert_gt(ps.rss_kb, 0);
+	cr_assert_geq(ps.threads, 1);
+}
