@@ -133,6 +133,8 @@ int startup_run(const struct bench_opts *o, const struct sockaddr_storage *addr,
 			break;
 		}
 		if (pid == 0) {
+			/* the server's own output goes to stderr: stdout is the report */
+			dup2(STDERR_FILENO, STDOUT_FILENO);
 			execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 			_exit(127);
 		}
