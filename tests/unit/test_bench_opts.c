@@ -11,7 +11,7 @@
 
 static int parse(struct bench_opts *o, char *err, ...)
 {
-	char *argv[32];
+	static char *argv[32]; /* options point into it after return */
 	int argc = 0;
 	va_list ap;
 	va_start(ap, err);

@@ -171,7 +171,8 @@ int stats_merge(struct stats *dst, const struct stats *src)
 		if (ss->p99_ns > ds->p99_ns)
 			ds->p99_ns = ss->p99_ns;
 	}
-	qsort(dst->seconds, dst->nseconds, sizeof(dst->seconds[0]), stats_cmp_second);
+	if (dst->nseconds > 1)
+		qsort(dst->seconds, dst->nseconds, sizeof(dst->seconds[0]), stats_cmp_second);
 	return RMQNS_OK;
 }
 
