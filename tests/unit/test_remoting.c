@@ -746,6 +746,28 @@ Test(binary_header, lying_lengths)
 	buf_free(&b);
 }
 
+Test(binary_header, nul_inside_text_is_refused)
+{
+	static const struct { const char *k; size_t kl; const char *v; size_t vl; const char *r; size_t rl; } cases[] = {
+		{ "k", 1, "v", 1, "a\0b", 3 },
+		{ "k\0", 2, "v", 1, "", 0 },
+		{ "k", 1, "\0inKey", 6, "", 0 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct buf b = BUF_INIT;
+		bin_fixed(&b, 1, 0, 1, 1, 0);
+		cr_assert_eq(buf_put_be32(&b, (uint32_t)cases[i].rl), 0);
+		cr_assert_eq(buf_append(&b, cases[i].r, cases[i].rl), 0);
+		cr_assert_eq(buf_put_be32(&b, (uint32_t)(6 + cases[i].kl + cases[i].vl)), 0);
+		cr_assert_eq(buf_put_be16(&b, (uint16_t)cases[i].kl), 0);
+		cr_assert_eq(buf_append(&b, cases[i].k, cases[i].kl), 0);
+		cr_assert_eq(buf_put_be32(&b, (uint32_t)cases[i].vl), 0);
+		cr_assert_eq(buf_append(&b, cases[i].v, cases[i].vl), 0);
+		bin_fails(&b, RMQNS_EPROTO, "NUL in text");
+		buf_free(&b);
+	}
+}
+
 Test(binary_header, too_many_entries)
 {
 	for (int n = 1024; n <= 1025; n++) {
