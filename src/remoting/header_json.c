@@ -375,7 +375,7 @@ static int jh_member_value(struct jh *j, enum jh_member m, struct remoting_cmd *
 		return jh_lit(j, "null", 4) ? 0 : JH_BAIL;
 	case JH_EXT:
 		if (c != '{')
-			return JH_BAIL;
+			return jh_lit(j, "null", 4) ? 0 : JH_BAIL;
 		cmd->ext_present = true;
 		cmd->ext = ext;
 		return jh_ext(j, ext, slots, &cmd->ext_count);
