@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -284,6 +285,24 @@ static int harness_wait_exit(pid_t pid, int timeout_ms, int *status)
 	}
 }
 
+bool harness_log_has_sanitizer_report(const struct harness_server *s)
+{
+	static const char *const markers[] = {
+		"ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "WARNING: ThreadSanitizer",
+		"runtime error:", "ERROR: ThreadSanitizer",
+	};
+	char *log = harness_read_log(s);
+	bool found = false;
+	for (size_t i = 0; log && i < sizeof markers / sizeof markers[0]; i++)
+		found = found || strstr(log, markers[i]) != NULL;
+	free(log);
+	if (found) {
+		fprintf(stderr, "harness: sanitizer report in the server log\n");
+		harness_dump_log(s->log_path);
+	}
+	return found;
+}
+
 int harness_stop(struct harness_server *s, int sig, int timeout_ms, int *elapsed_ms)
 {
 	if (s->pid <= 0)
@@ -304,6 +323,8 @@ int harness_stop(struct harness_server *s, int sig, int timeout_ms, int *elapsed
 	}
 	harness_untrack(s->pid);
 	s->pid = 0;
+	if (harness_log_has_sanitizer_report(s))
+		status = -1;
 	return status;
 }
 
@@ -327,16 +348,21 @@ static void harness_remove_dir(const char *dir)
 	nftw(dir, harness_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-void harness_cleanup(struct harness_server *s)
+int harness_cleanup(struct harness_server *s)
 {
+	int rc = 0;
 	if (s->pid > 0) {
-		kill(s->pid, SIGKILL);
-		waitpid(s->pid, NULL, 0);
-		harness_untrack(s->pid);
-		s->pid = 0;
+		int st = harness_stop(s, SIGTERM, 5000, NULL);
+		if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+			fprintf(stderr, "harness: unclean stop (status %#x)\n", st);
+			rc = -1;
+		}
+	} else if (s->dir[0] && harness_log_has_sanitizer_report(s)) {
+		rc = -1;
 	}
 	harness_remove_dir(s->dir);
 	s->dir[0] = '\0';
+	return rc;
 }
 
 int harness_run(const char *const *args, int timeout_ms, char **out)
@@ -430,4 +456,39 @@ void harness_encode(const struct remoting_cmd *cmd, struct buf *out)
 		fprintf(stderr, "harness: cannot encode a request\n");
 		abort();
 	}
+}
+
+void harness_check_failed(const char *file, int line, const char *expr, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "%s:%d: check failed: %s: ", file, line, expr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int harness_main(const struct harness_test *tests, size_t n, int argc, char **argv)
+{
+	const char *filter = argc > 1 ? argv[1] : NULL;
+	int failed = 0, ran = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (filter && !strstr(tests[i].name, filter))
+			continue;
+		struct harness_server s;
+		memset(&s, 0, sizeof s);
+		int64_t t0 = harness_now_ms();
+		int rc = tests[i].fn(&s);
+		if (harness_cleanup(&s) < 0) {
+			fprintf(stderr, "%s: the server did not stop cleanly\n", tests[i].name);
+			rc = -1;
+		}
+		fprintf(stderr, "[%s] %s (%lld ms)\n", rc == 0 ? "PASS" : "FAIL", tests[i].name,
+			(long long)(harness_now_ms() - t0));
+		failed += rc != 0;
+		ran++;
+	}
+	fprintf(stderr, "%d tests, %d failed\n", ran, failed);
+	return failed || ran == 0 ? 1 : 0;
 }

@@ -45,13 +45,21 @@ struct harness_server {
 int harness_start(struct harness_server *s, const char *const *args);
 
 /* Sends sig and waits up to timeout_ms for the server to exit. Returns its
- * wait status (see waitpid), or -1 when it had to be killed with SIGKILL.
+ * wait status (see waitpid), or -1 when it had to be killed with SIGKILL or
+ * its log holds a sanitizer report (the log is then copied to stderr).
  * *elapsed_ms (optional) gets the time from the signal to the exit. */
 int harness_stop(struct harness_server *s, int sig, int timeout_ms, int *elapsed_ms);
 
-/* Kills and reaps the server if it still runs and removes the temporary
- * directory (kept when $RMQNS_KEEP_TEST_DIR is set). Safe to call twice. */
-void harness_cleanup(struct harness_server *s);
+/* Ends the test's use of the server: if it still runs, stops it with
+ * SIGTERM (killing it after 5 s); then removes the temporary directory
+ * (kept when $RMQNS_KEEP_TEST_DIR is set). Returns -1 when the stop was not
+ * a clean exit 0 or the log holds a sanitizer report, else 0; call it from
+ * a Criterion .fini and expect 0. Safe to call twice. */
+int harness_cleanup(struct harness_server *s);
+
+/* Whether the server's log holds a sanitizer report (ASan, UBSan, TSan,
+ * LSan); prints the log to stderr when it does. */
+bool harness_log_has_sanitizer_report(const struct harness_server *s);
 
 /* Runs the binary to completion with the given arguments only (no port or
  * address added), for -h/-p/bad-option checks, in a fresh temporary
@@ -77,5 +85,42 @@ void harness_request_init(struct remoting_cmd *cmd, int32_t code, enum remoting_
 /* Encodes cmd and appends the frame to out (aborts the test process on
  * allocation failure: only for building test input). */
 void harness_encode(const struct remoting_cmd *cmd, struct buf *out);
+
+/* ---- plain test programs ----
+ * Criterion cannot start under ThreadSanitizer, so tests in the
+ * 'concurrency' suite are plain programs: test functions returning 0 or
+ * -1, checks that print and return -1, and a main that runs them all:
+ *
+ *   static int test_x(struct harness_server *s)
+ *   {
+ *       HARNESS_CHECK(harness_start(s, NULL) == 0, "boot");
+ *       ...
+ *       return 0;
+ *   }
+ *   static const struct harness_test tests[] = { { "x", test_x } };
+ *   int main(int argc, char **argv)
+ *   { return harness_main(tests, sizeof tests / sizeof tests[0], argc, argv); }
+ *
+ * harness_main runs the tests whose name contains argv[1] (all without
+ * one), each with a fresh server struct that it cleans up afterwards (an
+ * unclean stop fails the test), and returns the exit status (0 = all
+ * passed). */
+struct harness_test {
+	const char *name;
+	int (*fn)(struct harness_server *s);
+};
+
+int harness_main(const struct harness_test *tests, size_t n, int argc, char **argv);
+
+void harness_check_failed(const char *file, int line, const char *expr, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+#define HARNESS_CHECK(cond, fmt, ...)                                                      \
+	do {                                                                               \
+		if (!(cond)) {                                                             \
+			harness_check_failed(__FILE__, __LINE__, #cond, fmt, ##__VA_ARGS__); \
+			return -1;                                                         \
+		}                                                                          \
+	} while (0)
 
 #endif

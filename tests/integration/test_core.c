@@ -20,7 +20,7 @@ static struct harness_server srv;
 
 static void core_fini(void)
 {
-	harness_cleanup(&srv);
+	cr_expect_eq(harness_cleanup(&srv), 0, "the server did not stop cleanly");
 }
 
 TestSuite(core, .fini = core_fini, .timeout = 120);

@@ -1,7 +1,8 @@
 /* Server core under concurrent load, against the real binary: many
  * pipelining connections, a full processor lane, peers that stop reading,
  * and a stop signal with requests in flight. Every loop is bounded in
- * count and time; worker threads report failures to the test thread. */
+ * count and time; worker threads report failures to the test thread. A
+ * plain program (see harness.h) so that it also runs under TSan. */
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -13,27 +14,13 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include <criterion/criterion.h>
-
 #include "harness.h"
 #include "rmqns/err.h"
 #include "rmqns/processor.h"
 
 #define T HARNESS_IO_TIMEOUT_MS
 
-static struct harness_server srv;
-
-static void load_fini(void)
-{
-	harness_cleanup(&srv);
-}
-
-TestSuite(load, .fini = load_fini, .timeout = 180);
-
-static void start(const char *const *args)
-{
-	cr_assert_eq(harness_start(&srv, args), 0, "the server did not start");
-}
+#define START(s, args) HARNESS_CHECK(harness_start((s), (args)) == 0, "the server did not start")
 
 static int64_t now_ms(void)
 {
@@ -63,6 +50,7 @@ static const char *check_code3(const struct client_reply *r, int32_t code, char 
 #define PIPE_DEPTH 16
 
 struct pipe_job {
+	const struct harness_server *srv;
 	int index;
 	int answers;
 	char error[256];
@@ -75,7 +63,7 @@ static void *pipe_thread(void *arg)
 	struct buf b = BUF_INIT;
 
 	for (int i = 0; i < PIPE_CONNS_PER_THREAD; i++) {
-		conns[i] = harness_connect(&srv);
+		conns[i] = harness_connect(job->srv);
 		if (!conns[i]) {
 			snprintf(job->error, sizeof job->error, "connect %d failed", i);
 			goto out;
@@ -135,53 +123,61 @@ out:
 	return NULL;
 }
 
-static void check_pipelining(const char *const *args)
+static int check_pipelining(struct harness_server *s, const char *const *args)
 {
-	start(args);
+	START(s, args);
 	pthread_t th[PIPE_THREADS];
 	struct pipe_job jobs[PIPE_THREADS];
+	int started = 0;
 
 	for (int t = 0; t < PIPE_THREADS; t++) {
 		memset(&jobs[t], 0, sizeof jobs[t]);
+		jobs[t].srv = s;
 		jobs[t].index = t;
-		cr_assert_eq(pthread_create(&th[t], NULL, pipe_thread, &jobs[t]), 0);
+		if (pthread_create(&th[t], NULL, pipe_thread, &jobs[t]) != 0)
+			break;
+		started++;
 	}
-	int total = 0;
-	for (int t = 0; t < PIPE_THREADS; t++) {
+	int total = 0, failed = -1;
+	for (int t = 0; t < started; t++) {
 		pthread_join(th[t], NULL);
-		cr_expect_eq(jobs[t].error[0], '\0', "thread %d: %s", t, jobs[t].error);
+		if (jobs[t].error[0] && failed < 0)
+			failed = t;
 		total += jobs[t].answers;
 	}
-	cr_assert_eq(total, PIPE_THREADS * PIPE_CONNS_PER_THREAD * PIPE_DEPTH);
-	int st = harness_stop(&srv, SIGTERM, 5000, NULL);
-	cr_assert(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "exit status %#x", st);
+	HARNESS_CHECK(started == PIPE_THREADS, "only %d threads started", started);
+	HARNESS_CHECK(failed < 0, "thread %d: %s", failed, failed < 0 ? "" : jobs[failed].error);
+	HARNESS_CHECK(total == PIPE_THREADS * PIPE_CONNS_PER_THREAD * PIPE_DEPTH, "%d answers", total);
+	int st = harness_stop(s, SIGTERM, 5000, NULL);
+	HARNESS_CHECK(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "exit status %#x", st);
+	return 0;
 }
 
-Test(load, pipelined_200x16_pool)
+static int test_pipelined_200x16_pool(struct harness_server *s)
 {
 	static const char *const args[] = { "--routeQueryInline=false", "--serverSelectorThreads=2",
 					    "--serverWorkerThreads=2", NULL };
-	check_pipelining(args);
+	return check_pipelining(s, args);
 }
 
-Test(load, pipelined_200x16_inline)
+static int test_pipelined_200x16_inline(struct harness_server *s)
 {
 	static const char *const args[] = { "--routeQueryInline=true", "--serverSelectorThreads=2",
 					    NULL };
-	check_pipelining(args);
+	return check_pipelining(s, args);
 }
 
 /* ---- a full lane answers SYSTEM_BUSY at once ---- */
 
-Test(load, full_queue_answers_busy)
+static int test_full_queue_answers_busy(struct harness_server *s)
 {
 	static const char *const args[] = { "--routeQueryInline=false", "--processorQueueCapacity=1",
 					    "--serverWorkerThreads=1", "--serverSelectorThreads=1",
 					    NULL };
 	enum { N = 2000 };
-	start(args);
-	struct client *c = harness_connect(&srv);
-	cr_assert_not_null(c);
+	START(s, args);
+	struct client *c = harness_connect(s);
+	HARNESS_CHECK((c) != NULL, "%s", "");
 	struct buf b = BUF_INIT;
 	static bool seen[N];
 	memset(seen, 0, sizeof seen);
@@ -199,23 +195,24 @@ Test(load, full_queue_answers_busy)
 			expected++;
 		harness_encode(&req, &b);
 	}
-	cr_assert_eq(client_send_raw(c, b.data, b.len, T), 0);
+	HARNESS_CHECK((client_send_raw(c, b.data, b.len, T)) == (0), "%s", "");
 	buf_free(&b);
 
 	int busy = 0, done = 0;
 	for (int k = 0; k < expected; k++) {
 		struct client_reply *r = NULL;
-		cr_assert_eq(client_recv(c, &r, T), 0, "answer %d of %d missing", k, expected);
+		HARNESS_CHECK((client_recv(c, &r, T)) == (0), "answer %d of %d missing", k, expected);
 		int32_t op = r->cmd.opaque;
-		cr_assert(op >= 0 && op < N && !seen[op] && op % 10 != 9, "bad opaque %d", op);
+		HARNESS_CHECK(op >= 0 && op < N && !seen[op] && op % 10 != 9, "bad opaque %d", op);
 		seen[op] = true;
 		if (r->cmd.code == RSP_SYSTEM_BUSY) {
-			cr_assert_str_eq(r->cmd.remark, PROCESSOR_BUSY_REMARK);
+			HARNESS_CHECK(r->cmd.remark && strcmp(r->cmd.remark, PROCESSOR_BUSY_REMARK) == 0,
+				      "busy remark: %s", r->cmd.remark ? r->cmd.remark : "(none)");
 			busy++;
 		} else {
 			char why[200];
 			const char *bad = check_code3(r, 9999, why, sizeof why);
-			cr_assert_null(bad, "%s", bad);
+			HARNESS_CHECK((bad) == NULL, "%s", bad);
 			done++;
 		}
 		client_reply_free(r);
@@ -224,10 +221,11 @@ Test(load, full_queue_answers_busy)
 	int rc = client_recv(c, &r, 300);
 	if (rc == 0)
 		client_reply_free(r);
-	cr_assert_eq(rc, RMQNS_EAGAIN, "a frame beyond the expected answers arrived");
-	cr_assert_gt(busy, 0, "a burst of %d into a lane of 1 must meet a full lane", N);
-	cr_assert_gt(done, 0);
+	HARNESS_CHECK((rc) == (RMQNS_EAGAIN), "a frame beyond the expected answers arrived");
+	HARNESS_CHECK((busy) > (0), "a burst of %d into a lane of 1 must meet a full lane", N);
+	HARNESS_CHECK((done) > (0), "%s", "");
 	client_close(c);
+	return 0;
 }
 
 /* ---- peers that do not read their answers ---- */
@@ -293,33 +291,33 @@ out:
 	buf_free(&frame);
 }
 
-Test(load, slow_reader_paused_without_loss)
+static int test_slow_reader_paused_without_loss(struct harness_server *s)
 {
 	static const char *const args[] = { "--outboundPauseBytes=32768",
 					    "--outboundCloseBytes=1073741824",
 					    "--serverSocketSndBufSize=4096", NULL };
 	enum { MAX = 40000, CALLS = 100 };
-	start(args);
-	struct client *flooder = harness_connect(&srv);
-	struct client *other = harness_connect(&srv);
-	cr_assert(flooder && other);
+	START(s, args);
+	struct client *flooder = harness_connect(s);
+	struct client *other = harness_connect(s);
+	HARNESS_CHECK(flooder && other, "%s", "");
 	char peer[64], needle[128];
 	harness_client_peer(flooder, peer, sizeof peer);
 
 	struct flood f = { .fd = client_fd(flooder) };
 	flood_write(&f, MAX, 500, now_ms() + 20000);
-	cr_assert_eq(f.error[0], '\0', "%s", f.error);
-	cr_assert(!f.closed, "a paused peer must not be closed below the hard cap");
+	HARNESS_CHECK((f.error[0]) == ('\0'), "%s", f.error);
+	HARNESS_CHECK(!f.closed, "a paused peer must not be closed below the hard cap");
 
 	/* The server stopped reading the flooder but serves everyone else. */
 	snprintf(needle, sizeof needle, "connection %s: not reading its answers", peer);
-	cr_assert(harness_wait_log(&srv, needle, T), "the flooder was never paused (%d sent)", f.sent);
+	HARNESS_CHECK(harness_wait_log(s, needle, T), "the flooder was never paused (%d sent)", f.sent);
 	for (int i = 0; i < CALLS; i++) {
 		struct remoting_cmd req;
 		struct client_reply *r = NULL;
 		harness_request_init(&req, 9999, REMOTING_JSON);
-		cr_assert_eq(client_call(other, &req, &r, T), 0, "call %d failed", i);
-		cr_assert_eq(r->cmd.code, RSP_REQUEST_CODE_NOT_SUPPORTED);
+		HARNESS_CHECK((client_call(other, &req, &r, T)) == (0), "call %d failed", i);
+		HARNESS_CHECK((r->cmd.code) == (RSP_REQUEST_CODE_NOT_SUPPORTED), "%s", "");
 		client_reply_free(r);
 	}
 
@@ -329,15 +327,16 @@ Test(load, slow_reader_paused_without_loss)
 	for (int k = 0; k < f.sent; k++) {
 		struct client_reply *r = NULL;
 		int rc = client_recv(flooder, &r, T);
-		cr_assert_eq(rc, 0, "answer %d of %d missing (%d)", k, f.sent, rc);
+		HARNESS_CHECK((rc) == (0), "answer %d of %d missing (%d)", k, f.sent, rc);
 		int32_t op = r->cmd.opaque;
-		cr_assert(op >= 0 && op < f.sent && !seen[op], "bad opaque %d", op);
+		HARNESS_CHECK(op >= 0 && op < f.sent && !seen[op], "bad opaque %d", op);
 		seen[op] = true;
-		cr_assert_eq(r->cmd.code, RSP_REQUEST_CODE_NOT_SUPPORTED);
+		HARNESS_CHECK((r->cmd.code) == (RSP_REQUEST_CODE_NOT_SUPPORTED), "%s", "");
 		client_reply_free(r);
 	}
 	client_close(flooder);
 	client_close(other);
+	return 0;
 }
 
 struct flood_job {
@@ -351,22 +350,22 @@ static void *flood_thread(void *arg)
 	return NULL;
 }
 
-Test(load, slow_reader_closed_past_hard_cap)
+static int test_slow_reader_closed_past_hard_cap(struct harness_server *s)
 {
 	static const char *const args[] = { "--outboundPauseBytes=65536",
 					    "--outboundCloseBytes=65536",
 					    "--serverSocketSndBufSize=4096", NULL };
 	enum { CALLS = 200 };
-	start(args);
-	struct client *flooder = harness_connect(&srv);
-	struct client *other = harness_connect(&srv);
-	cr_assert(flooder && other);
+	START(s, args);
+	struct client *flooder = harness_connect(s);
+	struct client *other = harness_connect(s);
+	HARNESS_CHECK(flooder && other, "%s", "");
 	char peer[64], needle[160];
 	harness_client_peer(flooder, peer, sizeof peer);
 
 	struct flood_job job = { .f = { .fd = client_fd(flooder) } };
 	pthread_t th;
-	cr_assert_eq(pthread_create(&th, NULL, flood_thread, &job), 0);
+	HARNESS_CHECK(pthread_create(&th, NULL, flood_thread, &job) == 0, "%s", "pthread_create");
 	int ok = 0;
 	for (int i = 0; i < CALLS; i++) {
 		struct remoting_cmd req;
@@ -377,31 +376,32 @@ Test(load, slow_reader_closed_past_hard_cap)
 		client_reply_free(r);
 	}
 	pthread_join(th, NULL);
-	cr_assert_eq(ok, CALLS, "only %d of %d calls succeeded beside the flooder", ok, CALLS);
-	cr_assert_eq(job.f.error[0], '\0', "%s", job.f.error);
-	cr_assert(job.f.closed, "the flooder was not closed (%d requests sent)", job.f.sent);
+	HARNESS_CHECK((ok) == (CALLS), "only %d of %d calls succeeded beside the flooder", ok, CALLS);
+	HARNESS_CHECK((job.f.error[0]) == ('\0'), "%s", job.f.error);
+	HARNESS_CHECK(job.f.closed, "the flooder was not closed (%d requests sent)", job.f.sent);
 	snprintf(needle, sizeof needle, "closing connection %s: ", peer);
-	cr_assert(harness_wait_log(&srv, needle, T));
-	cr_assert(harness_wait_log(&srv, "outboundCloseBytes", T));
+	HARNESS_CHECK(harness_wait_log(s, needle, T), "%s", "");
+	HARNESS_CHECK(harness_wait_log(s, "outboundCloseBytes", T), "%s", "");
 
 	/* And the server is still fine. */
 	struct remoting_cmd req;
 	struct client_reply *r = NULL;
 	harness_request_init(&req, 9999, REMOTING_ROCKETMQ);
-	cr_assert_eq(client_call(other, &req, &r, T), 0);
+	HARNESS_CHECK((client_call(other, &req, &r, T)) == (0), "%s", "");
 	client_reply_free(r);
 	client_close(flooder);
 	client_close(other);
+	return 0;
 }
 
 /* ---- stop with requests in flight ---- */
 
-Test(load, sigterm_with_requests_in_flight)
+static int test_sigterm_with_requests_in_flight(struct harness_server *s)
 {
 	static const char *const args[] = { "--serverWorkerThreads=1", "--routeQueryInline=false",
 					    NULL };
 	enum { CONNS = 8, DEPTH = 2000 };
-	start(args);
+	START(s, args);
 	struct client *c[CONNS];
 	struct buf b = BUF_INIT;
 
@@ -412,31 +412,46 @@ Test(load, sigterm_with_requests_in_flight)
 		harness_encode(&req, &b);
 	}
 	for (int i = 0; i < CONNS; i++) {
-		c[i] = harness_connect(&srv);
-		cr_assert_not_null(c[i]);
-		cr_assert_eq(client_send_raw(c[i], b.data, b.len, T), 0);
+		c[i] = harness_connect(s);
+		HARNESS_CHECK((c[i]) != NULL, "%s", "");
+		HARNESS_CHECK((client_send_raw(c[i], b.data, b.len, T)) == (0), "%s", "");
 	}
 	buf_free(&b);
 
 	int elapsed = 0;
-	int st = harness_stop(&srv, SIGTERM, 5000, &elapsed);
-	cr_assert(st != -1, "the server did not exit within 5 s of SIGTERM");
-	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "exit status %#x", st);
+	int st = harness_stop(s, SIGTERM, 5000, &elapsed);
+	HARNESS_CHECK(st != -1, "the server did not exit within 5 s of SIGTERM");
+	HARNESS_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "exit status %#x", st);
 
 	/* Whatever was answered is a whole, correct answer; then the end. */
 	for (int i = 0; i < CONNS; i++) {
 		int rc;
 		struct client_reply *r = NULL;
 		while ((rc = client_recv(c[i], &r, T)) == 0) {
-			cr_assert(r->cmd.opaque >= 0 && r->cmd.opaque < DEPTH);
-			cr_assert(r->cmd.code == RSP_REQUEST_CODE_NOT_SUPPORTED ||
+			HARNESS_CHECK(r->cmd.opaque >= 0 && r->cmd.opaque < DEPTH, "%s", "");
+			HARNESS_CHECK(r->cmd.code == RSP_REQUEST_CODE_NOT_SUPPORTED ||
 				  r->cmd.code == RSP_SYSTEM_BUSY, "code %d", r->cmd.code);
 			client_reply_free(r);
 		}
-		cr_assert_eq(rc, RMQNS_ECLOSED, "connection %d ended with %d", i, rc);
+		HARNESS_CHECK((rc) == (RMQNS_ECLOSED), "connection %d ended with %d", i, rc);
 		client_close(c[i]);
 	}
-	char *log = harness_read_log(&srv);
-	cr_assert(log && strstr(log, "shutdown hook done"));
+	char *log = harness_read_log(s);
+	HARNESS_CHECK(log && strstr(log, "shutdown hook done"), "%s", "");
 	free(log);
+	return 0;
+}
+
+static const struct harness_test load_tests[] = {
+	{ "pipelined_200x16_pool", test_pipelined_200x16_pool },
+	{ "pipelined_200x16_inline", test_pipelined_200x16_inline },
+	{ "full_queue_answers_busy", test_full_queue_answers_busy },
+	{ "slow_reader_paused_without_loss", test_slow_reader_paused_without_loss },
+	{ "slow_reader_closed_past_hard_cap", test_slow_reader_closed_past_hard_cap },
+	{ "sigterm_with_requests_in_flight", test_sigterm_with_requests_in_flight },
+};
+
+int main(int argc, char **argv)
+{
+	return harness_main(load_tests, sizeof load_tests / sizeof load_tests[0], argc, argv);
 }
