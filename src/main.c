@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/signalfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -40,23 +39,6 @@ static unsigned main_threads(int32_t configured)
 		return (unsigned)configured;
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 	return n > 0 ? (unsigned)n : 1u;
-}
-
-static void main_set_log_level(const char *name)
-{
-	static const struct { const char *name; enum log_level level; } levels[] = {
-		{ "DEBUG", LOG_DEBUG }, { "INFO", LOG_INFO }, { "WARN", LOG_WARN },
-		{ "ERROR", LOG_ERROR },
-	};
-	if (!name || !*name)
-		return;
-	for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++) {
-		if (strcasecmp(name, levels[i].name) == 0) {
-			log_set_level(levels[i].level);
-			return;
-		}
-	}
-	log_warn("unknown logLevel %s, keeping %d", name, (int)log_get_level());
 }
 
 /* SIGTERM/SIGINT/SIGHUP are blocked in every thread (the threads inherit
@@ -118,7 +100,6 @@ int main(int argc, char **argv)
 	}
 
 	const struct options *o = config_startup(cfg);
-	main_set_log_level(o->logLevel);
 	log_set_thread_name("main");
 	int sfd = main_signalfd();
 	if (sfd < 0) {

@@ -293,7 +293,7 @@ out:
 
 static int test_slow_reader_paused_without_loss(struct harness_server *s)
 {
-	static const char *const args[] = { "--outboundPauseBytes=32768",
+	static const char *const args[] = { "--outboundPauseBytes=65536",
 					    "--outboundCloseBytes=1073741824",
 					    "--serverSocketSndBufSize=4096", NULL };
 	enum { MAX = 40000, CALLS = 100 };
