@@ -24,7 +24,8 @@ static long long ms_now(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static pid_t spawn(char *const argv[], int *out_fd)
+/* Forks argv with stdout on a pipe (*out_fd) and stderr on err_fd (-1: inherited). */
+static pid_t spawn(char *const argv[], int *out_fd, int err_fd)
 {
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) != 0)
@@ -42,6 +43,8 @@ static pid_t spawn(char *const argv[], int *out_fd)
 		if (getppid() != ppid)
 			_exit(127);
 		dup2(p[1], STDOUT_FILENO);
+		if (err_fd >= 0)
+			dup2(err_fd, STDERR_FILENO);
 		execv(argv[0], argv);
 		_exit(127);
 	}
@@ -50,10 +53,10 @@ static pid_t spawn(char *const argv[], int *out_fd)
 	return pid;
 }
 
-int bench_run_capture(char *const argv[], int timeout_ms, char **out)
+static int run_capture(char *const argv[], int timeout_ms, char **out, int err_fd)
 {
 	int fd;
-	pid_t pid = spawn(argv, &fd);
+	pid_t pid = spawn(argv, &fd, err_fd);
 	if (pid < 0)
 		return -1;
 	size_t len = 0, cap = 65536;
@@ -90,13 +93,18 @@ int bench_run_capture(char *const argv[], int timeout_ms, char **out)
 	return killed ? -1 : st;
 }
 
+int bench_run_capture(char *const argv[], int timeout_ms, char **out)
+{
+	return run_capture(argv, timeout_ms, out, -1);
+}
+
 pid_t bench_start_floor(const char *floor_bin, int threads, int *port)
 {
 	char th[16];
 	snprintf(th, sizeof(th), "%d", threads);
 	char *argv[] = { (char *)floor_bin, "--port", "0", "--threads", th, "--duration", "120", NULL };
 	int fd;
-	pid_t pid = spawn(argv, &fd);
+	pid_t pid = spawn(argv, &fd, -1);
 	if (pid < 0)
 		return -1;
 	char line[256];
@@ -166,12 +174,22 @@ json_t *bench_run_json(const char *bench_bin, int port, const char *const *args)
 	argv[n++] = "--quiet";
 	argv[n] = NULL;
 	char *out = NULL;
-	int st = bench_run_capture(argv, 120000, &out);
-	cr_assert(st >= 0 && WIFEXITED(st), "%s %s did not finish", argv[0], argv[1]);
+	/* the tool's stderr, to say why in a failure message */
+	FILE *errf = tmpfile();
+	cr_assert_not_null(errf);
+	int st = run_capture(argv, 120000, &out, fileno(errf));
+	char errtext[2048] = "";
+	rewind(errf);
+	size_t en = fread(errtext, 1, sizeof(errtext) - 1, errf);
+	errtext[en] = '\0';
+	fclose(errf);
+	cr_assert(st >= 0 && WIFEXITED(st), "%s %s did not finish: %s", argv[0], argv[1], errtext);
 	json_error_t err;
 	json_t *doc = json_loads(out, 0, &err);
-	cr_assert_not_null(doc, "%s: output is not JSON (%s): %.300s", argv[1], err.text, out);
-	cr_assert_eq(WEXITSTATUS(st), 0, "%s exited %d: %.2000s", argv[1], WEXITSTATUS(st), out);
+	cr_assert_not_null(doc, "%s: output is not JSON (%s): %.300s\nstderr: %s", argv[1], err.text,
+			   out, errtext);
+	cr_assert_eq(WEXITSTATUS(st), 0, "%s exited %d: %.2000s\nstderr: %s", argv[1],
+		     WEXITSTATUS(st), out, errtext);
 	free(out);
 	return doc;
 }
