@@ -91,6 +91,13 @@ Test(bench_floor, register_plain_and_compressed)
 	/* 2 brokers, one registration per 10 ms each at most */
 	cr_assert_leq(json_integer_value(json_object_get(r, "ok")), 2 * 100 + 2);
 	json_decref(d);
+	/* bounded by count: every registration sent is answered and counted */
+	const char *n[] = { "register", "-n", "40", "-b", "3", "-t", "50", NULL };
+	d = run(n);
+	bench_assert_clean(d, "register -n");
+	r = json_object_get(json_object_get(d, "roles"), "register");
+	cr_assert_eq(json_integer_value(json_object_get(r, "ok")), 40);
+	json_decref(d);
 }
 
 Test(bench_floor, mixed)

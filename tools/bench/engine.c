@@ -805,8 +805,10 @@ static void *eng_thread(void *arg)
 				e->ended_by_budget = e->budget == 0;
 			}
 			if (e->window_end_ns) {
+				/* a storm (drain 0) is background load: its last answers
+				 * are not waited for */
 				bool drained = eng_inflight(e) == 0 || eng_stopping(e) ||
-					e->kind == ENG_REGISTER;
+					(e->kind == ENG_REGISTER && !e->drain_ns);
 				if (e->kind == ENG_SEED)
 					drained = eng_stopping(e);
 				if (!drained && now >= e->window_end_ns + e->drain_ns) {

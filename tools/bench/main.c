@@ -433,6 +433,7 @@ static int run_scenario(struct bench_opts *o)
 			r.load.send_from_ns = o->no_idle ? 0 : dur / 2;
 		} else {
 			r.load.warmup_ns = o->warmup_ns;
+			r.load.drain_ns = o->timeout_ns;
 			if (o->requests)
 				r.load.budget = o->requests;
 		}
