@@ -129,7 +129,8 @@ for layout in shared distinct; do
 	cat "$outdir/rss-$layout.txt" >&2
 	rss=$(sed -n 's/^server pid.* -> \([0-9]*\) kB, peak \([0-9]*\) kB.*/\1/p' "$outdir/rss-$layout.txt")
 	mb=$(awk -v k="${rss:-0}" 'BEGIN { printf "%.0f", k / 1024 }')
-	row "RSS, 32 brokers x 40,000 topics x 8 queues ($layout), MB" "${rss:+$mb}" "<= 150" \
+	mbtxt=${rss:+$mb}
+	row "RSS, 32 brokers x 40,000 topics x 8 queues ($layout), MB" "${mbtxt:-?}" "<= 150" \
 		"$(verdict "${rss:-999999999}" "<=" $((150 * 1024)))"
 	stop_pid "$server_pid"
 done
