@@ -71,7 +71,8 @@ Test(bench_opts, scenario_defaults)
 	cr_assert_eq(o.brokers, 4);
 	cr_assert_eq(o.broker_topics, 1000);
 	cr_assert(o.dv_change);
-	cr_assert_eq(o.timeout_ns, 60000000000ull);
+	cr_assert_eq(o.timeout_ns, 3000000000ull);
+	cr_assert_eq(o.reg_timeout_ns, 60000000000ull);
 	cr_assert_eq(parse(&o, err, "register", "--dv", "same", NULL), 0, "%s", err);
 	cr_assert(!o.dv_change);
 	/* --requests alone bounds the run: no default duration added */
@@ -151,7 +152,7 @@ Test(bench_opts, ratio_and_help)
 	opts_usage(f);
 	fclose(f);
 	static const char *names[] = { "--addr", "--duration", "--requests", "--warmup", "--timeout",
-		"--conns", "--depth", "--rate", "--threads", "--topics", "--version", "--serialize",
+		"--register-timeout", "--conns", "--depth", "--rate", "--threads", "--topics", "--version", "--serialize",
 		"--churn-queries", "--brokers", "--broker-topics", "--queues", "--layout",
 		"--compressed", "--dv", "--interval", "--keepalive", "--no-seed", "--cluster",
 		"--broker-prefix", "--topic-prefix", "--broker-port", "--storm-brokers",

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/prctl.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -55,6 +56,8 @@ struct bconn {
 	size_t in_off;
 	struct buf out;
 	size_t out_off;
+	const uint8_t *xbody;  /* a registration body sent after out, not copied */
+	size_t xbody_len, xbody_off;
 	struct slot *slots;
 	uint32_t *free_slots;
 	uint32_t nfree;
@@ -318,6 +321,8 @@ static void conn_down(struct engine *e, struct bconn *c, uint64_t now, int err)
 	c->dirty = false;
 	c->in.len = c->out.len = 0;
 	c->in_off = c->out_off = 0;
+	c->xbody = NULL;
+	c->xbody_len = c->xbody_off = 0;
 	if (c->in.cap > ENG_KEEP_CAP)
 		buf_free(&c->in);
 	if (c->out.cap > ENG_KEEP_CAP)
@@ -412,18 +417,22 @@ static void conn_send_register(struct engine *e, struct bconn *c, uint32_t varia
 	if (!sl)
 		return;
 	size_t before = c->out.len;
-	if (reqs_register_append(&e->brokers[c->index], variant, opaque, &c->out)) {
+	const struct reqs_broker *b = &e->brokers[c->index];
+	if (c->xbody || reqs_register_head(b, variant, opaque, &c->out)) {
 		conn_give_slot(c, sl);
 		eng_fail(e, "out of memory building a registration");
 		return;
 	}
+	c->xbody = b->body[variant].data;
+	c->xbody_len = b->body[variant].len;
+	c->xbody_off = 0;
 	c->variant = variant;
 	sl->intended_ns = sl->sent_ns = now;
 	sl->target = target;
 	struct stats *s = eng_stats(e, target);
 	if (s) {
 		s->sent++;
-		s->bytes_out += c->out.len - before;
+		s->bytes_out += c->out.len - before + c->xbody_len;
 	}
 	if (target >= 0 && e->budget != UINT64_MAX)
 		e->budget--;
@@ -651,9 +660,16 @@ static void conn_flush(struct engine *e, struct bconn *c, uint64_t now)
 	c->dirty = false;
 	if (c->state != CS_OPEN)
 		return;
-	while (c->out_off < c->out.len) {
-		ssize_t n = send(c->fd, c->out.data + c->out_off, c->out.len - c->out_off,
-				 MSG_NOSIGNAL | MSG_DONTWAIT);
+	while (c->out_off < c->out.len || c->xbody_off < c->xbody_len) {
+		struct iovec iov[2];
+		int niov = 0;
+		if (c->out_off < c->out.len)
+			iov[niov++] = (struct iovec){ c->out.data + c->out_off, c->out.len - c->out_off };
+		if (c->xbody_off < c->xbody_len)
+			iov[niov++] = (struct iovec){ (void *)(c->xbody + c->xbody_off),
+						      c->xbody_len - c->xbody_off };
+		struct msghdr mh = { .msg_iov = iov, .msg_iovlen = (size_t)niov };
+		ssize_t n = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -666,9 +682,17 @@ static void conn_flush(struct engine *e, struct bconn *c, uint64_t now)
 			conn_down(e, c, now, STATS_ERR_CLOSED);
 			return;
 		}
-		c->out_off += (size_t)n;
+		size_t done = (size_t)n, head = c->out.len - c->out_off;
+		if (done <= head) {
+			c->out_off += done;
+		} else {
+			c->out_off = c->out.len;
+			c->xbody_off += done - head;
+		}
 	}
 	c->out.len = c->out_off = 0;
+	c->xbody = NULL;
+	c->xbody_len = c->xbody_off = 0;
 	if (c->out.cap > ENG_KEEP_CAP)
 		buf_free(&c->out);
 	if ((c->ev_mask & EPOLLOUT) && eng_epoll_set(e, c, EPOLLIN, EPOLL_CTL_MOD))
@@ -724,7 +748,8 @@ static void eng_close_seconds(struct engine *e, uint64_t t0, uint64_t now, bool 
 
 static void eng_scan_timeouts(struct engine *e, uint64_t now)
 {
-	uint64_t limit = e->ctx->o->timeout_ns;
+	uint64_t limit = e->kind == ENG_ROUTE || e->kind == ENG_CHURN ? e->ctx->o->timeout_ns
+								    : e->ctx->o->reg_timeout_ns;
 	for (uint32_t i = 0; i < e->nconns; i++) {
 		struct bconn *c = &e->conns[i];
 		if (c->state == CS_CONNECTING && now - c->connect_start > limit) {

@@ -373,6 +373,19 @@ static int run_scenario(struct bench_opts *o)
 	}
 
 	int exit_code = 0;
+	struct procstat before = { 0 }, after = { 0 };
+	bool have_server = false;
+	uint64_t t_before = 0;
+	/* the seed scenario measures the registrations themselves: the server's
+	 * figures start before them; the others start after seeding */
+	if (o->pid && o->scenario == SC_SEED) {
+		rc = procstat_read(o->pid, &before);
+		if (rc)
+			fprintf(stderr, "rmqns-bench: --pid %ld: %s\n", (long)o->pid, rmqns_strerror(rc));
+		have_server = rc == RMQNS_OK;
+		t_before = bench_now_ns();
+		rc = RMQNS_OK;
+	}
 	/* 1. seed */
 	uint64_t t_seed = bench_now_ns();
 	if (seeding) {
@@ -433,7 +446,7 @@ static int run_scenario(struct bench_opts *o)
 			r.load.send_from_ns = o->no_idle ? 0 : dur / 2;
 		} else {
 			r.load.warmup_ns = o->warmup_ns;
-			r.load.drain_ns = o->timeout_ns;
+			r.load.drain_ns = o->reg_timeout_ns;
 			if (o->requests)
 				r.load.budget = o->requests;
 		}
@@ -461,16 +474,14 @@ static int run_scenario(struct bench_opts *o)
 	}
 
 	/* 3. go */
-	struct procstat before = { 0 }, after = { 0 };
-	bool have_server = false;
-	if (o->pid) {
+	if (o->pid && o->scenario != SC_SEED) {
 		rc = procstat_read(o->pid, &before);
 		if (rc)
 			fprintf(stderr, "rmqns-bench: --pid %ld: %s\n", (long)o->pid, rmqns_strerror(rc));
 		have_server = rc == RMQNS_OK;
+		t_before = bench_now_ns();
 	}
-	uint64_t t_before = bench_now_ns();
-	r.t0 = t_before + 20000000ull + o->warmup_ns;
+	r.t0 = bench_now_ns() + 20000000ull + o->warmup_ns;
 	if (r.have_seed)
 		engine_go(&r.seed, r.t0);
 	for (uint32_t i = 0; i < r.nroute; i++)

@@ -53,8 +53,10 @@ void opts_usage(FILE *f)
 "  -d, --duration TIME       measured run time (default 10s; mixed: both phases)\n"
 "  -n, --requests N          stop after N requests of the measured load\n"
 "      --warmup TIME         load before measuring starts (default 0)\n"
-"      --timeout TIME        an answer later than this is an error and the\n"
-"                            connection is reopened (default 3s; register 60s)\n"
+"      --timeout TIME        a query answer later than this is an error and the\n"
+"                            connection is reopened (default 3s)\n"
+"      --register-timeout TIME  the same for registrations (default 60s: a body\n"
+"                            of 40,000 topics takes a server a while)\n"
 "Route load (route, mixed, churn):\n"
 "  -c, --conns N             connections (churn: concurrent cycles) (default 8)\n"
 "  -p, --depth N             requests in flight per connection (default 4)\n"
@@ -200,7 +202,7 @@ enum {
 	OPT_CHURN_QUERIES, OPT_QUEUES, OPT_LAYOUT, OPT_COMPRESSED, OPT_DV, OPT_INTERVAL,
 	OPT_KEEPALIVE, OPT_NO_SEED, OPT_CLUSTER, OPT_BROKER_PREFIX, OPT_TOPIC_PREFIX,
 	OPT_BROKER_PORT, OPT_STORM_BROKERS, OPT_STORM_TOPICS, OPT_NO_IDLE, OPT_PID, OPT_JSON,
-	OPT_PLOT, OPT_FLOOR, OPT_PROGRESS, OPT_QUIET, OPT_EXEC, OPT_RUNS,
+	OPT_PLOT, OPT_FLOOR, OPT_PROGRESS, OPT_QUIET, OPT_EXEC, OPT_RUNS, OPT_REG_TIMEOUT,
 };
 
 static const struct option long_opts[] = {
@@ -209,6 +211,7 @@ static const struct option long_opts[] = {
 	{ "requests", required_argument, NULL, 'n' },
 	{ "warmup", required_argument, NULL, OPT_WARMUP },
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "register-timeout", required_argument, NULL, OPT_REG_TIMEOUT },
 	{ "conns", required_argument, NULL, 'c' },
 	{ "depth", required_argument, NULL, 'p' },
 	{ "rate", required_argument, NULL, 'r' },
@@ -333,6 +336,10 @@ int opts_parse(int argc, char **argv, struct bench_opts *o, bool *help, char *er
 		case OPT_TIMEOUT:
 			if (opts_parse_duration(a, &o->timeout_ns) || o->timeout_ns < 1000000)
 				return opts_fail(err, err_len, "bad --timeout '%s' (at least 1ms)", a);
+			break;
+		case OPT_REG_TIMEOUT:
+			if (opts_parse_duration(a, &o->reg_timeout_ns) || o->reg_timeout_ns < 1000000)
+				return opts_fail(err, err_len, "bad --register-timeout '%s' (at least 1ms)", a);
 			break;
 		case 'c':
 			if (opts_u32(a, 1, 100000, &o->conns))
@@ -496,13 +503,13 @@ int opts_parse(int argc, char **argv, struct bench_opts *o, bool *help, char *er
 	if (o->scenario == SC_REGISTER) {
 		if (!o->brokers) o->brokers = 4;
 		if (!o->broker_topics) o->broker_topics = 1000;
-		if (!o->timeout_ns) o->timeout_ns = 60000000000ull;
 	}
 	if (!dv_given && o->scenario != SC_REGISTER && o->scenario != SC_MIXED)
 		o->dv_change = false; /* seeded brokers keep their data version */
 	if (!o->brokers) o->brokers = 10;
 	if (!o->broker_topics) o->broker_topics = 100;
 	if (!o->timeout_ns) o->timeout_ns = 3000000000ull;
+	if (!o->reg_timeout_ns) o->reg_timeout_ns = 60000000000ull;
 	if (!o->conns) o->conns = 8;
 	if (!o->depth) o->depth = 4;
 	if (!o->storm_brokers) o->storm_brokers = 4;

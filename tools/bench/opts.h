@@ -31,7 +31,8 @@ struct bench_opts {
 	uint64_t duration_ns;
 	uint64_t requests;       /* 0: no limit */
 	uint64_t warmup_ns;
-	uint64_t timeout_ns;
+	uint64_t timeout_ns;      /* route queries */
+	uint64_t reg_timeout_ns;  /* registrations (seed, register, storm) */
 	uint32_t conns;
 	uint32_t depth;
 	uint32_t threads;        /* engines sharing the route connections */

@@ -324,8 +324,8 @@ void reqs_broker_free(struct reqs_broker *b)
 	b->nbodies = 0;
 }
 
-int reqs_register_append(const struct reqs_broker *b, uint32_t variant, int32_t opaque,
-			 struct buf *out)
+int reqs_register_head(const struct reqs_broker *b, uint32_t variant, int32_t opaque,
+		       struct buf *out)
 {
 	if (variant >= b->nbodies)
 		return RMQNS_EINVAL;
@@ -346,11 +346,20 @@ int reqs_register_append(const struct reqs_broker *b, uint32_t variant, int32_t 
 		.opaque = opaque, .ext = ext, .ext_count = sizeof(ext) / sizeof(ext[0]),
 		.ext_present = true, .serialize = b->serialize ? REMOTING_ROCKETMQ : REMOTING_JSON,
 	};
-	const struct buf *body = &b->body[variant];
 	size_t before = out->len;
-	int rc = remoting_encode_head(&cmd, (uint32_t)body->len, out);
+	int rc = remoting_encode_head(&cmd, (uint32_t)b->body[variant].len, out);
+	if (rc)
+		out->len = before;
+	return rc;
+}
+
+int reqs_register_append(const struct reqs_broker *b, uint32_t variant, int32_t opaque,
+			 struct buf *out)
+{
+	size_t before = out->len;
+	int rc = reqs_register_head(b, variant, opaque, out);
 	if (!rc)
-		rc = buf_append(out, body->data, body->len);
+		rc = buf_append(out, b->body[variant].data, b->body[variant].len);
 	if (rc)
 		out->len = before;
 	return rc;

@@ -79,6 +79,10 @@ void reqs_broker_free(struct reqs_broker *b);
 /* Appends a whole REGISTER_BROKER frame carrying body `variant`. */
 int reqs_register_append(const struct reqs_broker *b, uint32_t variant, int32_t opaque,
 			 struct buf *out);
+/* Appends only its head (length prefix, header word, header): the caller
+ * sends b->body[variant] right after, without copying it. */
+int reqs_register_head(const struct reqs_broker *b, uint32_t variant, int32_t opaque,
+		       struct buf *out);
 
 /* Appends a request with no ext fields and no body (e.g. code 106). */
 int reqs_simple_append(int32_t code, int32_t opaque, int32_t version, int serialize,
