@@ -352,12 +352,18 @@ void report_print_text(FILE *f, const struct report *r)
 {
 	const struct bench_opts *o = r->opts;
 	fprintf(f, "rmqns-bench %s -> %s\n", r->scenario ? r->scenario : "?", r->target ? r->target : "?");
-	if (o && o->scenario != SC_STARTUP) {
+	bool queries = o && (o->scenario == SC_ROUTE || o->scenario == SC_MIXED || o->scenario == SC_CHURN);
+	if (queries) {
 		fprintf(f, "  %u conns x depth %u, %s, version %d, %s headers, %u thread(s)\n", o->conns,
-			o->depth, o->rate > 0 ? "open loop" : "closed loop", o->version,
+			o->scenario == SC_CHURN ? 1 : o->depth,
+			o->rate > 0 ? "open loop" : "closed loop", o->version,
 			o->serialize ? "ROCKETMQ" : "JSON", o->threads);
 		if (o->rate > 0)
 			fprintf(f, "  rate %.0f requests/s\n", o->rate);
+	} else if (o && o->scenario != SC_STARTUP) {
+		fprintf(f, "  version %d, %s headers\n", o->version, o->serialize ? "ROCKETMQ" : "JSON");
+	}
+	if (o && o->scenario != SC_STARTUP) {
 		fprintf(f, "  brokers %u x %u topics x %u queues, %s topics, %s bodies\n", o->brokers,
 			o->broker_topics, o->queues, o->layout == LAYOUT_SHARED ? "shared" : "distinct",
 			o->compressed ? "compressed" : "plain");
