@@ -47,6 +47,8 @@ void route_db_destroy(struct route_db *db);
 /* The clock of last-seen times and expiry: CLOCK_MONOTONIC in ms, the
  * registrar's now_ms. */
 uint64_t route_now_ms(void);
+/* Milliseconds since the db was created (needWaitForService). */
+uint64_t route_uptime_ms(const struct route_db *db, uint64_t now_ms);
 
 /* ---- registrar hooks (arg is the route_db) ---- */
 

@@ -21,6 +21,11 @@ uint64_t route_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+uint64_t route_uptime_ms(const struct route_db *db, uint64_t now_ms)
+{
+	return now_ms > db->start_ms ? now_ms - db->start_ms : 0;
+}
+
 void route_read_lock(void)
 {
 	rcu_read_lock();
