@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "rmqns/buf.h"
+
 struct options {
 	/* NamesrvConfig (protocol.md §8.1) */
 	char *rocketmqHome;
@@ -62,8 +64,42 @@ struct options {
 	int64_t registerInflateMaxBytes;   /* cap on an inflated/parsed registration */
 	int64_t outboundPauseBytes;        /* stop reading a peer past this many unsent bytes */
 	int64_t outboundCloseBytes;        /* close it past this many */
-	char *logLevel;
+	char *logLevel;                    /* DEBUG, INFO, WARN or ERROR */
+	bool kvConfigIgnoreCorrupt;        /* start with an empty KV table (the bad file moved aside) */
 };
+
+/* ---- the options table ---- */
+
+enum config_type {
+	CONFIG_STR = 0,
+	CONFIG_BOOL = 1,
+	CONFIG_I32 = 2,
+	CONFIG_I64 = 3,
+};
+
+enum config_flag {
+	CONFIG_LIVE = 1u << 0,   /* takes effect at once when changed at run time */
+	CONFIG_PATH = 1u << 1,   /* names a file or directory: never changed at run time */
+	CONFIG_UNUSED = 1u << 2, /* accepted for Java compatibility, no effect in rmqns */
+	CONFIG_AUTO = 1u << 3,   /* 0 means "as many as there are CPUs" */
+};
+
+struct config_option {
+	const char *name;         /* the Java name, case-sensitive */
+	enum config_type type;
+	unsigned flags;           /* enum config_flag */
+	size_t offset;            /* of the field in struct options */
+	const char *def;          /* default as text; NULL = computed at start (paths) */
+	int64_t min, max;         /* integers: accepted range */
+	int64_t run_min;          /* integers: UPDATE_NAMESRV_CONFIG refuses less (but 0 of CONFIG_AUTO) */
+	const char *const *choices; /* strings: allowed values (any case), NULL = any */
+	const char *meaning;      /* one line */
+};
+
+/* The table, in the order -p prints it: NamesrvConfig, NettyServerConfig,
+ * then rmqns's own options. */
+const struct config_option *config_options(size_t *count);
+const struct config_option *config_option_find(const char *name);
 
 struct config;
 struct registrar;
@@ -76,7 +112,11 @@ enum config_action {
 
 /* Parses `rmqns [-c FILE] [-p] [-h] [--KEY=VALUE ...]`: defaults, then the
  * file, then the overrides. On failure returns a negative rmqns_err and a
- * one-line reason in err (exit status 1). */
+ * one-line reason in err (exit status 1). Like Java it prints
+ * `load config properties file OK, FILE` on stdout once -c is read; it also
+ * sets the log level (logLevel) and logs a warning for each option given a
+ * non-default value that has no effect in rmqns. With -h no file is read
+ * and *out holds the defaults. */
 int config_from_args(int argc, char **argv, struct config **out,
 		     enum config_action *action, char *err, size_t errlen);
 void config_print_options(const struct config *cfg, FILE *out);
@@ -94,7 +134,42 @@ const struct options *config_startup(const struct config *cfg);
 void config_request_reload(struct config *cfg, struct registrar *reg);
 
 /* The options in force. Call inside rcu_read_lock(); valid until the
- * read-side section ends. */
+ * read-side section ends. Options that only take effect at start keep
+ * their start-up value here even after UPDATE_NAMESRV_CONFIG or SIGHUP
+ * changed them in the file (GET_NAMESRV_CONFIG shows the new value, as
+ * Java does). */
 const struct options *config_current(const struct config *cfg);
+
+/* The -c file, or NULL when none was given. */
+const char *config_file(const struct config *cfg);
+
+/* GET_NAMESRV_CONFIG's body: every option and every other key of the -c
+ * file as `key=value\n`, sorted by key. Call inside rcu_read_lock(). */
+int config_properties_text(const struct config *cfg, struct buf *out);
+
+/* ---- UPDATE_NAMESRV_CONFIG ---- */
+
+/* A checked update, ready for the registrar. */
+struct config_update;
+
+/* The verdict on an UPDATE_NAMESRV_CONFIG body, taken on a processor
+ * thread inside rcu_read_lock(). Returns 0 with *out set (NULL when there
+ * is nothing to do: no body), or fills *code (1 or 16) and remark. */
+int config_update_prepare(const struct config *cfg, const void *body, size_t len,
+			  struct config_update **out, int32_t *code, char *remark, size_t remark_len);
+
+/* Registrar thread only: applies u (live options at once), persists the
+ * merged set to the -c file (durably, with .bak) and publishes the new
+ * options. Returns the response code (0, or 1 with remark when the file
+ * cannot be written or the options conflict: then nothing changes). Does
+ * not free u. `peer` names the sender in the log. */
+int32_t config_update_apply(struct config *cfg, const struct config_update *u, const char *peer,
+			    char *remark, size_t remark_len);
+void config_update_free(struct config_update *u);
+
+/* Registrar thread only: the SIGHUP work (re-read the -c file, apply what
+ * can change live, log the rest). RMQNS_OK, or an error when the file
+ * could not be used (then nothing changes; the reason is logged). */
+int config_reload(struct config *cfg);
 
 #endif

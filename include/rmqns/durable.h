@@ -1,0 +1,24 @@
+/* Durable whole-file replacement for the files rmqns persists (the KV
+ * config and the -c config file): a reader after a crash at any moment
+ * finds either the old or the new content, never a mix or nothing. */
+#ifndef RMQNS_DURABLE_H
+#define RMQNS_DURABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Replaces the content of path with data[0..len): creates missing parent
+ * directories, writes and fsyncs <path>.tmp, keeps the previous content as
+ * <path>.bak (keep_bak; a hard link to the old file, a copy where links
+ * are not possible), renames the tmp file over path and fsyncs the
+ * directory. A symbolic link at path is followed. When it returns 0 the
+ * new content is on disk; otherwise path is unchanged and err holds a
+ * one-line reason naming the file (RMQNS_EIO, RMQNS_ENOMEM). */
+int durable_write(const char *path, const void *data, size_t len, bool keep_bak,
+		  char *err, size_t errlen);
+
+/* Creates dir and its missing parents (mode 0755), fsyncing each parent
+ * that gained an entry. */
+int durable_mkdirs(const char *dir, char *err, size_t errlen);
+
+#endif

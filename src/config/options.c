@@ -1,0 +1,467 @@
+/* The options table: every option's name, type, default, whether it
+ * changes live, its limits and one-line meaning. Parsing, -p,
+ * GET/UPDATE_NAMESRV_CONFIG and the documentation all follow this one
+ * table; this file also owns the typed reads and writes of struct options. */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "options.h"
+#include "rmqns/err.h"
+#include "rmqns/log.h"
+
+#define OFF(f) offsetof(struct options, f)
+#define KIB (INT64_C(1) << 10)
+#define MIB (INT64_C(1) << 20)
+#define GIB (INT64_C(1) << 30)
+
+static const char *const log_levels[] = { "DEBUG", "INFO", "WARN", "ERROR", NULL };
+
+/* Minimums for run-time updates: an unauthenticated UPDATE_NAMESRV_CONFIG
+ * must not be able to shrink pools, queues or limits to a crawl (the Java
+ * project's issue 7542). At start the operator's file may set anything in
+ * range. */
+#define RUN_MIN_THREADS 2
+#define RUN_MIN_QUEUE 1000
+
+static const struct config_option options_table[] = {
+	/* NamesrvConfig */
+	{ "rocketmqHome", CONFIG_STR, CONFIG_PATH | CONFIG_UNUSED, OFF(rocketmqHome), NULL, 0, 0, 0, NULL,
+	  "installation directory, from $ROCKETMQ_HOME; only reported (Java reads its logging setup there)" },
+	{ "kvConfigPath", CONFIG_STR, CONFIG_PATH, OFF(kvConfigPath), NULL, 0, 0, 0, NULL,
+	  "the KV config file (default $HOME/namesrv/kvConfig.json)" },
+	{ "configStorePath", CONFIG_STR, CONFIG_PATH, OFF(configStorePath), NULL, 0, 0, 0, NULL,
+	  "where UPDATE_NAMESRV_CONFIG persists; always the -c file when one is given" },
+	{ "productEnvName", CONFIG_STR, CONFIG_UNUSED, OFF(productEnvName), "center", 0, 0, 0, NULL,
+	  "Java's cluster-test environment name" },
+	{ "clusterTest", CONFIG_BOOL, CONFIG_UNUSED, OFF(clusterTest), "false", 0, 0, 0, NULL,
+	  "Java's cluster-test mode (forwarding unknown topics); not supported" },
+	{ "orderMessageEnable", CONFIG_BOOL, CONFIG_LIVE, OFF(orderMessageEnable), "false", 0, 0, 0, NULL,
+	  "put the ORDER_TOPIC_CONFIG entry of a topic into its route (orderTopicConf)" },
+	{ "configBlackList", CONFIG_STR, CONFIG_LIVE, OFF(configBlackList),
+	  "configBlackList;configStorePath;kvConfigPath", 0, 0, 0, NULL,
+	  "';'-separated keys UPDATE_NAMESRV_CONFIG refuses, besides the paths and this one" },
+	{ "returnOrderTopicConfigToBroker", CONFIG_BOOL, CONFIG_LIVE, OFF(returnOrderTopicConfigToBroker), "true",
+	  0, 0, 0, NULL, "answer REGISTER_BROKER with the ORDER_TOPIC_CONFIG table" },
+	{ "clientRequestThreadPoolNums", CONFIG_I32, CONFIG_UNUSED, OFF(clientRequestThreadPoolNums), "8",
+	  1, 1024, RUN_MIN_THREADS, NULL, "Java's route-query pool size (rmqns: serverWorkerThreads)" },
+	{ "defaultThreadPoolNums", CONFIG_I32, CONFIG_UNUSED, OFF(defaultThreadPoolNums), "16",
+	  1, 1024, RUN_MIN_THREADS, NULL, "Java's pool for other requests (rmqns: serverWorkerThreads)" },
+	{ "clientRequestThreadPoolQueueCapacity", CONFIG_I32, CONFIG_UNUSED, OFF(clientRequestThreadPoolQueueCapacity),
+	  "50000", 1, INT32_MAX, RUN_MIN_QUEUE, NULL, "Java's route-query queue (rmqns: processorQueueCapacity)" },
+	{ "defaultThreadPoolQueueCapacity", CONFIG_I32, CONFIG_UNUSED, OFF(defaultThreadPoolQueueCapacity),
+	  "10000", 1, INT32_MAX, RUN_MIN_QUEUE, NULL, "Java's queue for other requests (rmqns: processorQueueCapacity)" },
+	{ "scanNotActiveBrokerInterval", CONFIG_I64, 0, OFF(scanNotActiveBrokerInterval), "5000",
+	  100, 3600000, 1000, NULL, "milliseconds between two broker expiry scans" },
+	{ "unRegisterBrokerQueueCapacity", CONFIG_I32, CONFIG_UNUSED, OFF(unRegisterBrokerQueueCapacity), "3000",
+	  1, INT32_MAX, RUN_MIN_QUEUE, NULL, "Java's batch-unregister queue (rmqns unregisters on its registrar)" },
+	{ "supportActingMaster", CONFIG_BOOL, CONFIG_LIVE, OFF(supportActingMaster), "false", 0, 0, 0, NULL,
+	  "let a slave act as master in routes when the master is gone" },
+	{ "enableAllTopicList", CONFIG_BOOL, CONFIG_LIVE, OFF(enableAllTopicList), "true", 0, 0, 0, NULL,
+	  "answer GET_ALL_TOPIC_LIST_FROM_NAMESERVER (206)" },
+	{ "enableTopicList", CONFIG_BOOL, CONFIG_LIVE, OFF(enableTopicList), "true", 0, 0, 0, NULL,
+	  "answer the topic lists 224 and 311-313" },
+	{ "notifyMinBrokerIdChanged", CONFIG_BOOL, CONFIG_LIVE, OFF(notifyMinBrokerIdChanged), "false", 0, 0, 0, NULL,
+	  "tell brokers when their group's smallest broker id changes (code 905)" },
+	{ "enableControllerInNamesrv", CONFIG_BOOL, CONFIG_UNUSED, OFF(enableControllerInNamesrv), "false",
+	  0, 0, 0, NULL, "Java's embedded DLedger controller; not supported" },
+	{ "needWaitForService", CONFIG_BOOL, CONFIG_LIVE, OFF(needWaitForService), "false", 0, 0, 0, NULL,
+	  "answer route queries only after waitSecondsForService from start" },
+	{ "waitSecondsForService", CONFIG_I32, CONFIG_LIVE, OFF(waitSecondsForService), "45",
+	  0, 3600, 0, NULL, "seconds needWaitForService waits" },
+	{ "deleteTopicWithBrokerRegistration", CONFIG_BOOL, CONFIG_LIVE, OFF(deleteTopicWithBrokerRegistration),
+	  "false", 0, 0, 0, NULL, "a full registration drops the broker's topics it no longer lists" },
+
+	/* NettyServerConfig */
+	{ "bindAddress", CONFIG_STR, 0, OFF(bindAddress), "0.0.0.0", 0, 0, 0, NULL,
+	  "address to listen on" },
+	{ "listenPort", CONFIG_I32, 0, OFF(listenPort), "9876", 0, 65535, 0, NULL,
+	  "TCP port to listen on" },
+	{ "serverWorkerThreads", CONFIG_I32, CONFIG_AUTO, OFF(serverWorkerThreads), "0",
+	  0, 1024, RUN_MIN_THREADS, NULL, "processor threads; 0 = one per CPU (Java: 8 Netty handler threads)" },
+	{ "serverCallbackExecutorThreads", CONFIG_I32, CONFIG_UNUSED, OFF(serverCallbackExecutorThreads), "0",
+	  0, 1024, 0, NULL, "Java's callback pool for server-initiated calls" },
+	{ "serverSelectorThreads", CONFIG_I32, CONFIG_AUTO, OFF(serverSelectorThreads), "0",
+	  0, 1024, RUN_MIN_THREADS, NULL, "reactor (socket I/O) threads; 0 = one per CPU (Java: 3 event loops)" },
+	{ "serverOnewaySemaphoreValue", CONFIG_I32, CONFIG_UNUSED, OFF(serverOnewaySemaphoreValue), "256",
+	  1, INT32_MAX, 0, NULL, "Java's limit on concurrent server-initiated one-way calls" },
+	{ "serverAsyncSemaphoreValue", CONFIG_I32, CONFIG_UNUSED, OFF(serverAsyncSemaphoreValue), "64",
+	  1, INT32_MAX, 0, NULL, "Java's limit on concurrent server-initiated async calls" },
+	{ "serverChannelMaxIdleTimeSeconds", CONFIG_I32, 0, OFF(serverChannelMaxIdleTimeSeconds), "120",
+	  0, INT32_MAX, 10, NULL, "close a connection idle this many seconds; 0 = never" },
+	{ "serverSocketSndBufSize", CONFIG_I32, 0, OFF(serverSocketSndBufSize), "0",
+	  0, INT32_MAX, 0, NULL, "SO_SNDBUF of accepted sockets; 0 = system default" },
+	{ "serverSocketRcvBufSize", CONFIG_I32, 0, OFF(serverSocketRcvBufSize), "0",
+	  0, INT32_MAX, 0, NULL, "SO_RCVBUF of accepted sockets; 0 = system default" },
+	{ "writeBufferHighWaterMark", CONFIG_I32, CONFIG_UNUSED, OFF(writeBufferHighWaterMark), "0",
+	  0, INT32_MAX, 0, NULL, "Netty's write-buffer mark (rmqns: outboundPauseBytes)" },
+	{ "writeBufferLowWaterMark", CONFIG_I32, CONFIG_UNUSED, OFF(writeBufferLowWaterMark), "0",
+	  0, INT32_MAX, 0, NULL, "Netty's write-buffer mark (rmqns: outboundPauseBytes)" },
+	{ "serverSocketBacklog", CONFIG_I32, 0, OFF(serverSocketBacklog), "1024",
+	  1, 65535, 64, NULL, "listen(2) backlog" },
+	{ "serverNettyWorkerGroupEnable", CONFIG_BOOL, CONFIG_UNUSED, OFF(serverNettyWorkerGroupEnable), "true",
+	  0, 0, 0, NULL, "Netty's separate handler thread group" },
+	{ "serverPooledByteBufAllocatorEnable", CONFIG_BOOL, CONFIG_UNUSED, OFF(serverPooledByteBufAllocatorEnable),
+	  "true", 0, 0, 0, NULL, "Netty's pooled buffer allocator" },
+	{ "enableShutdownGracefully", CONFIG_BOOL, CONFIG_UNUSED, OFF(enableShutdownGracefully), "false",
+	  0, 0, 0, NULL, "Java's graceful shutdown (rmqns always drains queued answers on SIGTERM)" },
+	{ "shutdownWaitTimeSeconds", CONFIG_I32, CONFIG_UNUSED, OFF(shutdownWaitTimeSeconds), "30",
+	  0, 3600, 0, NULL, "Java's graceful shutdown wait" },
+	{ "useEpollNativeSelector", CONFIG_BOOL, CONFIG_UNUSED, OFF(useEpollNativeSelector), "false",
+	  0, 0, 0, NULL, "Netty's epoll transport (rmqns always uses epoll)" },
+
+	/* rmqns */
+	{ "maxFrameSize", CONFIG_I64, 0, OFF(maxFrameSize), "16777216",
+	  1024, INT32_MAX, MIB, NULL, "largest frame accepted, bytes, length prefix included" },
+	{ "processorQueueCapacity", CONFIG_I32, 0, OFF(processorQueueCapacity), "10000",
+	  1, 10000000, RUN_MIN_QUEUE, NULL, "requests queued per processor lane before SYSTEM_BUSY" },
+	{ "routeQueryInline", CONFIG_BOOL, 0, OFF(routeQueryInline), "true", 0, 0, 0, NULL,
+	  "reactors answer GET_ROUTEINFO_BY_TOPIC themselves" },
+	{ "registerInflateMaxBytes", CONFIG_I64, 0, OFF(registerInflateMaxBytes), "67108864",
+	  64 * KIB, 4 * GIB, MIB, NULL, "largest registration body once inflated, bytes" },
+	{ "outboundPauseBytes", CONFIG_I64, 0, OFF(outboundPauseBytes), "4194304",
+	  64 * KIB, 64 * GIB, MIB, NULL, "stop reading a peer with this many unsent answer bytes" },
+	{ "outboundCloseBytes", CONFIG_I64, 0, OFF(outboundCloseBytes), "67108864",
+	  64 * KIB, 64 * GIB, 4 * MIB, NULL, "close a peer with this many unsent answer bytes" },
+	{ "logLevel", CONFIG_STR, CONFIG_LIVE, OFF(logLevel), "INFO", 0, 0, 0, log_levels,
+	  "least severe log level written: DEBUG, INFO, WARN or ERROR" },
+	{ "kvConfigIgnoreCorrupt", CONFIG_BOOL, 0, OFF(kvConfigIgnoreCorrupt), "false", 0, 0, 0, NULL,
+	  "start with an empty KV table when kvConfigPath does not parse (it is moved aside)" },
+};
+
+#define OPTIONS_COUNT (sizeof(options_table) / sizeof(options_table[0]))
+
+const struct config_option *config_options(size_t *count)
+{
+	*count = OPTIONS_COUNT;
+	return options_table;
+}
+
+const struct config_option *config_option_find(const char *name)
+{
+	for (size_t i = 0; i < OPTIONS_COUNT; i++)
+		if (strcmp(options_table[i].name, name) == 0)
+			return &options_table[i];
+	return NULL;
+}
+
+/* ---- typed access ---- */
+
+static char **field_str(struct options *o, const struct config_option *opt)
+{
+	return (char **)((char *)o + opt->offset);
+}
+static char *const *cfield_str(const struct options *o, const struct config_option *opt)
+{
+	return (char *const *)((const char *)o + opt->offset);
+}
+static bool *field_bool(struct options *o, const struct config_option *opt)
+{
+	return (bool *)((char *)o + opt->offset);
+}
+static const bool *cfield_bool(const struct options *o, const struct config_option *opt)
+{
+	return (const bool *)((const char *)o + opt->offset);
+}
+static int32_t *field_i32(struct options *o, const struct config_option *opt)
+{
+	return (int32_t *)((char *)o + opt->offset);
+}
+static const int32_t *cfield_i32(const struct options *o, const struct config_option *opt)
+{
+	return (const int32_t *)((const char *)o + opt->offset);
+}
+static int64_t *field_i64(struct options *o, const struct config_option *opt)
+{
+	return (int64_t *)((char *)o + opt->offset);
+}
+static const int64_t *cfield_i64(const struct options *o, const struct config_option *opt)
+{
+	return (const int64_t *)((const char *)o + opt->offset);
+}
+
+/* Java's Long.parseLong over ASCII digits: optional sign, at least one
+ * digit, nothing else (no spaces), no overflow. */
+bool options_parse_long(const char *s, int64_t *out)
+{
+	bool neg = false;
+	uint64_t v = 0, limit;
+
+	if (*s == '+' || *s == '-') {
+		neg = *s == '-';
+		s++;
+	}
+	if (!*s)
+		return false;
+	limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return false;
+		if (v > (limit - (uint64_t)(*s - '0')) / 10)
+			return false;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	*out = neg ? (int64_t)(0 - v) : (int64_t)v;
+	return true;
+}
+
+/* Java's String.trim: drops characters <= U+0020 at both ends. */
+static char *java_trim_dup(const char *s)
+{
+	size_t n = strlen(s);
+
+	while (n > 0 && (unsigned char)s[n - 1] <= ' ')
+		n--;
+	while (n > 0 && (unsigned char)*s <= ' ') {
+		s++;
+		n--;
+	}
+	return strndup(s, n);
+}
+
+struct parsed_value {
+	bool b;
+	int64_t i;
+	char *s; /* owned */
+};
+
+static int option_parse(const struct config_option *opt, const char *text, struct parsed_value *pv,
+			char *err, size_t errlen)
+{
+	pv->s = NULL;
+	switch (opt->type) {
+	case CONFIG_STR:
+		pv->s = java_trim_dup(text);
+		if (!pv->s) {
+			snprintf(err, errlen, "out of memory");
+			return RMQNS_ENOMEM;
+		}
+		if (opt->choices) {
+			for (const char *const *c = opt->choices; *c; c++) {
+				if (strcasecmp(*c, pv->s) == 0) {
+					/* store the canonical spelling */
+					free(pv->s);
+					pv->s = strdup(*c);
+					if (!pv->s) {
+						snprintf(err, errlen, "out of memory");
+						return RMQNS_ENOMEM;
+					}
+					return RMQNS_OK;
+				}
+			}
+			snprintf(err, errlen, "invalid value for %s: '%s' (expected one of DEBUG, INFO, WARN, ERROR)",
+				 opt->name, text);
+			free(pv->s);
+			pv->s = NULL;
+			return RMQNS_EINVAL;
+		}
+		return RMQNS_OK;
+	case CONFIG_BOOL:
+		/* Java takes anything but "true" as false; a typo would then
+		 * silently flip a flag, so rmqns refuses it. */
+		if (strcasecmp(text, "true") == 0) {
+			pv->b = true;
+			return RMQNS_OK;
+		}
+		if (strcasecmp(text, "false") == 0) {
+			pv->b = false;
+			return RMQNS_OK;
+		}
+		snprintf(err, errlen, "invalid value for %s: '%s' (expected true or false)", opt->name, text);
+		return RMQNS_EINVAL;
+	case CONFIG_I32:
+	case CONFIG_I64:
+		if (!options_parse_long(text, &pv->i) ||
+		    (opt->type == CONFIG_I32 && (pv->i < INT32_MIN || pv->i > INT32_MAX))) {
+			snprintf(err, errlen, "invalid value for %s: '%s' (expected an integer)", opt->name, text);
+			return RMQNS_EINVAL;
+		}
+		if (pv->i < opt->min || pv->i > opt->max) {
+			snprintf(err, errlen, "invalid value for %s: %" PRId64 " (expected %" PRId64 " to %" PRId64 ")",
+				 opt->name, pv->i, opt->min, opt->max);
+			return RMQNS_EINVAL;
+		}
+		return RMQNS_OK;
+	}
+	snprintf(err, errlen, "internal error: bad option type for %s", opt->name);
+	return RMQNS_EINVAL;
+}
+
+int options_check_text(const struct config_option *opt, const char *text, char *err, size_t errlen)
+{
+	struct parsed_value pv;
+	int rc = option_parse(opt, text, &pv, err, errlen);
+
+	free(pv.s);
+	return rc;
+}
+
+int options_set_text(struct options *o, const struct config_option *opt, const char *text,
+		     char *err, size_t errlen)
+{
+	struct parsed_value pv;
+	int rc = option_parse(opt, text, &pv, err, errlen);
+
+	if (rc < 0)
+		return rc;
+	switch (opt->type) {
+	case CONFIG_STR:
+		free(*field_str(o, opt));
+		*field_str(o, opt) = pv.s;
+		break;
+	case CONFIG_BOOL:
+		*field_bool(o, opt) = pv.b;
+		break;
+	case CONFIG_I32:
+		*field_i32(o, opt) = (int32_t)pv.i;
+		break;
+	case CONFIG_I64:
+		*field_i64(o, opt) = pv.i;
+		break;
+	}
+	return RMQNS_OK;
+}
+
+static char *path_join(const char *dir, const char *rest)
+{
+	char *s = NULL;
+
+	if (asprintf(&s, "%s%s", dir, rest) < 0)
+		return NULL;
+	return s;
+}
+
+int options_init(struct options *o, const struct options_env *env)
+{
+	char err[256];
+	const char *home = env->home ? env->home : "";
+
+	memset(o, 0, sizeof(*o));
+	for (size_t i = 0; i < OPTIONS_COUNT; i++) {
+		const struct config_option *opt = &options_table[i];
+		if (opt->def && options_set_text(o, opt, opt->def, err, sizeof(err)) < 0) {
+			log_error("option table: %s", err);
+			options_free(o);
+			return RMQNS_EINVAL;
+		}
+	}
+	o->rocketmqHome = strdup(env->rocketmq_home ? env->rocketmq_home : "");
+	o->kvConfigPath = path_join(home, "/namesrv/kvConfig.json");
+	o->configStorePath = path_join(home, "/namesrv/namesrv.properties");
+	if (!o->rocketmqHome || !o->kvConfigPath || !o->configStorePath) {
+		options_free(o);
+		return RMQNS_ENOMEM;
+	}
+	return RMQNS_OK;
+}
+
+void options_free(struct options *o)
+{
+	for (size_t i = 0; i < OPTIONS_COUNT; i++) {
+		if (options_table[i].type == CONFIG_STR) {
+			free(*field_str(o, &options_table[i]));
+			*field_str(o, &options_table[i]) = NULL;
+		}
+	}
+}
+
+int options_copy(struct options *dst, const struct options *src)
+{
+	*dst = *src;
+	for (size_t i = 0; i < OPTIONS_COUNT; i++)
+		if (options_table[i].type == CONFIG_STR)
+			*field_str(dst, &options_table[i]) = NULL;
+	for (size_t i = 0; i < OPTIONS_COUNT; i++) {
+		const struct config_option *opt = &options_table[i];
+		const char *s;
+
+		if (opt->type != CONFIG_STR || !(s = *cfield_str(src, opt)))
+			continue;
+		if (!(*field_str(dst, opt) = strdup(s))) {
+			options_free(dst);
+			return RMQNS_ENOMEM;
+		}
+	}
+	return RMQNS_OK;
+}
+
+int options_check(const struct options *o, char *err, size_t errlen)
+{
+	if (o->outboundCloseBytes < o->outboundPauseBytes) {
+		snprintf(err, errlen, "outboundCloseBytes (%" PRId64 ") must not be less than outboundPauseBytes (%" PRId64 ")",
+			 o->outboundCloseBytes, o->outboundPauseBytes);
+		return RMQNS_EINVAL;
+	}
+	return RMQNS_OK;
+}
+
+int options_format_value(const struct options *o, const struct config_option *opt, struct buf *out)
+{
+	switch (opt->type) {
+	case CONFIG_STR: {
+		const char *s = *cfield_str(o, opt);
+		return s ? buf_append_str(out, s) : RMQNS_OK;
+	}
+	case CONFIG_BOOL:
+		return buf_append_str(out, *cfield_bool(o, opt) ? "true" : "false");
+	case CONFIG_I32:
+		return buf_printf(out, "%" PRId32, *cfield_i32(o, opt));
+	case CONFIG_I64:
+		return buf_printf(out, "%" PRId64, *cfield_i64(o, opt));
+	}
+	return RMQNS_EINVAL;
+}
+
+bool options_equal(const struct options *a, const struct options *b, const struct config_option *opt)
+{
+	switch (opt->type) {
+	case CONFIG_STR: {
+		const char *x = *cfield_str(a, opt), *y = *cfield_str(b, opt);
+		return (!x && !y) || (x && y && strcmp(x, y) == 0);
+	}
+	case CONFIG_BOOL:
+		return *cfield_bool(a, opt) == *cfield_bool(b, opt);
+	case CONFIG_I32:
+		return *cfield_i32(a, opt) == *cfield_i32(b, opt);
+	case CONFIG_I64:
+		return *cfield_i64(a, opt) == *cfield_i64(b, opt);
+	}
+	return false;
+}
+
+int options_assign(struct options *dst, const struct options *src, const struct config_option *opt)
+{
+	switch (opt->type) {
+	case CONFIG_STR: {
+		const char *s = *cfield_str(src, opt);
+		char *copy = NULL;
+		if (s && !(copy = strdup(s)))
+			return RMQNS_ENOMEM;
+		free(*field_str(dst, opt));
+		*field_str(dst, opt) = copy;
+		break;
+	}
+	case CONFIG_BOOL:
+		*field_bool(dst, opt) = *cfield_bool(src, opt);
+		break;
+	case CONFIG_I32:
+		*field_i32(dst, opt) = *cfield_i32(src, opt);
+		break;
+	case CONFIG_I64:
+		*field_i64(dst, opt) = *cfield_i64(src, opt);
+		break;
+	}
+	return RMQNS_OK;
+}
+
+int options_log_level(const struct options *o)
+{
+	for (int i = 0; log_levels[i]; i++)
+		if (o->logLevel && strcasecmp(o->logLevel, log_levels[i]) == 0)
+			return i; /* the table follows enum log_level */
+	return LOG_INFO;
+}
