@@ -80,6 +80,11 @@ int regbody_decode(const uint8_t *body, size_t len, bool compressed, int32_t ver
 		   size_t max_bytes, struct regbody *out, char *why, size_t whylen);
 void regbody_free(struct regbody *rb);
 
+/* The bodyCrc32 check (§4 code 103): true when want is 0 (unchecked) or
+ * equals the CRC-32 of the body masked with 0x7FFFFFFF (a missing body
+ * has CRC 0). */
+bool regbody_crc_matches(const uint8_t *body, size_t len, int64_t want);
+
 /* The topic named `name`, or NULL. */
 const struct regbody_topic *regbody_find_topic(const struct regbody *rb, const char *name);
 

@@ -8,7 +8,6 @@
 
 #include <jansson.h>
 #include <urcu/compiler.h>
-#include <zlib.h>
 
 #include "rmqns/app.h"
 #include "rmqns/config.h"
@@ -394,18 +393,14 @@ static void h_register_broker(struct app *app, struct request *req)
 		reply_free(req, RSP_SYSTEM_ERROR, "REGISTER_BROKER with a negative version");
 		return;
 	}
-	if (remoting_ext_get_long(cmd, "bodyCrc32", &crc_want) && crc_want != 0) {
-		uint32_t crc = 0;
-		if (cmd->body && cmd->body_len)
-			crc = (uint32_t)crc32(0L, cmd->body, cmd->body_len) & 0x7FFFFFFFu;
-		if ((int64_t)crc != crc_want) {
-			struct remoting_cmd rsp;
-			remoting_response_init(&rsp, cmd, RSP_SYSTEM_ERROR, "crc32 not match");
-			rsp.ext_present = true;
-			request_reply(req, &rsp);
-			request_free(req);
-			return;
-		}
+	if (remoting_ext_get_long(cmd, "bodyCrc32", &crc_want) &&
+	    !regbody_crc_matches(cmd->body, cmd->body_len, crc_want)) {
+		struct remoting_cmd rsp;
+		remoting_response_init(&rsp, cmd, RSP_SYSTEM_ERROR, "crc32 not match");
+		rsp.ext_present = true;
+		request_reply(req, &rsp);
+		request_free(req);
+		return;
 	}
 	route_read_lock();
 	const struct options *o = config_current(app->config);

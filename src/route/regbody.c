@@ -887,6 +887,25 @@ void regbody_free(struct regbody *rb)
 	memset(rb, 0, sizeof(*rb));
 }
 
+bool regbody_crc_matches(const uint8_t *body, size_t len, int64_t want)
+{
+	uLong crc = 0;
+
+	if (want == 0)
+		return true;
+	if (body && len) {
+		/* zlib's crc32 takes uInt lengths: feed long bodies in pieces */
+		crc = crc32(0L, Z_NULL, 0);
+		while (len) {
+			uInt n = len > (1u << 30) ? (1u << 30) : (uInt)len;
+			crc = crc32(crc, body, n);
+			body += n;
+			len -= n;
+		}
+	}
+	return (int64_t)(crc & 0x7FFFFFFFu) == want;
+}
+
 const struct regbody_topic *regbody_find_topic(const struct regbody *rb, const char *name)
 {
 	size_t n;

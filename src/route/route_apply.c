@@ -593,7 +593,8 @@ static bool cl_has(const struct route_cluster *c, uint32_t gidx)
 	return false;
 }
 
-static struct route_cluster *cl_new(const char *name, const uint32_t *members, uint32_t n)
+/* A cluster holding members[0..n) with room for `room` members in all. */
+static struct route_cluster *cl_new(const char *name, const uint32_t *members, uint32_t n, uint32_t room)
 {
 	size_t nl = strlen(name);
 	struct route_cluster *c = calloc(1, sizeof(*c) + nl + 1);
@@ -602,7 +603,7 @@ static struct route_cluster *cl_new(const char *name, const uint32_t *members, u
 		return NULL;
 	c->name = (char *)(c + 1);
 	memcpy(c->name, name, nl + 1);
-	c->gidx = malloc(((size_t)n + 1) * sizeof(*c->gidx));
+	c->gidx = malloc(((size_t)(room > n ? room : n) + 1) * sizeof(*c->gidx));
 	if (!c->gidx) {
 		free(c);
 		return NULL;
@@ -652,7 +653,7 @@ static int cl_add_member(struct route_db *db, const char *name, uint32_t gidx)
 
 	if (cl_has(c, gidx))
 		return 0;
-	nc = cl_new(name, c ? c->gidx : NULL, c ? c->n : 0);
+	nc = cl_new(name, c ? c->gidx : NULL, c ? c->n : 0, c ? c->n + 1 : 1);
 	if (!nc)
 		return RMQNS_ENOMEM;
 	nc->gidx[nc->n++] = gidx;
@@ -673,7 +674,7 @@ static int cl_remove_member(struct route_db *db, const char *name, uint32_t gidx
 	if (!cl_has(c, gidx))
 		return 0;
 	if (c->n > 1) {
-		nc = cl_new(name, NULL, 0);
+		nc = cl_new(name, NULL, 0, c->n);
 		if (!nc)
 			return RMQNS_ENOMEM;
 		for (uint32_t i = 0; i < c->n; i++)
