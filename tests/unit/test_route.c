@@ -2,6 +2,7 @@
  * test thread plays the registrar: it applies changes directly and reads
  * the answers back as clients would get them. */
 #include "route_test_util.h"
+#include "route_priv.h"
 
 static struct route_db *db;
 
@@ -710,4 +711,5 @@ Test(route, group_slots_are_reused_after_removal)
 	struct route_stats st;
 	route_stats(db, &st);
 	cr_expect_eq(st.groups, 1);
+	cr_expect_leq(db->g_hwm, 2, "%u slots used for 301 names over time", db->g_hwm);
 }
