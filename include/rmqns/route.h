@@ -41,7 +41,8 @@ struct route_db;
 
 /* cache_max_bytes 0 = ROUTE_CACHE_MAX_BYTES_DEFAULT. NULL on ENOMEM. */
 struct route_db *route_db_create(size_t cache_max_bytes);
-/* Once no thread reads or writes any more. Waits for pending RCU frees. */
+/* Once no thread reads or writes any more; from any thread (the teardown
+ * runs on a registered thread of its own). Waits for pending RCU frees. */
 void route_db_destroy(struct route_db *db);
 
 /* The clock of last-seen times and expiry: CLOCK_MONOTONIC in ms, the

@@ -1,6 +1,7 @@
 /* The route database object: creation and teardown, hashing and lookups,
  * Java hash-order helpers, the registrar hooks and statistics. The tables'
  * mutations live in route_apply.c, the reads in route_read.c. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -266,13 +267,11 @@ static void free_topic_now(struct route_topic *t)
 	free(t);
 }
 
-void route_db_destroy(struct route_db *db)
+static void db_teardown(struct route_db *db)
 {
 	struct cds_lfht_iter it;
 	struct cds_lfht_node *n;
 
-	if (!db)
-		return;
 	/* callbacks queued by the registrar still point into the tables */
 	rcu_barrier();
 	rt_drain_retired(db);
@@ -322,6 +321,28 @@ void route_db_destroy(struct route_db *db)
 	free(db->gdir);
 	free(db->gpriv);
 	free(db);
+}
+
+/* The teardown runs on a thread of its own, registered with urcu, so that
+ * any thread (registered or not, main() included) may destroy the db. */
+static void *db_teardown_thread(void *arg)
+{
+	rcu_register_thread();
+	db_teardown(arg);
+	rcu_unregister_thread();
+	return NULL;
+}
+
+void route_db_destroy(struct route_db *db)
+{
+	pthread_t t;
+
+	if (!db)
+		return;
+	if (pthread_create(&t, NULL, db_teardown_thread, db) == 0)
+		pthread_join(t, NULL);
+	else
+		db_teardown(db); /* only safe from a registered thread */
 }
 
 /* ---- hooks ---- */
