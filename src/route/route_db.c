@@ -10,9 +10,7 @@
 #include "rmqns/err.h"
 #include "rmqns/log.h"
 
-#ifdef RT_TSAN
 int rt_grace_token;
-#endif
 
 uint64_t route_now_ms(void)
 {

@@ -14,6 +14,7 @@
 
 #include "rmqns/buf.h"
 #include "rmqns/json_body.h"
+#include "rmqns/race.h"
 #include "rmqns/regbody.h"
 #include "rmqns/route.h"
 
@@ -27,23 +28,9 @@
 
 /* TSan cannot see urcu's grace periods: readers release a token when they
  * leave a read-side section and the RCU free callbacks acquire it. */
-#if defined(__SANITIZE_THREAD__)
-#define RT_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define RT_TSAN 1
-#endif
-#endif
-#ifdef RT_TSAN
-void __tsan_acquire(void *addr);
-void __tsan_release(void *addr);
 extern int rt_grace_token;
-#define rt_tsan_reader_done() __tsan_release(&rt_grace_token)
-#define rt_tsan_before_free() __tsan_acquire(&rt_grace_token)
-#else
-#define rt_tsan_reader_done() ((void)0)
-#define rt_tsan_before_free() ((void)0)
-#endif
+#define rt_tsan_reader_done() race_release(&rt_grace_token)
+#define rt_tsan_before_free() race_acquire(&rt_grace_token)
 
 struct rt_str {
 	char *s;
