@@ -11,12 +11,45 @@
 
 /* ---- grace-period frees ---- */
 
-/* call_rcu, after telling TSan that this thread is done with the object. */
-#define rt_defer_free(head, cb) \
-	do { \
-		rt_tsan_reader_done(); \
-		call_rcu((head), (cb)); \
-	} while (0)
+#ifdef RMQNS_TSAN
+/* ThreadSanitizer cannot see urcu's grace periods (nor its callback
+ * thread's hand-offs): its builds keep replaced objects until the db is
+ * destroyed, the way the KV store does. */
+struct rt_deferred {
+	struct rt_deferred *next;
+	struct rcu_head *head;
+	void (*cb)(struct rcu_head *);
+};
+
+static void rt_defer_free(struct route_db *db, struct rcu_head *head, void (*cb)(struct rcu_head *))
+{
+	struct rt_deferred *d = malloc(sizeof(*d));
+
+	if (!d)
+		abort(); /* test builds only */
+	d->head = head;
+	d->cb = cb;
+	d->next = db->deferred;
+	db->deferred = d;
+}
+
+void rt_run_deferred(struct route_db *db)
+{
+	while (db->deferred) {
+		struct rt_deferred *d = db->deferred;
+		db->deferred = d->next;
+		d->cb(d->head);
+		free(d);
+	}
+}
+#else
+#define rt_defer_free(db, head, cb) call_rcu((head), (cb))
+
+void rt_run_deferred(struct route_db *db)
+{
+	(void)db;
+}
+#endif
 
 static void free_group_cb(struct rcu_head *h)
 {
@@ -116,7 +149,7 @@ void rt_cache_retire(struct route_db *db, struct route_cache *c)
 	if (!c)
 		return;
 	__atomic_sub_fetch(&db->cache_bytes, c->len, __ATOMIC_RELAXED);
-	rt_defer_free(&c->rcu, free_cache_cb);
+	rt_defer_free(db, &c->rcu, free_cache_cb);
 }
 
 void rt_topic_invalidate(struct route_db *db, struct route_topic *t)
@@ -139,7 +172,7 @@ void rt_drain_retired(struct route_db *db)
 		struct route_cache *c = caa_container_of(n, struct route_cache, retire);
 		next = n->next;
 		/* bytes were already uncounted by the reader that replaced it */
-		rt_defer_free(&c->rcu, free_cache_cb);
+		rt_defer_free(db, &c->rcu, free_cache_cb);
 	}
 }
 
@@ -256,7 +289,7 @@ static void g_maybe_retire(struct route_db *db, uint32_t gidx)
 	rt_assign(db->gdir[gidx], NULL);
 	p->state = RT_SLOT_RETIRING;
 	__atomic_store_n(&p->reusable, 0, __ATOMIC_RELAXED);
-	rt_defer_free(&g->rcu, retire_group_cb);
+	rt_defer_free(db, &g->rcu, retire_group_cb);
 }
 
 static struct route_group *g_clone(const struct route_group *g)
@@ -338,7 +371,7 @@ static int g_commit(struct route_db *db, struct route_group *ng)
 		__atomic_add_fetch(&db->n_groups, ng->present ? 1 : (uint32_t)-1, __ATOMIC_RELAXED);
 	rt_assign(db->gdir[ng->gidx], ng);
 	if (old)
-		rt_defer_free(&old->rcu, free_group_cb);
+		rt_defer_free(db, &old->rcu, free_group_cb);
 	if (db->gpriv[ng->gidx].topic_refs)
 		invalidate_group_topics(db, ng->gidx);
 	return 0;
@@ -403,7 +436,7 @@ static void topic_publish_tq(struct route_db *db, struct route_topic *t, struct 
 	struct route_tq *old = t->tq;
 
 	rt_assign(t->tq, ntq);
-	rt_defer_free(&old->rcu, free_tq_cb);
+	rt_defer_free(db, &old->rcu, free_tq_cb);
 	rt_topic_invalidate(db, t);
 }
 
@@ -421,7 +454,7 @@ static void topic_unlink(struct route_db *db, struct route_topic *t)
 	}
 	__atomic_sub_fetch(&db->n_entries, tq->n, __ATOMIC_RELAXED);
 	__atomic_sub_fetch(&db->n_topics, 1, __ATOMIC_RELAXED);
-	rt_defer_free(&t->rcu, free_topic_cb);
+	rt_defer_free(db, &t->rcu, free_topic_cb);
 }
 
 /* Sets the topic's entry for qd->gidx (creating the topic); a no-op when
@@ -640,8 +673,8 @@ static int cl_publish(struct route_db *db, uint32_t pos, struct route_cluster *n
 	rt_assign(db->clusters, ns);
 	if (old) {
 		if (pos < n)
-			rt_defer_free(&old->c[pos]->rcu, free_cluster_cb);
-		rt_defer_free(&old->rcu, free_clusters_cb);
+			rt_defer_free(db, &old->c[pos]->rcu, free_cluster_cb);
+		rt_defer_free(db, &old->rcu, free_clusters_cb);
 	}
 	return 0;
 }
@@ -703,7 +736,7 @@ static bool live_remove(struct route_db *db, const char *cluster, const char *ad
 		return false;
 	if (cds_lfht_del(db->live, &l->node) == 0) {
 		__atomic_sub_fetch(&db->n_live, 1, __ATOMIC_RELAXED);
-		rt_defer_free(&l->rcu, free_live_cb);
+		rt_defer_free(db, &l->rcu, free_live_cb);
 	}
 	return true;
 }
@@ -743,7 +776,7 @@ static int live_put(struct route_db *db, const struct route_broker_reg *reg, uin
 	rt_assign(l->hash, rt_hash_pair(reg->cluster, reg->addr));
 	struct cds_lfht_node *rep = cds_lfht_add_replace(db->live, l->hash, rt_live_match, &k, &l->node);
 	if (rep)
-		rt_defer_free(&caa_container_of(rep, struct route_live, node)->rcu, free_live_cb);
+		rt_defer_free(db, &caa_container_of(rep, struct route_live, node)->rcu, free_live_cb);
 	else
 		__atomic_add_fetch(&db->n_live, 1, __ATOMIC_RELAXED);
 	return 0;
@@ -814,8 +847,8 @@ static int filter_set(struct route_db *db, const char *cluster, const char *addr
 	rt_assign(db->filters, ns);
 	if (old) {
 		if (pos < on)
-			rt_defer_free(&old->f[pos]->rcu, free_filter_cb);
-		rt_defer_free(&old->rcu, free_filters_cb);
+			rt_defer_free(db, &old->f[pos]->rcu, free_filter_cb);
+		rt_defer_free(db, &old->rcu, free_filters_cb);
 	}
 	__atomic_add_fetch(&db->ggen, 1, __ATOMIC_SEQ_CST);
 	return 0;
@@ -945,10 +978,10 @@ static int maps_merge(struct route_db *db, const struct regbody *rb)
 		for (uint32_t j = 0; j < k && !kept; j++)
 			kept = ns->e[j] == old->e[i];
 		if (!kept)
-			rt_defer_free(&old->e[i]->rcu, free_mapping_cb);
+			rt_defer_free(db, &old->e[i]->rcu, free_mapping_cb);
 	}
 	if (old)
-		rt_defer_free(&old->rcu, free_maps_cb);
+		rt_defer_free(db, &old->rcu, free_maps_cb);
 	for (uint32_t j = 0; j < n; j++) {
 		if (!fresh[j])
 			continue;

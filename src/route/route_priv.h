@@ -27,7 +27,8 @@
 #define rt_store_relaxed(p, v) __atomic_store_n(&(p), (v), __ATOMIC_RELAXED)
 
 /* TSan cannot see urcu's grace periods: readers release a token when they
- * leave a read-side section and the RCU free callbacks acquire it. */
+ * leave a read-side section and the free callbacks acquire it (TSan builds
+ * also defer every free to the teardown, see route_apply.c). */
 extern int rt_grace_token;
 #define rt_tsan_reader_done() race_release(&rt_grace_token)
 #define rt_tsan_before_free() race_acquire(&rt_grace_token)
@@ -193,6 +194,7 @@ struct route_db {
 	uint64_t start_ms;
 	/* registrar-private */
 	struct route_gpriv *gpriv;   /* ROUTE_MAX_GROUPS entries */
+	struct rt_deferred *deferred; /* ThreadSanitizer builds: frees kept for the end */
 };
 
 /* ---- helpers shared by the files ---- */
@@ -243,5 +245,7 @@ void rt_topic_invalidate(struct route_db *db, struct route_topic *t);
 void rt_cache_retire(struct route_db *db, struct route_cache *c);
 void rt_drain_retired(struct route_db *db);
 void rt_cache_trim(struct route_db *db);
+/* ThreadSanitizer builds: runs the frees kept back (at teardown). */
+void rt_run_deferred(struct route_db *db);
 
 #endif
