@@ -45,7 +45,8 @@ const char *kv_path(const struct kv_store *kv);
 int kv_put(struct kv_store *kv, const char *ns, const char *key, const char *value,
 	   char *err, size_t errlen);
 /* Removes key from ns (the namespace itself stays, possibly empty, as in
- * Java). The file is rewritten even when nothing was removed. */
+ * Java). The file is rewritten even when nothing was removed; ns or key
+ * may be NULL (nothing is removed). */
 int kv_delete(struct kv_store *kv, const char *ns, const char *key, char *err, size_t errlen);
 
 /* ---- reads (inside rcu_read_lock) ---- */

@@ -511,7 +511,8 @@ int kv_delete(struct kv_store *kv, const char *ns, const char *key, char *err, s
 		snprintf(err, errlen, "out of memory");
 		return RMQNS_ENOMEM;
 	}
-	n = jmap_find(&nt->ns, ns);
+	/* no namespace or key: nothing to remove, the file is still rewritten */
+	n = ns && key ? jmap_find(&nt->ns, ns) : NULL;
 	if (n)
 		free(jmap_remove(n->val, key, &found));
 	return table_commit(kv, nt, err, errlen);
