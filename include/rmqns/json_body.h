@@ -50,12 +50,21 @@ void jw_raw(struct jw *w, const char *json, size_t n);
 /* 0, or the first error met while writing. */
 static inline int jw_error(const struct jw *w) { return w->err; }
 
-/* Escapes s as a JSON string body (without quotes) in the given form. */
+/* Escapes s as a JSON string body (without quotes) in the given form.
+ * Input that is not valid UTF-8 (stray or truncated sequences, overlong
+ * forms, encoded surrogates, code points past U+10FFFF) never reaches the
+ * output: each offending byte becomes U+FFFD (raw in the default form,
+ * \uFFFD in the standard form). On error the buffer is left as it was. */
 int json_escape(struct buf *out, const char *s, size_t n, enum jw_form form);
+
+/* Largest body json_body_parse takes. */
+#define JSON_BODY_MAX_LEN ((size_t)256 << 20)
 
 /* Parses a body written by fastjson (bare integer keys allowed, quoted
  * ones too). Returns a new reference, or NULL with *err set (EJSON, ENOMEM,
- * ETOOBIG past max_len). Large integers stay integers (json_int_t). */
+ * ETOOBIG past JSON_BODY_MAX_LEN). Large integers stay integers (json_int_t);
+ * integers beyond its range, "\u0000" in strings and invalid UTF-8 are
+ * EJSON. The top level must be an object or an array. */
 json_t *json_body_parse(const uint8_t *text, size_t len, int *err);
 
 /* Java-style text of a scalar JSON value (strings as is, numbers in

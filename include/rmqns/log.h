@@ -9,6 +9,12 @@ void log_set_level(enum log_level level);
 enum log_level log_get_level(void);
 /* Name shown for the calling thread (copied, at most 15 characters). */
 void log_set_thread_name(const char *name);
+/* Sends lines to `path` (appended, created 0644) instead of stderr; NULL
+ * goes back to stderr. 0, or RMQNS_EIO when the file cannot be opened (the
+ * old destination stays). Safe while other threads log. */
+int log_set_file(const char *path);
+/* Parses "DEBUG", "info", "WARN"/"WARNING", "ERROR" (any case); -1 otherwise. */
+int log_level_parse(const char *name);
 void log_write(enum log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

@@ -1,0 +1,699 @@
+/* The JSON header codec (protocol.md §2.1). Decoding runs a hand-written
+ * parser for the shapes real peers send and falls back to jansson for
+ * anything else: the fast path need not be complete, only never disagree
+ * with the jansson path on what it does accept. Encoding writes the exact
+ * bytes Java writes. */
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "rmqns/err.h"
+#include "rmqns/json_body.h"
+#include "rmqns/remoting.h"
+#include "remoting_int.h"
+
+/* ======================= fast path ======================= */
+
+#define JH_BAIL 1
+#define JH_FAST_MAX_EXT 64u
+
+struct jh {
+	const uint8_t *p, *end;
+	char *strs;      /* next free byte of the string area */
+	char *strs_end;
+};
+
+static inline void jh_ws(struct jh *j)
+{
+	while (j->p < j->end && (*j->p == ' ' || *j->p == '\n' || *j->p == '\r' || *j->p == '\t'))
+		j->p++;
+}
+
+static inline int jh_hex(uint8_t c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c |= 0x20;
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+static bool jh_hex4(const uint8_t *p, const uint8_t *end, uint32_t *u)
+{
+	if (end - p < 4)
+		return false;
+	uint32_t v = 0;
+	for (int i = 0; i < 4; i++) {
+		int h = jh_hex(p[i]);
+		if (h < 0)
+			return false;
+		v = (v << 4) | (uint32_t)h;
+	}
+	*u = v;
+	return true;
+}
+
+static size_t jh_utf8_put(uint32_t u, char *o)
+{
+	if (u < 0x80) {
+		o[0] = (char)u;
+		return 1;
+	}
+	if (u < 0x800) {
+		o[0] = (char)(0xC0 | (u >> 6));
+		o[1] = (char)(0x80 | (u & 0x3F));
+		return 2;
+	}
+	if (u < 0x10000) {
+		o[0] = (char)(0xE0 | (u >> 12));
+		o[1] = (char)(0x80 | ((u >> 6) & 0x3F));
+		o[2] = (char)(0x80 | (u & 0x3F));
+		return 3;
+	}
+	o[0] = (char)(0xF0 | (u >> 18));
+	o[1] = (char)(0x80 | ((u >> 12) & 0x3F));
+	o[2] = (char)(0x80 | ((u >> 6) & 0x3F));
+	o[3] = (char)(0x80 | (u & 0x3F));
+	return 4;
+}
+
+/* The string area holds at most as many bytes as the header has consumed so
+ * far (an escaped or quoted token never grows when decoded, and a number's
+ * NUL is paid for by the key before it). Checked at each token anyway so a
+ * mistake in that reasoning costs a fallback, not an overflow. */
+static inline bool jh_room(const struct jh *j)
+{
+	return (size_t)(j->strs_end - j->strs) >= (size_t)(j->end - j->p) + 1;
+}
+
+/* Decodes the string starting at the quote at j->p into the string area
+ * without claiming the space, NUL-terminated. Returns its length, or -1 for
+ * anything to leave to jansson (including what jansson rejects). */
+static ptrdiff_t jh_string(struct jh *j)
+{
+	if (!jh_room(j))
+		return -1;
+	const uint8_t *p = j->p + 1, *end = j->end;
+	char *o = j->strs;
+	for (;;) {
+		if (p >= end)
+			return -1;
+		uint8_t c = *p;
+		if (c == '"')
+			break;
+		if (c >= 0x20 && c < 0x80 && c != '\\') {
+			*o++ = (char)c;
+			p++;
+			continue;
+		}
+		if (c < 0x20)
+			return -1;
+		if (c >= 0x80) {
+			uint32_t cp;
+			size_t n = remoting_utf8_decode(p, (size_t)(end - p), &cp);
+			if (!n)
+				return -1;
+			memcpy(o, p, n);
+			o += n;
+			p += n;
+			continue;
+		}
+		if (end - p < 2)
+			return -1;
+		switch (p[1]) {
+		case '"': *o++ = '"'; p += 2; continue;
+		case '\\': *o++ = '\\'; p += 2; continue;
+		case '/': *o++ = '/'; p += 2; continue;
+		case 'b': *o++ = '\b'; p += 2; continue;
+		case 'f': *o++ = '\f'; p += 2; continue;
+		case 'n': *o++ = '\n'; p += 2; continue;
+		case 'r': *o++ = '\r'; p += 2; continue;
+		case 't': *o++ = '\t'; p += 2; continue;
+		case 'u': break;
+		default: return -1;
+		}
+		uint32_t u, lo;
+		if (!jh_hex4(p + 2, end, &u))
+			return -1;
+		p += 6;
+		if (u == 0 || (u >= 0xDC00 && u <= 0xDFFF))
+			return -1;
+		if (u >= 0xD800 && u <= 0xDBFF) {
+			if (end - p < 6 || p[0] != '\\' || p[1] != 'u' || !jh_hex4(p + 2, end, &lo) ||
+			    lo < 0xDC00 || lo > 0xDFFF)
+				return -1;
+			u = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00);
+			p += 6;
+		}
+		o += jh_utf8_put(u, o);
+	}
+	j->p = p + 1;
+	*o = 0;
+	return o - j->strs;
+}
+
+/* A JSON integer as jansson reads it into json_int_t, limited to 18 digits
+ * so it cannot overflow; fractions and exponents are left to jansson. */
+static bool jh_int(struct jh *j, int64_t *v)
+{
+	const uint8_t *p = j->p, *end = j->end;
+	bool neg = false;
+	if (p < end && *p == '-') {
+		neg = true;
+		p++;
+	}
+	const uint8_t *digits = p;
+	int64_t x = 0;
+	while (p < end && *p >= '0' && *p <= '9') {
+		if (p - digits == 18)
+			return false;
+		x = x * 10 + (*p - '0');
+		p++;
+	}
+	if (p == digits || (*digits == '0' && p - digits > 1))
+		return false;
+	if (p < end && (*p == '.' || *p == 'e' || *p == 'E'))
+		return false;
+	j->p = p;
+	*v = neg ? -x : x;
+	return true;
+}
+
+static bool jh_int32(struct jh *j, int32_t *out)
+{
+	int64_t v;
+	if (!jh_int(j, &v) || v < INT32_MIN || v > INT32_MAX)
+		return false;
+	*out = (int32_t)v;
+	return true;
+}
+
+static bool jh_lit(struct jh *j, const char *lit, size_t n)
+{
+	if ((size_t)(j->end - j->p) < n || memcmp(j->p, lit, n) != 0)
+		return false;
+	j->p += n;
+	return true;
+}
+
+/* Copies a scalar ext value's text into the string area and claims it. */
+static const char *jh_ext_value(struct jh *j)
+{
+	char *s = j->strs;
+	uint8_t c = *j->p;
+	if (c == '"') {
+		ptrdiff_t n = jh_string(j);
+		if (n < 0)
+			return NULL;
+		j->strs += n + 1;
+		return s;
+	}
+	if (!jh_room(j))
+		return NULL;
+	const uint8_t *start = j->p;
+	if (c == '-' || (c >= '0' && c <= '9')) {
+		int64_t v;
+		if (!jh_int(j, &v) || (v == 0 && *start == '-'))
+			return NULL; /* "-0" is "0" to jansson: leave it the rewrite */
+	} else if (!jh_lit(j, "true", 4) && !jh_lit(j, "false", 5)) {
+		return NULL;
+	}
+	size_t n = (size_t)(j->p - start);
+	memcpy(s, start, n);
+	s[n] = 0;
+	j->strs += n + 1;
+	return s;
+}
+
+static int jh_ext(struct jh *j, struct remoting_ext_field *ext, uint32_t slots, uint32_t *count)
+{
+	uint32_t keylen[JH_FAST_MAX_EXT];
+	uint32_t n = 0;
+	j->p++; /* '{' */
+	jh_ws(j);
+	if (j->p < j->end && *j->p == '}') {
+		j->p++;
+		*count = 0;
+		return 0;
+	}
+	for (;;) {
+		if (j->p >= j->end || *j->p != '"' || n == slots)
+			return JH_BAIL;
+		char *key = j->strs;
+		ptrdiff_t kl = jh_string(j);
+		if (kl < 0)
+			return JH_BAIL;
+		/* jansson keeps the first position and the last value of a
+		 * repeated key; rather than mimic that here, let it decide. */
+		for (uint32_t i = 0; i < n; i++)
+			if (keylen[i] == (uint32_t)kl && memcmp(ext[i].key, key, (size_t)kl) == 0)
+				return JH_BAIL;
+		j->strs += kl + 1;
+		jh_ws(j);
+		if (j->p >= j->end || *j->p != ':')
+			return JH_BAIL;
+		j->p++;
+		jh_ws(j);
+		if (j->p >= j->end)
+			return JH_BAIL;
+		const char *val = jh_ext_value(j);
+		if (!val)
+			return JH_BAIL;
+		ext[n].key = key;
+		ext[n].value = val;
+		keylen[n++] = (uint32_t)kl;
+		jh_ws(j);
+		if (j->p >= j->end)
+			return JH_BAIL;
+		if (*j->p == '}') {
+			j->p++;
+			*count = n;
+			return 0;
+		}
+		if (*j->p != ',')
+			return JH_BAIL;
+		j->p++;
+		jh_ws(j);
+	}
+}
+
+/* Skips the value of a member we ignore; only scalars stay on this path. */
+static bool jh_skip_value(struct jh *j)
+{
+	uint8_t c = *j->p;
+	int64_t v;
+	if (c == '"')
+		return jh_string(j) >= 0;
+	if (c == '-' || (c >= '0' && c <= '9'))
+		return jh_int(j, &v);
+	return jh_lit(j, "true", 4) || jh_lit(j, "false", 5) || jh_lit(j, "null", 4);
+}
+
+enum jh_member {
+	JH_CODE = 1 << 0, JH_FLAG = 1 << 1, JH_VERSION = 1 << 2, JH_OPAQUE = 1 << 3,
+	JH_LANGUAGE = 1 << 4, JH_REMARK = 1 << 5, JH_EXT = 1 << 6, JH_OTHER = 0,
+};
+
+static enum jh_member jh_member_of(const char *k, size_t n)
+{
+	switch (n) {
+	case 4:
+		if (!memcmp(k, "code", 4)) return JH_CODE;
+		if (!memcmp(k, "flag", 4)) return JH_FLAG;
+		break;
+	case 6:
+		if (!memcmp(k, "opaque", 6)) return JH_OPAQUE;
+		if (!memcmp(k, "remark", 6)) return JH_REMARK;
+		break;
+	case 7:
+		if (!memcmp(k, "version", 7)) return JH_VERSION;
+		break;
+	case 8:
+		if (!memcmp(k, "language", 8)) return JH_LANGUAGE;
+		break;
+	case 9:
+		if (!memcmp(k, "extFields", 9)) return JH_EXT;
+		break;
+	}
+	return JH_OTHER;
+}
+
+static int jh_member_value(struct jh *j, enum jh_member m, struct remoting_cmd *cmd,
+			   struct remoting_ext_field *ext, uint32_t slots)
+{
+	uint8_t c = *j->p;
+	switch (m) {
+	case JH_CODE: return jh_int32(j, &cmd->code) ? 0 : JH_BAIL;
+	case JH_FLAG: return jh_int32(j, &cmd->flag) ? 0 : JH_BAIL;
+	case JH_VERSION: return jh_int32(j, &cmd->version) ? 0 : JH_BAIL;
+	case JH_OPAQUE: return jh_int32(j, &cmd->opaque) ? 0 : JH_BAIL;
+	case JH_LANGUAGE:
+		if (c == '"') {
+			ptrdiff_t n = jh_string(j);
+			if (n < 0)
+				return JH_BAIL;
+			cmd->language = remoting_language_parse_n(j->strs, (size_t)n);
+			return 0;
+		}
+		if (!jh_int32(j, &cmd->language) || cmd->language < 0 || cmd->language > LANG_NODE_JS)
+			return JH_BAIL;
+		return 0;
+	case JH_REMARK:
+		if (c == '"') {
+			ptrdiff_t n = jh_string(j);
+			if (n < 0)
+				return JH_BAIL;
+			cmd->remark = j->strs;
+			j->strs += n + 1;
+			return 0;
+		}
+		return jh_lit(j, "null", 4) ? 0 : JH_BAIL;
+	case JH_EXT:
+		if (c != '{')
+			return JH_BAIL;
+		cmd->ext_present = true;
+		cmd->ext = ext;
+		return jh_ext(j, ext, slots, &cmd->ext_count);
+	case JH_OTHER:
+		return jh_skip_value(j) ? 0 : JH_BAIL;
+	}
+	return JH_BAIL;
+}
+
+static int jh_fast_decode(const uint8_t *hdr, size_t len, struct remoting_cmd *cmd)
+{
+	uint32_t slots = len / 4 + 1 < JH_FAST_MAX_EXT ? (uint32_t)(len / 4 + 1) : JH_FAST_MAX_EXT;
+	size_t ext_bytes = (size_t)slots * sizeof(struct remoting_ext_field);
+	uint8_t *storage = malloc(ext_bytes + len + 1);
+	if (!storage)
+		return RMQNS_ENOMEM;
+	struct remoting_ext_field *ext = (struct remoting_ext_field *)storage;
+	struct jh j = {
+		.p = hdr, .end = hdr + len,
+		.strs = (char *)storage + ext_bytes, .strs_end = (char *)storage + ext_bytes + len + 1,
+	};
+	unsigned seen = 0;
+
+	jh_ws(&j);
+	if (j.p >= j.end || *j.p != '{')
+		goto bail;
+	j.p++;
+	jh_ws(&j);
+	if (j.p < j.end && *j.p == '}') {
+		j.p++;
+		goto done;
+	}
+	for (;;) {
+		if (j.p >= j.end || *j.p != '"')
+			goto bail;
+		ptrdiff_t kl = jh_string(&j);
+		if (kl < 0)
+			goto bail;
+		enum jh_member m = jh_member_of(j.strs, (size_t)kl);
+		if (m & seen)
+			goto bail; /* repeated member: jansson's last-wins rule decides */
+		seen |= m;
+		jh_ws(&j);
+		if (j.p >= j.end || *j.p != ':')
+			goto bail;
+		j.p++;
+		jh_ws(&j);
+		if (j.p >= j.end || jh_member_value(&j, m, cmd, ext, slots))
+			goto bail;
+		jh_ws(&j);
+		if (j.p >= j.end)
+			goto bail;
+		if (*j.p == '}') {
+			j.p++;
+			break;
+		}
+		if (*j.p != ',')
+			goto bail;
+		j.p++;
+		jh_ws(&j);
+	}
+done:
+	jh_ws(&j);
+	if (j.p != j.end)
+		goto bail;
+	if (cmd->ext_count == 0)
+		cmd->ext = NULL;
+	if (!cmd->remark && cmd->ext_count == 0) {
+		free(storage);
+		storage = NULL;
+	}
+	cmd->storage = storage;
+	return RMQNS_OK;
+bail:
+	free(storage);
+	memset(cmd, 0, sizeof(*cmd));
+	return JH_BAIL;
+}
+
+/* ======================= jansson path ======================= */
+
+/* code/flag/version/opaque: absent or null is 0; an integer or decimal text
+ * (fastjson converts both) must fit in an int32. */
+static int jh_member_int32(const json_t *root, const char *name, int32_t *out)
+{
+	const json_t *v = json_object_get(root, name);
+	if (!v || json_is_null(v)) {
+		*out = 0;
+		return RMQNS_OK;
+	}
+	json_int_t x;
+	if (json_is_integer(v)) {
+		x = json_integer_value(v);
+	} else if (json_is_string(v)) {
+		const char *s = json_string_value(v);
+		const char *d = (*s == '-' || *s == '+') ? s + 1 : s;
+		if (!*d || strspn(d, "0123456789") != strlen(d) || strlen(d) > 10)
+			return RMQNS_EJSON;
+		x = strtoll(s, NULL, 10);
+	} else {
+		return RMQNS_EJSON;
+	}
+	if (x < INT32_MIN || x > INT32_MAX)
+		return RMQNS_EJSON;
+	*out = (int32_t)x;
+	return RMQNS_OK;
+}
+
+static int jh_member_language(const json_t *root, int32_t *out)
+{
+	const json_t *v = json_object_get(root, "language");
+	if (!v) {
+		*out = LANG_JAVA; /* Java's default for the field */
+		return RMQNS_OK;
+	}
+	if (json_is_null(v)) {
+		*out = LANG_UNKNOWN;
+		return RMQNS_OK;
+	}
+	if (json_is_string(v)) {
+		*out = remoting_language_parse_n(json_string_value(v), json_string_length(v));
+		return RMQNS_OK;
+	}
+	if (json_is_integer(v)) {
+		/* An ordinal past the enum makes Java drop the connection. */
+		json_int_t x = json_integer_value(v);
+		if (x < 0 || x > LANG_NODE_JS)
+			return RMQNS_EPROTO;
+		*out = (int32_t)x;
+		return RMQNS_OK;
+	}
+	return RMQNS_EJSON;
+}
+
+/* Text of a remark or ext value: scalars as their text, containers as
+ * compact JSON. *len gets the byte count without NUL; with dst NULL only
+ * sizes. NULL-valued (json null) members give false. */
+static bool jh_value_text(const json_t *v, char *dst, size_t *len)
+{
+	char tmp[64];
+	if (json_is_object(v) || json_is_array(v)) {
+		size_t n = json_dumpb(v, dst, dst ? *len : 0, JSON_COMPACT);
+		*len = n;
+		return true;
+	}
+	const char *s = json_scalar_text(v, tmp, sizeof(tmp));
+	if (!s)
+		return false;
+	size_t n = json_is_string(v) ? json_string_length(v) : strlen(s);
+	if (dst)
+		memcpy(dst, s, n);
+	*len = n;
+	return true;
+}
+
+static int jh_slow_fill(const json_t *root, struct remoting_cmd *cmd)
+{
+	int rc;
+	if ((rc = jh_member_int32(root, "code", &cmd->code)) ||
+	    (rc = jh_member_int32(root, "flag", &cmd->flag)) ||
+	    (rc = jh_member_int32(root, "version", &cmd->version)) ||
+	    (rc = jh_member_int32(root, "opaque", &cmd->opaque)) ||
+	    (rc = jh_member_language(root, &cmd->language)))
+		return rc;
+
+	const json_t *remark = json_object_get(root, "remark");
+	const json_t *ext = json_object_get(root, "extFields");
+	size_t remark_len = 0, total = 0;
+	bool has_remark = false;
+	if (remark && !json_is_null(remark)) {
+		has_remark = jh_value_text(remark, NULL, &remark_len);
+		total += remark_len + 1;
+	}
+	if (ext && !json_is_null(ext) && !json_is_object(ext))
+		return RMQNS_EJSON;
+
+	size_t count = 0;
+	const char *key;
+	json_t *val;
+	if (ext && json_is_object(ext)) {
+		cmd->ext_present = true;
+		json_object_foreach((json_t *)ext, key, val) {
+			size_t vl;
+			if (!jh_value_text(val, NULL, &vl))
+				continue; /* a null value is no value */
+			if (++count > REMOTING_MAX_EXT_FIELDS)
+				return RMQNS_ETOOBIG;
+			total += strlen(key) + 1 + vl + 1;
+		}
+	}
+	if (!total && !count)
+		return RMQNS_OK;
+
+	size_t ext_bytes = count * sizeof(struct remoting_ext_field);
+	uint8_t *storage = malloc(ext_bytes + total);
+	if (!storage)
+		return RMQNS_ENOMEM;
+	struct remoting_ext_field *fields = (struct remoting_ext_field *)storage;
+	char *s = (char *)storage + ext_bytes;
+	if (has_remark) {
+		size_t n = remark_len + 1;
+		jh_value_text(remark, s, &n);
+		s[remark_len] = 0;
+		cmd->remark = s;
+		s += remark_len + 1;
+	}
+	size_t i = 0;
+	if (count) {
+		json_object_foreach((json_t *)ext, key, val) {
+			size_t vl;
+			if (!jh_value_text(val, NULL, &vl))
+				continue;
+			size_t kl = strlen(key);
+			memcpy(s, key, kl + 1);
+			fields[i].key = s;
+			s += kl + 1;
+			jh_value_text(val, s, &vl);
+			s[vl] = 0;
+			fields[i].value = s;
+			s += vl + 1;
+			i++;
+		}
+		cmd->ext = fields;
+		cmd->ext_count = (uint32_t)count;
+	}
+	cmd->storage = storage;
+	return RMQNS_OK;
+}
+
+static int jh_slow_decode(const uint8_t *hdr, size_t len, struct remoting_cmd *cmd)
+{
+	json_error_t jerr;
+	json_t *root = json_loadb((const char *)hdr, len, 0, &jerr);
+	if (!root)
+		return json_error_code(&jerr) == json_error_out_of_memory ? RMQNS_ENOMEM : RMQNS_EJSON;
+	int rc = json_is_object(root) ? jh_slow_fill(root, cmd) : RMQNS_EJSON;
+	json_decref(root);
+	if (rc) {
+		free(cmd->storage);
+		memset(cmd, 0, sizeof(*cmd));
+	}
+	return rc;
+}
+
+int remoting_decode_json_header(const uint8_t *hdr, size_t len, struct remoting_cmd *cmd)
+{
+	int rc = jh_fast_decode(hdr, len, cmd);
+	if (rc != JH_BAIL)
+		return rc;
+	return jh_slow_decode(hdr, len, cmd);
+}
+
+/* ======================= encoding ======================= */
+
+static size_t jh_fmt_int(char *out, int32_t v)
+{
+	char tmp[12];
+	size_t n = 0;
+	uint32_t u = v < 0 ? 0u - (uint32_t)v : (uint32_t)v;
+	do {
+		tmp[n++] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	size_t k = 0;
+	if (v < 0)
+		out[k++] = '-';
+	while (n)
+		out[k++] = tmp[--n];
+	return k;
+}
+
+static int jh_put_member_int(struct buf *out, const char *prefix, size_t plen, int32_t v)
+{
+	int rc = buf_reserve(out, plen + 11);
+	if (rc)
+		return rc;
+	memcpy(out->data + out->len, prefix, plen);
+	out->len += plen;
+	out->len += jh_fmt_int((char *)out->data + out->len, v);
+	return RMQNS_OK;
+}
+
+static int jh_put_string(struct buf *out, const char *s)
+{
+	int rc = buf_putc(out, '"');
+	if (!rc)
+		rc = json_escape(out, s, strlen(s), JW_DEFAULT);
+	if (!rc)
+		rc = buf_putc(out, '"');
+	return rc;
+}
+
+#define JH_LIT(s) s, sizeof(s) - 1
+
+static int jh_encode(const struct remoting_cmd *cmd, struct buf *out)
+{
+	int rc;
+	if ((rc = jh_put_member_int(out, JH_LIT("{\"code\":"), cmd->code)))
+		return rc;
+	if (cmd->ext_present || cmd->ext_count > 0) {
+		if ((rc = buf_append(out, JH_LIT(",\"extFields\":{"))))
+			return rc;
+		bool first = true;
+		for (uint32_t i = 0; i < cmd->ext_count; i++) {
+			const struct remoting_ext_field *f = &cmd->ext[i];
+			if (!f->key || !f->value)
+				continue;
+			if ((!first && (rc = buf_putc(out, ','))) ||
+			    (rc = jh_put_string(out, f->key)) ||
+			    (rc = buf_putc(out, ':')) ||
+			    (rc = jh_put_string(out, f->value)))
+				return rc;
+			first = false;
+		}
+		if ((rc = buf_putc(out, '}')))
+			return rc;
+	}
+	if ((rc = jh_put_member_int(out, JH_LIT(",\"flag\":"), cmd->flag)) ||
+	    (rc = buf_append(out, JH_LIT(",\"language\":\""))) ||
+	    (rc = buf_append_str(out, remoting_language_name(cmd->language))) ||
+	    (rc = jh_put_member_int(out, JH_LIT("\",\"opaque\":"), cmd->opaque)))
+		return rc;
+	if (cmd->remark &&
+	    ((rc = buf_append(out, JH_LIT(",\"remark\":"))) || (rc = jh_put_string(out, cmd->remark))))
+		return rc;
+	if ((rc = buf_append(out, JH_LIT(",\"serializeTypeCurrentRPC\":\""))) ||
+	    (rc = buf_append_str(out, cmd->serialize == REMOTING_ROCKETMQ ? "ROCKETMQ" : "JSON")) ||
+	    (rc = jh_put_member_int(out, JH_LIT("\",\"version\":"), cmd->version)) ||
+	    (rc = buf_putc(out, '}')))
+		return rc;
+	return RMQNS_OK;
+}
+
+int remoting_encode_json_header(const struct remoting_cmd *cmd, struct buf *out)
+{
+	size_t start = out->len;
+	int rc = buf_reserve(out, 160);
+	if (!rc)
+		rc = jh_encode(cmd, out);
+	if (rc)
+		out->len = start;
+	return rc;
+}

@@ -1,0 +1,205 @@
+/* Unit tests of src/common: buffers, error texts and logging. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rmqns/buf.h"
+#include "rmqns/err.h"
+#include "rmqns/log.h"
+
+/* ---- buf ---- */
+
+Test(buf, append_grows_and_keeps_bytes)
+{
+	struct buf b = BUF_INIT;
+	for (int i = 0; i < 10000; i++)
+		cr_assert_eq(buf_putc(&b, (uint8_t)(i % 251)), 0);
+	cr_assert_eq(b.len, 10000);
+	cr_assert_geq(b.cap, b.len);
+	for (int i = 0; i < 10000; i++)
+		cr_assert_eq(b.data[i], (uint8_t)(i % 251));
+	cr_assert_eq(buf_append(&b, "abc", 3), 0);
+	cr_assert_eq(buf_append_str(&b, "de"), 0);
+	cr_assert_eq(memcmp(b.data + 10000, "abcde", 5), 0);
+	cr_assert_eq(buf_append(&b, NULL, 0), 0);
+	cr_assert_eq(b.len, 10005);
+	buf_free(&b);
+	cr_assert_null(b.data);
+	cr_assert_eq(b.len, 0);
+	cr_assert_eq(b.cap, 0);
+}
+
+Test(buf, big_endian_writers)
+{
+	struct buf b = BUF_INIT;
+	cr_assert_eq(buf_put_be16(&b, 0x1234), 0);
+	cr_assert_eq(buf_put_be32(&b, 0xA1B2C3D4u), 0);
+	static const uint8_t want[] = { 0x12, 0x34, 0xA1, 0xB2, 0xC3, 0xD4 };
+	cr_assert_eq(b.len, sizeof(want));
+	cr_assert_eq(memcmp(b.data, want, sizeof(want)), 0);
+	cr_assert_eq(rd_be16(b.data), 0x1234);
+	cr_assert_eq(rd_be32(b.data + 2), 0xA1B2C3D4u);
+	uint8_t w[4];
+	wr_be32(w, 0x01020304);
+	cr_assert_eq(w[0], 1);
+	cr_assert_eq(w[3], 4);
+	buf_free(&b);
+}
+
+Test(buf, printf_short_and_long)
+{
+	struct buf b = BUF_INIT;
+	cr_assert_eq(buf_printf(&b, "x=%d,%s", 42, "y"), 0);
+	cr_assert_eq(b.len, 6);
+	cr_assert_eq(memcmp(b.data, "x=42,y", 6), 0);
+	char big[3000];
+	memset(big, 'q', sizeof(big) - 1);
+	big[sizeof(big) - 1] = 0;
+	cr_assert_eq(buf_printf(&b, "[%s]", big), 0);
+	cr_assert_eq(b.len, 6 + 2 + 2999);
+	cr_assert_eq(b.data[6], '[');
+	cr_assert_eq(b.data[b.len - 1], ']');
+	cr_assert_eq(b.data[7 + 2998], 'q');
+	buf_free(&b);
+}
+
+Test(buf, terminate_does_not_count)
+{
+	struct buf b = BUF_INIT;
+	cr_assert_eq(buf_append_str(&b, "hello"), 0);
+	cr_assert_eq(buf_terminate(&b), 0);
+	cr_assert_eq(b.len, 5);
+	cr_assert_str_eq((char *)b.data, "hello");
+	buf_reset(&b);
+	cr_assert_eq(b.len, 0);
+	cr_assert_neq(b.cap, 0);
+	cr_assert_eq(buf_terminate(&b), 0);
+	cr_assert_str_eq((char *)b.data, "");
+	buf_free(&b);
+}
+
+Test(buf, impossible_reserve_fails_cleanly)
+{
+	struct buf b = BUF_INIT;
+	cr_assert_eq(buf_append_str(&b, "keep"), 0);
+	cr_assert_eq(buf_reserve(&b, SIZE_MAX - 2), RMQNS_ENOMEM);
+	cr_assert_eq(buf_reserve(&b, SIZE_MAX / 2), RMQNS_ENOMEM);
+	cr_assert_eq(b.len, 4);
+	cr_assert_eq(memcmp(b.data, "keep", 4), 0);
+	buf_free(&b);
+}
+
+/* ---- err ---- */
+
+Test(err, every_code_has_its_own_text)
+{
+	const char *seen[14];
+	for (int e = 0; e >= RMQNS_EPERM; e--) {
+		const char *t = rmqns_strerror(e);
+		cr_assert_not_null(t);
+		cr_assert_str_neq(t, "unknown error", "code %d", e);
+		for (int k = 0; k < -e; k++)
+			cr_assert_str_neq(seen[k], t, "codes %d and %d share a text", -k, e);
+		seen[-e] = t;
+	}
+	cr_assert_str_eq(rmqns_strerror(-999), "unknown error");
+	cr_assert_str_eq(rmqns_strerror(5), "unknown error");
+}
+
+/* ---- log ---- */
+
+static char *read_all(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	cr_assert(f);
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *s = malloc((size_t)n + 1);
+	cr_assert(s);
+	cr_assert_eq(fread(s, 1, (size_t)n, f), (size_t)n);
+	s[n] = 0;
+	fclose(f);
+	return s;
+}
+
+static void temp_path(char *path, size_t n)
+{
+	snprintf(path, n, "/tmp/rmqns-log-test-%ld-XXXXXX", (long)getpid());
+	int fd = mkstemp(path);
+	cr_assert(fd >= 0);
+	close(fd);
+}
+
+Test(log, levels_names_and_file)
+{
+	char path[128];
+	temp_path(path, sizeof(path));
+	cr_assert_eq(log_set_file(path), 0);
+	log_set_thread_name("unit-thread-with-a-long-name");
+	log_set_level(LOG_WARN);
+	cr_assert_eq(log_get_level(), LOG_WARN);
+	log_info("hidden %d", 1);
+	log_debug("hidden %d", 2);
+	log_warn("shown %d", 3);
+	log_error("shown %s", "four");
+	log_set_level(LOG_DEBUG);
+	log_debug("shown %d", 5);
+	log_set_level(LOG_INFO);
+	cr_assert_eq(log_set_file(NULL), 0);
+	log_info("to stderr, not the file");
+
+	char *s = read_all(path);
+	cr_expect_null(strstr(s, "hidden"));
+	cr_expect_null(strstr(s, "stderr"));
+	cr_expect_not_null(strstr(s, "WARN  [unit-thread-wit] shown 3\n"), "%s", s);
+	cr_expect_not_null(strstr(s, "ERROR [unit-thread-wit] shown four\n"), "%s", s);
+	cr_expect_not_null(strstr(s, "DEBUG [unit-thread-wit] shown 5\n"), "%s", s);
+	int lines = 0;
+	for (char *p = s; *p; p++)
+		lines += *p == '\n';
+	cr_expect_eq(lines, 3);
+	/* "YYYY-MM-DD HH:MM:SS.mmm " starts every line. */
+	cr_expect(s[4] == '-' && s[7] == '-' && s[10] == ' ' && s[13] == ':' && s[19] == '.');
+	free(s);
+	unlink(path);
+}
+
+Test(log, bad_file_keeps_destination)
+{
+	cr_assert_eq(log_set_file("/nonexistent-dir/x/y.log"), RMQNS_EIO);
+}
+
+Test(log, long_message_is_cut_to_one_line)
+{
+	char path[128];
+	temp_path(path, sizeof(path));
+	cr_assert_eq(log_set_file(path), 0);
+	char *big = malloc(20000);
+	memset(big, 'z', 19999);
+	big[19999] = 0;
+	log_error("%s", big);
+	cr_assert_eq(log_set_file(NULL), 0);
+	char *s = read_all(path);
+	size_t n = strlen(s);
+	cr_expect_gt(n, 4000);
+	cr_expect_lt(n, 20000);
+	cr_expect_eq(s[n - 1], '\n');
+	cr_expect_eq(strchr(s, '\n'), s + n - 1);
+	free(s);
+	free(big);
+	unlink(path);
+}
+
+Test(log, level_names_parse)
+{
+	cr_expect_eq(log_level_parse("debug"), LOG_DEBUG);
+	cr_expect_eq(log_level_parse("INFO"), LOG_INFO);
+	cr_expect_eq(log_level_parse("Warn"), LOG_WARN);
+	cr_expect_eq(log_level_parse("WARNING"), LOG_WARN);
+	cr_expect_eq(log_level_parse("error"), LOG_ERROR);
+	cr_expect_eq(log_level_parse("trace"), -1);
+	cr_expect_eq(log_level_parse(NULL), -1);
+}
