@@ -78,13 +78,30 @@ struct remoting_cmd {
 /* Looks at the bytes received so far. RMQNS_OK with *frame_size = bytes of
  * the first whole frame (length prefix included); RMQNS_EAGAIN when more
  * bytes are needed; RMQNS_ETOOBIG for a frame above max_frame (prefix
- * included); RMQNS_EPROTO for a negative or tiny length, a header length
- * beyond the frame, or a serialize type other than 0 and 1. The header
- * word is checked as soon as its 8 bytes are in, before the rest arrives. */
+ * included; 0 means REMOTING_DEFAULT_MAX_FRAME); RMQNS_EPROTO for a
+ * negative or tiny length, a header length beyond the frame, or a
+ * serialize type other than 0 and 1. The header word is checked as soon as
+ * its 8 bytes are in, before the rest arrives. */
 int remoting_frame_cut(const uint8_t *data, size_t len, uint32_t max_frame, size_t *frame_size);
 
 /* Decodes one whole frame (as cut above). body points into `frame`, which
- * must outlive the command. On error *cmd holds nothing to release. */
+ * must outlive the command. On error *cmd holds nothing to release.
+ * Errors: RMQNS_EPROTO (framing, binary header lengths, a NUL byte inside
+ * binary header text, a JSON language ordinal past the enum), RMQNS_EJSON
+ * (a JSON header that does not parse, is not an object, or has a member of
+ * the wrong type), RMQNS_ETOOBIG (more than REMOTING_MAX_EXT_FIELDS),
+ * RMQNS_ENOMEM. Each of them means: close the connection.
+ *
+ * JSON headers: members in any order, unknown ones ignored; code, flag,
+ * version, opaque absent or null = 0 (integers or decimal text); language
+ * absent = JAVA, null or an unknown name = LANG_UNKNOWN, names matched
+ * exactly then case-insensitively, integers as ordinals; remark "" stays ""
+ * (present), null = absent; ext values that are numbers or booleans become
+ * their text, containers their compact JSON text, null drops the entry; a
+ * repeated member or ext key keeps its last value; serializeTypeCurrentRPC
+ * is ignored (the header word decides). ext keeps the order of the wire.
+ * Binary headers: remark length 0 = absent; entries with an empty key or
+ * value are dropped; ext_present = the ext section is not empty. */
 int remoting_decode(const uint8_t *frame, size_t frame_size, struct remoting_cmd *cmd);
 
 /* Decodes a header alone (as found between header word and body). */
@@ -95,7 +112,20 @@ void remoting_cmd_release(struct remoting_cmd *cmd);
 
 /* Appends the length prefix, header word and header of `cmd`, sized for a
  * body of body_len bytes which the caller sends next (the body pointer of
- * cmd is ignored). Lets cached bodies go out without a copy. */
+ * cmd is ignored). Lets cached bodies go out without a copy. On error
+ * (RMQNS_ETOOBIG: header past 16 MiB - 1 or frame past INT32_MAX; ENOMEM)
+ * `out` keeps its old length.
+ *
+ * JSON headers come out as Java writes them: members sorted, no blanks,
+ * remark left out only when NULL ("" is written as ""), extFields written
+ * when ext_present or ext_count > 0, entries with a NULL key or value
+ * skipped, text escaped in fastjson's default form, language by name
+ * ("UNKNOWN" for anything outside the enum, which reads back as
+ * LANG_UNKNOWN), serializeTypeCurrentRPC from cmd->serialize. Binary
+ * headers: code and version cut to 16 bits as Java does, NULL and "" remark
+ * both length 0, a language outside the enum as byte 0xFF (read back as
+ * unknown), entries with a NULL key or value skipped, "" values written
+ * with length 0 (which readers take as null). */
 int remoting_encode_head(const struct remoting_cmd *cmd, uint32_t body_len, struct buf *out);
 /* Appends the whole frame: head and cmd->body. */
 int remoting_encode(const struct remoting_cmd *cmd, struct buf *out);

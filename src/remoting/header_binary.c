@@ -13,9 +13,10 @@
 static int32_t rd_s32(const uint8_t *p) { return (int32_t)rd_be32(p); }
 static int16_t rd_s16(const uint8_t *p) { return (int16_t)rd_be16(p); }
 
-/* Walks the ext section [p, end) once. Fills ext/strings when out != NULL;
+/* Walks the ext section [p, end) once. Fills ext/strings when ext != NULL;
  * otherwise only validates and sizes it. Entries whose key or value has
- * length 0 are read as null by Java and so are skipped here. */
+ * length 0 are read as null by Java and so are skipped here; a NUL byte
+ * inside a key or value is refused. */
 static int bin_walk_ext(const uint8_t *p, const uint8_t *end, size_t e_len,
 			uint32_t *count, size_t *str_bytes,
 			struct remoting_ext_field *ext, char **strs)
@@ -41,6 +42,8 @@ static int bin_walk_ext(const uint8_t *p, const uint8_t *end, size_t e_len,
 		p += vl;
 		if (kl == 0 || vl == 0)
 			continue;
+		if (!ext && (memchr(key, 0, (size_t)kl) || memchr(val, 0, (size_t)vl)))
+			return RMQNS_EPROTO;
 		if (n == REMOTING_MAX_EXT_FIELDS)
 			return RMQNS_ETOOBIG;
 		if (ext) {
@@ -76,6 +79,10 @@ int remoting_decode_binary_header(const uint8_t *hdr, size_t len, struct remotin
 	if (r_len < 0 || (size_t)r_len > len - BIN_FIXED_LEN - 4)
 		return RMQNS_EPROTO;
 	const uint8_t *remark = hdr + BIN_FIXED_LEN;
+	/* Text is handed on as C strings, so a NUL inside one cannot be carried
+	 * (the JSON path refuses \u0000 for the same reason). */
+	if (memchr(remark, 0, (size_t)r_len))
+		return RMQNS_EPROTO;
 	const uint8_t *p = remark + r_len;
 	int32_t e_len = rd_s32(p);
 	p += 4;

@@ -80,6 +80,24 @@ static size_t jh_utf8_put(uint32_t u, char *o)
 	return 4;
 }
 
+/* Bytes a JSON string may hold as they are: printable ASCII but '"' and '\\'. */
+static const bool jh_plain[256] = {
+	[0x20 ... 0x21] = true, [0x23 ... 0x5B] = true, [0x5D ... 0x7F] = true,
+};
+
+/* Whether any of the 8 bytes at p is '"', '\\', a control or non-ASCII:
+ * the usual has-zero-byte and has-less-than word tricks, exact for the
+ * question "is there any". */
+static inline bool jh_word_special(const uint8_t *p)
+{
+	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+	uint64_t w;
+	memcpy(&w, p, 8);
+	uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
+	uint64_t hit = ((q - ones) & ~q) | ((b - ones) & ~b) | ((w - ones * 0x20) & ~w) | w;
+	return (hit & highs) != 0;
+}
+
 /* The string area holds at most as many bytes as the header has consumed so
  * far (an escaped or quoted token never grows when decoded, and a number's
  * NUL is paid for by the key before it). Checked at each token anyway so a
@@ -99,16 +117,20 @@ static ptrdiff_t jh_string(struct jh *j)
 	const uint8_t *p = j->p + 1, *end = j->end;
 	char *o = j->strs;
 	for (;;) {
+		/* Copy the run of plain ASCII in one go, finding its end eight
+		 * bytes at a time. */
+		const uint8_t *run = p;
+		while (end - p >= 8 && !jh_word_special(p))
+			p += 8;
+		while (p < end && jh_plain[*p])
+			p++;
+		memcpy(o, run, (size_t)(p - run));
+		o += p - run;
 		if (p >= end)
 			return -1;
 		uint8_t c = *p;
 		if (c == '"')
 			break;
-		if (c >= 0x20 && c < 0x80 && c != '\\') {
-			*o++ = (char)c;
-			p++;
-			continue;
-		}
 		if (c < 0x20)
 			return -1;
 		if (c >= 0x80) {
@@ -353,7 +375,7 @@ static int jh_member_value(struct jh *j, enum jh_member m, struct remoting_cmd *
 		return jh_lit(j, "null", 4) ? 0 : JH_BAIL;
 	case JH_EXT:
 		if (c != '{')
-			return JH_BAIL;
+			return jh_lit(j, "null", 4) ? 0 : JH_BAIL;
 		cmd->ext_present = true;
 		cmd->ext = ext;
 		return jh_ext(j, ext, slots, &cmd->ext_count);
@@ -638,12 +660,22 @@ static int jh_put_member_int(struct buf *out, const char *prefix, size_t plen, i
 
 static int jh_put_string(struct buf *out, const char *s)
 {
-	int rc = buf_putc(out, '"');
-	if (!rc)
-		rc = json_escape(out, s, strlen(s), JW_DEFAULT);
-	if (!rc)
-		rc = buf_putc(out, '"');
-	return rc;
+	size_t n = strlen(s);
+	int rc = buf_reserve(out, n + 2);
+	if (rc)
+		return rc;
+	out->data[out->len++] = '"';
+	/* Most keys and values need no escaping: copy them straight. */
+	size_t i = 0;
+	while (i < n && jh_plain[(uint8_t)s[i]] && s[i] != 0x7F)
+		i++;
+	if (i == n) {
+		memcpy(out->data + out->len, s, n);
+		out->len += n;
+	} else if ((rc = json_escape(out, s, n, JW_DEFAULT))) {
+		return rc;
+	}
+	return buf_putc(out, '"');
 }
 
 #define JH_LIT(s) s, sizeof(s) - 1

@@ -570,6 +570,9 @@ Test(json_header, encode_failure_leaves_buffer_unchanged)
 	free(big);
 	buf_free(&b);
 	cr_expect_eq(remoting_encode_header(&c, (enum remoting_serialize)7, &b), RMQNS_EINVAL);
+	struct remoting_cmd d;
+	cr_expect_eq(remoting_decode_header((const uint8_t *)"{}", 2, (enum remoting_serialize)2, &d),
+		     RMQNS_EPROTO);
 }
 
 Test(json_header, encode_head_counts_the_body)
@@ -744,6 +747,28 @@ Test(binary_header, lying_lengths)
 	remoting_cmd_release(&c);
 	buf_free(&e);
 	buf_free(&b);
+}
+
+Test(binary_header, nul_inside_text_is_refused)
+{
+	static const struct { const char *k; size_t kl; const char *v; size_t vl; const char *r; size_t rl; } cases[] = {
+		{ "k", 1, "v", 1, "a\0b", 3 },
+		{ "k\0", 2, "v", 1, "", 0 },
+		{ "k", 1, "\0inKey", 6, "", 0 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct buf b = BUF_INIT;
+		bin_fixed(&b, 1, 0, 1, 1, 0);
+		cr_assert_eq(buf_put_be32(&b, (uint32_t)cases[i].rl), 0);
+		cr_assert_eq(buf_append(&b, cases[i].r, cases[i].rl), 0);
+		cr_assert_eq(buf_put_be32(&b, (uint32_t)(6 + cases[i].kl + cases[i].vl)), 0);
+		cr_assert_eq(buf_put_be16(&b, (uint16_t)cases[i].kl), 0);
+		cr_assert_eq(buf_append(&b, cases[i].k, cases[i].kl), 0);
+		cr_assert_eq(buf_put_be32(&b, (uint32_t)cases[i].vl), 0);
+		cr_assert_eq(buf_append(&b, cases[i].v, cases[i].vl), 0);
+		bin_fails(&b, RMQNS_EPROTO, "NUL in text");
+		buf_free(&b);
+	}
 }
 
 Test(binary_header, too_many_entries)
@@ -1090,6 +1115,31 @@ Test(round_trip, fast_and_jansson_paths_agree)
 	}
 	buf_free(&out);
 	buf_free(&slow);
+}
+
+/* Hand-written headers exercising what the fast path takes on itself;
+ * each must read the same once a trailing array member forces jansson. */
+Test(round_trip, fast_and_jansson_paths_agree_on_special_forms)
+{
+	static const char *hdrs[] = {
+		"{\"extFields\":{\"n\":42,\"neg\":-7,\"t\":true,\"f\":false,\"big\":1700000000000,\"z\":0}",
+		"{\"extFields\":{\"a\":\"\\u00e9\\ud83d\\ude00\\n\\t\\/\\\\\\\"\",\"\\u0041\":\"\"}",
+		"{\"language\":9,\"remark\":null,\"code\":-1,\"opaque\":-0",
+		"{\"language\":\"python\",\"remark\":\"\",\"extFields\":{}",
+		"{\"x\":\"skip\",\"y\":12,\"z\":true,\"w\":null,\"v\":false,\"extFields\":null",
+		" {\n\"code\" : 7 ,\t\"extFields\" : { \"k\" : \"v\" , \"k2\" : 5 } ",
+		"{\"remark\":\"caf\xC3\xA9 \xE4\xB8\xAD \xF0\x9F\x98\x80 \x7F\"",
+		"{\"language\":\"GO\",\"version\":317,\"remark\":\"\",\"opaque\":2147483647,\"flag\":-2147483648",
+	};
+	for (size_t i = 0; i < sizeof(hdrs) / sizeof(hdrs[0]); i++) {
+		char a[512], b[512];
+		snprintf(a, sizeof(a), "%s}", hdrs[i]);
+		snprintf(b, sizeof(b), "%s,\"zz\":[0]}", hdrs[i]);
+		struct remoting_cmd fa = json_ok(a), sl = json_ok(b);
+		expect_cmd_equal(&fa, &sl, (int)i);
+		remoting_cmd_release(&fa);
+		remoting_cmd_release(&sl);
+	}
 }
 
 /* ---- malformed real frames ---- */

@@ -1,0 +1,54 @@
+/* A small blocking remoting client for tests and admin tools: connect,
+ * send commands (or raw bytes), receive frames, and call = send + wait for
+ * the answer with the same opaque. One client per thread; not thread-safe.
+ * Encoding and decoding go through remoting.h, like the server's. */
+#ifndef RMQNS_CLIENT_H
+#define RMQNS_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rmqns/remoting.h"
+
+struct client;
+
+/* A received frame, decoded. cmd points into frame[], which the reply owns;
+ * free it with client_reply_free(). */
+struct client_reply {
+	struct client_reply *next; /* internal: out-of-order replies waiting */
+	struct remoting_cmd cmd;
+	size_t frame_len;
+	uint8_t frame[];
+};
+
+/* Connects to host:port (numeric address or name) within timeout_ms.
+ * NULL with *err set (RMQNS_EIO, RMQNS_ENOMEM, RMQNS_EINVAL) on failure. */
+struct client *client_connect(const char *host, int port, int timeout_ms, int *err);
+
+/* Encodes cmd (its serialize, opaque and flag as given) and writes it. */
+int client_send(struct client *c, const struct remoting_cmd *cmd, int timeout_ms);
+
+/* Writes bytes as they are: for malformed-frame tests. */
+int client_send_raw(struct client *c, const void *data, size_t len, int timeout_ms);
+
+/* The next frame: a buffered one first (left by client_call), else the next
+ * from the socket. RMQNS_EAGAIN on timeout, RMQNS_ECLOSED when the peer
+ * closed (or reset) the connection, RMQNS_EPROTO/ETOOBIG for a bad frame. */
+int client_recv(struct client *c, struct client_reply **out, int timeout_ms);
+
+/* Sends req with a fresh opaque (written back into req->opaque) and waits
+ * for the frame carrying it; other frames read meanwhile are kept for
+ * client_recv/client_call. req must not be one-way. */
+int client_call(struct client *c, struct remoting_cmd *req, struct client_reply **out,
+		int timeout_ms);
+
+/* A fresh opaque, as client_call uses (counting from 0). */
+int32_t client_next_opaque(struct client *c);
+
+/* The socket, for tests that poll or tune it. */
+int client_fd(const struct client *c);
+
+void client_reply_free(struct client_reply *r);
+void client_close(struct client *c);
+
+#endif

@@ -1,0 +1,83 @@
+/* The processor pool: threads running request handlers, fed by reactors
+ * through two bounded lanes (LANE_ROUTE for cheap queries clients wait on,
+ * LANE_DEFAULT for the rest). General workers serve the route lane first;
+ * dedicated route workers serve only it, so a slow registration never holds
+ * up a route query. Also: the dispatch fallback for unknown codes, and the
+ * bounded MPMC ring the lanes are made of. */
+#ifndef RMQNS_PROCESSOR_H
+#define RMQNS_PROCESSOR_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rmqns/handlers.h"
+
+struct app;
+struct request;
+struct processor_pool;
+
+struct processor_params {
+	unsigned workers;       /* general workers (route lane first), >= 1 */
+	unsigned route_workers; /* workers serving only the route lane, >= 0 */
+	uint32_t lane_capacity; /* requests each lane holds, >= 1 */
+};
+
+/* The remark of the code-3 answer, " request type N not supported". */
+#define PROCESSOR_UNSUPPORTED_FMT " request type %d not supported"
+/* The remark of the code-2 answer given when a lane is full. */
+#define PROCESSOR_BUSY_REMARK "[OVERLOAD]system busy, start flow control for a while"
+
+struct processor_pool *processor_pool_create(struct app *app, const struct processor_params *p,
+					     int *err);
+int processor_pool_start(struct processor_pool *p);
+
+/* Queues req on a lane; the pool takes ownership on success. RMQNS_EFULL
+ * when the lane is full, RMQNS_ECLOSED once the pool is stopping (the
+ * caller keeps req). Workers are not woken here: call processor_pool_wake
+ * once per batch. Safe from any thread. */
+int processor_pool_submit(struct processor_pool *p, enum handler_lane lane, struct request *req);
+
+/* Wakes sleeping workers for n_route + n_default requests just queued. */
+void processor_pool_wake(struct processor_pool *p, unsigned n_route, unsigned n_default);
+
+/* Refuses new requests, runs every queued one, joins the threads. */
+void processor_pool_stop(struct processor_pool *p);
+void processor_pool_destroy(struct processor_pool *p);
+
+/* The handler for a code: handler_lookup's, or the built-in one answering
+ * code 3 (may_run_inline, LANE_DEFAULT). Never NULL. */
+const struct handler *processor_handler_for(int32_t code);
+
+/* Runs h on req (h takes ownership of req). Used by workers and by
+ * reactors answering inline. */
+void processor_run(struct app *app, const struct handler *h, struct request *req);
+
+/* ---- bounded MPMC ring (Vyukov's sequence-numbered cells) ----
+ * Any capacity >= 1 (not only powers of two). Push and pop never block
+ * and never take a lock; push fails when the ring is full. */
+
+struct ring_cell {
+	_Atomic size_t seq;
+	void *item;
+};
+
+struct ring {
+	struct ring_cell *cells;
+	size_t cap;    /* items the ring holds */
+	size_t ncells; /* cap, but at least 2 (see ring_push) */
+	_Alignas(64) _Atomic size_t head; /* next push position */
+	_Alignas(64) _Atomic size_t tail; /* next pop position */
+};
+
+int ring_init(struct ring *r, size_t cap);
+void ring_destroy(struct ring *r);
+/* 0, or RMQNS_EFULL. item must not be NULL. */
+int ring_push(struct ring *r, void *item);
+/* The oldest item, or NULL when the ring is empty. */
+void *ring_pop(struct ring *r);
+/* A snapshot; exact only when no other thread is using the ring. */
+size_t ring_count(struct ring *r);
+
+#endif

@@ -1,0 +1,117 @@
+/* Types shared by the two halves of src/net: server.c (lifecycle, boss
+ * thread, routing answers to reactors) and reactor.c (the event loop and
+ * the connections it owns). Nothing outside src/net includes this. */
+#ifndef RMQNS_NET_INTERNAL_H
+#define RMQNS_NET_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include <urcu/list.h>
+#include <urcu/wfcqueue.h>
+
+#include "rmqns/buf.h"
+#include "rmqns/net.h"
+#include "rmqns/request.h"
+
+/* Fairness and memory bounds of one reactor turn. */
+#define NET_FRAMES_PER_TURN 64      /* frames cut per connection per wake-up */
+#define NET_READS_PER_TURN 4        /* read() calls per connection per wake-up */
+#define NET_RBUF_INITIAL 16384u     /* read buffer of a fresh connection */
+#define NET_RBUF_KEEP (1u << 20)    /* an empty buffer above this shrinks back */
+#define NET_WRITEV_MAX 64           /* iovecs per writev */
+#define NET_EVENTS_PER_WAIT 256
+
+/* An encoded frame travelling to a connection: first through a reactor's
+ * inbound queue, then on the connection's outbound list. */
+struct net_msg {
+	struct cds_wfcq_node node;
+	struct net_msg *next;
+	uint64_t conn_id;
+	struct buf data;
+};
+
+/* A socket accepted by the boss, on its way to a reactor. */
+struct net_accepted {
+	struct cds_wfcq_node node;
+	int fd;
+	struct sockaddr_storage addr;
+	socklen_t addrlen;
+};
+
+enum reactor_phase {
+	REACTOR_RUN = 0,
+	REACTOR_QUIESCE = 1, /* no more reads; answers still flow */
+	REACTOR_EXIT = 2,    /* flush, close everything, leave */
+};
+
+struct conn;
+
+struct reactor {
+	struct server *srv;
+	unsigned index;
+	pthread_t thread;
+	bool started;
+	int epfd, wakefd, timerfd;
+
+	/* Written by other threads. */
+	struct __cds_wfcq_head in_head; /* struct net_msg: answers */
+	struct cds_wfcq_tail in_tail;
+	struct __cds_wfcq_head acc_head; /* struct net_accepted: new sockets */
+	struct cds_wfcq_tail acc_tail;
+	atomic_int sleeping;   /* 1 while the loop may block in epoll_wait */
+	atomic_int phase;      /* enum reactor_phase */
+	atomic_uint conn_count;
+
+	/* Private to the reactor thread from here on. */
+	struct conn **conns;   /* by slot */
+	uint32_t *gens;        /* generation of each slot */
+	uint32_t *free_slots;  /* stack of unused slots */
+	uint32_t nfree, nslots, cap;
+	struct cds_list_head dirty;   /* connections with answers to write or closing */
+	struct cds_list_head backlog; /* connections with whole frames left to cut */
+	uint64_t now_ms, now_ns;
+	int seen_phase;
+	bool reading;          /* false once quiesced */
+	unsigned pushed_route, pushed_default; /* to wake the pool for */
+	uint64_t exit_deadline_ms; /* relative when set by server_stop */
+};
+
+struct server {
+	struct server_params params;
+	char bind[64];
+	struct app *app;
+	int listenfd;
+	int port;
+	int boss_stopfd;
+	pthread_t boss;
+	bool boss_started;
+	unsigned next_reactor;
+	unsigned nreactors;
+	struct reactor *reactors;
+	atomic_bool notify_closes; /* registrar notices still wanted */
+	atomic_bool reactors_gone; /* answers can no longer be delivered */
+
+	pthread_mutex_t ack_lock; /* reactors acknowledging a phase change */
+	pthread_cond_t ack_cond;
+	unsigned acks;
+};
+
+/* reactor.c */
+int reactor_init(struct reactor *r, struct server *srv, unsigned index);
+int reactor_start(struct reactor *r);
+void reactor_wake(struct reactor *r);
+/* Hands over an encoded frame (takes msg). From the reactor's own thread
+ * the frame goes straight onto the connection. */
+void reactor_post(struct reactor *r, struct net_msg *msg);
+void reactor_post_accepted(struct reactor *r, struct net_accepted *a);
+void reactor_join(struct reactor *r);
+void reactor_cleanup(struct reactor *r);
+
+/* server.c */
+void server_ack_phase(struct server *s);
+
+#endif

@@ -1,0 +1,841 @@
+/* A reactor: one thread, one epoll set, and the connections it owns
+ * outright. It reads, cuts frames, turns them into requests for the pool
+ * (or runs inline handlers itself), takes answers from its inbound queue
+ * and writes each connection's answers with one writev. No other thread
+ * ever touches a struct conn; they name connections by id. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/timerfd.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <urcu.h>
+
+#include "rmqns/app.h"
+#include "rmqns/err.h"
+#include "rmqns/log.h"
+#include "rmqns/processor.h"
+#include "rmqns/race.h"
+#include "rmqns/registrar.h"
+#include "rmqns/remoting.h"
+
+#include "net_internal.h"
+
+/* epoll ids of the reactor's own descriptors; a connection id never has
+ * the reactor byte 0xff. */
+#define REACTOR_WAKE_ID UINT64_MAX
+#define REACTOR_TIMER_ID (UINT64_MAX - 1)
+
+struct conn {
+	uint64_t id;
+	int fd;
+	uint32_t events;         /* epoll interest currently registered */
+	char peer[REQUEST_PEER_LEN];
+	uint8_t *rbuf;           /* bytes received, [rpos, rlen) not yet cut */
+	size_t rpos, rlen, rcap;
+	struct net_msg *out_head, *out_tail;
+	size_t out_off;          /* bytes of out_head already written */
+	uint64_t out_bytes;      /* queued and not yet written */
+	uint64_t last_active_ms; /* last successful read or write */
+	bool paused;             /* reads stopped: the peer is not reading its answers */
+	bool out_blocked;        /* the socket is full: waiting for EPOLLOUT */
+	bool closing;            /* destroyed at the end of this turn */
+	struct cds_list_head dirty_node;
+	struct cds_list_head backlog_node;
+};
+
+static __thread struct reactor *reactor_self;
+
+static void reactor_clock(struct reactor *r)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	r->now_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	r->now_ms = r->now_ns / 1000000u;
+}
+
+/* ---- slots ---- */
+
+static int reactor_grow_slots(struct reactor *r)
+{
+	uint32_t ncap = r->cap ? r->cap * 2 : 64;
+	if (ncap > NET_MAX_SLOTS)
+		ncap = NET_MAX_SLOTS;
+	if (ncap == r->cap)
+		return RMQNS_ETOOBIG;
+	struct conn **conns = realloc(r->conns, ncap * sizeof *conns);
+	if (!conns)
+		return RMQNS_ENOMEM;
+	r->conns = conns;
+	uint32_t *gens = realloc(r->gens, ncap * sizeof *gens);
+	if (!gens)
+		return RMQNS_ENOMEM;
+	r->gens = gens;
+	uint32_t *free_slots = realloc(r->free_slots, ncap * sizeof *free_slots);
+	if (!free_slots)
+		return RMQNS_ENOMEM;
+	r->free_slots = free_slots;
+	for (uint32_t i = r->cap; i < ncap; i++) {
+		r->conns[i] = NULL;
+		r->gens[i] = 1;
+	}
+	/* Lowest slots on top of the stack. */
+	for (uint32_t i = ncap; i > r->cap; i--)
+		r->free_slots[r->nfree++] = i - 1;
+	r->cap = ncap;
+	return RMQNS_OK;
+}
+
+static struct conn *reactor_find(struct reactor *r, uint64_t id)
+{
+	uint32_t slot = net_conn_slot(id);
+	if (net_conn_reactor(id) != r->index || slot >= r->cap)
+		return NULL;
+	struct conn *c = r->conns[slot];
+	return c && c->id == id ? c : NULL;
+}
+
+/* ---- connection state ---- */
+
+static void conn_update_events(struct reactor *r, struct conn *c)
+{
+	uint32_t want = 0;
+	if (r->reading && !c->paused && !c->closing)
+		want |= EPOLLIN;
+	if (c->out_blocked && !c->closing)
+		want |= EPOLLOUT;
+	if (want == c->events)
+		return;
+	struct epoll_event ev = { .events = want, .data.u64 = c->id };
+	if (epoll_ctl(r->epfd, EPOLL_CTL_MOD, c->fd, &ev) < 0)
+		log_error("connection %s: epoll_ctl: %s", c->peer, strerror(errno));
+	else
+		c->events = want;
+}
+
+static void conn_mark_dirty(struct reactor *r, struct conn *c)
+{
+	if (cds_list_empty(&c->dirty_node))
+		cds_list_add_tail(&c->dirty_node, &r->dirty);
+}
+
+static void conn_mark_backlog(struct reactor *r, struct conn *c)
+{
+	if (cds_list_empty(&c->backlog_node))
+		cds_list_add_tail(&c->backlog_node, &r->backlog);
+}
+
+/* Closing is deferred to the end of the turn so that nothing up the call
+ * stack (a frame loop, an inline handler) is left holding a freed conn. */
+static void conn_fail(struct reactor *r, struct conn *c)
+{
+	if (c->closing)
+		return;
+	c->closing = true;
+	conn_mark_dirty(r, c);
+}
+
+static void conn_destroy(struct reactor *r, struct conn *c, const char *why)
+{
+	struct server *s = r->srv;
+	uint32_t slot = net_conn_slot(c->id);
+
+	epoll_ctl(r->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	close(c->fd);
+	while (c->out_head) {
+		struct net_msg *m = c->out_head;
+		c->out_head = m->next;
+		buf_free(&m->data);
+		free(m);
+	}
+	cds_list_del_init(&c->dirty_node);
+	cds_list_del_init(&c->backlog_node);
+	free(c->rbuf);
+	r->conns[slot] = NULL;
+	if (++r->gens[slot] == 0)
+		r->gens[slot] = 1;
+	r->free_slots[r->nfree++] = slot;
+	atomic_fetch_sub(&r->conn_count, 1);
+	if (why)
+		log_debug("connection %s closed: %s", c->peer, why);
+	if (atomic_load(&s->notify_closes) && s->app && s->app->registrar)
+		(void)registrar_notify_conn_closed(s->app->registrar, c->id);
+	free(c);
+}
+
+static void conn_format_peer(char *out, size_t n, const struct sockaddr_storage *ss)
+{
+	char ip[INET6_ADDRSTRLEN] = "?";
+	unsigned port = 0;
+
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *a = (const struct sockaddr_in *)ss;
+		inet_ntop(AF_INET, &a->sin_addr, ip, sizeof ip);
+		port = ntohs(a->sin_port);
+		snprintf(out, n, "%s:%u", ip, port);
+	} else if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)ss;
+		port = ntohs(a->sin6_port);
+		if (IN6_IS_ADDR_V4MAPPED(&a->sin6_addr)) {
+			inet_ntop(AF_INET, &a->sin6_addr.s6_addr[12], ip, sizeof ip);
+			snprintf(out, n, "%s:%u", ip, port);
+		} else {
+			inet_ntop(AF_INET6, &a->sin6_addr, ip, sizeof ip);
+			snprintf(out, n, "[%s]:%u", ip, port);
+		}
+	} else {
+		snprintf(out, n, "unknown");
+	}
+}
+
+static void conn_open(struct reactor *r, struct net_accepted *a)
+{
+	int fd = a->fd;
+	if (!r->reading) {
+		close(fd); /* stopping: the socket arrived too late */
+		return;
+	}
+	if (r->nfree == 0 && reactor_grow_slots(r) < 0) {
+		log_error("reactor %u: no room for another connection, closing it", r->index);
+		close(fd);
+		return;
+	}
+	struct conn *c = calloc(1, sizeof *c);
+	uint8_t *rbuf = malloc(NET_RBUF_INITIAL);
+	if (!c || !rbuf) {
+		log_error("reactor %u: out of memory for a new connection, closing it", r->index);
+		free(c);
+		free(rbuf);
+		close(fd);
+		return;
+	}
+	uint32_t slot = r->free_slots[r->nfree - 1];
+	c->id = net_conn_id(r->index, slot, r->gens[slot]);
+	c->fd = fd;
+	c->rbuf = rbuf;
+	c->rcap = NET_RBUF_INITIAL;
+	c->last_active_ms = r->now_ms;
+	CDS_INIT_LIST_HEAD(&c->dirty_node);
+	CDS_INIT_LIST_HEAD(&c->backlog_node);
+	conn_format_peer(c->peer, sizeof c->peer, &a->addr);
+	c->events = EPOLLIN;
+	struct epoll_event ev = { .events = c->events, .data.u64 = c->id };
+	if (epoll_ctl(r->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		log_error("connection %s: epoll_ctl: %s", c->peer, strerror(errno));
+		free(rbuf);
+		free(c);
+		close(fd);
+		return;
+	}
+	r->nfree--;
+	r->conns[slot] = c;
+	atomic_fetch_add(&r->conn_count, 1);
+	log_debug("connection %s accepted", c->peer);
+}
+
+/* ---- answers ---- */
+
+static void conn_queue_answer(struct reactor *r, struct conn *c, struct net_msg *m)
+{
+	const struct server_params *p = &r->srv->params;
+
+	m->next = NULL;
+	if (c->out_tail)
+		c->out_tail->next = m;
+	else
+		c->out_head = m;
+	c->out_tail = m;
+	c->out_bytes += m->data.len;
+	conn_mark_dirty(r, c);
+
+	if (p->outbound_close_bytes && c->out_bytes > p->outbound_close_bytes) {
+		log_warn("closing connection %s: %llu bytes of answers unsent (outboundCloseBytes %llu)",
+			 c->peer, (unsigned long long)c->out_bytes,
+			 (unsigned long long)p->outbound_close_bytes);
+		conn_fail(r, c);
+	} else if (p->outbound_pause_bytes && !c->paused && c->out_bytes > p->outbound_pause_bytes) {
+		log_info("connection %s: not reading its answers (%llu bytes unsent), pausing its reads",
+			 c->peer, (unsigned long long)c->out_bytes);
+		c->paused = true;
+		conn_update_events(r, c);
+	}
+}
+
+static void reactor_deliver(struct reactor *r, struct net_msg *m)
+{
+	struct conn *c = reactor_find(r, m->conn_id);
+	if (!c || c->closing) {
+		buf_free(&m->data);
+		free(m);
+		return;
+	}
+	conn_queue_answer(r, c, m);
+}
+
+void reactor_wake(struct reactor *r)
+{
+	/* Pairs with the fence in the loop before epoll_wait: either the loop
+	 * sees our work, or we see it asleep. Only one waker writes. */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&r->sleeping, memory_order_relaxed) &&
+	    atomic_exchange(&r->sleeping, 0)) {
+		uint64_t one = 1;
+		if (write(r->wakefd, &one, sizeof one) < 0 && errno != EAGAIN)
+			log_error("reactor %u: eventfd write: %s", r->index, strerror(errno));
+	}
+}
+
+void reactor_post(struct reactor *r, struct net_msg *m)
+{
+	if (m->data.len == 0) {
+		buf_free(&m->data);
+		free(m);
+		return;
+	}
+	if (reactor_self == r) {
+		reactor_deliver(r, m); /* an inline handler or the reactor's own answer */
+		return;
+	}
+	cds_wfcq_node_init(&m->node);
+	race_release(m);
+	cds_wfcq_enqueue(&r->in_head, &r->in_tail, &m->node);
+	reactor_wake(r);
+}
+
+void reactor_post_accepted(struct reactor *r, struct net_accepted *a)
+{
+	cds_wfcq_node_init(&a->node);
+	race_release(a);
+	cds_wfcq_enqueue(&r->acc_head, &r->acc_tail, &a->node);
+	reactor_wake(r);
+}
+
+static void reactor_take_answers(struct reactor *r)
+{
+	struct __cds_wfcq_head head;
+	struct cds_wfcq_tail tail;
+	struct cds_wfcq_node *node, *next;
+
+	__cds_wfcq_init(&head, &tail);
+	if (__cds_wfcq_splice_blocking(&head, &tail, &r->in_head, &r->in_tail) ==
+	    CDS_WFCQ_RET_SRC_EMPTY)
+		return;
+	__cds_wfcq_for_each_blocking_safe(&head, &tail, node, next) {
+		struct net_msg *m = caa_container_of(node, struct net_msg, node);
+		race_acquire(m);
+		reactor_deliver(r, m);
+	}
+}
+
+static void reactor_take_accepted(struct reactor *r)
+{
+	struct __cds_wfcq_head head;
+	struct cds_wfcq_tail tail;
+	struct cds_wfcq_node *node, *next;
+
+	__cds_wfcq_init(&head, &tail);
+	if (__cds_wfcq_splice_blocking(&head, &tail, &r->acc_head, &r->acc_tail) ==
+	    CDS_WFCQ_RET_SRC_EMPTY)
+		return;
+	__cds_wfcq_for_each_blocking_safe(&head, &tail, node, next) {
+		struct net_accepted *a = caa_container_of(node, struct net_accepted, node);
+		race_acquire(a);
+		conn_open(r, a);
+		free(a);
+	}
+}
+
+/* Writes as much of the connection's answers as the socket takes. */
+static void conn_flush(struct reactor *r, struct conn *c)
+{
+	const struct server_params *p = &r->srv->params;
+
+	while (c->out_head) {
+		struct iovec iov[NET_WRITEV_MAX];
+		int n = 0;
+		size_t off = c->out_off, total = 0;
+		for (struct net_msg *m = c->out_head; m && n < NET_WRITEV_MAX; m = m->next) {
+			iov[n].iov_base = m->data.data + off;
+			iov[n].iov_len = m->data.len - off;
+			total += iov[n].iov_len;
+			off = 0;
+			n++;
+		}
+		ssize_t w = writev(c->fd, iov, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK) {
+				c->out_blocked = true;
+				break;
+			}
+			log_info("closing connection %s: write: %s", c->peer, strerror(errno));
+			conn_fail(r, c);
+			return;
+		}
+		c->last_active_ms = r->now_ms;
+		c->out_bytes -= (uint64_t)w;
+		size_t left = (size_t)w;
+		while (c->out_head && left >= c->out_head->data.len - c->out_off) {
+			struct net_msg *m = c->out_head;
+			left -= m->data.len - c->out_off;
+			c->out_off = 0;
+			c->out_head = m->next;
+			buf_free(&m->data);
+			free(m);
+		}
+		if (!c->out_head)
+			c->out_tail = NULL;
+		else
+			c->out_off += left;
+		if ((size_t)w < total) {
+			c->out_blocked = true; /* the socket took less: it is full */
+			break;
+		}
+	}
+	if (!c->out_head)
+		c->out_blocked = false;
+	if (c->paused && c->out_bytes <= p->outbound_pause_bytes / 2) {
+		c->paused = false;
+		conn_mark_backlog(r, c); /* frames may be waiting in rbuf */
+	}
+	conn_update_events(r, c);
+}
+
+/* ---- requests ---- */
+
+static void reactor_handle_frame(struct reactor *r, struct conn *c, const uint8_t *frame,
+				 size_t len)
+{
+	struct server *s = r->srv;
+	int err;
+
+	struct request *req = request_create(frame, len, s, c->id, c->peer, r->now_ns, &err);
+	if (!req) {
+		if (err == RMQNS_ENOMEM)
+			log_error("closing connection %s: out of memory for a request", c->peer);
+		else
+			log_warn("closing connection %s: undecodable command header: %s", c->peer,
+				 rmqns_strerror(err));
+		conn_fail(r, c);
+		return;
+	}
+	if (remoting_is_response(&req->cmd)) {
+		log_warn("connection %s: dropping a response frame nobody asked for (code %d, opaque %d)",
+			 c->peer, req->cmd.code, req->cmd.opaque);
+		request_free(req);
+		return;
+	}
+
+	const struct handler *h = processor_handler_for(req->cmd.code);
+	struct processor_pool *pool = s->app ? s->app->pool : NULL;
+	if ((s->params.route_inline && h->may_run_inline) || !pool) {
+		processor_run(s->app, h, req);
+		return;
+	}
+	int rc = processor_pool_submit(pool, h->lane, req);
+	if (rc == 0) {
+		if (h->lane == LANE_ROUTE)
+			r->pushed_route++;
+		else
+			r->pushed_default++;
+		return;
+	}
+	/* Full: say so at once rather than queue without bound. */
+	rc = request_reply_code(req, RSP_SYSTEM_BUSY, PROCESSOR_BUSY_REMARK);
+	if (rc < 0 && rc != RMQNS_ECLOSED)
+		log_debug("connection %s: busy answer not sent: %s", c->peer, rmqns_strerror(rc));
+	request_free(req);
+}
+
+/* Cuts and handles whole frames from rbuf, at most *budget of them. */
+static void conn_cut_frames(struct reactor *r, struct conn *c, int *budget)
+{
+	uint32_t max_frame = r->srv->params.max_frame;
+
+	while (*budget > 0 && !c->closing && !c->paused && r->reading) {
+		size_t size;
+		int rc = remoting_frame_cut(c->rbuf + c->rpos, c->rlen - c->rpos, max_frame, &size);
+		if (rc == RMQNS_EAGAIN)
+			break;
+		if (rc < 0) {
+			log_warn("closing connection %s: bad frame: %s", c->peer, rmqns_strerror(rc));
+			conn_fail(r, c);
+			return;
+		}
+		reactor_handle_frame(r, c, c->rbuf + c->rpos, size);
+		c->rpos += size;
+		(*budget)--;
+	}
+	if (c->rpos == c->rlen)
+		c->rpos = c->rlen = 0;
+}
+
+/* Makes room to read into: the unprocessed tail moves to the front and the
+ * buffer grows to hold the whole frame being received. */
+static int conn_make_room(struct reactor *r, struct conn *c)
+{
+	size_t have = c->rlen - c->rpos;
+	size_t need = NET_RBUF_INITIAL;
+
+	if (have == 0 && c->rcap > NET_RBUF_KEEP) {
+		uint8_t *small = realloc(c->rbuf, NET_RBUF_INITIAL);
+		if (small) {
+			c->rbuf = small;
+			c->rcap = NET_RBUF_INITIAL;
+		}
+	}
+	if (have >= 4) {
+		/* frame_cut has vetted the length already (EAGAIN, not an error). */
+		size_t frame = (size_t)rd_be32(c->rbuf + c->rpos) + 4;
+		if (frame > r->srv->params.max_frame)
+			frame = r->srv->params.max_frame;
+		if (frame > need)
+			need = frame;
+	}
+	if (c->rpos > 0) {
+		/* Only a partial frame is left when we read: a cheap move. */
+		memmove(c->rbuf, c->rbuf + c->rpos, have);
+		c->rpos = 0;
+		c->rlen = have;
+	}
+	if (c->rcap < need || c->rcap == c->rlen) {
+		size_t ncap = c->rcap;
+		while (ncap < need || ncap == c->rlen)
+			ncap *= 2;
+		uint8_t *nb = realloc(c->rbuf, ncap);
+		if (!nb)
+			return RMQNS_ENOMEM;
+		c->rbuf = nb;
+		c->rcap = ncap;
+	}
+	return RMQNS_OK;
+}
+
+static void conn_on_readable(struct reactor *r, struct conn *c)
+{
+	int budget = NET_FRAMES_PER_TURN;
+
+	conn_cut_frames(r, c, &budget); /* what a paused or cut-short turn left */
+	for (int reads = 0; reads < NET_READS_PER_TURN; reads++) {
+		if (budget == 0 || c->closing || c->paused || !r->reading)
+			break;
+		if (conn_make_room(r, c) < 0) {
+			log_error("closing connection %s: out of memory for its read buffer", c->peer);
+			conn_fail(r, c);
+			break;
+		}
+		size_t room = c->rcap - c->rlen;
+		ssize_t n = read(c->fd, c->rbuf + c->rlen, room);
+		if (n > 0) {
+			c->rlen += (size_t)n;
+			c->last_active_ms = r->now_ms;
+			conn_cut_frames(r, c, &budget);
+			if ((size_t)n < room)
+				break; /* drained the socket */
+			continue;
+		}
+		if (n == 0) {
+			log_debug("connection %s: closed by the peer", c->peer);
+			conn_fail(r, c);
+			break;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN && errno != EWOULDBLOCK) {
+			log_info("closing connection %s: read: %s", c->peer, strerror(errno));
+			conn_fail(r, c);
+		}
+		break;
+	}
+	if (budget == 0 && !c->closing)
+		conn_mark_backlog(r, c);
+}
+
+/* Connections that used up their turn's budget get another turn. */
+static void reactor_run_backlog(struct reactor *r)
+{
+	struct cds_list_head todo;
+
+	if (cds_list_empty(&r->backlog))
+		return;
+	cds_list_replace_init(&r->backlog, &todo);
+	while (!cds_list_empty(&todo)) {
+		struct conn *c = cds_list_first_entry(&todo, struct conn, backlog_node);
+		cds_list_del_init(&c->backlog_node);
+		if (c->closing)
+			continue;
+		int budget = NET_FRAMES_PER_TURN;
+		conn_cut_frames(r, c, &budget);
+		if (budget == 0 && !c->closing)
+			conn_mark_backlog(r, c);
+		/* More bytes in its socket show up as EPOLLIN (level-triggered). */
+	}
+}
+
+static void reactor_flush_dirty(struct reactor *r)
+{
+	while (!cds_list_empty(&r->dirty)) {
+		struct conn *c = cds_list_first_entry(&r->dirty, struct conn, dirty_node);
+		cds_list_del_init(&c->dirty_node);
+		if (!c->closing)
+			conn_flush(r, c);
+		if (c->closing)
+			conn_destroy(r, c, "closed");
+	}
+}
+
+static void reactor_scan_idle(struct reactor *r)
+{
+	uint64_t idle = r->srv->params.idle_close_ms;
+	uint64_t expirations;
+
+	if (read(r->timerfd, &expirations, sizeof expirations) < 0 || idle == 0)
+		return;
+	for (uint32_t i = 0; i < r->cap; i++) {
+		struct conn *c = r->conns[i];
+		if (c && !c->closing && r->now_ms - c->last_active_ms >= idle) {
+			log_info("closing connection %s: idle for %llu ms", c->peer,
+				 (unsigned long long)(r->now_ms - c->last_active_ms));
+			conn_fail(r, c);
+		}
+	}
+}
+
+static void reactor_on_event(struct reactor *r, const struct epoll_event *ev)
+{
+	uint64_t id = ev->data.u64;
+
+	if (id == REACTOR_WAKE_ID) {
+		uint64_t count;
+		if (read(r->wakefd, &count, sizeof count) < 0 && errno != EAGAIN)
+			log_error("reactor %u: eventfd read: %s", r->index, strerror(errno));
+		return;
+	}
+	if (id == REACTOR_TIMER_ID) {
+		reactor_scan_idle(r);
+		return;
+	}
+	struct conn *c = reactor_find(r, id);
+	if (!c || c->closing)
+		return; /* closed earlier in this turn */
+	if (ev->events & EPOLLOUT)
+		conn_mark_dirty(r, c);
+	if (ev->events & EPOLLIN) {
+		conn_on_readable(r, c);
+	} else if (ev->events & (EPOLLERR | EPOLLHUP)) {
+		log_debug("connection %s: hang-up or error", c->peer);
+		conn_fail(r, c);
+	}
+}
+
+/* ---- phases ---- */
+
+static void reactor_wake_pool(struct reactor *r)
+{
+	struct app *app = r->srv->app;
+	if ((r->pushed_route || r->pushed_default) && app && app->pool)
+		processor_pool_wake(app->pool, r->pushed_route, r->pushed_default);
+	r->pushed_route = r->pushed_default = 0;
+}
+
+static void reactor_stop_reading(struct reactor *r)
+{
+	r->reading = false;
+	for (uint32_t i = 0; i < r->cap; i++)
+		if (r->conns[i])
+			conn_update_events(r, r->conns[i]);
+	reactor_wake_pool(r);
+	server_ack_phase(r->srv);
+}
+
+static bool reactor_all_flushed(struct reactor *r)
+{
+	for (uint32_t i = 0; i < r->cap; i++)
+		if (r->conns[i] && r->conns[i]->out_head && !r->conns[i]->closing)
+			return false;
+	return true;
+}
+
+static void reactor_close_all(struct reactor *r)
+{
+	for (uint32_t i = 0; i < r->cap; i++)
+		if (r->conns[i])
+			conn_destroy(r, r->conns[i], "server stopping");
+}
+
+static bool reactor_has_work(struct reactor *r)
+{
+	return !cds_wfcq_empty(&r->in_head, &r->in_tail) ||
+	       !cds_wfcq_empty(&r->acc_head, &r->acc_tail) ||
+	       atomic_load(&r->phase) != r->seen_phase;
+}
+
+static void *reactor_main(void *arg)
+{
+	struct reactor *r = arg;
+	struct epoll_event evs[NET_EVENTS_PER_WAIT];
+	char name[16];
+	bool rcu = r->srv->params.route_inline;
+
+	reactor_self = r;
+	snprintf(name, sizeof name, "reactor-%u", r->index);
+	log_set_thread_name(name);
+	if (rcu)
+		rcu_register_thread(); /* inline handlers read RCU tables */
+	reactor_clock(r);
+	for (;;) {
+		int phase = atomic_load(&r->phase);
+		if (phase != r->seen_phase) {
+			r->seen_phase = phase;
+			if (phase >= REACTOR_QUIESCE && r->reading)
+				reactor_stop_reading(r);
+			if (phase == REACTOR_EXIT)
+				r->exit_deadline_ms += r->now_ms;
+		}
+		if (phase == REACTOR_EXIT && (reactor_all_flushed(r) || r->now_ms >= r->exit_deadline_ms))
+			break;
+
+		int timeout = -1;
+		if (!cds_list_empty(&r->backlog))
+			timeout = 0;
+		else if (phase == REACTOR_EXIT)
+			timeout = 10;
+		atomic_store(&r->sleeping, 1);
+		atomic_thread_fence(memory_order_seq_cst);
+		if (timeout != 0 && reactor_has_work(r))
+			timeout = 0;
+		int n = epoll_wait(r->epfd, evs, NET_EVENTS_PER_WAIT, timeout);
+		atomic_store_explicit(&r->sleeping, 0, memory_order_relaxed);
+		if (n < 0 && errno != EINTR)
+			log_error("reactor %u: epoll_wait: %s", r->index, strerror(errno));
+		reactor_clock(r);
+		for (int i = 0; i < n; i++)
+			reactor_on_event(r, &evs[i]);
+		reactor_take_accepted(r);
+		reactor_take_answers(r);
+		reactor_run_backlog(r);
+		reactor_wake_pool(r);
+		reactor_flush_dirty(r);
+	}
+	reactor_take_answers(r); /* nothing should be left; free what is */
+	reactor_close_all(r);
+	if (rcu)
+		rcu_unregister_thread();
+	reactor_self = NULL;
+	return NULL;
+}
+
+/* ---- setup ---- */
+
+int reactor_init(struct reactor *r, struct server *srv, unsigned index)
+{
+	memset(r, 0, sizeof *r);
+	r->srv = srv;
+	r->index = index;
+	r->reading = true;
+	r->epfd = r->wakefd = r->timerfd = -1;
+	__cds_wfcq_init(&r->in_head, &r->in_tail);
+	__cds_wfcq_init(&r->acc_head, &r->acc_tail);
+	CDS_INIT_LIST_HEAD(&r->dirty);
+	CDS_INIT_LIST_HEAD(&r->backlog);
+	atomic_init(&r->sleeping, 0);
+	atomic_init(&r->phase, REACTOR_RUN);
+	atomic_init(&r->conn_count, 0);
+	r->seen_phase = REACTOR_RUN;
+
+	r->epfd = epoll_create1(EPOLL_CLOEXEC);
+	r->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (r->epfd < 0 || r->wakefd < 0) {
+		log_error("reactor %u: %s", index, strerror(errno));
+		return RMQNS_EIO;
+	}
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = REACTOR_WAKE_ID };
+	if (epoll_ctl(r->epfd, EPOLL_CTL_ADD, r->wakefd, &ev) < 0) {
+		log_error("reactor %u: epoll_ctl: %s", index, strerror(errno));
+		return RMQNS_EIO;
+	}
+	uint32_t idle = srv->params.idle_close_ms;
+	if (idle > 0) {
+		/* Scan a few times per idle period: closes land within 1.25x of it. */
+		uint32_t tick = idle / 4;
+		if (tick < 50)
+			tick = 50;
+		if (tick > 1000)
+			tick = 1000;
+		r->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+		struct itimerspec its = { 0 };
+		its.it_interval.tv_sec = tick / 1000;
+		its.it_interval.tv_nsec = (long)(tick % 1000) * 1000000L;
+		its.it_value = its.it_interval;
+		ev.data.u64 = REACTOR_TIMER_ID;
+		if (r->timerfd < 0 || timerfd_settime(r->timerfd, 0, &its, NULL) < 0 ||
+		    epoll_ctl(r->epfd, EPOLL_CTL_ADD, r->timerfd, &ev) < 0) {
+			log_error("reactor %u: idle timer: %s", index, strerror(errno));
+			return RMQNS_EIO;
+		}
+	}
+	return reactor_grow_slots(r);
+}
+
+int reactor_start(struct reactor *r)
+{
+	if (pthread_create(&r->thread, NULL, reactor_main, r) != 0) {
+		log_error("cannot start reactor %u", r->index);
+		return RMQNS_ENOMEM;
+	}
+	r->started = true;
+	return RMQNS_OK;
+}
+
+void reactor_join(struct reactor *r)
+{
+	if (!r->started)
+		return;
+	pthread_join(r->thread, NULL);
+	r->started = false;
+}
+
+void reactor_cleanup(struct reactor *r)
+{
+	struct cds_wfcq_node *node, *next;
+
+	if (r->epfd >= 0 || r->conns) {
+		/* Never started, or stopped: only this thread is left. */
+		reactor_close_all(r);
+		__cds_wfcq_for_each_blocking_safe(&r->in_head, &r->in_tail, node, next) {
+			struct net_msg *m = caa_container_of(node, struct net_msg, node);
+			race_acquire(m);
+			buf_free(&m->data);
+			free(m);
+		}
+		__cds_wfcq_init(&r->in_head, &r->in_tail);
+		__cds_wfcq_for_each_blocking_safe(&r->acc_head, &r->acc_tail, node, next) {
+			struct net_accepted *a = caa_container_of(node, struct net_accepted, node);
+			race_acquire(a);
+			close(a->fd);
+			free(a);
+		}
+		__cds_wfcq_init(&r->acc_head, &r->acc_tail);
+	}
+	if (r->timerfd >= 0)
+		close(r->timerfd);
+	if (r->wakefd >= 0)
+		close(r->wakefd);
+	if (r->epfd >= 0)
+		close(r->epfd);
+	r->epfd = r->wakefd = r->timerfd = -1;
+	free(r->conns);
+	free(r->gens);
+	free(r->free_slots);
+	r->conns = NULL;
+	r->gens = r->free_slots = NULL;
+	r->cap = r->nfree = 0;
+}

@@ -1,0 +1,346 @@
+/* The server's lifecycle and its boss thread: bind and listen, accept and
+ * hand each socket to the least-loaded reactor, route answers to the
+ * reactor owning their connection, and the two-step orderly stop. The boss
+ * never reads a byte; connections belong to reactors (reactor.c). */
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "rmqns/config.h"
+#include "rmqns/err.h"
+#include "rmqns/log.h"
+#include "rmqns/net.h"
+#include "rmqns/race.h"
+
+#include "net_internal.h"
+
+static unsigned server_cpu_count(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (unsigned)n : 1u;
+}
+
+void server_params_from_options(struct server_params *p, const struct options *o)
+{
+	memset(p, 0, sizeof *p);
+	p->bind_address = o->bindAddress;
+	p->port = o->listenPort;
+	p->backlog = o->serverSocketBacklog > 0 ? o->serverSocketBacklog : 1024;
+	unsigned n = o->serverSelectorThreads > 0 ? (unsigned)o->serverSelectorThreads
+						  : server_cpu_count();
+	p->reactors = n > NET_MAX_REACTORS ? NET_MAX_REACTORS : n;
+	p->max_frame = o->maxFrameSize > 0 && o->maxFrameSize <= REMOTING_DEFAULT_MAX_FRAME
+			       ? (uint32_t)o->maxFrameSize
+			       : REMOTING_DEFAULT_MAX_FRAME;
+	p->idle_close_ms = o->serverChannelMaxIdleTimeSeconds > 0
+				   ? (uint32_t)o->serverChannelMaxIdleTimeSeconds * 1000u
+				   : 0;
+	p->outbound_pause_bytes = o->outboundPauseBytes > 0 ? (uint64_t)o->outboundPauseBytes : 0;
+	p->outbound_close_bytes = o->outboundCloseBytes > 0 ? (uint64_t)o->outboundCloseBytes : 0;
+	p->sndbuf = o->serverSocketSndBufSize;
+	p->rcvbuf = o->serverSocketRcvBufSize;
+	p->route_inline = o->routeQueryInline;
+}
+
+struct server *server_create(const struct server_params *p, struct app *app, int *err)
+{
+	int dummy;
+	if (!err)
+		err = &dummy;
+	if (p->reactors < 1 || p->reactors > NET_MAX_REACTORS || p->max_frame < 8) {
+		*err = RMQNS_EINVAL;
+		return NULL;
+	}
+	struct server *s = calloc(1, sizeof *s);
+	if (!s) {
+		*err = RMQNS_ENOMEM;
+		return NULL;
+	}
+	s->params = *p;
+	snprintf(s->bind, sizeof s->bind, "%s",
+		 p->bind_address && *p->bind_address ? p->bind_address : "0.0.0.0");
+	s->params.bind_address = s->bind;
+	s->app = app;
+	s->listenfd = -1;
+	s->boss_stopfd = -1;
+	atomic_init(&s->notify_closes, true);
+	atomic_init(&s->reactors_gone, false);
+	pthread_mutex_init(&s->ack_lock, NULL);
+	pthread_cond_init(&s->ack_cond, NULL);
+	s->reactors = calloc(p->reactors, sizeof *s->reactors);
+	if (!s->reactors) {
+		server_destroy(s);
+		*err = RMQNS_ENOMEM;
+		return NULL;
+	}
+	for (unsigned i = 0; i < p->reactors; i++) {
+		int rc = reactor_init(&s->reactors[i], s, i);
+		if (rc < 0) {
+			server_destroy(s);
+			*err = rc;
+			return NULL;
+		}
+		s->nreactors++;
+	}
+	*err = RMQNS_OK;
+	return s;
+}
+
+static int server_listen(struct server *s)
+{
+	struct addrinfo hints = { 0 }, *res = NULL;
+	char port[16];
+
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST | AI_NUMERICSERV;
+	snprintf(port, sizeof port, "%d", s->params.port);
+	int gai = getaddrinfo(s->bind, port, &hints, &res);
+	if (gai != 0) {
+		log_error("bad bindAddress %s: %s", s->bind, gai_strerror(gai));
+		return RMQNS_EINVAL;
+	}
+	int fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0) {
+		log_error("socket: %s", strerror(errno));
+		freeaddrinfo(res);
+		return RMQNS_EIO;
+	}
+	int one = 1;
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0)
+		log_warn("SO_REUSEADDR: %s", strerror(errno));
+	if (bind(fd, res->ai_addr, res->ai_addrlen) < 0 || listen(fd, s->params.backlog) < 0) {
+		log_error("cannot listen on %s:%d: %s", s->bind, s->params.port, strerror(errno));
+		close(fd);
+		freeaddrinfo(res);
+		return RMQNS_EIO;
+	}
+	freeaddrinfo(res);
+
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof ss;
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) < 0) {
+		log_error("getsockname: %s", strerror(errno));
+		close(fd);
+		return RMQNS_EIO;
+	}
+	s->port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+						 : ((struct sockaddr_in *)&ss)->sin_port);
+	s->listenfd = fd;
+	return RMQNS_OK;
+}
+
+static void server_tune_socket(struct server *s, int fd)
+{
+	int one = 1;
+	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) < 0)
+		log_debug("TCP_NODELAY: %s", strerror(errno));
+	if (s->params.sndbuf > 0 &&
+	    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &s->params.sndbuf, sizeof s->params.sndbuf) < 0)
+		log_debug("SO_SNDBUF: %s", strerror(errno));
+	if (s->params.rcvbuf > 0 &&
+	    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &s->params.rcvbuf, sizeof s->params.rcvbuf) < 0)
+		log_debug("SO_RCVBUF: %s", strerror(errno));
+}
+
+/* Least connections first; ties go round-robin so an idle server still
+ * spreads a burst of connects. */
+static struct reactor *server_pick_reactor(struct server *s)
+{
+	unsigned best = s->next_reactor % s->nreactors;
+	unsigned best_n = atomic_load(&s->reactors[best].conn_count);
+	for (unsigned k = 1; k < s->nreactors; k++) {
+		unsigned i = (s->next_reactor + k) % s->nreactors;
+		unsigned n = atomic_load(&s->reactors[i].conn_count);
+		if (n < best_n) {
+			best = i;
+			best_n = n;
+		}
+	}
+	s->next_reactor = best + 1;
+	return &s->reactors[best];
+}
+
+/* Accepts until the backlog is empty. Returns a poll timeout: -1 normally,
+ * a short pause when out of descriptors (the queue stays in the kernel). */
+static int server_accept_all(struct server *s)
+{
+	for (;;) {
+		struct net_accepted *a = malloc(sizeof *a);
+		if (!a) {
+			log_error("accept: out of memory, pausing");
+			return 100;
+		}
+		a->addrlen = sizeof a->addr;
+		int fd = accept4(s->listenfd, (struct sockaddr *)&a->addr, &a->addrlen,
+				 SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			int e = errno;
+			free(a);
+			if (e == EAGAIN || e == EWOULDBLOCK)
+				return -1;
+			if (e == EINTR || e == ECONNABORTED || e == EPROTO)
+				continue;
+			log_warn("accept: %s, pausing", strerror(e));
+			return 100; /* EMFILE and friends: don't spin */
+		}
+		a->fd = fd;
+		server_tune_socket(s, fd);
+		reactor_post_accepted(server_pick_reactor(s), a);
+	}
+}
+
+static void *server_boss_main(void *arg)
+{
+	struct server *s = arg;
+	struct pollfd fds[2] = {
+		{ .fd = s->listenfd, .events = POLLIN },
+		{ .fd = s->boss_stopfd, .events = POLLIN },
+	};
+	int timeout = -1;
+
+	log_set_thread_name("boss");
+	for (;;) {
+		int n = poll(fds, 2, timeout);
+		if (n < 0 && errno != EINTR) {
+			log_error("boss: poll: %s", strerror(errno));
+			break;
+		}
+		if (fds[1].revents & POLLIN)
+			break;
+		timeout = server_accept_all(s);
+	}
+	return NULL;
+}
+
+int server_start(struct server *s)
+{
+	int rc = server_listen(s);
+	if (rc < 0)
+		return rc;
+	s->boss_stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (s->boss_stopfd < 0) {
+		log_error("eventfd: %s", strerror(errno));
+		return RMQNS_EIO;
+	}
+	for (unsigned i = 0; i < s->nreactors; i++) {
+		rc = reactor_start(&s->reactors[i]);
+		if (rc < 0)
+			return rc;
+	}
+	if (pthread_create(&s->boss, NULL, server_boss_main, s) != 0) {
+		log_error("cannot start the boss thread");
+		return RMQNS_ENOMEM;
+	}
+	s->boss_started = true;
+	log_info("RemotingServer started, listening %s:%d", s->bind, s->port);
+	return RMQNS_OK;
+}
+
+int server_port(const struct server *s)
+{
+	return s->port;
+}
+
+int server_send(struct server *s, uint64_t conn_id, struct buf *frame)
+{
+	uint32_t ri = net_conn_reactor(conn_id);
+	if (!s || ri >= s->nreactors || atomic_load_explicit(&s->reactors_gone, memory_order_acquire)) {
+		buf_free(frame);
+		return RMQNS_ECLOSED;
+	}
+	struct net_msg *m = malloc(sizeof *m);
+	if (!m) {
+		buf_free(frame);
+		return RMQNS_ENOMEM;
+	}
+	m->conn_id = conn_id;
+	m->next = NULL;
+	m->data = *frame;
+	*frame = (struct buf)BUF_INIT;
+	reactor_post(&s->reactors[ri], m);
+	return RMQNS_OK;
+}
+
+void server_ack_phase(struct server *s)
+{
+	pthread_mutex_lock(&s->ack_lock);
+	s->acks++;
+	pthread_cond_broadcast(&s->ack_cond);
+	pthread_mutex_unlock(&s->ack_lock);
+}
+
+static void server_set_phase(struct server *s, enum reactor_phase phase)
+{
+	pthread_mutex_lock(&s->ack_lock);
+	s->acks = 0;
+	pthread_mutex_unlock(&s->ack_lock);
+	for (unsigned i = 0; i < s->nreactors; i++) {
+		atomic_store(&s->reactors[i].phase, (int)phase);
+		reactor_wake(&s->reactors[i]);
+	}
+}
+
+static void server_stop_boss(struct server *s)
+{
+	if (!s->boss_started)
+		return;
+	uint64_t one = 1;
+	if (write(s->boss_stopfd, &one, sizeof one) < 0)
+		log_error("boss stop: %s", strerror(errno));
+	pthread_join(s->boss, NULL);
+	s->boss_started = false;
+	close(s->listenfd);
+	s->listenfd = -1;
+}
+
+void server_quiesce(struct server *s)
+{
+	server_stop_boss(s);
+	server_set_phase(s, REACTOR_QUIESCE);
+	pthread_mutex_lock(&s->ack_lock);
+	unsigned running = 0;
+	for (unsigned i = 0; i < s->nreactors; i++)
+		running += s->reactors[i].started;
+	while (s->acks < running)
+		pthread_cond_wait(&s->ack_cond, &s->ack_lock);
+	pthread_mutex_unlock(&s->ack_lock);
+}
+
+void server_stop(struct server *s, int flush_ms)
+{
+	server_stop_boss(s);
+	atomic_store(&s->notify_closes, false);
+	for (unsigned i = 0; i < s->nreactors; i++)
+		s->reactors[i].exit_deadline_ms = (uint64_t)(flush_ms > 0 ? flush_ms : 0);
+	server_set_phase(s, REACTOR_EXIT);
+	for (unsigned i = 0; i < s->nreactors; i++)
+		reactor_join(&s->reactors[i]);
+	atomic_store_explicit(&s->reactors_gone, true, memory_order_release);
+}
+
+void server_destroy(struct server *s)
+{
+	if (!s)
+		return;
+	if (s->boss_started || (s->reactors && s->nreactors && s->reactors[0].started))
+		server_stop(s, 0);
+	for (unsigned i = 0; i < s->nreactors; i++)
+		reactor_cleanup(&s->reactors[i]);
+	free(s->reactors);
+	if (s->listenfd >= 0)
+		close(s->listenfd);
+	if (s->boss_stopfd >= 0)
+		close(s->boss_stopfd);
+	pthread_cond_destroy(&s->ack_cond);
+	pthread_mutex_destroy(&s->ack_lock);
+	free(s);
+}

@@ -1,0 +1,224 @@
+/* The processor pool (processor.h): general workers serving the route lane
+ * first and then the default lane, plus dedicated route workers. Lanes are
+ * lock-free rings; the mutex and condition variables below are touched only
+ * when a worker goes to sleep or somebody must wake one. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <urcu.h>
+
+#include "rmqns/err.h"
+#include "rmqns/log.h"
+#include "rmqns/processor.h"
+#include "rmqns/request.h"
+
+enum pool_role { POOL_GENERAL, POOL_ROUTE_ONLY };
+
+struct pool_thread {
+	struct processor_pool *pool;
+	enum pool_role role;
+	unsigned index;
+	pthread_t thread;
+};
+
+struct processor_pool {
+	struct app *app;
+	struct ring lanes[2]; /* indexed by enum handler_lane */
+	unsigned nthreads;
+	unsigned started;
+	struct pool_thread *threads;
+
+	pthread_mutex_t lock;
+	pthread_cond_t wake_general;
+	pthread_cond_t wake_route;
+	/* Sleepers announce themselves here before their last look at the
+	 * lanes; wakers look here after pushing (a Dekker pair, hence the
+	 * seq_cst fences on both sides). */
+	atomic_uint sleep_general;
+	atomic_uint sleep_route;
+	atomic_bool stopping;
+};
+
+struct processor_pool *processor_pool_create(struct app *app, const struct processor_params *p,
+					     int *err)
+{
+	int dummy;
+	if (!err)
+		err = &dummy;
+	if (p->workers < 1 || p->lane_capacity < 1) {
+		*err = RMQNS_EINVAL;
+		return NULL;
+	}
+	struct processor_pool *pool = calloc(1, sizeof *pool);
+	if (!pool) {
+		*err = RMQNS_ENOMEM;
+		return NULL;
+	}
+	pool->app = app;
+	pool->nthreads = p->workers + p->route_workers;
+	pool->threads = calloc(pool->nthreads, sizeof *pool->threads);
+	int rc = pool->threads ? RMQNS_OK : RMQNS_ENOMEM;
+	if (rc == 0)
+		rc = ring_init(&pool->lanes[LANE_ROUTE], p->lane_capacity);
+	if (rc == 0) {
+		rc = ring_init(&pool->lanes[LANE_DEFAULT], p->lane_capacity);
+		if (rc < 0)
+			ring_destroy(&pool->lanes[LANE_ROUTE]);
+	}
+	if (rc < 0) {
+		free(pool->threads);
+		free(pool);
+		*err = rc;
+		return NULL;
+	}
+	for (unsigned i = 0; i < pool->nthreads; i++) {
+		pool->threads[i].pool = pool;
+		pool->threads[i].role = i < p->workers ? POOL_GENERAL : POOL_ROUTE_ONLY;
+		pool->threads[i].index = i < p->workers ? i : i - p->workers;
+	}
+	pthread_mutex_init(&pool->lock, NULL);
+	pthread_cond_init(&pool->wake_general, NULL);
+	pthread_cond_init(&pool->wake_route, NULL);
+	*err = RMQNS_OK;
+	return pool;
+}
+
+void processor_run(struct app *app, const struct handler *h, struct request *req)
+{
+	h->fn(app, req);
+}
+
+static struct request *pool_take(struct processor_pool *pool, enum pool_role role)
+{
+	struct request *req = ring_pop(&pool->lanes[LANE_ROUTE]);
+	if (!req && role == POOL_GENERAL)
+		req = ring_pop(&pool->lanes[LANE_DEFAULT]);
+	return req;
+}
+
+/* Blocks until there is a request or the pool stops with its lanes empty
+ * (then NULL). */
+static struct request *pool_wait(struct processor_pool *pool, enum pool_role role)
+{
+	atomic_uint *sleepers = role == POOL_GENERAL ? &pool->sleep_general : &pool->sleep_route;
+	pthread_cond_t *cond = role == POOL_GENERAL ? &pool->wake_general : &pool->wake_route;
+	struct request *req;
+
+	pthread_mutex_lock(&pool->lock);
+	atomic_fetch_add(sleepers, 1);
+	atomic_thread_fence(memory_order_seq_cst);
+	while (!(req = pool_take(pool, role)) && !atomic_load(&pool->stopping))
+		pthread_cond_wait(cond, &pool->lock);
+	atomic_fetch_sub(sleepers, 1);
+	pthread_mutex_unlock(&pool->lock);
+	return req;
+}
+
+static void *pool_thread_main(void *arg)
+{
+	struct pool_thread *t = arg;
+	struct processor_pool *pool = t->pool;
+	char name[16];
+
+	snprintf(name, sizeof name, "%s-%u", t->role == POOL_GENERAL ? "proc" : "route", t->index);
+	log_set_thread_name(name);
+	rcu_register_thread();
+	for (;;) {
+		struct request *req = pool_take(pool, t->role);
+		if (!req)
+			req = pool_wait(pool, t->role);
+		if (!req)
+			break; /* stopping and nothing left */
+		processor_run(pool->app, processor_handler_for(req->cmd.code), req);
+	}
+	rcu_unregister_thread();
+	return NULL;
+}
+
+int processor_pool_start(struct processor_pool *pool)
+{
+	for (unsigned i = 0; i < pool->nthreads; i++) {
+		int rc = pthread_create(&pool->threads[i].thread, NULL, pool_thread_main,
+					&pool->threads[i]);
+		if (rc != 0) {
+			log_error("cannot start processor thread %u: error %d", i, rc);
+			processor_pool_stop(pool);
+			return RMQNS_ENOMEM;
+		}
+		pool->started++;
+	}
+	return RMQNS_OK;
+}
+
+int processor_pool_submit(struct processor_pool *pool, enum handler_lane lane, struct request *req)
+{
+	if (atomic_load_explicit(&pool->stopping, memory_order_relaxed))
+		return RMQNS_ECLOSED;
+	return ring_push(&pool->lanes[lane == LANE_ROUTE ? LANE_ROUTE : LANE_DEFAULT], req);
+}
+
+void processor_pool_wake(struct processor_pool *pool, unsigned n_route, unsigned n_default)
+{
+	if (n_route + n_default == 0)
+		return;
+	atomic_thread_fence(memory_order_seq_cst);
+	unsigned route_sleeping = n_route ? atomic_load(&pool->sleep_route) : 0;
+	unsigned general_sleeping = atomic_load(&pool->sleep_general);
+	if (!route_sleeping && !general_sleeping)
+		return;
+
+	pthread_mutex_lock(&pool->lock);
+	if (route_sleeping) {
+		/* A dedicated route worker drains the whole lane once awake. */
+		pthread_cond_signal(&pool->wake_route);
+		n_route = 0;
+	}
+	unsigned want = n_route + n_default;
+	if (want > general_sleeping)
+		want = general_sleeping;
+	for (unsigned i = 0; i < want; i++)
+		pthread_cond_signal(&pool->wake_general);
+	pthread_mutex_unlock(&pool->lock);
+}
+
+void processor_pool_stop(struct processor_pool *pool)
+{
+	pthread_mutex_lock(&pool->lock);
+	atomic_store(&pool->stopping, true);
+	pthread_cond_broadcast(&pool->wake_general);
+	pthread_cond_broadcast(&pool->wake_route);
+	pthread_mutex_unlock(&pool->lock);
+	for (unsigned i = 0; i < pool->started; i++)
+		pthread_join(pool->threads[i].thread, NULL);
+	pool->started = 0;
+
+	/* A request pushed after the workers looked for the last time (only
+	 * possible if a caller ignored the shutdown order) is answered busy:
+	 * running its handler here would need an RCU-registered thread. */
+	struct request *req;
+	unsigned late = 0;
+	while ((req = pool_take(pool, POOL_GENERAL))) {
+		(void)request_reply_code(req, RSP_SYSTEM_BUSY, PROCESSOR_BUSY_REMARK);
+		request_free(req);
+		late++;
+	}
+	if (late)
+		log_warn("processor pool: %u requests queued after the workers stopped, answered busy",
+			 late);
+}
+
+void processor_pool_destroy(struct processor_pool *pool)
+{
+	if (!pool)
+		return;
+	if (pool->started)
+		processor_pool_stop(pool);
+	ring_destroy(&pool->lanes[LANE_ROUTE]);
+	ring_destroy(&pool->lanes[LANE_DEFAULT]);
+	pthread_cond_destroy(&pool->wake_general);
+	pthread_cond_destroy(&pool->wake_route);
+	pthread_mutex_destroy(&pool->lock);
+	free(pool->threads);
+	free(pool);
+}

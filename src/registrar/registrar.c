@@ -1,0 +1,230 @@
+/* The registrar thread (registrar.h): applies mutations one at a time in
+ * arrival order, runs the tick hook from a timerfd and turns
+ * connection-closed notices into hook calls. It knows nothing of what a
+ * mutation changes; it is merely the only thread that changes things. */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <urcu.h>
+#include <urcu/wfcqueue.h>
+
+#include "rmqns/err.h"
+#include "rmqns/log.h"
+#include "rmqns/race.h"
+#include "rmqns/registrar.h"
+
+struct registrar {
+	struct __cds_wfcq_head head;
+	struct cds_wfcq_tail tail;
+	struct registrar_hooks hooks;
+	int wakefd;
+	int timerfd; /* -1 without a tick */
+	pthread_t thread;
+	bool started;
+	atomic_bool stop;
+};
+
+struct registrar_notice {
+	struct mutation m;
+	struct registrar *r;
+	uint64_t conn_id;
+};
+
+static uint64_t registrar_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+struct registrar *registrar_create(const struct registrar_hooks *hooks)
+{
+	struct registrar *r = calloc(1, sizeof *r);
+	if (!r)
+		return NULL;
+	if (hooks)
+		r->hooks = *hooks;
+	__cds_wfcq_init(&r->head, &r->tail);
+	r->timerfd = -1;
+	r->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (r->wakefd < 0) {
+		log_error("registrar: eventfd: %s", strerror(errno));
+		free(r);
+		return NULL;
+	}
+	if (r->hooks.tick_ms > 0) {
+		r->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+		if (r->timerfd < 0) {
+			log_error("registrar: timerfd: %s", strerror(errno));
+			close(r->wakefd);
+			free(r);
+			return NULL;
+		}
+	}
+	atomic_init(&r->stop, false);
+	return r;
+}
+
+static void registrar_wake(struct registrar *r)
+{
+	uint64_t one = 1;
+	ssize_t n;
+	do
+		n = write(r->wakefd, &one, sizeof one);
+	while (n < 0 && errno == EINTR);
+	/* EAGAIN means the counter is already huge: the thread is woken anyway. */
+}
+
+void registrar_submit(struct registrar *r, struct mutation *m)
+{
+	cds_wfcq_node_init(&m->node);
+	race_release(m);
+	/* Only the first mutation into an empty queue needs a wake-up: the
+	 * thread takes the whole queue at once and rechecks before sleeping. */
+	if (!cds_wfcq_enqueue(&r->head, &r->tail, &m->node))
+		registrar_wake(r);
+}
+
+static void registrar_apply_notice(struct mutation *m)
+{
+	struct registrar_notice *n = (struct registrar_notice *)m;
+	if (n->r->hooks.on_conn_closed)
+		n->r->hooks.on_conn_closed(n->r->hooks.arg, n->conn_id);
+	free(n);
+}
+
+int registrar_notify_conn_closed(struct registrar *r, uint64_t conn_id)
+{
+	if (!r->hooks.on_conn_closed)
+		return RMQNS_OK; /* nobody listens: nothing to queue */
+	struct registrar_notice *n = malloc(sizeof *n);
+	if (!n) {
+		log_error("registrar: no memory for the closed-connection notice of %#llx",
+			  (unsigned long long)conn_id);
+		return RMQNS_ENOMEM;
+	}
+	n->m.apply = registrar_apply_notice;
+	n->r = r;
+	n->conn_id = conn_id;
+	registrar_submit(r, &n->m);
+	return RMQNS_OK;
+}
+
+/* Applies everything queued so far; returns how many mutations ran. */
+static unsigned registrar_drain(struct registrar *r)
+{
+	struct __cds_wfcq_head head;
+	struct cds_wfcq_tail tail;
+	struct cds_wfcq_node *node, *next;
+	unsigned n = 0;
+
+	__cds_wfcq_init(&head, &tail);
+	if (__cds_wfcq_splice_blocking(&head, &tail, &r->head, &r->tail) == CDS_WFCQ_RET_SRC_EMPTY)
+		return 0;
+	__cds_wfcq_for_each_blocking_safe(&head, &tail, node, next) {
+		struct mutation *m = caa_container_of(node, struct mutation, node);
+		race_acquire(m);
+		m->apply(m);
+		n++;
+	}
+	return n;
+}
+
+static void registrar_on_timer(struct registrar *r)
+{
+	uint64_t expirations;
+	if (read(r->timerfd, &expirations, sizeof expirations) != sizeof expirations)
+		return; /* spurious: nothing expired */
+	if (r->hooks.on_tick)
+		r->hooks.on_tick(r->hooks.arg, registrar_now_ms());
+}
+
+static void *registrar_main(void *arg)
+{
+	struct registrar *r = arg;
+	struct pollfd fds[2] = {
+		{ .fd = r->wakefd, .events = POLLIN },
+		{ .fd = r->timerfd, .events = POLLIN },
+	};
+	nfds_t nfds = r->timerfd >= 0 ? 2 : 1;
+
+	log_set_thread_name("registrar");
+	rcu_register_thread();
+	for (;;) {
+		registrar_drain(r);
+		if (atomic_load(&r->stop))
+			break;
+		if (poll(fds, nfds, -1) < 0) {
+			if (errno != EINTR)
+				log_error("registrar: poll: %s", strerror(errno));
+			continue;
+		}
+		if (fds[0].revents & POLLIN) {
+			uint64_t count;
+			if (read(r->wakefd, &count, sizeof count) < 0 && errno != EAGAIN)
+				log_error("registrar: eventfd read: %s", strerror(errno));
+		}
+		if (nfds > 1 && (fds[1].revents & POLLIN))
+			registrar_on_timer(r);
+	}
+	registrar_drain(r);
+	rcu_unregister_thread();
+	return NULL;
+}
+
+int registrar_start(struct registrar *r)
+{
+	if (r->timerfd >= 0) {
+		struct itimerspec its = { 0 };
+		its.it_interval.tv_sec = r->hooks.tick_ms / 1000;
+		its.it_interval.tv_nsec = (long)(r->hooks.tick_ms % 1000) * 1000000L;
+		its.it_value = its.it_interval;
+		if (timerfd_settime(r->timerfd, 0, &its, NULL) < 0) {
+			log_error("registrar: timerfd_settime: %s", strerror(errno));
+			return RMQNS_EIO;
+		}
+	}
+	int rc = pthread_create(&r->thread, NULL, registrar_main, r);
+	if (rc != 0) {
+		log_error("registrar: cannot start its thread: error %d", rc);
+		return RMQNS_ENOMEM;
+	}
+	r->started = true;
+	return RMQNS_OK;
+}
+
+void registrar_stop(struct registrar *r)
+{
+	if (!r->started)
+		return;
+	atomic_store(&r->stop, true);
+	registrar_wake(r);
+	pthread_join(r->thread, NULL);
+	r->started = false;
+}
+
+void registrar_destroy(struct registrar *r)
+{
+	if (!r)
+		return;
+	registrar_stop(r);
+	/* Mutations submitted after the thread's last look still own memory
+	 * and may owe an answer: apply them here, where no other thread can
+	 * race the registrar any more. */
+	unsigned late = registrar_drain(r);
+	if (late)
+		log_warn("registrar: applied %u mutations submitted after it stopped", late);
+	if (r->timerfd >= 0)
+		close(r->timerfd);
+	close(r->wakefd);
+	free(r);
+}

@@ -1,0 +1,513 @@
+/* Server core against the real binary: generic answers (unknown code,
+ * one-way, stray responses) in both serializations and both execution
+ * paths, every malformed-frame class, idle close, signals and the command
+ * line. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include <criterion/criterion.h>
+
+#include "harness.h"
+#include "rmqns/err.h"
+
+#define T HARNESS_IO_TIMEOUT_MS
+
+static struct harness_server srv;
+
+static void core_fini(void)
+{
+	cr_expect_eq(harness_cleanup(&srv), 0, "the server did not stop cleanly");
+}
+
+TestSuite(core, .fini = core_fini, .timeout = 120);
+
+static void start(const char *const *args)
+{
+	cr_assert_eq(harness_start(&srv, args), 0, "the server did not start");
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+static struct client *connect_or_fail(void)
+{
+	struct client *c = harness_connect(&srv);
+	cr_assert_not_null(c, "cannot connect to the server");
+	return c;
+}
+
+/* The exact bytes of the code-3 answer, as a 5.x Java NameServer writes
+ * them (JSON keys sorted, no extFields, version 479). */
+static void expect_unsupported_bytes(const struct client_reply *r, int32_t code, int32_t opaque,
+				     enum remoting_serialize ser)
+{
+	char remark[64];
+	snprintf(remark, sizeof remark, " request type %d not supported", code);
+
+	cr_assert_eq(r->cmd.code, RSP_REQUEST_CODE_NOT_SUPPORTED);
+	cr_assert_str_eq(r->cmd.remark, remark);
+	cr_assert_eq(r->cmd.flag, REMOTING_FLAG_RESPONSE);
+	cr_assert_eq(r->cmd.opaque, opaque);
+	cr_assert_eq(r->cmd.language, LANG_JAVA);
+	cr_assert_eq(r->cmd.version, RMQNS_SERVER_VERSION);
+	cr_assert_eq(r->cmd.ext_count, 0);
+	cr_assert_eq(r->cmd.body_len, 0);
+	cr_assert_eq(r->cmd.serialize, ser);
+	cr_assert_eq(r->frame[4], (uint8_t)ser, "header word names serialization %u", r->frame[4]);
+
+	uint8_t want[512];
+	size_t n = 0;
+	if (ser == REMOTING_JSON) {
+		char hdr[300];
+		int h = snprintf(hdr, sizeof hdr,
+				 "{\"code\":3,\"flag\":1,\"language\":\"JAVA\",\"opaque\":%d,"
+				 "\"remark\":\"%s\",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":479}",
+				 opaque, remark);
+		wr_be32(want, (uint32_t)(4 + h));
+		wr_be32(want + 4, (uint32_t)h);
+		memcpy(want + 8, hdr, (size_t)h);
+		n = 8 + (size_t)h;
+	} else {
+		size_t rl = strlen(remark);
+		uint8_t *p = want + 8;
+		*p++ = 0x00; *p++ = 0x03;                     /* code */
+		*p++ = 0x00;                                  /* JAVA */
+		*p++ = RMQNS_SERVER_VERSION >> 8; *p++ = RMQNS_SERVER_VERSION & 0xff;
+		wr_be32(p, (uint32_t)opaque); p += 4;
+		wr_be32(p, 1); p += 4;                        /* flag */
+		wr_be32(p, (uint32_t)rl); p += 4;
+		memcpy(p, remark, rl); p += rl;
+		wr_be32(p, 0); p += 4;                        /* no ext fields */
+		size_t h = (size_t)(p - (want + 8));
+		wr_be32(want, (uint32_t)(4 + h));
+		wr_be32(want + 4, (1u << 24) | (uint32_t)h);
+		n = 8 + h;
+	}
+	cr_assert_eq(r->frame_len, n, "answer is %zu bytes, expected %zu", r->frame_len, n);
+	cr_assert_arr_eq(r->frame, want, n, "answer bytes differ from the Java NameServer's");
+}
+
+static void check_unsupported(enum remoting_serialize ser, int32_t code)
+{
+	struct client *c = connect_or_fail();
+	struct remoting_cmd req;
+	struct client_reply *r = NULL;
+
+	harness_request_init(&req, code, ser);
+	cr_assert_eq(client_call(c, &req, &r, T), 0);
+	expect_unsupported_bytes(r, code, req.opaque, ser);
+	client_reply_free(r);
+
+	/* The connection stays usable. */
+	cr_assert_eq(client_call(c, &req, &r, T), 0);
+	expect_unsupported_bytes(r, code, req.opaque, ser);
+	client_reply_free(r);
+	client_close(c);
+}
+
+static const char *const pool_args[] = { "--routeQueryInline=false", NULL };
+static const char *const inline_args[] = { "--routeQueryInline=true", NULL };
+
+Test(core, unknown_code_json_pool)
+{
+	start(pool_args);
+	check_unsupported(REMOTING_JSON, 9999);
+}
+
+Test(core, unknown_code_binary_pool)
+{
+	start(pool_args);
+	check_unsupported(REMOTING_ROCKETMQ, 9999);
+}
+
+Test(core, unknown_code_json_inline)
+{
+	start(inline_args);
+	check_unsupported(REMOTING_JSON, 777);
+}
+
+Test(core, unknown_code_binary_inline)
+{
+	start(inline_args);
+	check_unsupported(REMOTING_ROCKETMQ, 777);
+}
+
+/* Nothing may be waiting on the connection. */
+static void expect_silence(struct client *c)
+{
+	struct client_reply *r = NULL;
+	int rc = client_recv(c, &r, 300);
+	if (rc == 0)
+		cr_assert_fail("unexpected frame: code %d opaque %d remark %s", r->cmd.code, r->cmd.opaque,
+			r->cmd.remark ? r->cmd.remark : "(none)");
+	cr_assert_eq(rc, RMQNS_EAGAIN, "expected no frame, got %d", rc);
+}
+
+static void check_oneway(void)
+{
+	struct client *c = connect_or_fail();
+	struct remoting_cmd req;
+	struct buf b = BUF_INIT;
+
+	/* 50 one-way unknown codes, then one two-way request in the same write. */
+	for (int i = 0; i < 50; i++) {
+		harness_request_init(&req, 9999, i % 2 ? REMOTING_ROCKETMQ : REMOTING_JSON);
+		req.flag = REMOTING_FLAG_ONEWAY;
+		req.opaque = 1000 + i;
+		harness_encode(&req, &b);
+	}
+	harness_request_init(&req, 9998, REMOTING_JSON);
+	req.opaque = 7;
+	harness_encode(&req, &b);
+	cr_assert_eq(client_send_raw(c, b.data, b.len, T), 0);
+	buf_free(&b);
+
+	struct client_reply *r = NULL;
+	cr_assert_eq(client_recv(c, &r, T), 0);
+	expect_unsupported_bytes(r, 9998, 7, REMOTING_JSON);
+	client_reply_free(r);
+	expect_silence(c);
+	client_close(c);
+}
+
+Test(core, oneway_never_answered_pool)
+{
+	start(pool_args);
+	check_oneway();
+}
+
+Test(core, oneway_never_answered_inline)
+{
+	start(inline_args);
+	check_oneway();
+}
+
+Test(core, response_frame_dropped)
+{
+	start(NULL);
+	struct client *c = connect_or_fail();
+	struct remoting_cmd req;
+	struct buf b = BUF_INIT;
+
+	harness_request_init(&req, 0, REMOTING_JSON);
+	req.flag = REMOTING_FLAG_RESPONSE;
+	req.opaque = 5;
+	harness_encode(&req, &b);
+	harness_request_init(&req, 9999, REMOTING_JSON);
+	req.opaque = 6;
+	harness_encode(&req, &b);
+	cr_assert_eq(client_send_raw(c, b.data, b.len, T), 0);
+	buf_free(&b);
+
+	struct client_reply *r = NULL;
+	cr_assert_eq(client_recv(c, &r, T), 0);
+	expect_unsupported_bytes(r, 9999, 6, REMOTING_JSON);
+	client_reply_free(r);
+	expect_silence(c);
+	cr_assert(harness_wait_log(&srv, "dropping a response frame", T));
+	client_close(c);
+}
+
+/* ---- malformed frames: each closes its own connection only ---- */
+
+static void check_bad_frame(const uint8_t *bytes, size_t n)
+{
+	start(NULL);
+	struct client *good = connect_or_fail();
+	struct client *bad = connect_or_fail();
+	struct client_reply *r = NULL;
+	struct remoting_cmd req;
+	char peer[64], needle[128];
+
+	/* Both connections are in use before the bad frame arrives. */
+	harness_request_init(&req, 9999, REMOTING_JSON);
+	cr_assert_eq(client_call(bad, &req, &r, T), 0);
+	client_reply_free(r);
+	harness_client_peer(bad, peer, sizeof peer);
+
+	cr_assert_eq(client_send_raw(bad, bytes, n, T), 0);
+	int rc = client_recv(bad, &r, T);
+	if (rc == 0)
+		client_reply_free(r);
+	cr_assert_eq(rc, RMQNS_ECLOSED, "the server should close the connection (got %d)", rc);
+
+	snprintf(needle, sizeof needle, "closing connection %s:", peer);
+	cr_assert(harness_wait_log(&srv, needle, T), "no log line naming %s", peer);
+
+	for (int i = 0; i < 3; i++) {
+		harness_request_init(&req, 9999, REMOTING_JSON);
+		cr_assert_eq(client_call(good, &req, &r, T), 0);
+		expect_unsupported_bytes(r, 9999, req.opaque, REMOTING_JSON);
+		client_reply_free(r);
+	}
+	client_close(bad);
+	client_close(good);
+}
+
+Test(core, bad_frame_negative_length)
+{
+	static const uint8_t f[] = { 0x80, 0, 0, 0, 0, 0, 0, 0 };
+	check_bad_frame(f, sizeof f);
+}
+
+Test(core, bad_frame_tiny_length)
+{
+	static const uint8_t f[] = { 0, 0, 0, 2, 0, 0 };
+	check_bad_frame(f, sizeof f);
+}
+
+Test(core, bad_frame_zero_length)
+{
+	static const uint8_t f[] = { 0, 0, 0, 0 };
+	check_bad_frame(f, sizeof f);
+}
+
+Test(core, bad_frame_too_big)
+{
+	/* 16 MiB + 4 with the prefix: one past what Java accepts. */
+	static const uint8_t f[] = { 0x01, 0, 0, 0, 0, 0, 0, 2, '{', '}' };
+	check_bad_frame(f, sizeof f);
+}
+
+Test(core, bad_frame_header_beyond_frame)
+{
+	static const uint8_t f[] = { 0, 0, 0, 14, 0, 0, 0, 100, '{', '"', 'c', 'o', 'd', 'e', '"', ':' };
+	check_bad_frame(f, sizeof f); /* header word vetted before the rest */
+}
+
+Test(core, bad_frame_serialize_type_2)
+{
+	static const uint8_t f[] = { 0, 0, 0, 6, 2, 0, 0, 2, '{', '}' };
+	check_bad_frame(f, sizeof f);
+}
+
+Test(core, bad_frame_broken_json_header)
+{
+	static const char hdr[] = "{\"code\":";
+	uint8_t f[64];
+	size_t h = sizeof hdr - 1;
+	wr_be32(f, (uint32_t)(4 + h));
+	wr_be32(f + 4, (uint32_t)h);
+	memcpy(f + 8, hdr, h);
+	check_bad_frame(f, 8 + h);
+}
+
+Test(core, bad_frame_truncated_binary_header)
+{
+	/* 10 bytes: shorter than the 21-byte fixed part. */
+	uint8_t f[18] = { 0 };
+	wr_be32(f, 14);
+	wr_be32(f + 4, (1u << 24) | 10);
+	f[9] = 0x69;
+	check_bad_frame(f, sizeof f);
+}
+
+Test(core, bad_frame_binary_remark_beyond_header)
+{
+	uint8_t f[8 + 21] = { 0 };
+	wr_be32(f, 4 + 21);
+	wr_be32(f + 4, (1u << 24) | 21);
+	f[9] = 0x69;                 /* code 105 */
+	wr_be32(f + 8 + 13, 1000);   /* remark length past the header */
+	check_bad_frame(f, sizeof f);
+}
+
+Test(core, bad_frame_over_configured_max)
+{
+	/* A well-formed 2 KiB frame against --maxFrameSize=1024. */
+	static const char *const args[] = { "--maxFrameSize=1024", NULL };
+	start(args);
+	struct client *good = connect_or_fail();
+	struct client *bad = connect_or_fail();
+	struct remoting_cmd req;
+	struct client_reply *r = NULL;
+	struct buf b = BUF_INIT;
+	uint8_t body[2048] = { 0 };
+
+	harness_request_init(&req, 9999, REMOTING_JSON);
+	req.body = body;
+	req.body_len = sizeof body;
+	harness_encode(&req, &b);
+	cr_assert_eq(client_send_raw(bad, b.data, b.len, T), 0);
+	buf_free(&b);
+	int rc = client_recv(bad, &r, T);
+	cr_assert_eq(rc, RMQNS_ECLOSED, "got %d", rc);
+
+	harness_request_init(&req, 9999, REMOTING_JSON);
+	cr_assert_eq(client_call(good, &req, &r, T), 0);
+	expect_unsupported_bytes(r, 9999, req.opaque, REMOTING_JSON);
+	client_reply_free(r);
+	client_close(bad);
+	client_close(good);
+}
+
+Test(core, frame_split_across_writes)
+{
+	/* A frame trickling in byte by byte is still one request. */
+	start(NULL);
+	struct client *c = connect_or_fail();
+	struct remoting_cmd req;
+	struct client_reply *r = NULL;
+	struct buf b = BUF_INIT;
+
+	harness_request_init(&req, 4321, REMOTING_JSON);
+	req.opaque = 11;
+	harness_encode(&req, &b);
+	for (size_t i = 0; i < b.len; i++) {
+		cr_assert_eq(client_send_raw(c, b.data + i, 1, T), 0);
+		if (i % 16 == 0)
+			sleep_ms(1);
+	}
+	buf_free(&b);
+	cr_assert_eq(client_recv(c, &r, T), 0);
+	expect_unsupported_bytes(r, 4321, 11, REMOTING_JSON);
+	client_reply_free(r);
+	client_close(c);
+}
+
+/* ---- idle close ---- */
+
+Test(core, idle_connection_closed)
+{
+	static const char *const args[] = { "--serverChannelMaxIdleTimeSeconds=1", NULL };
+	start(args);
+	struct client *idle = connect_or_fail();
+	struct client *busy = connect_or_fail();
+	struct remoting_cmd req;
+	struct client_reply *r = NULL;
+	char peer[64], needle[128];
+
+	harness_request_init(&req, 9999, REMOTING_JSON);
+	cr_assert_eq(client_call(idle, &req, &r, T), 0);
+	client_reply_free(r);
+	harness_client_peer(idle, peer, sizeof peer);
+
+	/* An active connection (a call every 250 ms) outlives the idle limit. */
+	for (int i = 0; i < 10; i++) {
+		harness_request_init(&req, 9999, REMOTING_JSON);
+		cr_assert_eq(client_call(busy, &req, &r, T), 0, "active connection lost at call %d", i);
+		client_reply_free(r);
+		sleep_ms(250);
+	}
+	int rc = client_recv(idle, &r, T);
+	cr_assert_eq(rc, RMQNS_ECLOSED, "the idle connection should be closed (got %d)", rc);
+	snprintf(needle, sizeof needle, "closing connection %s: idle", peer);
+	cr_assert(harness_wait_log(&srv, needle, T));
+	client_close(idle);
+	client_close(busy);
+}
+
+/* ---- signals and command line ---- */
+
+static void check_stop_signal(int sig)
+{
+	start(NULL);
+	struct client *c = connect_or_fail();
+	struct remoting_cmd req;
+	struct client_reply *r = NULL;
+
+	harness_request_init(&req, 9999, REMOTING_JSON);
+	cr_assert_eq(client_call(c, &req, &r, T), 0);
+	client_reply_free(r);
+
+	int elapsed = 0;
+	int st = harness_stop(&srv, sig, 5000, &elapsed);
+	cr_assert(st != -1, "the server did not exit within 5 s");
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "exit status %#x", st);
+	cr_assert_eq(client_recv(c, &r, T), RMQNS_ECLOSED);
+	client_close(c);
+
+	char *log = harness_read_log(&srv);
+	cr_assert_not_null(log);
+	cr_assert_not_null(strstr(log, "shutdown hook was invoked, 1 times."));
+	cr_assert_not_null(strstr(log, "shutdown hook done, consuming time total(ms): "));
+	free(log);
+}
+
+Test(core, sigterm_exits_zero)
+{
+	check_stop_signal(SIGTERM);
+}
+
+Test(core, sigint_exits_zero)
+{
+	check_stop_signal(SIGINT);
+}
+
+Test(core, sighup_keeps_serving)
+{
+	start(NULL);
+	struct client *c = connect_or_fail();
+	struct remoting_cmd req;
+	struct client_reply *r = NULL;
+
+	cr_assert_eq(kill(srv.pid, SIGHUP), 0);
+	cr_assert(harness_wait_log(&srv, "SIGHUP", T));
+	harness_request_init(&req, 9999, REMOTING_JSON);
+	cr_assert_eq(client_call(c, &req, &r, T), 0);
+	expect_unsupported_bytes(r, 9999, req.opaque, REMOTING_JSON);
+	client_reply_free(r);
+	client_close(c);
+}
+
+Test(core, boot_line_names_bound_port)
+{
+	start(NULL);
+	char path[320];
+	snprintf(path, sizeof path, "%s", srv.out_path);
+	FILE *f = fopen(path, "r");
+	cr_assert_not_null(f);
+	char line[256] = "";
+	cr_assert_not_null(fgets(line, sizeof line, f));
+	fclose(f);
+	char want[128];
+	snprintf(want, sizeof want,
+		 "The Name Server boot success. serializeType=JSON, address 127.0.0.1:%d\n", srv.port);
+	cr_assert_str_eq(line, want);
+	struct client *c = connect_or_fail();
+	client_close(c);
+}
+
+Test(core, help_exits_zero)
+{
+	static const char *const args[] = { "-h", NULL };
+	char *out = NULL;
+	int st = harness_run(args, T, &out);
+	cr_assert(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %#x", st);
+	cr_assert(out && strlen(out) > 0, "usage text expected on stdout");
+	free(out);
+}
+
+Test(core, print_options_exits_zero)
+{
+	static const char *const args[] = { "-p", "--listenPort=19999", NULL };
+	char *out = NULL;
+	int st = harness_run(args, T, &out);
+	cr_assert(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %#x", st);
+	cr_assert(out && strstr(out, "listenPort=19999"), "options expected on stdout");
+	free(out);
+}
+
+Test(core, missing_config_file_exits_one)
+{
+	static const char *const args[] = { "-c", "/nonexistent/rmqns.conf", NULL };
+	int st = harness_run(args, T, NULL);
+	cr_assert(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 1, "status %#x", st);
+}
+
+Test(core, port_in_use_exits_one)
+{
+	start(NULL);
+	char port[32];
+	snprintf(port, sizeof port, "--listenPort=%d", srv.port);
+	const char *const args[] = { "--bindAddress=127.0.0.1", port, NULL };
+	int st = harness_run(args, T, NULL);
+	cr_assert(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 1, "status %#x", st);
+}
