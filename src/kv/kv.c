@@ -21,6 +21,7 @@
 #include "rmqns/json_body.h"
 #include "rmqns/kv.h"
 #include "rmqns/log.h"
+#include "rmqns/race.h"
 
 /* Largest KV file read at start. */
 #define KV_MAX_FILE ((size_t)512 << 20)
@@ -29,12 +30,14 @@
 struct kv_table {
 	struct jmap ns; /* namespace -> struct jmap * (key -> char *value) */
 	struct rcu_head rcu;
+	struct kv_table *retired_next; /* ThreadSanitizer builds only, see table_retire */
 };
 
 struct kv_store {
 	char *path;
 	struct kv_table *table; /* RCU */
 	bool deferred_frees;
+	struct kv_table *retired; /* ThreadSanitizer builds only */
 };
 
 /* ---- tables ---- */
@@ -75,10 +78,6 @@ static void table_free(struct kv_table *t)
 	free(t);
 }
 
-static void table_free_rcu(struct rcu_head *head)
-{
-	table_free(caa_container_of(head, struct kv_table, rcu));
-}
 
 static struct kv_table *table_new(void)
 {
@@ -362,6 +361,11 @@ void kv_close(struct kv_store *kv)
 		return;
 	if (kv->deferred_frees)
 		rcu_barrier();
+	while (kv->retired) {
+		struct kv_table *next = kv->retired->retired_next;
+		table_free(kv->retired);
+		kv->retired = next;
+	}
 	table_free(kv->table);
 	free(kv->path);
 	free(kv);
@@ -376,7 +380,10 @@ const char *kv_path(const struct kv_store *kv)
 
 static const struct kv_table *table_current(const struct kv_store *kv)
 {
-	return rcu_dereference(((struct kv_store *)kv)->table);
+	const struct kv_table *t = rcu_dereference(((struct kv_store *)kv)->table);
+
+	race_acquire(t);
+	return t;
 }
 
 const char *kv_get(const struct kv_store *kv, const char *ns, const char *key)
@@ -446,6 +453,25 @@ void kv_count(const struct kv_store *kv, size_t *namespaces, size_t *keys)
 
 /* ---- changes ---- */
 
+static __attribute__((unused)) void table_free_rcu(struct rcu_head *head)
+{
+	table_free(caa_container_of(head, struct kv_table, rcu));
+}
+
+/* Frees a replaced table once no reader can hold it. ThreadSanitizer
+ * cannot see urcu's grace periods, so its builds keep replaced tables
+ * until the store closes instead (the publication itself is annotated). */
+static void table_retire(struct kv_store *kv, struct kv_table *old)
+{
+#ifdef RMQNS_TSAN
+	old->retired_next = kv->retired;
+	kv->retired = old;
+#else
+	kv->deferred_frees = true;
+	call_rcu(&old->rcu, table_free_rcu);
+#endif
+}
+
 /* Writes nt to the file, then publishes it. On failure frees nt. */
 static int table_commit(struct kv_store *kv, struct kv_table *nt, char *err, size_t errlen)
 {
@@ -462,9 +488,9 @@ static int table_commit(struct kv_store *kv, struct kv_table *nt, char *err, siz
 		table_free(nt);
 		return rc;
 	}
+	race_release(nt);
 	old = rcu_xchg_pointer(&kv->table, nt);
-	kv->deferred_frees = true;
-	call_rcu(&old->rcu, table_free_rcu);
+	table_retire(kv, old);
 	return RMQNS_OK;
 }
 
