@@ -14,6 +14,7 @@
 #include "rmqns/app.h"
 #include "rmqns/config.h"
 #include "rmqns/err.h"
+#include "rmqns/kv.h"
 #include "rmqns/log.h"
 #include "rmqns/net.h"
 #include "rmqns/processor.h"
@@ -115,6 +116,13 @@ int main(int argc, char **argv)
 	/* Route module: create app.route here and point hooks.on_tick (expiry
 	 * scan), hooks.on_conn_closed (broker clean-up) and hooks.arg at it. */
 	/* KV module: load app.kv here (before anything can answer a request). */
+	app.kv = kv_open(o->kvConfigPath, o->kvConfigIgnoreCorrupt, err, sizeof err);
+	if (!app.kv) {
+		fprintf(stderr, "rmqns: %s\n", err);
+		close(sfd);
+		config_destroy(cfg);
+		return 1;
+	}
 
 	struct server_params sp;
 	server_params_from_options(&sp, o);
@@ -171,6 +179,7 @@ out:
 	server_destroy(app.server);
 	processor_pool_destroy(app.pool);
 	registrar_destroy(app.registrar);
+	kv_close(app.kv); /* after the registrar: it is the only writer */
 	/* Route module: destroy app.route here, after the registrar. */
 	close(sfd);
 	config_destroy(cfg);
