@@ -91,6 +91,6 @@ static void handle_get_config(struct app *app, struct request *req)
 
 const struct handler handlers_config[] = {
 	{ REQ_UPDATE_NAMESRV_CONFIG, handle_update_config, LANE_DEFAULT, false },
-	{ REQ_GET_NAMESRV_CONFIG, handle_get_config, LANE_DEFAULT, true },
+	{ REQ_GET_NAMESRV_CONFIG, handle_get_config, LANE_DEFAULT, false },
 	{ 0, NULL, LANE_DEFAULT, false },
 };

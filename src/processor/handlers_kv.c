@@ -163,8 +163,8 @@ static void handle_get_kvlist(struct app *app, struct request *req)
 
 const struct handler handlers_kv[] = {
 	{ REQ_PUT_KV_CONFIG, handle_put_kv, LANE_DEFAULT, false },
-	{ REQ_GET_KV_CONFIG, handle_get_kv, LANE_DEFAULT, true },
+	{ REQ_GET_KV_CONFIG, handle_get_kv, LANE_DEFAULT, false },
 	{ REQ_DELETE_KV_CONFIG, handle_delete_kv, LANE_DEFAULT, false },
-	{ REQ_GET_KVLIST_BY_NAMESPACE, handle_get_kvlist, LANE_DEFAULT, true },
+	{ REQ_GET_KVLIST_BY_NAMESPACE, handle_get_kvlist, LANE_DEFAULT, false },
 	{ 0, NULL, LANE_DEFAULT, false },
 };
