@@ -43,11 +43,11 @@ static void kv_mutation_apply(struct mutation *m)
 	if (km->op == KV_OP_PUT) {
 		rc = kv_put(km->app->kv, km->ns, km->key, km->value, err, sizeof(err));
 		if (rc == 0)
-			log_info("PUT_KV_CONFIG from %s: %s / %s = %s", req->peer, km->ns, km->key, km->value);
+			log_info("PUT_KV_CONFIG from %s: %.200s / %.200s = %.200s", req->peer, km->ns, km->key, km->value);
 	} else {
 		rc = kv_delete(km->app->kv, km->ns, km->key, err, sizeof(err));
 		if (rc == 0)
-			log_info("DELETE_KV_CONFIG from %s: %s / %s", req->peer,
+			log_info("DELETE_KV_CONFIG from %s: %.200s / %.200s", req->peer,
 				 km->ns ? km->ns : "null", km->key ? km->key : "null");
 	}
 	if (rc < 0) {
