@@ -156,10 +156,12 @@ int main(int argc, char **argv)
 		 "route queries answered %s",
 		 sp.reactors, pp.workers, pp.route_workers, pp.lane_capacity,
 		 sp.route_inline ? "inline by reactors" : "by the pool");
-	printf("The Name Server boot success. serializeType=JSON, address %s:%d\n",
-	       sp.bind_address && *sp.bind_address ? sp.bind_address : "0.0.0.0",
+	const char *bind = sp.bind_address && *sp.bind_address ? sp.bind_address : "0.0.0.0";
+	printf("The Name Server boot success. serializeType=JSON, address %s:%d\n", bind,
 	       server_port(app.server));
 	fflush(stdout);
+	log_info("The Name Server boot success. serializeType=JSON, address %s:%d", bind,
+		 server_port(app.server));
 
 	int sig = main_wait_for_stop(sfd, cfg, app.registrar);
 	uint64_t t0 = main_now_ms();

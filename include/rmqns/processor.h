@@ -22,6 +22,9 @@ struct processor_params {
 	unsigned workers;       /* general workers (route lane first), >= 1 */
 	unsigned route_workers; /* workers serving only the route lane, >= 0 */
 	uint32_t lane_capacity; /* requests each lane holds, >= 1 */
+	/* Finds the handler a worker runs; NULL = processor_handler_for. Tests
+	 * put their own handlers here. */
+	const struct handler *(*lookup)(int32_t code);
 };
 
 /* The remark of the code-3 answer, " request type N not supported". */

@@ -700,7 +700,11 @@ static void *reactor_main(void *arg)
 			if (phase == REACTOR_EXIT)
 				r->exit_deadline_ms += r->now_ms;
 		}
-		if (phase == REACTOR_EXIT && (reactor_all_flushed(r) || r->now_ms >= r->exit_deadline_ms))
+		/* Nothing produces answers any more at EXIT, but the last ones may
+		 * still sit in the inbound queue: take and write them first. */
+		if (phase == REACTOR_EXIT &&
+		    ((cds_wfcq_empty(&r->in_head, &r->in_tail) && reactor_all_flushed(r)) ||
+		     r->now_ms >= r->exit_deadline_ms))
 			break;
 
 		int timeout = -1;

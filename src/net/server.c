@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +38,7 @@ void server_params_from_options(struct server_params *p, const struct options *o
 	unsigned n = o->serverSelectorThreads > 0 ? (unsigned)o->serverSelectorThreads
 						  : server_cpu_count();
 	p->reactors = n > NET_MAX_REACTORS ? NET_MAX_REACTORS : n;
-	p->max_frame = o->maxFrameSize > 0 && o->maxFrameSize <= REMOTING_DEFAULT_MAX_FRAME
+	p->max_frame = o->maxFrameSize > 0 && o->maxFrameSize <= INT32_MAX
 			       ? (uint32_t)o->maxFrameSize
 			       : REMOTING_DEFAULT_MAX_FRAME;
 	p->idle_close_ms = o->serverChannelMaxIdleTimeSeconds > 0

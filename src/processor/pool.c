@@ -24,6 +24,7 @@ struct pool_thread {
 
 struct processor_pool {
 	struct app *app;
+	const struct handler *(*lookup)(int32_t code);
 	struct ring lanes[2]; /* indexed by enum handler_lane */
 	unsigned nthreads;
 	unsigned started;
@@ -56,6 +57,7 @@ struct processor_pool *processor_pool_create(struct app *app, const struct proce
 		return NULL;
 	}
 	pool->app = app;
+	pool->lookup = p->lookup ? p->lookup : processor_handler_for;
 	pool->nthreads = p->workers + p->route_workers;
 	pool->threads = calloc(pool->nthreads, sizeof *pool->threads);
 	int rc = pool->threads ? RMQNS_OK : RMQNS_ENOMEM;
@@ -130,7 +132,7 @@ static void *pool_thread_main(void *arg)
 			req = pool_wait(pool, t->role);
 		if (!req)
 			break; /* stopping and nothing left */
-		processor_run(pool->app, processor_handler_for(req->cmd.code), req);
+		processor_run(pool->app, pool->lookup(req->cmd.code), req);
 	}
 	rcu_unregister_thread();
 	return NULL;
