@@ -14,6 +14,7 @@
 #include "rmqns/app.h"
 #include "rmqns/config.h"
 #include "rmqns/err.h"
+#include "rmqns/kv.h"
 #include "rmqns/log.h"
 #include "rmqns/net.h"
 #include "rmqns/processor.h"
@@ -126,6 +127,14 @@ int main(int argc, char **argv)
 	hooks.on_conn_closed = route_hook_conn_closed;
 	hooks.arg = app.route;
 	/* KV module: load app.kv here (before anything can answer a request). */
+	app.kv = kv_open(o->kvConfigPath, o->kvConfigIgnoreCorrupt, err, sizeof err);
+	if (!app.kv) {
+		fprintf(stderr, "rmqns: %s\n", err);
+		route_db_destroy(app.route);
+		close(sfd);
+		config_destroy(cfg);
+		return 1;
+	}
 
 	struct server_params sp;
 	server_params_from_options(&sp, o);
@@ -184,6 +193,7 @@ out:
 	server_destroy(app.server);
 	processor_pool_destroy(app.pool);
 	registrar_destroy(app.registrar);
+	kv_close(app.kv); /* after the registrar: it is the only writer */
 	/* Route module: destroy app.route here, after the registrar. */
 	route_db_destroy(app.route);
 	close(sfd);
