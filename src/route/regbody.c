@@ -46,6 +46,7 @@ struct rb_build {
 	struct rb_mapping *maps;
 	uint32_t n_maps, cap_maps;
 	struct data_version dv;
+	struct buf key, name;  /* scratch for a topic config's map key and name */
 	char *why;
 	size_t whylen;
 };
@@ -198,35 +199,34 @@ static int parse_dv(struct jp *j, struct data_version *dv)
 	return rc;
 }
 
-/* One TopicConfig value under map key `key`. */
+/* One TopicConfig value under map key `key` (which lives in the parser's
+ * scratch: it is copied before the value is read). */
 static int parse_topic_config(struct rb_build *b, struct jp *j, const char *key, size_t keylen)
 {
 	struct rb_topic t = { 0, 16, 16, 6, 0 }; /* Java's TopicConfig defaults */
-	char *name = NULL;
-	size_t namelen = 0;
+	bool named = false;
 	const char *k;
 	int rc;
 
 	if (jp_peek(j) == JP_NULL)
 		return jp_skip(j);
-	char *keycopy = strndup(key, keylen);
-	if (!keycopy)
+	b->key.len = 0;
+	if (buf_append(&b->key, key, keylen) || buf_terminate(&b->key))
 		return RMQNS_ENOMEM;
-	if (jp_obj_begin(j)) {
-		free(keycopy);
+	if (jp_obj_begin(j))
 		return j->err;
-	}
 	while ((rc = jp_obj_key(j, &k, NULL)) == 1) {
 		int32_t *dst = NULL;
 		if (strcmp(k, "topicName") == 0) {
-			const char *s;
+			const char *nm;
+			size_t nl;
 			if (jp_peek(j) == JP_NULL) {
 				rc = jp_skip(j);
-			} else if ((rc = jp_string(j, &s, &namelen)) == 0) {
-				free(name);
-				name = strndup(s, namelen);
-				if (!name)
+			} else if ((rc = jp_string(j, &nm, &nl)) == 0) {
+				b->name.len = 0;
+				if (buf_append(&b->name, nm, nl) || buf_terminate(&b->name))
 					rc = RMQNS_ENOMEM;
+				named = true;
 			}
 			if (rc)
 				break;
@@ -244,17 +244,13 @@ static int parse_topic_config(struct rb_build *b, struct jp *j, const char *key,
 		if (rc)
 			break;
 	}
-	if (rc == 0) {
-		/* The NameServer files a topic under its topicName; the map key
-		 * stands in when the name is missing. */
-		if (name)
-			rc = rb_add_topic(b, name, namelen, &t);
-		else
-			rc = rb_add_topic(b, keycopy, keylen, &t);
-	}
-	free(name);
-	free(keycopy);
-	return rc;
+	if (rc)
+		return rc;
+	/* The NameServer files a topic under its topicName; the map key
+	 * stands in when the name is missing. */
+	if (named)
+		return rb_add_topic(b, (const char *)b->name.data, b->name.len, &t);
+	return rb_add_topic(b, (const char *)b->key.data, b->key.len, &t);
 }
 
 static int parse_topic_table(struct rb_build *b, struct jp *j)
@@ -750,6 +746,8 @@ out:
 
 static void rb_build_free(struct rb_build *b)
 {
+	buf_free(&b->key);
+	buf_free(&b->name);
 	buf_free(&b->arena);
 	free(b->topics);
 	free(b->index);
