@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One entry point for a fresh Debian 12 machine (run as root):
 #   tools/quickstart.sh run    install what is missing, build, start rmqns on 9876
+#                              (with a copy of etc/rmqns.conf in build/rmqns.conf)
 #   tools/quickstart.sh test   install what is missing, build, run the whole test suite
 # Builds go to build/ (release-ish, debugoptimized); the server binary is build/rmqns.
 set -euo pipefail
@@ -35,7 +36,10 @@ run)
 	install_missing
 	build
 	shift
-	exec build/rmqns -c etc/rmqns.conf "$@"
+	# UPDATE_NAMESRV_CONFIG rewrites the -c file, so run from a copy and keep
+	# etc/rmqns.conf the documented default.
+	[ -f build/rmqns.conf ] || cp etc/rmqns.conf build/rmqns.conf
+	exec build/rmqns -c build/rmqns.conf "$@"
 	;;
 test)
 	install_missing

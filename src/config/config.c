@@ -19,6 +19,7 @@
 #include "rmqns/err.h"
 #include "rmqns/log.h"
 #include "rmqns/properties.h"
+#include "rmqns/race.h"
 
 /* One published version of the configuration. Immutable once published. */
 struct config_state {
@@ -26,6 +27,7 @@ struct config_state {
 	struct options configured; /* as last set (file, overrides, updates): GET shows it, the file gets it */
 	struct properties extra;   /* keys of the -c file that name no option (kept, like Java) */
 	struct rcu_head rcu;
+	struct config_state *retired_next; /* ThreadSanitizer builds only, see state_publish */
 };
 
 struct config {
@@ -36,6 +38,7 @@ struct config {
 	char *env_home;
 	char *env_rocketmq_home;
 	bool deferred_frees;          /* call_rcu was used: wait for it at destroy */
+	struct config_state *retired; /* ThreadSanitizer builds only */
 };
 
 struct config_update {
@@ -59,20 +62,39 @@ static void state_free(struct config_state *st)
 	free(st);
 }
 
-static void state_free_rcu(struct rcu_head *head)
+static __attribute__((unused)) void state_free_rcu(struct rcu_head *head)
 {
 	state_free(caa_container_of(head, struct config_state, rcu));
 }
 
-/* Registrar thread: replaces the published snapshot. */
+/* Registrar thread: replaces the published snapshot. The old one is
+ * freed after a grace period; ThreadSanitizer cannot see urcu's grace
+ * periods, so its builds keep old snapshots until config_destroy (the
+ * publication itself is annotated). */
 static void state_publish(struct config *cfg, struct config_state *ns)
 {
-	struct config_state *old = rcu_xchg_pointer(&cfg->state, ns);
+	struct config_state *old;
 
+	race_release(ns);
+	old = rcu_xchg_pointer(&cfg->state, ns);
 	if (options_log_level(&old->opt) != options_log_level(&ns->opt))
 		log_set_level((enum log_level)options_log_level(&ns->opt));
+#ifdef RMQNS_TSAN
+	old->retired_next = cfg->retired;
+	cfg->retired = old;
+#else
 	cfg->deferred_frees = true;
 	call_rcu(&old->rcu, state_free_rcu);
+#endif
+}
+
+/* Inside rcu_read_lock(): the published snapshot. */
+static const struct config_state *state_current(const struct config *cfg)
+{
+	const struct config_state *st = rcu_dereference(((struct config *)cfg)->state);
+
+	race_acquire(st);
+	return st;
 }
 
 /* The merged set: every option's configured value plus the extra keys. */
@@ -423,6 +445,11 @@ void config_destroy(struct config *cfg)
 		return;
 	if (cfg->deferred_frees)
 		rcu_barrier();
+	while (cfg->retired) {
+		struct config_state *next = cfg->retired->retired_next;
+		state_free(cfg->retired);
+		cfg->retired = next;
+	}
 	state_free(cfg->state);
 	options_free(&cfg->startup);
 	properties_free(&cfg->overrides);
@@ -439,7 +466,7 @@ const struct options *config_startup(const struct config *cfg)
 
 const struct options *config_current(const struct config *cfg)
 {
-	return &rcu_dereference(((struct config *)cfg)->state)->opt;
+	return &state_current(cfg)->opt;
 }
 
 const char *config_file(const struct config *cfg)
@@ -449,7 +476,7 @@ const char *config_file(const struct config *cfg)
 
 int config_properties_text(const struct config *cfg, struct buf *out)
 {
-	const struct config_state *st = rcu_dereference(((struct config *)cfg)->state);
+	const struct config_state *st = state_current(cfg);
 	struct properties all = PROPERTIES_INIT;
 	int rc = state_properties(st, &all);
 

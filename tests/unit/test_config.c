@@ -698,6 +698,12 @@ Test(config, default_conf_documents_every_option)
 							 strstr(conf, "\nlistenPort=9876\n")),
 			  "etc/rmqns.conf lacks '%s'", line + 1);
 		free(line);
+		if (tab[i].type == CONFIG_I32 || tab[i].type == CONFIG_I64) {
+			/* the documented range is the table's */
+			cr_assert(asprintf(&line, "%" PRId64 " to %" PRId64, tab[i].min, tab[i].max) > 0);
+			cr_assert_not_null(strstr(conf, line), "etc/rmqns.conf: %s lacks range %s", tab[i].name, line);
+			free(line);
+		}
 	}
 	/* and it loads */
 	cr_assert_eq(properties_parse(&p, conf, strlen(conf), PROPERTIES_FILE, NULL), 0);

@@ -1,0 +1,545 @@
+/* KV config store: namespace -> key -> value in Java HashMap order, an
+ * immutable table published through RCU, persisted to kvConfigPath in the
+ * Java NameServer's kvConfig.json shape. Readers never touch the file;
+ * only the registrar thread changes the table, and a change is published
+ * only after the file holding it is durably on disk. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <urcu.h>
+
+#include "jmap.h"
+#include "rmqns/durable.h"
+#include "rmqns/err.h"
+#include "rmqns/json_body.h"
+#include "rmqns/kv.h"
+#include "rmqns/log.h"
+#include "rmqns/race.h"
+
+/* Largest KV file read at start. */
+#define KV_MAX_FILE ((size_t)512 << 20)
+
+/* One version of the table; immutable once published. */
+struct kv_table {
+	struct jmap ns; /* namespace -> struct jmap * (key -> char *value) */
+	struct rcu_head rcu;
+	struct kv_table *retired_next; /* ThreadSanitizer builds only, see table_retire */
+};
+
+struct kv_store {
+	char *path;
+	struct kv_table *table; /* RCU */
+	bool deferred_frees;
+	struct kv_table *retired; /* ThreadSanitizer builds only */
+};
+
+/* ---- tables ---- */
+
+static void inner_free(void *v)
+{
+	struct jmap *m = v;
+
+	if (!m)
+		return;
+	jmap_free(m, free);
+	free(m);
+}
+
+static void *value_dup(const void *v)
+{
+	return strdup(v);
+}
+
+static void *inner_dup(const void *v)
+{
+	struct jmap *m = malloc(sizeof(*m));
+
+	if (!m)
+		return NULL;
+	if (jmap_clone(m, v, value_dup, free) < 0) {
+		free(m);
+		return NULL;
+	}
+	return m;
+}
+
+static void table_free(struct kv_table *t)
+{
+	if (!t)
+		return;
+	jmap_free(&t->ns, inner_free);
+	free(t);
+}
+
+
+static struct kv_table *table_new(void)
+{
+	struct kv_table *t = calloc(1, sizeof(*t));
+
+	return t;
+}
+
+static struct kv_table *table_clone(const struct kv_table *src)
+{
+	struct kv_table *t = table_new();
+
+	if (!t)
+		return NULL;
+	if (jmap_clone(&t->ns, &src->ns, inner_dup, inner_free) < 0) {
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+/* fastjson's default form: {"configTable":{"NS":{"k":"v"}}}, Java order. */
+static int table_write_json(const struct kv_table *t, struct buf *out)
+{
+	struct jw w;
+
+	jw_init(&w, out, JW_DEFAULT);
+	jw_obj_begin(&w);
+	jw_key(&w, "configTable");
+	jw_obj_begin(&w);
+	jmap_for_each(&t->ns, n) {
+		const struct jmap *inner = n->val;
+		jw_key(&w, n->key);
+		jw_obj_begin(&w);
+		jmap_for_each(inner, e) {
+			jw_key(&w, e->key);
+			jw_str(&w, e->val);
+		}
+		jw_obj_end(&w);
+	}
+	jw_obj_end(&w);
+	jw_obj_end(&w);
+	return jw_error(&w);
+}
+
+/* ---- loading ---- */
+
+/* Turns a parsed file into a table as the Java NameServer would hold it:
+ * fastjson fills fresh HashMaps in file order, then the NameServer copies
+ * the outer one with putAll (which pre-sizes the table). */
+static int table_from_json(json_t *root, struct kv_table **out, char *err, size_t errlen)
+{
+	struct jmap parsed = JMAP_INIT;
+	struct kv_table *t = NULL;
+	json_t *ct, *nsv;
+	const char *ns;
+	void *old;
+	int rc = RMQNS_OK;
+
+	if (!json_is_object(root)) {
+		snprintf(err, errlen, "not a JSON object");
+		return RMQNS_EJSON;
+	}
+	ct = json_object_get(root, "configTable");
+	if (!json_is_object(ct)) {
+		snprintf(err, errlen, "no \"configTable\" object");
+		return RMQNS_EJSON;
+	}
+	json_object_foreach(ct, ns, nsv) {
+		struct jmap *inner;
+		const char *key;
+		json_t *val;
+
+		if (json_is_null(nsv)) {
+			log_warn("KV file: namespace '%s' is null, skipped", ns);
+			continue;
+		}
+		if (!json_is_object(nsv)) {
+			snprintf(err, errlen, "namespace \"%s\" is not an object", ns);
+			rc = RMQNS_EJSON;
+			goto out;
+		}
+		inner = calloc(1, sizeof(*inner));
+		if (!inner || jmap_put(&parsed, ns, inner, &old) < 0) {
+			free(inner);
+			rc = RMQNS_ENOMEM;
+			goto out;
+		}
+		if (old)
+			inner_free(old);
+		json_object_foreach(nsv, key, val) {
+			char tmp[64], *copy;
+			const char *text;
+
+			if (json_is_null(val)) {
+				log_warn("KV file: %s/%s is null, skipped", ns, key);
+				continue;
+			}
+			text = json_scalar_text(val, tmp, sizeof(tmp));
+			if (!text) {
+				snprintf(err, errlen, "value of \"%s\" / \"%s\" is not a string", ns, key);
+				rc = RMQNS_EJSON;
+				goto out;
+			}
+			copy = strdup(text);
+			if (!copy || jmap_put(inner, key, copy, &old) < 0) {
+				free(copy);
+				rc = RMQNS_ENOMEM;
+				goto out;
+			}
+			free(old);
+		}
+	}
+	t = table_new();
+	if (!t) {
+		rc = RMQNS_ENOMEM;
+		goto out;
+	}
+	jmap_presize(&t->ns, parsed.size);
+	jmap_for_each(&parsed, e) {
+		if (jmap_put(&t->ns, e->key, e->val, &old) < 0) {
+			rc = RMQNS_ENOMEM;
+			goto out;
+		}
+		e->val = NULL; /* now owned by t */
+	}
+out:
+	jmap_free(&parsed, inner_free);
+	if (rc < 0) {
+		table_free(t);
+		if (rc == RMQNS_ENOMEM)
+			snprintf(err, errlen, "out of memory");
+		return rc;
+	}
+	*out = t;
+	return RMQNS_OK;
+}
+
+static int read_file(const char *path, struct buf *out, char *err, size_t errlen)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return RMQNS_ENOTFOUND;
+		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+		return RMQNS_EIO;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s is not a regular file", path);
+		close(fd);
+		return RMQNS_EIO;
+	}
+	for (;;) {
+		ssize_t n;
+
+		if (out->len > KV_MAX_FILE) {
+			snprintf(err, errlen, "%s is larger than %zu bytes", path, KV_MAX_FILE);
+			close(fd);
+			return RMQNS_ETOOBIG;
+		}
+		if (buf_reserve(out, 65536) < 0) {
+			snprintf(err, errlen, "out of memory reading %s", path);
+			close(fd);
+			return RMQNS_ENOMEM;
+		}
+		n = read(fd, out->data + out->len, out->cap - out->len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+			close(fd);
+			return RMQNS_EIO;
+		}
+		if (n == 0)
+			break;
+		out->len += (size_t)n;
+	}
+	close(fd);
+	return RMQNS_OK;
+}
+
+/* Parses the file's bytes; RMQNS_EJSON with the reason for a bad file. */
+static int table_parse(const struct buf *text, struct kv_table **out, char *err, size_t errlen)
+{
+	json_error_t jerr;
+	json_t *root;
+	int rc;
+
+	if (text->len == 0) {
+		snprintf(err, errlen, "the file is empty");
+		return RMQNS_EJSON;
+	}
+	root = json_loadb((const char *)text->data, text->len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!root) {
+		snprintf(err, errlen, "not valid JSON (line %d, column %d: %s)", jerr.line, jerr.column, jerr.text);
+		return RMQNS_EJSON;
+	}
+	rc = table_from_json(root, out, err, errlen);
+	json_decref(root);
+	return rc;
+}
+
+static bool file_exists(const char *path, const char *suffix)
+{
+	char *p = NULL;
+	struct stat st;
+	bool r;
+
+	if (asprintf(&p, "%s%s", path, suffix) < 0)
+		return false;
+	r = stat(p, &st) == 0;
+	free(p);
+	return r;
+}
+
+struct kv_store *kv_open(const char *path, bool ignore_corrupt, char *err, size_t errlen)
+{
+	struct kv_store *kv = calloc(1, sizeof(*kv));
+	struct buf text = BUF_INIT;
+	struct kv_table *t = NULL;
+	char why[512];
+	int rc;
+
+	if (!kv || !(kv->path = strdup(path))) {
+		free(kv);
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	rc = read_file(path, &text, err, errlen);
+	if (rc == RMQNS_ENOTFOUND) {
+		if (file_exists(path, ".bak"))
+			log_warn("KV config %s does not exist but %s.bak does: starting with an empty table",
+				 path, path);
+		t = table_new();
+		rc = t ? RMQNS_OK : RMQNS_ENOMEM;
+		if (!t)
+			snprintf(err, errlen, "out of memory");
+	} else if (rc == RMQNS_OK) {
+		rc = table_parse(&text, &t, why, sizeof(why));
+		if (rc == RMQNS_EJSON && ignore_corrupt) {
+			char *aside = NULL;
+			if (asprintf(&aside, "%s.corrupt-%lld", path, (long long)time(NULL)) < 0 ||
+			    rename(path, aside) < 0) {
+				snprintf(err, errlen, "KV config %s: %s; cannot move it aside: %s", path, why,
+					 strerror(errno));
+			} else {
+				log_error("KV config %s: %s; moved to %s, starting with an empty table "
+					  "(kvConfigIgnoreCorrupt=true)", path, why, aside);
+				t = table_new();
+				rc = t ? RMQNS_OK : RMQNS_ENOMEM;
+			}
+			free(aside);
+		} else if (rc < 0) {
+			snprintf(err, errlen, "KV config %s: %s (the previous content, if any, is in %s.bak; "
+				 "kvConfigIgnoreCorrupt=true starts with an empty table and moves the file aside)",
+				 path, why, path);
+		}
+	}
+	buf_free(&text);
+	if (rc < 0 || !t) {
+		if (rc == RMQNS_ENOMEM)
+			snprintf(err, errlen, "out of memory");
+		free(kv->path);
+		free(kv);
+		return NULL;
+	}
+	rcu_assign_pointer(kv->table, t);
+	{
+		size_t ns, keys;
+		kv_count(kv, &ns, &keys);
+		log_info("KV config %s: %zu namespaces, %zu keys", path, ns, keys);
+	}
+	return kv;
+}
+
+void kv_close(struct kv_store *kv)
+{
+	if (!kv)
+		return;
+	if (kv->deferred_frees)
+		rcu_barrier();
+	while (kv->retired) {
+		struct kv_table *next = kv->retired->retired_next;
+		table_free(kv->retired);
+		kv->retired = next;
+	}
+	table_free(kv->table);
+	free(kv->path);
+	free(kv);
+}
+
+const char *kv_path(const struct kv_store *kv)
+{
+	return kv->path;
+}
+
+/* ---- reads ---- */
+
+static const struct kv_table *table_current(const struct kv_store *kv)
+{
+	const struct kv_table *t = rcu_dereference(((struct kv_store *)kv)->table);
+
+	race_acquire(t);
+	return t;
+}
+
+const char *kv_get(const struct kv_store *kv, const char *ns, const char *key)
+{
+	const struct jmap_entry *n, *e;
+
+	if (!ns || !key)
+		return NULL;
+	n = jmap_find(&table_current(kv)->ns, ns);
+	if (!n)
+		return NULL;
+	e = jmap_find(n->val, key);
+	return e ? e->val : NULL;
+}
+
+int kv_table_json(const struct kv_store *kv, const char *ns, struct buf *out)
+{
+	const struct jmap_entry *n;
+	const struct jmap *inner;
+	size_t keep = out->len;
+	struct jw w;
+
+	if (!ns)
+		return RMQNS_ENOTFOUND;
+	n = jmap_find(&table_current(kv)->ns, ns);
+	if (!n)
+		return RMQNS_ENOTFOUND;
+	inner = n->val;
+	jw_init(&w, out, JW_DEFAULT);
+	jw_obj_begin(&w);
+	jw_key(&w, "table");
+	jw_obj_begin(&w);
+	jmap_for_each(inner, e) {
+		jw_key(&w, e->key);
+		jw_str(&w, e->val);
+	}
+	jw_obj_end(&w);
+	jw_obj_end(&w);
+	if (jw_error(&w)) {
+		out->len = keep;
+		return jw_error(&w);
+	}
+	return RMQNS_OK;
+}
+
+int kv_file_json(const struct kv_store *kv, struct buf *out)
+{
+	size_t keep = out->len;
+	int rc = table_write_json(table_current(kv), out);
+
+	if (rc < 0)
+		out->len = keep;
+	return rc;
+}
+
+void kv_count(const struct kv_store *kv, size_t *namespaces, size_t *keys)
+{
+	const struct kv_table *t = table_current(kv);
+
+	*namespaces = t->ns.size;
+	*keys = 0;
+	jmap_for_each(&t->ns, n) {
+		const struct jmap *inner = n->val;
+		*keys += inner->size;
+	}
+}
+
+/* ---- changes ---- */
+
+static __attribute__((unused)) void table_free_rcu(struct rcu_head *head)
+{
+	table_free(caa_container_of(head, struct kv_table, rcu));
+}
+
+/* Frees a replaced table once no reader can hold it. ThreadSanitizer
+ * cannot see urcu's grace periods, so its builds keep replaced tables
+ * until the store closes instead (the publication itself is annotated). */
+static void table_retire(struct kv_store *kv, struct kv_table *old)
+{
+#ifdef RMQNS_TSAN
+	old->retired_next = kv->retired;
+	kv->retired = old;
+#else
+	kv->deferred_frees = true;
+	call_rcu(&old->rcu, table_free_rcu);
+#endif
+}
+
+/* Writes nt to the file, then publishes it. On failure frees nt. */
+static int table_commit(struct kv_store *kv, struct kv_table *nt, char *err, size_t errlen)
+{
+	struct buf text = BUF_INIT;
+	struct kv_table *old;
+	int rc = table_write_json(nt, &text);
+
+	if (rc < 0)
+		snprintf(err, errlen, "out of memory");
+	else
+		rc = durable_write(kv->path, text.data, text.len, true, err, errlen);
+	buf_free(&text);
+	if (rc < 0) {
+		table_free(nt);
+		return rc;
+	}
+	race_release(nt);
+	old = rcu_xchg_pointer(&kv->table, nt);
+	table_retire(kv, old);
+	return RMQNS_OK;
+}
+
+int kv_put(struct kv_store *kv, const char *ns, const char *key, const char *value,
+	   char *err, size_t errlen)
+{
+	struct kv_table *nt = table_clone(kv->table);
+	struct jmap_entry *n;
+	struct jmap *inner;
+	char *copy = NULL;
+	void *old;
+
+	if (!nt)
+		goto nomem;
+	n = jmap_find(&nt->ns, ns);
+	if (n) {
+		inner = n->val;
+	} else {
+		inner = calloc(1, sizeof(*inner));
+		if (!inner || jmap_put(&nt->ns, ns, inner, &old) < 0) {
+			free(inner);
+			goto nomem;
+		}
+	}
+	copy = strdup(value);
+	if (!copy || jmap_put(inner, key, copy, &old) < 0)
+		goto nomem;
+	free(old);
+	return table_commit(kv, nt, err, errlen);
+nomem:
+	free(copy);
+	table_free(nt);
+	snprintf(err, errlen, "out of memory");
+	return RMQNS_ENOMEM;
+}
+
+int kv_delete(struct kv_store *kv, const char *ns, const char *key, char *err, size_t errlen)
+{
+	struct kv_table *nt = table_clone(kv->table);
+	struct jmap_entry *n;
+	int found;
+
+	if (!nt) {
+		snprintf(err, errlen, "out of memory");
+		return RMQNS_ENOMEM;
+	}
+	/* no namespace or key: nothing to remove, the file is still rewritten */
+	n = ns && key ? jmap_find(&nt->ns, ns) : NULL;
+	if (n)
+		free(jmap_remove(n->val, key, &found));
+	return table_commit(kv, nt, err, errlen);
+}
