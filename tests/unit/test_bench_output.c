@@ -89,12 +89,18 @@ Test(bench_stats, many_codes_and_merge)
 	stats_record_answer(&st_b, 0, 2000, 0);
 	stats_close_second(&st_b, 3);
 	stats_close_second(&st_a, 3);
+	/* stragglers fold into the last second instead of opening one */
+	stats_record_answer(&st_b, 0, 2000, 0);
+	cr_assert_eq(stats_fold_second(&st_b, 4), 0);
+	cr_assert_eq(st_b.nseconds, 1);
+	cr_assert_eq(st_b.seconds[0].ok, 2);
+	cr_assert_eq(st_b.lat.count, 3);
 	cr_assert_eq(stats_merge(&st_a, &st_b), 0);
 	cr_assert_eq(stats_code_count(&st_a, 1), 2);
-	cr_assert_eq(st_a.ok, 1);
-	cr_assert_eq(st_a.lat.count, STATS_MAX_CODES + 4 + 2);
+	cr_assert_eq(st_a.ok, 2);
+	cr_assert_eq(st_a.lat.count, STATS_MAX_CODES + 4 + 3);
 	cr_assert_eq(st_a.nseconds, 1);
-	cr_assert_eq(st_a.seconds[0].ok, 1);
+	cr_assert_eq(st_a.seconds[0].ok, 2);
 	stats_destroy(&st_a);
 	stats_destroy(&st_b);
 }

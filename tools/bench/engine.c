@@ -736,9 +736,17 @@ static void eng_close_seconds(struct engine *e, uint64_t t0, uint64_t now, bool 
 		for (int p = 0; p < 2; p++) {
 			struct stats *s = &e->st[p];
 			bool has = s->cur.count || s->cur_ok || s->cur_errors;
-			if ((p == active && !final) || has)
-				if (stats_close_second(s, k))
-					eng_fail(e, "out of memory (timeline)");
+			/* an engine that starts late (the storm) has no seconds before it */
+			bool started = (uint64_t)k * NS_PER_S > e->send_from_ns;
+			/* the idle phase is over: its late answers belong to its last second */
+			bool ended = p == 0 && e->phase_ns && (uint64_t)(k - 1) * NS_PER_S >= e->phase_ns;
+			int rc = RMQNS_OK;
+			if (ended && has)
+				rc = stats_fold_second(s, k);
+			else if ((p == active && !final && started) || has)
+				rc = stats_close_second(s, k);
+			if (rc)
+				eng_fail(e, "out of memory (timeline)");
 		}
 		e->next_second++;
 		if (final)

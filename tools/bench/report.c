@@ -445,8 +445,7 @@ static double report_nice_ceil(double v)
 #define SVG_L 90.0
 #define SVG_R 930.0
 
-static void report_svg_axes(FILE *f, double top, double bottom, double ymax, const char *yunit,
-			    const char *title)
+static void report_svg_frame(FILE *f, double top, double bottom, const char *title)
 {
 	fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"15\" font-weight=\"bold\">", SVG_L,
 		top - 12);
@@ -454,20 +453,49 @@ static void report_svg_axes(FILE *f, double top, double bottom, double ymax, con
 	fputs("</text>\n", f);
 	fprintf(f, "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" "
 		"stroke=\"#444\"/>\n", SVG_L, top, SVG_R - SVG_L, bottom - top);
+}
+
+static void report_svg_ytick(FILE *f, double y, const char *label)
+{
+	fprintf(f, "<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n",
+		SVG_L, y, SVG_R, y);
+	fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">%s</text>\n",
+		SVG_L - 6, y + 4, label);
+}
+
+/* Linear y axis from 0 to ymax in five steps. */
+static void report_svg_axes(FILE *f, double top, double bottom, double ymax, const char *yunit,
+			    const char *title)
+{
+	report_svg_frame(f, top, bottom, title);
 	for (int k = 0; k <= 5; k++) {
-		double y = bottom - (bottom - top) * k / 5.0;
-		double v = ymax * k / 5.0;
-		fprintf(f, "<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n",
-			SVG_L, y, SVG_R, y);
-		fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">%g %s</text>\n",
-			SVG_L - 6, y + 4, v, yunit);
+		char label[48];
+		snprintf(label, sizeof(label), "%g %s", ymax * k / 5.0, yunit);
+		report_svg_ytick(f, bottom - (bottom - top) * k / 5.0, label);
 	}
+}
+
+/* Latencies span decades (a storm's 100 ms next to 100 us route answers):
+ * the y axis is logarithmic, one tick per decade, in microseconds. */
+struct report_logy {
+	double lo, hi; /* log10 of the axis ends, in us */
+	double top, bottom;
+};
+
+static double report_logy_y(const struct report_logy *a, double v_us)
+{
+	double l = v_us > 0 ? log10(v_us) : a->lo;
+	if (l < a->lo)
+		l = a->lo;
+	if (l > a->hi)
+		l = a->hi;
+	return a->bottom - (a->bottom - a->top) * (l - a->lo) / (a->hi - a->lo);
 }
 
 static void report_svg_latency(FILE *f, const struct report *r, double top, double bottom)
 {
 	/* x = log10(1 / (1 - q)): 0 for the median's left end, 2 for p99, 3 for p99.9 */
-	double xmax = 2.0, ymax_us = 0.0;
+	double xmax = 2.0, max_us = 1.0, min_us = 1e12;
 	for (size_t i = 0; i < r->nroles; i++) {
 		const struct hist *h = &r->roles[i].st->lat;
 		if (!h->count)
@@ -475,12 +503,23 @@ static void report_svg_latency(FILE *f, const struct report *r, double top, doub
 		double lx = log10((double)h->count);
 		if (lx > xmax)
 			xmax = lx;
-		if (us(h->max) > ymax_us)
-			ymax_us = us(h->max);
+		if (us(h->max) > max_us)
+			max_us = us(h->max);
+		if (us(h->min) < min_us)
+			min_us = us(h->min);
 	}
 	xmax = ceil(xmax > 6.0 ? 6.0 : xmax);
-	double ymax = report_nice_ceil(ymax_us);
-	report_svg_axes(f, top, bottom, ymax, "us", "Latency by percentile");
+	struct report_logy ax = { .top = top, .bottom = bottom };
+	ax.lo = floor(log10(min_us < 1.0 ? 1.0 : (min_us > max_us ? max_us : min_us)));
+	ax.hi = ceil(log10(max_us));
+	if (ax.hi <= ax.lo)
+		ax.hi = ax.lo + 1;
+	report_svg_frame(f, top, bottom, "Latency by percentile");
+	for (int d = (int)ax.lo; d <= (int)ax.hi; d++) {
+		static const char *const names[] = { "1 us", "10 us", "100 us", "1 ms", "10 ms",
+						     "100 ms", "1 s", "10 s", "100 s" };
+		report_svg_ytick(f, report_logy_y(&ax, pow(10.0, d)), d >= 0 && d <= 8 ? names[d] : "?");
+	}
 	for (int k = 0; k <= (int)xmax; k++) {
 		double x = SVG_L + (SVG_R - SVG_L) * k / xmax;
 		char label[32];
@@ -508,10 +547,8 @@ static void report_svg_latency(FILE *f, const struct report *r, double top, doub
 			if (xv > lx)
 				xv = lx;
 			double q = 100.0 * (1.0 - pow(10.0, -xv));
-			double yv = us(hist_percentile(h, q));
 			double x = SVG_L + (SVG_R - SVG_L) * xv / xmax;
-			double y = bottom - (bottom - top) * (yv / ymax);
-			fprintf(f, "%.1f,%.1f ", x, y);
+			fprintf(f, "%.1f,%.1f ", x, report_logy_y(&ax, us(hist_percentile(h, q))));
 			if (xv >= lx)
 				break;
 		}

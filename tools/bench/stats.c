@@ -95,6 +95,19 @@ int stats_close_second(struct stats *s, uint32_t t)
 	return RMQNS_OK;
 }
 
+int stats_fold_second(struct stats *s, uint32_t t)
+{
+	if (s->nseconds == 0)
+		return stats_close_second(s, t);
+	struct stats_second *last = &s->seconds[s->nseconds - 1];
+	last->ok += s->cur_ok;
+	last->errors += s->cur_errors;
+	hist_init(&s->cur);
+	s->cur_ok = 0;
+	s->cur_errors = 0;
+	return RMQNS_OK;
+}
+
 bool stats_peek_second(struct stats *s, struct stats_second *out)
 {
 	pthread_mutex_lock(&s->lock);

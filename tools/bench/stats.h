@@ -72,6 +72,9 @@ void stats_record_answer(struct stats *s, int32_t code, uint64_t lat_ns, uint64_
 void stats_record_transport(struct stats *s, enum stats_transport what, uint64_t n);
 /* Closes second t (1-based): appends it to the timeline and publishes it. */
 int stats_close_second(struct stats *s, uint32_t t);
+/* Adds what the current second holds to the last closed one (answers that
+ * straggle in after a phase has ended); a new second if there is none. */
+int stats_fold_second(struct stats *s, uint32_t t);
 /* Copies the last closed second; false if there is none yet. */
 bool stats_peek_second(struct stats *s, struct stats_second *out);
 uint64_t stats_errors(const struct stats *s);
