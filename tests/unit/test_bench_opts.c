@@ -123,6 +123,8 @@ Test(bench_opts, refusals)
 	cr_assert_neq(parse(&o, err, "route", "--topic-prefix", "has space", NULL), 0);
 	cr_assert_neq(parse(&o, err, "route", "--topic-prefix", "q\"uote", NULL), 0);
 	cr_assert_neq(parse(&o, err, "register", "-r", "100", NULL), 0);
+	cr_assert_neq(parse(&o, err, "mixed", "-n", "1000", NULL), 0);
+	cr_assert_eq(parse(&o, err, "mixed", "-n", "1000", "-d", "4s", NULL), 0, "%s", err);
 	cr_assert_neq(parse(&o, err, "startup", NULL), 0);
 	cr_assert_not_null(strstr(err, "--exec"));
 	cr_assert_eq(parse(&o, err, "startup", "--exec", "./server -p 1", "--runs", "3", NULL), 0);

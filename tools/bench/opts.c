@@ -498,6 +498,8 @@ int opts_parse(int argc, char **argv, struct bench_opts *o, bool *help, char *er
 		return opts_fail(err, err_len, "unexpected argument '%s'", argv[optind + 1]);
 
 	/* per-scenario defaults */
+	if (o->scenario == SC_MIXED && o->duration_ns == 0 && o->requests)
+		return opts_fail(err, err_len, "mixed needs --duration: its phases are halves of it");
 	if (o->duration_ns == 0 && o->requests == 0)
 		o->duration_ns = 10000000000ull;
 	if (o->scenario == SC_REGISTER) {
