@@ -1,4 +1,4 @@
-/* Process and result helpers of the rmqns-bench integration tests. */
+/* Process and result functions shared by the rmqns-bench integration tests. */
 #include "bench_run.h"
 
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* Helpers of the rmqns-bench integration tests: run a binary with a time
+/* Shared by the rmqns-bench integration tests: run a binary with a time
  * bound and capture its stdout, start a server child that dies with the
  * test, and check a --json result for zero errors and real throughput. */
 #ifndef RMQNS_TEST_BENCH_RUN_H

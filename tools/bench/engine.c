@@ -176,7 +176,7 @@ static void eng_fail(struct engine *e, const char *fmt, ...)
 	atomic_store_explicit(&e->state, ENG_FAILED, memory_order_release);
 }
 
-/* ---- helpers ---- */
+/* ---- small pieces ---- */
 
 static uint64_t eng_t0(struct engine *e)
 {
