@@ -52,6 +52,59 @@ async function clientApi(pkg, nameSrv, options = {}) {
     // the client's own route query and parser
     route: (topic, timeout) => run('getTopicRouteInfoFromNameServer', topic, timeout),
     close: () => run('close'),
+    // any other method of the client's API object
+    call: (name, ...args) => run(name, ...args),
+  };
+}
+
+const PACKAGE = { 'ali-ons': require('ali-ons'), rocketmq: require('rocketmq') };
+
+// Starts a producer of the package. The client's periodic tasks (route
+// refresh, broker heartbeats) run every second so that they stop soon after
+// close(). Returns { producer, logger, errors, send(topic), publishInfo(topic),
+// close() }.
+async function startProducer(pkg, nameSrv, options = {}) {
+  const logger = recordingLogger();
+  const errors = [];
+  const addrOptions = pkg === 'ali-ons'
+    ? { nameSrv }
+    : { namesrvAddr: nameSrv, onsAddr: 'unused-address-server' };
+  const { Producer, Message } = PACKAGE[pkg];
+  const producer = new Producer({
+    httpclient: noHttp,
+    logger,
+    sendMsgTimeout: 2000,
+    retryTimesWhenSendFailed: 1,
+    pollNameServerInteval: 1000,
+    heartbeatBrokerInterval: 1000,
+    rebalanceInterval: 1000,
+    persistConsumerOffsetInterval: 1000,
+    ...addrOptions,
+    ...options,
+  });
+  producer.on('error', err => errors.push(err));
+  await within(10000, producer.ready(), `${pkg} producer start`);
+  const run = (name, ...args) =>
+    (pkg === 'ali-ons' ? producer[name](...args) : co(producer[name](...args)));
+  return {
+    producer,
+    logger,
+    errors,
+    send: (topic, body = 'body') => within(15000, run('send', new Message(topic, 'TagA', body)), `${pkg} send`),
+    // what the producer made of the route: its message queues for the topic
+    publishInfo: topic => producer._topicPublishInfoTable.get(topic),
+    async close() {
+      // Closing tells every known broker about it; these brokers do not
+      // exist, so forget them first.
+      producer._mqClient._brokerAddrTable.clear();
+      await within(5000, Promise.resolve(producer.close()), `${pkg} producer close`);
+      const inner = Producer.defaultProducer;
+      if (inner) {
+        inner._mqClient._brokerAddrTable.clear();
+        Producer.defaultProducer = null;
+        await within(5000, Promise.resolve(inner.close()), `${pkg} inner producer close`);
+      }
+    },
   };
 }
 
@@ -66,4 +119,4 @@ function within(ms, promise, what) {
   ]);
 }
 
-module.exports = { clientApi, recordingLogger, noHttp, within, RemotingCommand, MQClientAPI };
+module.exports = { clientApi, startProducer, recordingLogger, noHttp, within, co, RemotingCommand, MQClientAPI };
