@@ -59,6 +59,15 @@ for (const pkg of ['ali-ons', 'rocketmq']) {
       r = await call(PUT_KV_CONFIG, { namespace: NS, key: 'flag', value: true });
       assert.strictEqual(r.code, 0);
 
+      r = await call(PUT_KV_CONFIG, { namespace: NS, key: 'neg', value: -3 });
+      assert.strictEqual(r.code, 0);
+      r = await call(PUT_KV_CONFIG, { namespace: NS, key: 'frac', value: 1.5 });
+      assert.strictEqual(r.code, 0);
+
+      r = await call(GET_KV_CONFIG, { namespace: NS, key: 'neg' });
+      assert.deepStrictEqual(r.decodeCommandCustomHeader(), { value: '-3' });
+      r = await call(GET_KV_CONFIG, { namespace: NS, key: 'frac' });
+      assert.deepStrictEqual(r.decodeCommandCustomHeader(), { value: '1.5' });
       r = await call(GET_KV_CONFIG, { namespace: NS, key: 7 });
       assert.strictEqual(r.code, 0);
       assert.deepStrictEqual(r.decodeCommandCustomHeader(), { value: '42' });

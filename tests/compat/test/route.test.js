@@ -71,6 +71,10 @@ for (const pkg of ['ali-ons', 'rocketmq']) {
       const text = r.body.toString('utf8');
       assert.ok(text.includes(`"brokerAddrs":{0:"${b0}",1:"${b1}"}`), text);
       assert.throws(() => JSON.parse(text), SyntaxError);
+      // The client compares successive routes as text to decide whether
+      // anything changed; an unchanged route must read the same.
+      const again = await request(GET_ROUTEINFO_BY_TOPIC, { topic: 'T1' });
+      assert.strictEqual(again.body.toString('utf8'), text);
     });
 
     it('read-only topic, system flag, single group', T, async () => {
