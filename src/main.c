@@ -19,6 +19,7 @@
 #include "rmqns/net.h"
 #include "rmqns/processor.h"
 #include "rmqns/registrar.h"
+#include "rmqns/route.h"
 
 /* Longest time answers already produced may take to drain at shutdown;
  * with the pool and registrar stops before it, exit stays well under 5 s. */
@@ -115,10 +116,21 @@ int main(int argc, char **argv)
 							    : 5000;
 	/* Route module: create app.route here and point hooks.on_tick (expiry
 	 * scan), hooks.on_conn_closed (broker clean-up) and hooks.arg at it. */
+	app.route = route_db_create(0);
+	if (!app.route) {
+		fprintf(stderr, "rmqns: cannot create the route tables\n");
+		close(sfd);
+		config_destroy(cfg);
+		return 1;
+	}
+	hooks.on_tick = route_hook_tick;
+	hooks.on_conn_closed = route_hook_conn_closed;
+	hooks.arg = app.route;
 	/* KV module: load app.kv here (before anything can answer a request). */
 	app.kv = kv_open(o->kvConfigPath, o->kvConfigIgnoreCorrupt, err, sizeof err);
 	if (!app.kv) {
 		fprintf(stderr, "rmqns: %s\n", err);
+		route_db_destroy(app.route);
 		close(sfd);
 		config_destroy(cfg);
 		return 1;
@@ -183,6 +195,7 @@ out:
 	registrar_destroy(app.registrar);
 	kv_close(app.kv); /* after the registrar: it is the only writer */
 	/* Route module: destroy app.route here, after the registrar. */
+	route_db_destroy(app.route);
 	close(sfd);
 	config_destroy(cfg);
 	return exit_code;

@@ -455,6 +455,21 @@ static void reactor_handle_frame(struct reactor *r, struct conn *c, const uint8_
 	request_free(req);
 }
 
+/* An emptied buffer that grew for a big frame (a broker registration of
+ * several MB) shrinks back at once: the frame was copied into its request,
+ * and the broker's next registration is 30 s away, so keeping the buffer
+ * would cost its size per broker connection for nothing. */
+static void conn_shrink_rbuf(struct conn *c)
+{
+	if (c->rcap <= NET_RBUF_KEEP)
+		return;
+	uint8_t *small = realloc(c->rbuf, NET_RBUF_INITIAL);
+	if (small) {
+		c->rbuf = small;
+		c->rcap = NET_RBUF_INITIAL;
+	}
+}
+
 /* Cuts and handles whole frames from rbuf, at most *budget of them. */
 static void conn_cut_frames(struct reactor *r, struct conn *c, int *budget)
 {
@@ -474,8 +489,10 @@ static void conn_cut_frames(struct reactor *r, struct conn *c, int *budget)
 		c->rpos += size;
 		(*budget)--;
 	}
-	if (c->rpos == c->rlen)
+	if (c->rpos == c->rlen) {
 		c->rpos = c->rlen = 0;
+		conn_shrink_rbuf(c);
+	}
 }
 
 /* Makes room to read into: the unprocessed tail moves to the front and the
@@ -485,13 +502,6 @@ static int conn_make_room(struct reactor *r, struct conn *c)
 	size_t have = c->rlen - c->rpos;
 	size_t need = NET_RBUF_INITIAL;
 
-	if (have == 0 && c->rcap > NET_RBUF_KEEP) {
-		uint8_t *small = realloc(c->rbuf, NET_RBUF_INITIAL);
-		if (small) {
-			c->rbuf = small;
-			c->rcap = NET_RBUF_INITIAL;
-		}
-	}
 	if (have >= 4) {
 		/* frame_cut has vetted the length already (EAGAIN, not an error). */
 		size_t frame = (size_t)rd_be32(c->rbuf + c->rpos) + 4;

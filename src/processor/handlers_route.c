@@ -1,8 +1,612 @@
-/* Handlers for the route requests; the table is filled as they are written. */
-#include <stddef.h>
+/* Handlers for the route requests (protocol.md §4): reads answered here
+ * inside a read-side section, changes decoded here (the costly part of a
+ * registration runs on the processor thread) and applied by the registrar.
+ * Knows the wire; the route module knows the tables. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include <jansson.h>
+#include <urcu/compiler.h>
+
+#include "rmqns/app.h"
+#include "rmqns/config.h"
+#include "rmqns/err.h"
 #include "rmqns/handlers.h"
+#include "rmqns/json_body.h"
+#include "rmqns/kv.h"
+#include "rmqns/log.h"
+#include "rmqns/regbody.h"
+#include "rmqns/registrar.h"
+#include "rmqns/remoting.h"
+#include "rmqns/request.h"
+#include "rmqns/route.h"
+
+#define NOT_FOUND_FMT "No topic route info in name server for the topic: %s\nSee %s for further details."
+#define FAQ_URL "https://rocketmq.apache.org/docs/bestPractice/06FAQ"
+#define DECODE_FAILED "org.apache.rocketmq.remoting.exception.RemotingCommandException: Failed to decode RegisterBrokerBody"
+#define VERSION_STANDARD_JSON 401
+
+static void reply_free(struct request *req, int32_t code, const char *remark)
+{
+	request_reply_code(req, code, remark);
+	request_free(req);
+}
+
+static void reply_out_of_memory(struct request *req)
+{
+	reply_free(req, RSP_SYSTEM_ERROR, "rmqns: out of memory");
+}
+
+/* A required ext field, or NULL after answering code 1 naming it. */
+static const char *need_ext(struct request *req, const char *key)
+{
+	const char *v = remoting_ext_get(&req->cmd, key);
+	char remark[128];
+
+	if (v)
+		return v;
+	snprintf(remark, sizeof(remark), "the request has no %s", key);
+	reply_free(req, RSP_SYSTEM_ERROR, remark);
+	return NULL;
+}
+
+/* ---- 105 GET_ROUTEINFO_BY_TOPIC ---- */
+
+static bool is_blank(const char *s)
+{
+	for (; s && *s; s++)
+		if (*s != ' ' && *s != '\t' && *s != '\n' && *s != '\r' && *s != '\f' && *s != '\v')
+			return false;
+	return true;
+}
+
+static void h_get_route(struct app *app, struct request *req)
+{
+	const struct remoting_cmd *cmd = &req->cmd;
+	const char *topic = remoting_ext_get(cmd, "topic");
+	const char *zone = remoting_ext_get(cmd, "__ZONE_NAME");
+	struct buf scratch = BUF_INIT;
+	struct remoting_cmd rsp;
+	struct route_query q;
+	const uint8_t *body = NULL;
+	size_t len = 0;
+	int rc;
+
+	memset(&q, 0, sizeof(q));
+	q.topic = topic;
+	q.form = cmd->version >= VERSION_STANDARD_JSON || remoting_ext_get_bool(cmd, "acceptStandardJsonOnly")
+			 ? JW_STANDARD : JW_DEFAULT;
+	if (remoting_ext_get_bool(cmd, "__ZONE_MODE") && !is_blank(zone))
+		q.zone = zone;
+
+	route_read_lock();
+	const struct options *o = config_current(app->config);
+	if (o->needWaitForService &&
+	    route_uptime_ms(app->route, route_now_ms()) < (uint64_t)(o->waitSecondsForService > 0 ? o->waitSecondsForService : 0) * 1000u) {
+		route_read_unlock();
+		reply_free(req, RSP_SYSTEM_ERROR, "name server not ready");
+		return;
+	}
+	q.support_acting_master = o->supportActingMaster;
+	if (o->orderMessageEnable && topic)
+		q.order_conf = kv_get(app->kv, KV_NAMESPACE_ORDER_TOPIC_CONFIG, topic);
+	rc = route_topic_body(app->route, &q, &body, &len, &scratch);
+	if (rc == 0) {
+		remoting_response_init(&rsp, cmd, RSP_SUCCESS, NULL);
+		rsp.body = body;
+		rsp.body_len = (uint32_t)len;
+		request_reply(req, &rsp);
+	}
+	route_read_unlock();
+	buf_free(&scratch);
+	if (rc == RMQNS_ENOTFOUND) {
+		char *remark = NULL;
+		if (asprintf(&remark, NOT_FOUND_FMT, topic ? topic : "null", FAQ_URL) < 0)
+			remark = NULL;
+		reply_free(req, RSP_TOPIC_NOT_EXIST, remark ? remark : "No topic route info in name server");
+		free(remark);
+		return;
+	}
+	if (rc) {
+		reply_free(req, RSP_SYSTEM_ERROR, rmqns_strerror(rc));
+		return;
+	}
+	request_free(req);
+}
+
+/* ---- plain reads ---- */
+
+typedef int (*body_fn)(struct app *app, struct request *req, struct buf *out);
+
+/* Answers code 0 with the body fn writes (inside a read-side section). */
+static void reply_read(struct app *app, struct request *req, body_fn fn, const char *remark)
+{
+	struct buf out = BUF_INIT;
+	struct remoting_cmd rsp;
+	int rc;
+
+	route_read_lock();
+	rc = fn(app, req, &out);
+	route_read_unlock();
+	if (rc) {
+		buf_free(&out);
+		reply_free(req, RSP_SYSTEM_ERROR, rmqns_strerror(rc));
+		return;
+	}
+	remoting_response_init(&rsp, &req->cmd, RSP_SUCCESS, remark);
+	rsp.body = out.data;
+	rsp.body_len = (uint32_t)out.len;
+	request_reply(req, &rsp);
+	buf_free(&out);
+	request_free(req);
+}
+
+/* enableAllTopicList / enableTopicList switched off: code 1 "disable". */
+static bool list_disabled(struct app *app, bool all)
+{
+	bool off;
+
+	route_read_lock();
+	const struct options *o = config_current(app->config);
+	off = all ? !o->enableAllTopicList : !o->enableTopicList;
+	route_read_unlock();
+	return off;
+}
+
+static int b_cluster_info(struct app *app, struct request *req, struct buf *out)
+{
+	(void)req;
+	return route_cluster_info(app->route, out);
+}
+
+static int b_all_topics(struct app *app, struct request *req, struct buf *out)
+{
+	(void)req;
+	return route_topics_all(app->route, out);
+}
+
+static int b_cluster_topics(struct app *app, struct request *req, struct buf *out)
+{
+	return route_topics_by_cluster(app->route, remoting_ext_get(&req->cmd, "cluster"), out);
+}
+
+static int b_system_topics(struct app *app, struct request *req, struct buf *out)
+{
+	(void)req;
+	return route_topics_system(app->route, out);
+}
+
+static int b_unit(struct app *app, struct request *req, struct buf *out)
+{
+	enum route_unit_kind k = req->cmd.code == REQ_GET_UNIT_TOPIC_LIST ? ROUTE_UNIT
+			       : req->cmd.code == REQ_GET_HAS_UNIT_SUB_TOPIC_LIST ? ROUTE_UNIT_SUB
+										: ROUTE_UNIT_SUB_NOT_UNIT;
+	return route_topics_unit(app->route, k, out);
+}
+
+static int b_member_group(struct app *app, struct request *req, struct buf *out)
+{
+	return route_member_group(app->route, remoting_ext_get(&req->cmd, "clusterName"),
+				  remoting_ext_get(&req->cmd, "brokerName"), out);
+}
+
+static void h_cluster_info(struct app *app, struct request *req)
+{
+	reply_read(app, req, b_cluster_info, NULL);
+}
+
+static void h_all_topics(struct app *app, struct request *req)
+{
+	if (list_disabled(app, true))
+		reply_free(req, RSP_SYSTEM_ERROR, "disable");
+	else
+		reply_read(app, req, b_all_topics, NULL);
+}
+
+static void h_cluster_topics(struct app *app, struct request *req)
+{
+	if (list_disabled(app, false))
+		reply_free(req, RSP_SYSTEM_ERROR, "disable");
+	else
+		reply_read(app, req, b_cluster_topics, NULL);
+}
+
+static void h_system_topics(struct app *app, struct request *req)
+{
+	reply_read(app, req, b_system_topics, NULL);
+}
+
+static void h_unit_topics(struct app *app, struct request *req)
+{
+	if (list_disabled(app, false))
+		reply_free(req, RSP_SYSTEM_ERROR, "disable");
+	else
+		reply_read(app, req, b_unit, NULL);
+}
+
+static void h_member_group(struct app *app, struct request *req)
+{
+	/* 5.x leaves the code unset, so the default remark goes out with 0 */
+	reply_read(app, req, b_member_group, "not set any response code");
+}
+
+/* ---- liveness: 904, 322 ---- */
+
+static void h_heartbeat(struct app *app, struct request *req)
+{
+	route_read_lock();
+	route_heartbeat(app->route, remoting_ext_get(&req->cmd, "clusterName"),
+			remoting_ext_get(&req->cmd, "brokerAddr"), route_now_ms());
+	route_read_unlock();
+	reply_free(req, RSP_SUCCESS, NULL);
+}
+
+static void h_query_data_version(struct app *app, struct request *req)
+{
+	struct data_version dv, stored;
+	struct remoting_cmd rsp;
+	struct remoting_ext_field ext[1];
+	char body[128];
+	bool known, changed;
+
+	if (!req->cmd.body || req->cmd.body_len == 0) {
+		reply_free(req, RSP_SYSTEM_ERROR, "QUERY_DATA_VERSION needs a DataVersion body");
+		return;
+	}
+	if (regbody_parse_data_version(req->cmd.body, req->cmd.body_len, &dv)) {
+		reply_free(req, RSP_SYSTEM_ERROR, "QUERY_DATA_VERSION body is not a DataVersion");
+		return;
+	}
+	route_read_lock();
+	route_query_data_version(app->route, remoting_ext_get(&req->cmd, "clusterName"),
+				 remoting_ext_get(&req->cmd, "brokerAddr"), &dv, route_now_ms(), &known, &changed,
+				 &stored);
+	route_read_unlock();
+	remoting_response_init(&rsp, &req->cmd, RSP_SUCCESS, NULL);
+	ext[0].key = "changed";
+	ext[0].value = changed ? "true" : "false";
+	rsp.ext = ext;
+	rsp.ext_count = 1;
+	rsp.ext_present = true;
+	if (known) {
+		int n = data_version_format(&stored, body, sizeof(body));
+		rsp.body = (const uint8_t *)body;
+		rsp.body_len = n > 0 ? (uint32_t)n : 0;
+	}
+	request_reply(req, &rsp);
+	request_free(req);
+}
+
+/* ---- changes, applied by the registrar ---- */
+
+struct route_mut {
+	struct mutation m;
+	struct app *app;
+	struct request *req;
+	int32_t code;
+	/* REGISTER_BROKER */
+	struct regbody body;
+	struct route_broker_reg reg;
+	/* REGISTER_TOPIC_IN_NAMESRV */
+	struct route_queue_in *queues;
+	uint32_t n_queues;
+	json_t *json;
+};
+
+static struct route_mut *mut_new(struct app *app, struct request *req, mutation_apply_fn fn)
+{
+	struct route_mut *mu = calloc(1, sizeof(*mu));
+
+	if (!mu)
+		return NULL;
+	mu->m.apply = fn;
+	mu->app = app;
+	mu->req = req;
+	mu->code = req->cmd.code;
+	return mu;
+}
+
+static void mut_free(struct route_mut *mu)
+{
+	regbody_free(&mu->body);
+	free(mu->queues);
+	if (mu->json)
+		json_decref(mu->json);
+	if (mu->req)
+		request_free(mu->req);
+	free(mu);
+}
+
+static void apply_register(struct mutation *m)
+{
+	struct route_mut *mu = caa_container_of(m, struct route_mut, m);
+	struct app *app = mu->app;
+	struct route_reg_result res;
+	struct remoting_cmd rsp;
+	struct remoting_ext_field ext[2];
+	struct buf kv = BUF_INIT;
+	int rc;
+
+	rc = route_apply_register(app->route, &mu->reg, route_now_ms(), &res);
+	if (rc) {
+		log_warn("route: registration of %s (%s) failed: %s", mu->reg.addr, mu->reg.name, rmqns_strerror(rc));
+		char remark[96];
+		snprintf(remark, sizeof(remark), "register broker failed: %s", rmqns_strerror(rc));
+		remoting_response_init(&rsp, &mu->req->cmd, RSP_SYSTEM_ERROR, remark);
+		rsp.ext_present = true;
+		request_reply(mu->req, &rsp);
+		mut_free(mu);
+		return;
+	}
+	if (res.outcome == ROUTE_REG_REFUSED) {
+		remoting_response_init(&rsp, &mu->req->cmd, RSP_SYSTEM_ERROR, "register broker failed");
+		rsp.ext_present = true;
+		request_reply(mu->req, &rsp);
+		mut_free(mu);
+		return;
+	}
+	remoting_response_init(&rsp, &mu->req->cmd, RSP_SUCCESS, NULL);
+	rsp.ext = ext;
+	rsp.ext_present = true;
+	if (res.master_addr) {
+		ext[rsp.ext_count].key = "masterAddr";
+		ext[rsp.ext_count++].value = res.master_addr;
+	}
+	if (res.ha_addr) {
+		ext[rsp.ext_count].key = "haServerAddr";
+		ext[rsp.ext_count++].value = res.ha_addr;
+	}
+	route_read_lock();
+	const struct options *o = config_current(app->config);
+	if (o->returnOrderTopicConfigToBroker && !remoting_is_oneway(&mu->req->cmd) &&
+	    kv_table_json(app->kv, KV_NAMESPACE_ORDER_TOPIC_CONFIG, &kv) == 0) {
+		rsp.body = kv.data;
+		rsp.body_len = (uint32_t)kv.len;
+	}
+	route_read_unlock();
+	request_reply(mu->req, &rsp);
+	buf_free(&kv);
+	route_reg_result_free(&res);
+	mut_free(mu);
+}
+
+static void h_register_broker(struct app *app, struct request *req)
+{
+	const struct remoting_cmd *cmd = &req->cmd;
+	const char *name, *addr, *cluster;
+	int64_t id, timeout = 0, crc_want = 0;
+	char why[160], remark[sizeof(why) + sizeof(DECODE_FAILED) + 8];
+	size_t max_bytes;
+	bool delete_missing;
+	struct route_mut *mu;
+	int rc;
+
+	if (!(name = need_ext(req, "brokerName")) || !(addr = need_ext(req, "brokerAddr")) ||
+	    !(cluster = need_ext(req, "clusterName")))
+		return;
+	if (!remoting_ext_get_long(cmd, "brokerId", &id)) {
+		reply_free(req, RSP_SYSTEM_ERROR, "the request has no brokerId");
+		return;
+	}
+	if (cmd->version < 0) {
+		reply_free(req, RSP_SYSTEM_ERROR, "REGISTER_BROKER with a negative version");
+		return;
+	}
+	if (remoting_ext_get_long(cmd, "bodyCrc32", &crc_want) &&
+	    !regbody_crc_matches(cmd->body, cmd->body_len, crc_want)) {
+		struct remoting_cmd rsp;
+		remoting_response_init(&rsp, cmd, RSP_SYSTEM_ERROR, "crc32 not match");
+		rsp.ext_present = true;
+		request_reply(req, &rsp);
+		request_free(req);
+		return;
+	}
+	route_read_lock();
+	const struct options *o = config_current(app->config);
+	max_bytes = o->registerInflateMaxBytes > 0 ? (size_t)o->registerInflateMaxBytes : REGBODY_DEFAULT_MAX_BYTES;
+	delete_missing = o->deleteTopicWithBrokerRegistration;
+	route_read_unlock();
+
+	mu = mut_new(app, req, apply_register);
+	if (!mu) {
+		reply_out_of_memory(req);
+		return;
+	}
+	rc = regbody_decode(cmd->body, cmd->body_len, remoting_ext_get_bool(cmd, "compressed"), cmd->version,
+			    max_bytes, &mu->body, why, sizeof(why));
+	if (rc) {
+		log_warn("route: undecodable registration from %s (%s): %s", addr, req->peer, why);
+		snprintf(remark, sizeof(remark), "%s, %s", DECODE_FAILED, why);
+		mu->req = NULL;
+		mut_free(mu);
+		reply_free(req, RSP_SYSTEM_ERROR, remark);
+		return;
+	}
+	mu->reg.cluster = cluster;
+	mu->reg.name = name;
+	mu->reg.addr = addr;
+	mu->reg.ha_addr = remoting_ext_get(cmd, "haServerAddr");
+	mu->reg.id = id;
+	mu->reg.new_style = remoting_ext_get(cmd, "enableActingMaster") != NULL;
+	mu->reg.acting_master = remoting_ext_get_bool(cmd, "enableActingMaster");
+	mu->reg.zone = remoting_ext_get(cmd, "__ZONE_NAME");
+	if (remoting_ext_get_long(cmd, "heartbeatTimeoutMillis", &timeout) && timeout > 0)
+		mu->reg.timeout_ms = timeout;
+	mu->reg.conn_id = req->conn_id;
+	mu->reg.delete_missing_topics = delete_missing;
+	mu->reg.body = &mu->body;
+	registrar_submit(app->registrar, &mu->m);
+}
+
+static void apply_unregister(struct mutation *m)
+{
+	struct route_mut *mu = caa_container_of(m, struct route_mut, m);
+	const struct remoting_cmd *cmd = &mu->req->cmd;
+
+	route_apply_unregister(mu->app->route, remoting_ext_get(cmd, "clusterName"),
+			       remoting_ext_get(cmd, "brokerAddr"), remoting_ext_get(cmd, "brokerName"),
+			       mu->req->conn_id);
+	request_reply_code(mu->req, RSP_SUCCESS, NULL);
+	mut_free(mu);
+}
+
+static void submit_simple(struct app *app, struct request *req, mutation_apply_fn fn)
+{
+	struct route_mut *mu = mut_new(app, req, fn);
+
+	if (!mu) {
+		reply_out_of_memory(req);
+		return;
+	}
+	registrar_submit(app->registrar, &mu->m);
+}
+
+static void h_unregister_broker(struct app *app, struct request *req)
+{
+	if (!need_ext(req, "clusterName") || !need_ext(req, "brokerAddr"))
+		return;
+	submit_simple(app, req, apply_unregister);
+}
+
+static void apply_write_perm(struct mutation *m)
+{
+	struct route_mut *mu = caa_container_of(m, struct route_mut, m);
+	bool add = mu->code == REQ_ADD_WRITE_PERM_OF_BROKER;
+	struct remoting_cmd rsp;
+	struct remoting_ext_field ext[1];
+	char count[16];
+	int n;
+
+	n = route_apply_write_perm(mu->app->route, remoting_ext_get(&mu->req->cmd, "brokerName"), add);
+	if (n < 0) {
+		request_reply_code(mu->req, RSP_SYSTEM_ERROR, rmqns_strerror(n));
+		mut_free(mu);
+		return;
+	}
+	snprintf(count, sizeof(count), "%d", n);
+	remoting_response_init(&rsp, &mu->req->cmd, RSP_SUCCESS, NULL);
+	ext[0].key = add ? "addTopicCount" : "wipeTopicCount";
+	ext[0].value = count;
+	rsp.ext = ext;
+	rsp.ext_count = 1;
+	rsp.ext_present = true;
+	request_reply(mu->req, &rsp);
+	mut_free(mu);
+}
+
+static void h_write_perm(struct app *app, struct request *req)
+{
+	submit_simple(app, req, apply_write_perm);
+}
+
+static void apply_delete_topic(struct mutation *m)
+{
+	struct route_mut *mu = caa_container_of(m, struct route_mut, m);
+	int rc = route_apply_delete_topic(mu->app->route, remoting_ext_get(&mu->req->cmd, "topic"),
+					  remoting_ext_get(&mu->req->cmd, "clusterName"));
+
+	request_reply_code(mu->req, rc ? RSP_SYSTEM_ERROR : RSP_SUCCESS, rc ? rmqns_strerror(rc) : NULL);
+	mut_free(mu);
+}
+
+static void h_delete_topic(struct app *app, struct request *req)
+{
+	submit_simple(app, req, apply_delete_topic);
+}
+
+static void apply_register_topic(struct mutation *m)
+{
+	struct route_mut *mu = caa_container_of(m, struct route_mut, m);
+	int rc = route_apply_register_topic(mu->app->route, remoting_ext_get(&mu->req->cmd, "topic"),
+					    mu->queues, mu->n_queues);
+
+	request_reply_code(mu->req, rc ? RSP_SYSTEM_ERROR : RSP_SUCCESS, rc ? rmqns_strerror(rc) : NULL);
+	mut_free(mu);
+}
+
+static int32_t json_int_member(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	if (json_is_integer(v))
+		return (int32_t)json_integer_value(v);
+	if (json_is_string(v))
+		return (int32_t)strtol(json_string_value(v), NULL, 10);
+	return 0;
+}
+
+static void h_register_topic(struct app *app, struct request *req)
+{
+	struct route_mut *mu;
+	json_t *qds;
+	int err = 0;
+
+	if (!need_ext(req, "topic"))
+		return;
+	if (!req->cmd.body || req->cmd.body_len == 0) {
+		reply_free(req, RSP_SYSTEM_ERROR, "REGISTER_TOPIC_IN_NAMESRV needs a TopicRouteData body");
+		return;
+	}
+	mu = mut_new(app, req, apply_register_topic);
+	if (!mu) {
+		reply_out_of_memory(req);
+		return;
+	}
+	mu->json = json_body_parse(req->cmd.body, req->cmd.body_len, &err);
+	if (!mu->json || !json_is_object(mu->json)) {
+		mu->req = NULL;
+		mut_free(mu);
+		reply_free(req, RSP_SYSTEM_ERROR, "REGISTER_TOPIC_IN_NAMESRV body is not a TopicRouteData");
+		return;
+	}
+	qds = json_object_get(mu->json, "queueDatas");
+	if (!json_is_array(qds) || json_array_size(qds) == 0) {
+		mu->req = NULL;
+		mut_free(mu);
+		reply_free(req, RSP_SUCCESS, NULL); /* nothing to register */
+		return;
+	}
+	mu->n_queues = (uint32_t)json_array_size(qds);
+	mu->queues = calloc(mu->n_queues, sizeof(*mu->queues));
+	if (!mu->queues) {
+		mu->req = NULL;
+		mut_free(mu);
+		reply_out_of_memory(req);
+		return;
+	}
+	for (uint32_t i = 0; i < mu->n_queues; i++) {
+		json_t *q = json_array_get(qds, i);
+		struct route_queue_in *in = &mu->queues[i];
+		if (!json_is_object(q))
+			continue;
+		in->group = json_string_value(json_object_get(q, "brokerName"));
+		in->perm = json_int_member(q, "perm");
+		in->read_queues = json_int_member(q, "readQueueNums");
+		in->write_queues = json_int_member(q, "writeQueueNums");
+		in->sysflag = json_object_get(q, "topicSysFlag") ? json_int_member(q, "topicSysFlag")
+								 : json_int_member(q, "topicSynFlag");
+	}
+	registrar_submit(app->registrar, &mu->m);
+}
 
 const struct handler handlers_route[] = {
+	{ REQ_REGISTER_BROKER, h_register_broker, LANE_DEFAULT, false },
+	{ REQ_UNREGISTER_BROKER, h_unregister_broker, LANE_DEFAULT, false },
+	{ REQ_GET_ROUTEINFO_BY_TOPIC, h_get_route, LANE_ROUTE, true },
+	{ REQ_GET_BROKER_CLUSTER_INFO, h_cluster_info, LANE_DEFAULT, false },
+	{ REQ_WIPE_WRITE_PERM_OF_BROKER, h_write_perm, LANE_DEFAULT, false },
+	{ REQ_GET_ALL_TOPIC_LIST_FROM_NAMESERVER, h_all_topics, LANE_DEFAULT, false },
+	{ REQ_DELETE_TOPIC_IN_NAMESRV, h_delete_topic, LANE_DEFAULT, false },
+	{ REQ_REGISTER_TOPIC_IN_NAMESRV, h_register_topic, LANE_DEFAULT, false },
+	{ REQ_GET_TOPICS_BY_CLUSTER, h_cluster_topics, LANE_DEFAULT, false },
+	{ REQ_GET_SYSTEM_TOPIC_LIST_FROM_NS, h_system_topics, LANE_DEFAULT, false },
+	{ REQ_GET_UNIT_TOPIC_LIST, h_unit_topics, LANE_DEFAULT, false },
+	{ REQ_GET_HAS_UNIT_SUB_TOPIC_LIST, h_unit_topics, LANE_DEFAULT, false },
+	{ REQ_GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST, h_unit_topics, LANE_DEFAULT, false },
+	{ REQ_QUERY_DATA_VERSION, h_query_data_version, LANE_DEFAULT, false },
+	{ REQ_ADD_WRITE_PERM_OF_BROKER, h_write_perm, LANE_DEFAULT, false },
+	{ REQ_GET_BROKER_MEMBER_GROUP, h_member_group, LANE_DEFAULT, false },
+	{ REQ_BROKER_HEARTBEAT, h_heartbeat, LANE_DEFAULT, false },
 	{ 0, NULL, LANE_DEFAULT, false },
 };

@@ -1,0 +1,185 @@
+/* The route registry (protocol.md §6): topics, broker groups, clusters,
+ * live brokers, filter servers and static-topic mappings, read through RCU
+ * by any registered thread and changed only by the registrar thread. Route
+ * answers are cached as bytes per topic and form; the registrar invalidates
+ * exactly the topics a change touches.
+ *
+ * Read functions (route_topic_body ... route_query_data_version) must be
+ * called inside rcu_read_lock(); what they return by pointer is valid until
+ * rcu_read_unlock(). Writer functions (route_apply_*, route_hook_*) must be
+ * called from the registrar thread only (or a test thread standing in for
+ * it), registered with urcu, outside any read-side section. */
+#ifndef RMQNS_ROUTE_H
+#define RMQNS_ROUTE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rmqns/buf.h"
+#include "rmqns/json_body.h"
+#include "rmqns/regbody.h"
+
+struct route_db;
+
+/* Liveness timeout of a broker that sends no heartbeatTimeoutMillis. */
+#define ROUTE_BROKER_TIMEOUT_MS 120000
+/* Bytes of cached route answers kept at most (both forms together). */
+#define ROUTE_CACHE_MAX_BYTES_DEFAULT (48u << 20)
+/* Broker group names held at once (interned; a queue entry names its group
+ * by a small index). A registration that would pass it is refused. */
+#define ROUTE_MAX_GROUPS 65535u
+/* Topics that never get the acting-master rewrite. */
+#define ROUTE_SYNC_MEMBER_PREFIX "rmq_sys_SYNC_BROKER_MEMBER_"
+
+/* PermName and TopicSysFlag bits (§5.7). */
+#define ROUTE_PERM_INHERIT 1
+#define ROUTE_PERM_WRITE 2
+#define ROUTE_PERM_READ 4
+#define ROUTE_SYSFLAG_UNIT 1
+#define ROUTE_SYSFLAG_UNIT_SUB 2
+
+/* cache_max_bytes 0 = ROUTE_CACHE_MAX_BYTES_DEFAULT. NULL on ENOMEM. */
+struct route_db *route_db_create(size_t cache_max_bytes);
+/* Once no thread reads or writes any more; from any thread (the teardown
+ * runs on a registered thread of its own). Waits for pending RCU frees. */
+void route_db_destroy(struct route_db *db);
+
+/* The clock of last-seen times and expiry: CLOCK_MONOTONIC in ms, the
+ * registrar's now_ms. */
+uint64_t route_now_ms(void);
+/* Milliseconds since the db was created (needWaitForService). */
+uint64_t route_uptime_ms(const struct route_db *db, uint64_t now_ms);
+
+/* ---- registrar hooks (arg is the route_db) ---- */
+
+/* Expiry scan, retirement of replaced cache entries, cache trimming. */
+void route_hook_tick(void *db, uint64_t now_ms);
+/* Removes every broker whose latest registration came on conn_id. */
+void route_hook_conn_closed(void *db, uint64_t conn_id);
+
+/* ---- writer side ---- */
+
+struct route_broker_reg {
+	const char *cluster;
+	const char *name;
+	const char *addr;
+	const char *ha_addr;        /* NULL when absent */
+	int64_t id;
+	bool new_style;             /* enableActingMaster ext present (5.x broker) */
+	bool acting_master;         /* its value */
+	const char *zone;           /* __ZONE_NAME, NULL when absent */
+	int64_t timeout_ms;         /* heartbeatTimeoutMillis, <= 0 = default */
+	uint64_t conn_id;
+	bool delete_missing_topics; /* deleteTopicWithBrokerRegistration */
+	const struct regbody *body; /* never NULL */
+};
+
+enum route_reg_outcome {
+	ROUTE_REG_DONE = 0,       /* applied */
+	ROUTE_REG_SUPERSEDED = 1, /* the id maps to another live address with a newer
+				   * stateVersion: code 0, nothing applied */
+	ROUTE_REG_REFUSED = 2,    /* first registration of an id with one topic:
+				   * code 1 "register broker failed" */
+};
+
+struct route_reg_result {
+	enum route_reg_outcome outcome;
+	char *master_addr; /* a slave's live master, or NULL (malloc'd) */
+	char *ha_addr;     /* that master's haServerAddr, or NULL (malloc'd) */
+};
+
+/* REGISTER_BROKER (§6.2, 5.x rules). RMQNS_ENOMEM leaves the tables
+ * consistent but possibly partly updated; RMQNS_ETOOBIG when the group
+ * table is full. */
+int route_apply_register(struct route_db *db, const struct route_broker_reg *reg, uint64_t now_ms,
+			 struct route_reg_result *res);
+void route_reg_result_free(struct route_reg_result *res);
+
+/* UNREGISTER_BROKER (5.x: by address). conn_id is the connection the
+ * request came on: when the broker's live entry was last registered on
+ * another connection the request is stale and nothing changes (returns 0);
+ * conn_id 0 skips that check. Returns 1 when something was removed. */
+int route_apply_unregister(struct route_db *db, const char *cluster, const char *addr,
+			   const char *name, uint64_t conn_id);
+/* Connection closed: unregisters every broker registered on it; returns
+ * how many. */
+int route_apply_conn_closed(struct route_db *db, uint64_t conn_id);
+/* Unregisters every broker whose last-seen + timeout < now; returns how many. */
+int route_apply_expire(struct route_db *db, uint64_t now_ms);
+/* WIPE (add=false) / ADD (add=true) write permission: returns the number
+ * of topics touched, or a negative rmqns_err. */
+int route_apply_write_perm(struct route_db *db, const char *name, bool add);
+/* DELETE_TOPIC_IN_NAMESRV: cluster NULL or "" removes the topic entirely. */
+int route_apply_delete_topic(struct route_db *db, const char *topic, const char *cluster);
+
+struct route_queue_in {
+	const char *group;
+	int32_t read_queues, write_queues, perm, sysflag;
+};
+/* REGISTER_TOPIC_IN_NAMESRV (§6.8). */
+int route_apply_register_topic(struct route_db *db, const char *topic,
+			       const struct route_queue_in *q, uint32_t n);
+
+/* ---- reader side (inside rcu_read_lock) ---- */
+
+/* rcu_read_lock()/rcu_read_unlock() plus the annotation ThreadSanitizer
+ * needs to see grace periods; readers of route state should use these. */
+void route_read_lock(void);
+void route_read_unlock(void);
+
+struct route_query {
+	const char *topic;
+	enum jw_form form;
+	bool support_acting_master; /* the option */
+	const char *order_conf;     /* orderTopicConf to include, or NULL */
+	const char *zone;           /* zone filter (non-blank __ZONE_NAME with
+				     * __ZONE_MODE true), or NULL; forces the default form */
+};
+
+/* The TopicRouteData answer. RMQNS_OK with *body and *len pointing at cached
+ * bytes or into scratch; RMQNS_ENOTFOUND when the topic has no route. */
+int route_topic_body(struct route_db *db, const struct route_query *q,
+		     const uint8_t **body, size_t *len, struct buf *scratch);
+
+/* ClusterInfo (default form). */
+int route_cluster_info(struct route_db *db, struct buf *out);
+/* TopicList bodies. */
+int route_topics_all(struct route_db *db, struct buf *out);
+int route_topics_by_cluster(struct route_db *db, const char *cluster, struct buf *out);
+int route_topics_system(struct route_db *db, struct buf *out);
+
+enum route_unit_kind {
+	ROUTE_UNIT = 0,            /* 311 */
+	ROUTE_UNIT_SUB = 1,        /* 312 */
+	ROUTE_UNIT_SUB_NOT_UNIT = 2, /* 313 */
+};
+int route_topics_unit(struct route_db *db, enum route_unit_kind kind, struct buf *out);
+
+/* GET_BROKER_MEMBER_GROUP body; cluster and name as requested (NULL = absent). */
+int route_member_group(struct route_db *db, const char *cluster, const char *name, struct buf *out);
+
+/* BROKER_HEARTBEAT: refreshes last-seen of (cluster, addr). false if unknown. */
+bool route_heartbeat(struct route_db *db, const char *cluster, const char *addr, uint64_t now_ms);
+
+/* QUERY_DATA_VERSION (5.x): *known = a live entry exists (its last-seen is
+ * refreshed and *stored receives its DataVersion); *changed = !known or
+ * the versions differ. */
+void route_query_data_version(struct route_db *db, const char *cluster, const char *addr,
+			      const struct data_version *dv, uint64_t now_ms,
+			      bool *known, bool *changed, struct data_version *stored);
+
+struct route_stats {
+	uint64_t topics;
+	uint64_t queue_entries;
+	uint32_t groups;      /* present in brokerAddrTable */
+	uint32_t live;
+	uint64_t cache_bytes;
+};
+/* Counts (approximate while the registrar writes). */
+void route_stats(struct route_db *db, struct route_stats *st);
+
+/* Java String.hashCode of a UTF-8 string (over its UTF-16 units). */
+int32_t route_java_hash(const char *s);
+
+#endif

@@ -1,0 +1,945 @@
+/* REGISTER_BROKER body decoder (regbody.h): zlib inflate bounded by a cap,
+ * the compressed length-prefixed layout, and the JSON layouts read with the
+ * pull parser. Produces compact topic records; touches no shared state. */
+#include "rmqns/regbody.h"
+
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <zlib.h>
+
+#include "jpull.h"
+#include "rmqns/buf.h"
+#include "rmqns/err.h"
+
+#define NO_OFF UINT32_MAX
+
+struct rb_topic {
+	uint32_t name_off;
+	int32_t read_queues, write_queues, perm, sysflag;
+};
+
+struct rb_mapping {
+	uint32_t key_off, bname_off, scope_off, topic_off;
+	int64_t epoch;
+	int32_t total_queues;
+	bool dirty;
+	bool has_ids;
+	uint32_t n_ids;
+	int32_t (*ids)[2];
+};
+
+/* Everything the decoder collects before the final arrays are laid out:
+ * strings go to one arena by offset, so the arena may move while it grows. */
+struct rb_build {
+	struct buf arena;
+	struct rb_topic *topics;
+	uint32_t n_topics, cap_topics;
+	uint32_t *index;      /* open addressing: topic index + 1, 0 = empty */
+	uint32_t index_mask;
+	uint32_t *filters;    /* arena offsets */
+	uint32_t n_filters, cap_filters;
+	bool has_filters;
+	struct rb_mapping *maps;
+	uint32_t n_maps, cap_maps;
+	struct data_version dv;
+	struct buf key, name;  /* scratch for a topic config's map key and name */
+	char *why;
+	size_t whylen;
+};
+
+static int rb_fail(struct rb_build *b, int err, const char *fmt, const char *arg)
+{
+	if (b->why && b->whylen && !b->why[0])
+		snprintf(b->why, b->whylen, fmt, arg ? arg : "");
+	return err;
+}
+
+static uint32_t name_hash(const char *s, size_t n)
+{
+	uint32_t h = 2166136261u;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= (uint8_t)s[i];
+		h *= 16777619u;
+	}
+	return h;
+}
+
+static int arena_add(struct rb_build *b, const char *s, size_t n, uint32_t *off)
+{
+	if (b->arena.len > UINT32_MAX - n - 1)
+		return RMQNS_ETOOBIG;
+	*off = (uint32_t)b->arena.len;
+	if (buf_append(&b->arena, s, n) || buf_putc(&b->arena, 0))
+		return RMQNS_ENOMEM;
+	return 0;
+}
+
+static int index_grow(struct rb_build *b)
+{
+	uint32_t cap = b->index ? (b->index_mask + 1) * 2 : 64;
+	uint32_t *idx;
+
+	if (cap == 0 || cap > (UINT32_MAX >> 2))
+		return RMQNS_ETOOBIG;
+	idx = calloc(cap, sizeof(*idx));
+	if (!idx)
+		return RMQNS_ENOMEM;
+	for (uint32_t i = 0; i < b->n_topics; i++) {
+		const char *nm = b->arena.data ? (const char *)b->arena.data + b->topics[i].name_off : "";
+		uint32_t h = name_hash(nm, strlen(nm)) & (cap - 1);
+		while (idx[h])
+			h = (h + 1) & (cap - 1);
+		idx[h] = i + 1;
+	}
+	free(b->index);
+	b->index = idx;
+	b->index_mask = cap - 1;
+	return 0;
+}
+
+/* Adds a topic or, for a name seen before, replaces its values (a JSON map
+ * keeps the last of duplicate keys). */
+static int rb_add_topic(struct rb_build *b, const char *name, size_t n, const struct rb_topic *vals)
+{
+	uint32_t h, slot;
+
+	if (!b->index || (uint64_t)(b->n_topics + 1) * 2 > (uint64_t)b->index_mask + 1) {
+		int rc = index_grow(b);
+		if (rc)
+			return rc;
+	}
+	h = name_hash(name, n);
+	slot = h & b->index_mask;
+	while (b->index[slot]) {
+		struct rb_topic *t = &b->topics[b->index[slot] - 1];
+		const char *tn = (const char *)b->arena.data + t->name_off;
+		if (strlen(tn) == n && memcmp(tn, name, n) == 0) {
+			uint32_t off = t->name_off;
+			*t = *vals;
+			t->name_off = off;
+			return 0;
+		}
+		slot = (slot + 1) & b->index_mask;
+	}
+	if (b->n_topics == b->cap_topics) {
+		uint32_t cap = b->cap_topics ? b->cap_topics * 2 : 64;
+		struct rb_topic *nt;
+		if (cap < b->cap_topics || cap > UINT32_MAX / 2)
+			return RMQNS_ETOOBIG;
+		nt = realloc(b->topics, (size_t)cap * sizeof(*nt));
+		if (!nt)
+			return RMQNS_ENOMEM;
+		b->topics = nt;
+		b->cap_topics = cap;
+	}
+	struct rb_topic *t = &b->topics[b->n_topics];
+	*t = *vals;
+	if (arena_add(b, name, n, &t->name_off))
+		return RMQNS_ENOMEM;
+	b->index[slot] = ++b->n_topics;
+	return 0;
+}
+
+static int rb_add_filter(struct rb_build *b, const char *s, size_t n)
+{
+	if (b->n_filters == b->cap_filters) {
+		uint32_t cap = b->cap_filters ? b->cap_filters * 2 : 8;
+		uint32_t *nf;
+		if (cap > UINT32_MAX / 8)
+			return RMQNS_ETOOBIG;
+		nf = realloc(b->filters, (size_t)cap * sizeof(*nf));
+		if (!nf)
+			return RMQNS_ENOMEM;
+		b->filters = nf;
+		b->cap_filters = cap;
+	}
+	if (arena_add(b, s, n, &b->filters[b->n_filters]))
+		return RMQNS_ENOMEM;
+	b->n_filters++;
+	return 0;
+}
+
+static int rb_jp_fail(struct rb_build *b, struct jp *j)
+{
+	return rb_fail(b, j->err ? j->err : RMQNS_EJSON, "%s", j->why ? j->why : "bad JSON");
+}
+
+/* ---- JSON pieces ---- */
+
+static int parse_dv(struct jp *j, struct data_version *dv)
+{
+	const char *k;
+	int rc;
+
+	memset(dv, 0, sizeof(*dv));
+	if (jp_peek(j) == JP_NULL)
+		return jp_skip(j);
+	if (jp_obj_begin(j))
+		return j->err;
+	while ((rc = jp_obj_key(j, &k, NULL)) == 1) {
+		int64_t *dst = NULL;
+		if (strcmp(k, "counter") == 0)
+			dst = &dv->counter;
+		else if (strcmp(k, "timestamp") == 0)
+			dst = &dv->timestamp;
+		else if (strcmp(k, "stateVersion") == 0)
+			dst = &dv->state_version;
+		if (dst && jp_peek(j) != JP_NULL)
+			rc = jp_int64(j, dst);
+		else
+			rc = jp_skip(j);
+		if (rc)
+			return rc;
+	}
+	return rc;
+}
+
+/* One TopicConfig value under map key `key` (which lives in the parser's
+ * scratch: it is copied before the value is read). */
+static int parse_topic_config(struct rb_build *b, struct jp *j, const char *key, size_t keylen)
+{
+	struct rb_topic t = { 0, 16, 16, 6, 0 }; /* Java's TopicConfig defaults */
+	bool named = false;
+	const char *k;
+	int rc;
+
+	if (jp_peek(j) == JP_NULL)
+		return jp_skip(j);
+	b->key.len = 0;
+	if (buf_append(&b->key, key, keylen) || buf_terminate(&b->key))
+		return RMQNS_ENOMEM;
+	if (jp_obj_begin(j))
+		return j->err;
+	while ((rc = jp_obj_key(j, &k, NULL)) == 1) {
+		int32_t *dst = NULL;
+		if (strcmp(k, "topicName") == 0) {
+			const char *nm;
+			size_t nl;
+			if (jp_peek(j) == JP_NULL) {
+				rc = jp_skip(j);
+			} else if ((rc = jp_string(j, &nm, &nl)) == 0) {
+				b->name.len = 0;
+				if (buf_append(&b->name, nm, nl) || buf_terminate(&b->name))
+					rc = RMQNS_ENOMEM;
+				named = true;
+			}
+			if (rc)
+				break;
+			continue;
+		}
+		if (strcmp(k, "readQueueNums") == 0)
+			dst = &t.read_queues;
+		else if (strcmp(k, "writeQueueNums") == 0)
+			dst = &t.write_queues;
+		else if (strcmp(k, "perm") == 0)
+			dst = &t.perm;
+		else if (strcmp(k, "topicSysFlag") == 0)
+			dst = &t.sysflag;
+		rc = dst && jp_peek(j) != JP_NULL ? jp_int32(j, dst) : jp_skip(j);
+		if (rc)
+			break;
+	}
+	if (rc)
+		return rc;
+	/* The NameServer files a topic under its topicName; the map key
+	 * stands in when the name is missing. */
+	if (named)
+		return rb_add_topic(b, (const char *)b->name.data, b->name.len, &t);
+	return rb_add_topic(b, (const char *)b->key.data, b->key.len, &t);
+}
+
+static int parse_topic_table(struct rb_build *b, struct jp *j)
+{
+	const char *k;
+	size_t kl;
+	int rc;
+
+	if (jp_peek(j) == JP_NULL)
+		return jp_skip(j);
+	if (jp_obj_begin(j))
+		return j->err;
+	while ((rc = jp_obj_key(j, &k, &kl)) == 1) {
+		rc = parse_topic_config(b, j, k, kl);
+		if (rc)
+			return rc;
+	}
+	return rc;
+}
+
+static int str_member(struct rb_build *b, struct jp *j, uint32_t *off)
+{
+	const char *s;
+	size_t n;
+
+	if (jp_peek(j) == JP_NULL) {
+		*off = NO_OFF;
+		return jp_skip(j);
+	}
+	if (jp_string(j, &s, &n))
+		return j->err;
+	return arena_add(b, s, n, off);
+}
+
+static int parse_id_map(struct jp *j, struct rb_mapping *m)
+{
+	const char *k;
+	size_t kl;
+	uint32_t cap = 0;
+	int rc;
+
+	m->has_ids = true;
+	if (jp_obj_begin(j))
+		return j->err;
+	while ((rc = jp_obj_key(j, &k, &kl)) == 1) {
+		char *end;
+		long long key = strtoll(k, &end, 10);
+		int32_t val;
+		if (kl == 0 || *end || key < INT32_MIN || key > INT32_MAX)
+			return RMQNS_EJSON;
+		if (jp_int32(j, &val))
+			return j->err;
+		if (m->n_ids == cap) {
+			uint32_t ncap = cap ? cap * 2 : 8;
+			int32_t (*nids)[2];
+			if (ncap > (1u << 24))
+				return RMQNS_ETOOBIG;
+			nids = realloc(m->ids, (size_t)ncap * sizeof(*nids));
+			if (!nids)
+				return RMQNS_ENOMEM;
+			m->ids = nids;
+			cap = ncap;
+		}
+		/* a repeated key keeps its first place and takes the new value */
+		uint32_t i;
+		for (i = 0; i < m->n_ids; i++)
+			if (m->ids[i][0] == (int32_t)key)
+				break;
+		m->ids[i][0] = (int32_t)key;
+		m->ids[i][1] = val;
+		if (i == m->n_ids)
+			m->n_ids++;
+	}
+	return rc;
+}
+
+static int rb_push_mapping(struct rb_build *b, struct rb_mapping *m)
+{
+	if (b->n_maps == b->cap_maps) {
+		uint32_t cap = b->cap_maps ? b->cap_maps * 2 : 4;
+		struct rb_mapping *nm;
+		if (cap > (1u << 24))
+			return RMQNS_ETOOBIG;
+		nm = realloc(b->maps, (size_t)cap * sizeof(*nm));
+		if (!nm)
+			return RMQNS_ENOMEM;
+		b->maps = nm;
+		b->cap_maps = cap;
+	}
+	b->maps[b->n_maps++] = *m;
+	return 0;
+}
+
+/* One TopicQueueMappingInfo. key_off is the topic it is filed under, or
+ * NO_OFF to use its own "topic" member. */
+static int parse_mapping(struct rb_build *b, struct jp *j, uint32_t key_off)
+{
+	struct rb_mapping m = { key_off, NO_OFF, NO_OFF, NO_OFF, 0, 0, false, false, 0, NULL };
+	const char *k;
+	int rc;
+
+	if (jp_peek(j) == JP_NULL)
+		return jp_skip(j);
+	if (jp_obj_begin(j))
+		return j->err;
+	while ((rc = jp_obj_key(j, &k, NULL)) == 1) {
+		if (strcmp(k, "bname") == 0)
+			rc = str_member(b, j, &m.bname_off);
+		else if (strcmp(k, "scope") == 0)
+			rc = str_member(b, j, &m.scope_off);
+		else if (strcmp(k, "topic") == 0)
+			rc = str_member(b, j, &m.topic_off);
+		else if (strcmp(k, "epoch") == 0 && jp_peek(j) != JP_NULL)
+			rc = jp_int64(j, &m.epoch);
+		else if (strcmp(k, "totalQueues") == 0 && jp_peek(j) != JP_NULL)
+			rc = jp_int32(j, &m.total_queues);
+		else if (strcmp(k, "dirty") == 0 && jp_peek(j) != JP_NULL)
+			rc = jp_bool(j, &m.dirty);
+		else if (strcmp(k, "currIdMap") == 0 && jp_peek(j) != JP_NULL)
+			rc = parse_id_map(j, &m);
+		else
+			rc = jp_skip(j);
+		if (rc)
+			break;
+	}
+	if (rc == 0 && m.key_off == NO_OFF)
+		m.key_off = m.topic_off;
+	if (rc == 0 && m.key_off != NO_OFF)
+		rc = rb_push_mapping(b, &m);
+	else
+		free(m.ids);
+	return rc;
+}
+
+static int parse_mapping_table(struct rb_build *b, struct jp *j)
+{
+	const char *k;
+	size_t kl;
+	int rc;
+
+	if (jp_peek(j) == JP_NULL)
+		return jp_skip(j);
+	if (jp_obj_begin(j))
+		return j->err;
+	while ((rc = jp_obj_key(j, &k, &kl)) == 1) {
+		uint32_t off;
+		if ((rc = arena_add(b, k, kl, &off)) != 0)
+			return rc;
+		if ((rc = parse_mapping(b, j, off)) != 0)
+			return rc;
+	}
+	return rc;
+}
+
+static int parse_wrapper(struct rb_build *b, struct jp *j)
+{
+	const char *k;
+	int rc;
+
+	if (jp_obj_begin(j))
+		return j->err;
+	while ((rc = jp_obj_key(j, &k, NULL)) == 1) {
+		if (strcmp(k, "dataVersion") == 0)
+			rc = parse_dv(j, &b->dv);
+		else if (strcmp(k, "topicConfigTable") == 0)
+			rc = parse_topic_table(b, j);
+		else if (strcmp(k, "topicQueueMappingInfoMap") == 0)
+			rc = parse_mapping_table(b, j);
+		else
+			rc = jp_skip(j);
+		if (rc)
+			return rc;
+	}
+	return rc;
+}
+
+static int parse_filter_list(struct rb_build *b, struct jp *j)
+{
+	const char *s;
+	size_t n;
+	int rc;
+
+	if (jp_peek(j) == JP_NULL)
+		return jp_skip(j); /* null: the stored list stays as it is */
+	b->has_filters = true;
+	if (jp_arr_begin(j))
+		return j->err;
+	while ((rc = jp_arr_next(j)) == 1) {
+		if (jp_peek(j) == JP_NULL) {
+			if ((rc = jp_skip(j)) != 0)
+				return rc;
+			continue;
+		}
+		if (jp_string(j, &s, &n))
+			return j->err;
+		if ((rc = rb_add_filter(b, s, n)) != 0)
+			return rc;
+	}
+	return rc;
+}
+
+static int decode_json(struct rb_build *b, const uint8_t *text, size_t len, int32_t version)
+{
+	struct jp j;
+	const char *k;
+	int rc;
+
+	jp_init(&j, text, len, REGBODY_MAX_DEPTH);
+	if (version < REGBODY_VERSION_WRAPPER_ONLY) {
+		rc = parse_wrapper(b, &j);
+	} else {
+		b->has_filters = true; /* a missing list reads as an empty one */
+		rc = jp_obj_begin(&j);
+		while (rc == 0 && (rc = jp_obj_key(&j, &k, NULL)) == 1) {
+			if (strcmp(k, "filterServerList") == 0) {
+				b->has_filters = false;
+				rc = parse_filter_list(b, &j);
+			} else if (strcmp(k, "topicConfigSerializeWrapper") == 0) {
+				if (jp_peek(&j) == JP_NULL) {
+					rc = rb_fail(b, RMQNS_EJSON, "topicConfigSerializeWrapper is null%s", NULL);
+					break;
+				}
+				rc = parse_wrapper(b, &j);
+			} else {
+				rc = jp_skip(&j);
+			}
+		}
+	}
+	if (rc == 0)
+		rc = jp_end(&j);
+	if (rc)
+		rc = j.err ? rb_jp_fail(b, &j) : rb_fail(b, rc, "%s", rc == RMQNS_ENOMEM ? "out of memory" : "bad JSON");
+	jp_fini(&j);
+	return rc;
+}
+
+/* ---- compressed layout ---- */
+
+static int inflate_bounded(const uint8_t *in, size_t len, size_t max, uint8_t **out, size_t *outlen,
+			   struct rb_build *b)
+{
+	z_stream zs;
+	size_t cap = len * 4 + 4096;
+	uint8_t *buf;
+	int zr;
+
+	if (cap > max)
+		cap = max;
+	if (cap == 0)
+		cap = 1;
+	buf = malloc(cap);
+	if (!buf)
+		return RMQNS_ENOMEM;
+	memset(&zs, 0, sizeof(zs));
+	if (inflateInit(&zs) != Z_OK) {
+		free(buf);
+		return RMQNS_ENOMEM;
+	}
+	zs.next_in = (Bytef *)(uintptr_t)in;
+	zs.avail_in = len > UINT_MAX ? UINT_MAX : (uInt)len;
+	size_t used = 0;
+	for (;;) {
+		if (used == cap) {
+			if (cap >= max) {
+				/* at the cap: the stream may only end now; one more
+				 * byte of output means the body is too big */
+				uint8_t probe[64];
+				for (;;) {
+					zs.next_out = probe;
+					zs.avail_out = sizeof(probe);
+					zr = inflate(&zs, Z_NO_FLUSH);
+					if (zs.avail_out != sizeof(probe) || zr != Z_OK)
+						break;
+				}
+				if (zr == Z_STREAM_END && zs.avail_out == sizeof(probe))
+					break;
+				inflateEnd(&zs);
+				free(buf);
+				if (zs.avail_out == sizeof(probe))
+					return rb_fail(b, RMQNS_EZLIB, "compressed body is truncated or corrupt%s", NULL);
+				char lim[32];
+				snprintf(lim, sizeof(lim), "%zu", max);
+				return rb_fail(b, RMQNS_ETOOBIG, "inflated body exceeds %s bytes", lim);
+			}
+			size_t ncap = cap * 2 > max ? max : cap * 2;
+			uint8_t *nb = realloc(buf, ncap);
+			if (!nb) {
+				inflateEnd(&zs);
+				free(buf);
+				return RMQNS_ENOMEM;
+			}
+			buf = nb;
+			cap = ncap;
+		}
+		size_t room = cap - used;
+		zs.next_out = buf + used;
+		zs.avail_out = room > UINT_MAX ? UINT_MAX : (uInt)room;
+		uInt before = zs.avail_out;
+		zr = inflate(&zs, Z_NO_FLUSH);
+		used += before - zs.avail_out;
+		if (zr == Z_STREAM_END)
+			break;
+		if (zr == Z_OK)
+			continue;
+		if (zr == Z_BUF_ERROR && zs.avail_out != 0) {
+			inflateEnd(&zs);
+			free(buf);
+			return rb_fail(b, RMQNS_EZLIB, "compressed body is truncated%s", NULL);
+		}
+		if (zr == Z_BUF_ERROR)
+			continue;
+		inflateEnd(&zs);
+		free(buf);
+		return rb_fail(b, zr == Z_MEM_ERROR ? RMQNS_ENOMEM : RMQNS_EZLIB, "zlib: %s",
+			       zs.msg ? zs.msg : "bad compressed data");
+	}
+	inflateEnd(&zs);
+	*out = buf;
+	*outlen = used;
+	return 0;
+}
+
+struct rd {
+	const uint8_t *p, *end;
+};
+
+static int rd_i32(struct rd *r, int32_t *v)
+{
+	if (r->end - r->p < 4)
+		return RMQNS_EINVAL;
+	*v = (int32_t)rd_be32(r->p);
+	r->p += 4;
+	return 0;
+}
+
+static int rd_slice(struct rd *r, const uint8_t **s, size_t *n)
+{
+	int32_t len;
+
+	if (rd_i32(r, &len))
+		return RMQNS_EINVAL;
+	if (len < 0 || (size_t)len > (size_t)(r->end - r->p))
+		return RMQNS_EINVAL;
+	*s = r->p;
+	*n = (size_t)len;
+	r->p += len;
+	return 0;
+}
+
+static int parse_java_int(const uint8_t *s, size_t n, int32_t *v)
+{
+	int64_t acc = 0;
+	size_t i = 0;
+	bool neg = false;
+
+	if (n > 0 && (s[0] == '-' || s[0] == '+')) {
+		neg = s[0] == '-';
+		i = 1;
+	}
+	if (i == n || n - i > 11)
+		return -1;
+	for (; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		acc = acc * 10 + (s[i] - '0');
+	}
+	if (neg)
+		acc = -acc;
+	if (acc < INT32_MIN || acc > INT32_MAX)
+		return -1;
+	*v = (int32_t)acc;
+	return 0;
+}
+
+/* `name read write perm filterType [attributes]`, fields split on single
+ * spaces. */
+static int parse_topic_line(struct rb_build *b, const uint8_t *s, size_t n)
+{
+	const uint8_t *f[5];
+	size_t fl[5];
+	size_t i = 0, k = 0, start = 0;
+	struct rb_topic t = { 0, 0, 0, 0, 0 };
+
+	for (i = 0; i <= n && k < 5; i++) {
+		if (i == n || s[i] == ' ') {
+			f[k] = s + start;
+			fl[k] = i - start;
+			k++;
+			start = i + 1;
+		}
+	}
+	if (k < 5 || fl[4] == 0)
+		return rb_fail(b, RMQNS_EINVAL, "topic line with fewer than five fields%s", NULL);
+	if (memchr(s, 0, fl[0]))
+		return rb_fail(b, RMQNS_EINVAL, "NUL in a topic name%s", NULL);
+	if (parse_java_int(f[1], fl[1], &t.read_queues) || parse_java_int(f[2], fl[2], &t.write_queues) ||
+	    parse_java_int(f[3], fl[3], &t.perm))
+		return rb_fail(b, RMQNS_EINVAL, "bad number in a topic line%s", NULL);
+	return rb_add_topic(b, (const char *)f[0], fl[0], &t);
+}
+
+static int decode_compressed(struct rb_build *b, const uint8_t *body, size_t len, int32_t version,
+			     size_t max)
+{
+	uint8_t *plain = NULL;
+	size_t plen = 0;
+	struct rd r;
+	const uint8_t *s;
+	size_t n;
+	int32_t count;
+	int rc;
+
+	rc = inflate_bounded(body, len, max, &plain, &plen, b);
+	if (rc)
+		return rc;
+	r.p = plain;
+	r.end = plain + plen;
+
+	if (rd_slice(&r, &s, &n)) {
+		rc = rb_fail(b, RMQNS_EINVAL, "compressed body too short for its DataVersion%s", NULL);
+		goto out;
+	}
+	{
+		struct jp j;
+		jp_init(&j, s, n, REGBODY_MAX_DEPTH);
+		rc = parse_dv(&j, &b->dv);
+		if (rc == 0)
+			rc = jp_end(&j);
+		if (rc)
+			rc = rb_jp_fail(b, &j);
+		jp_fini(&j);
+		if (rc)
+			goto out;
+	}
+	if (rd_i32(&r, &count) || count < 0 || (size_t)count > (size_t)(r.end - r.p) / 4) {
+		rc = rb_fail(b, RMQNS_EINVAL, "bad topic count in compressed body%s", NULL);
+		goto out;
+	}
+	for (int32_t i = 0; i < count; i++) {
+		if (rd_slice(&r, &s, &n)) {
+			rc = rb_fail(b, RMQNS_EINVAL, "compressed body ends inside its topics%s", NULL);
+			goto out;
+		}
+		if ((rc = parse_topic_line(b, s, n)) != 0)
+			goto out;
+	}
+	if (rd_slice(&r, &s, &n)) {
+		rc = rb_fail(b, RMQNS_EINVAL, "compressed body ends before its filter-server list%s", NULL);
+		goto out;
+	}
+	{
+		struct jp j;
+		jp_init(&j, s, n, REGBODY_MAX_DEPTH);
+		rc = parse_filter_list(b, &j);
+		if (rc == 0)
+			rc = jp_end(&j);
+		if (rc)
+			rc = j.err ? rb_jp_fail(b, &j) : rc;
+		jp_fini(&j);
+		if (rc)
+			goto out;
+		b->has_filters = true;
+	}
+	if (version >= REGBODY_VERSION_MAPPINGS) {
+		if (rd_i32(&r, &count) || count < 0 || (size_t)count > (size_t)(r.end - r.p) / 4) {
+			rc = rb_fail(b, RMQNS_EINVAL, "bad mapping count in compressed body%s", NULL);
+			goto out;
+		}
+		for (int32_t i = 0; i < count; i++) {
+			struct jp j;
+			if (rd_slice(&r, &s, &n)) {
+				rc = rb_fail(b, RMQNS_EINVAL, "compressed body ends inside its mappings%s", NULL);
+				goto out;
+			}
+			jp_init(&j, s, n, REGBODY_MAX_DEPTH);
+			rc = parse_mapping(b, &j, NO_OFF);
+			if (rc == 0)
+				rc = jp_end(&j);
+			if (rc)
+				rc = j.err ? rb_jp_fail(b, &j) : rc;
+			jp_fini(&j);
+			if (rc)
+				goto out;
+		}
+	}
+	/* anything after the last expected item is ignored, as Java does */
+out:
+	free(plain);
+	return rc;
+}
+
+/* ---- result ---- */
+
+static void rb_build_free(struct rb_build *b)
+{
+	buf_free(&b->key);
+	buf_free(&b->name);
+	buf_free(&b->arena);
+	free(b->topics);
+	free(b->index);
+	free(b->filters);
+	for (uint32_t i = 0; i < b->n_maps; i++)
+		free(b->maps[i].ids);
+	free(b->maps);
+}
+
+static const char *arena_str(const char *arena, uint32_t off)
+{
+	return off == NO_OFF ? NULL : arena + off;
+}
+
+static int rb_finish(struct rb_build *b, struct regbody *out)
+{
+	char *arena;
+
+	if (buf_putc(&b->arena, 0))
+		return RMQNS_ENOMEM;
+	arena = (char *)b->arena.data;
+	out->dv = b->dv;
+	out->n_topics = b->n_topics;
+	out->topics = calloc(b->n_topics ? b->n_topics : 1, sizeof(*out->topics));
+	out->filters = calloc(b->n_filters ? b->n_filters : 1, sizeof(*out->filters));
+	out->mappings = calloc(b->n_maps ? b->n_maps : 1, sizeof(*out->mappings));
+	if (!out->topics || !out->filters || !out->mappings) {
+		free(out->topics);
+		free(out->filters);
+		free(out->mappings);
+		memset(out, 0, sizeof(*out));
+		return RMQNS_ENOMEM;
+	}
+	for (uint32_t i = 0; i < b->n_topics; i++) {
+		struct regbody_topic *t = &out->topics[i];
+		t->name = arena + b->topics[i].name_off;
+		t->read_queues = b->topics[i].read_queues;
+		t->write_queues = b->topics[i].write_queues;
+		t->perm = b->topics[i].perm;
+		t->sysflag = b->topics[i].sysflag;
+	}
+	out->has_filters = b->has_filters;
+	out->n_filters = b->n_filters;
+	for (uint32_t i = 0; i < b->n_filters; i++)
+		out->filters[i] = arena + b->filters[i];
+	out->n_mappings = b->n_maps;
+	for (uint32_t i = 0; i < b->n_maps; i++) {
+		struct regbody_mapping *m = &out->mappings[i];
+		struct rb_mapping *s = &b->maps[i];
+		m->key = arena_str(arena, s->key_off);
+		m->bname = arena_str(arena, s->bname_off);
+		m->scope = arena_str(arena, s->scope_off);
+		m->topic = arena_str(arena, s->topic_off);
+		m->epoch = s->epoch;
+		m->total_queues = s->total_queues;
+		m->dirty = s->dirty;
+		m->has_ids = s->has_ids;
+		m->n_ids = s->n_ids;
+		m->ids = s->ids;
+		s->ids = NULL;
+	}
+	out->arena = arena;
+	b->arena.data = NULL;
+	out->index = b->index;
+	out->index_mask = b->index_mask;
+	b->index = NULL;
+	return 0;
+}
+
+static bool looks_zlib(const uint8_t *p, size_t len)
+{
+	return len >= 2 && p[0] == 0x78 && (p[1] == 0x01 || p[1] == 0x5E || p[1] == 0x9C || p[1] == 0xDA);
+}
+
+int regbody_decode(const uint8_t *body, size_t len, bool compressed, int32_t version,
+		   size_t max_bytes, struct regbody *out, char *why, size_t whylen)
+{
+	struct rb_build b;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	memset(&b, 0, sizeof(b));
+	b.why = why;
+	b.whylen = whylen;
+	if (why && whylen)
+		why[0] = 0;
+	if (max_bytes == 0)
+		max_bytes = REGBODY_DEFAULT_MAX_BYTES;
+
+	if (!body || len == 0) {
+		/* no body: no topics, DataVersion {0,0,0}, an empty filter list */
+		b.has_filters = true;
+	} else if (compressed || looks_zlib(body, len)) {
+		/* 5.x brokers flag compressed bodies as plain; a JSON body never
+		 * starts with 0x78 ('x'), so the zlib header decides. */
+		rc = decode_compressed(&b, body, len, version, max_bytes);
+		if (rc)
+			goto fail;
+	} else {
+		if (len > max_bytes) {
+			char lim[32];
+			snprintf(lim, sizeof(lim), "%zu", max_bytes);
+			rc = rb_fail(&b, RMQNS_ETOOBIG, "body exceeds %s bytes", lim);
+			goto fail;
+		}
+		rc = decode_json(&b, body, len, version);
+		if (rc)
+			goto fail;
+	}
+	rc = rb_finish(&b, out);
+	if (rc)
+		goto fail;
+	rb_build_free(&b);
+	return 0;
+fail:
+	if (rc == RMQNS_ENOMEM)
+		rb_fail(&b, rc, "out of memory%s", NULL);
+	rb_fail(&b, rc, "undecodable body%s", NULL);
+	rb_build_free(&b);
+	regbody_free(out);
+	return rc;
+}
+
+void regbody_free(struct regbody *rb)
+{
+	if (!rb)
+		return;
+	for (uint32_t i = 0; rb->mappings && i < rb->n_mappings; i++)
+		free(rb->mappings[i].ids);
+	free(rb->mappings);
+	free(rb->topics);
+	free(rb->filters);
+	free(rb->arena);
+	free(rb->index);
+	memset(rb, 0, sizeof(*rb));
+}
+
+bool regbody_crc_matches(const uint8_t *body, size_t len, int64_t want)
+{
+	uLong crc = 0;
+
+	if (want == 0)
+		return true;
+	if (body && len) {
+		/* zlib's crc32 takes uInt lengths: feed long bodies in pieces */
+		crc = crc32(0L, Z_NULL, 0);
+		while (len) {
+			uInt n = len > (1u << 30) ? (1u << 30) : (uInt)len;
+			crc = crc32(crc, body, n);
+			body += n;
+			len -= n;
+		}
+	}
+	return (int64_t)(crc & 0x7FFFFFFFu) == want;
+}
+
+const struct regbody_topic *regbody_find_topic(const struct regbody *rb, const char *name)
+{
+	size_t n;
+	uint32_t slot;
+
+	if (!rb->index || !name)
+		return NULL;
+	n = strlen(name);
+	slot = name_hash(name, n) & rb->index_mask;
+	while (rb->index[slot]) {
+		const struct regbody_topic *t = &rb->topics[rb->index[slot] - 1];
+		if (strcmp(t->name, name) == 0)
+			return t;
+		slot = (slot + 1) & rb->index_mask;
+	}
+	return NULL;
+}
+
+int regbody_parse_data_version(const uint8_t *json, size_t len, struct data_version *out)
+{
+	struct jp j;
+	int rc;
+
+	jp_init(&j, json, len, REGBODY_MAX_DEPTH);
+	if (jp_peek(&j) != JP_OBJECT)
+		rc = RMQNS_EJSON;
+	else
+		rc = parse_dv(&j, out);
+	if (rc == 0)
+		rc = jp_end(&j);
+	jp_fini(&j);
+	return rc ? RMQNS_EJSON : 0;
+}
+
+int data_version_format(const struct data_version *dv, char *out, size_t outlen)
+{
+	return snprintf(out, outlen, "{\"counter\":%" PRId64 ",\"stateVersion\":%" PRId64 ",\"timestamp\":%" PRId64 "}",
+			dv->counter, dv->state_version, dv->timestamp);
+}

@@ -1,0 +1,251 @@
+/* Types shared by the route module's files: the RCU-published tables and
+ * the registrar's private bookkeeping. Private to src/route/ (and the
+ * route unit tests). Published objects are immutable; the exceptions are
+ * written with atomics and say so. */
+#ifndef RMQNS_ROUTE_PRIV_H
+#define RMQNS_ROUTE_PRIV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <urcu.h>
+#include <urcu/lfstack.h>
+#include <urcu/rculfhash.h>
+
+#include "rmqns/buf.h"
+#include "rmqns/json_body.h"
+#include "rmqns/race.h"
+#include "rmqns/regbody.h"
+#include "rmqns/route.h"
+
+/* RCU pointer reads and publication. Acquire/release atomics order exactly
+ * like rcu_dereference/rcu_assign_pointer on every target we build for,
+ * and ThreadSanitizer understands them. */
+#define rt_deref(p) __atomic_load_n(&(p), __ATOMIC_ACQUIRE)
+#define rt_assign(p, v) __atomic_store_n(&(p), (v), __ATOMIC_RELEASE)
+#define rt_load_relaxed(p) __atomic_load_n(&(p), __ATOMIC_RELAXED)
+#define rt_store_relaxed(p, v) __atomic_store_n(&(p), (v), __ATOMIC_RELAXED)
+
+/* TSan cannot see urcu's grace periods: readers release a token when they
+ * leave a read-side section and the free callbacks acquire it (TSan builds
+ * also defer every free to the teardown, see route_apply.c). */
+extern int rt_grace_token;
+#define rt_tsan_reader_done() race_release(&rt_grace_token)
+#define rt_tsan_before_free() race_acquire(&rt_grace_token)
+
+struct rt_str {
+	char *s;
+	uint32_t len;
+};
+
+struct route_addr {
+	int64_t id;
+	char *addr;
+};
+
+/* A broker group as published: immutable, replaced whole on any change.
+ * present=false keeps an interned name that topics or cluster sets still
+ * use after the group left brokerAddrTable. */
+struct route_group {
+	struct rcu_head rcu;
+	struct route_db *db;     /* for the slot-retiring callback */
+	uint32_t gidx;
+	bool present;
+	bool acting_master;      /* enableActingMaster */
+	uint32_t map_cap;        /* the Java HashMap capacity of the id map */
+	uint32_t n_addrs;
+	struct route_addr *addrs; /* in insertion order */
+	int32_t name_hash;       /* Java hash of name */
+	char *name;
+	char *cluster;           /* NULL when not present */
+	char *zone;              /* NULL when none */
+	/* serialized pieces, per enum jw_form */
+	struct rt_str bd[2];        /* the BrokerData object */
+	struct rt_str bd_acting[2]; /* the same with its smallest id moved to 0;
+				     * s NULL unless the rewrite can apply */
+	struct rt_str qd_head[2];   /* {"brokerName":"<name>","perm": */
+	struct rt_str name_json[2]; /* "<name>" */
+};
+
+
+/* One QueueData: 20 bytes, the group by index. */
+struct route_qd {
+	uint32_t gidx;
+	int32_t perm;
+	int32_t read_queues;
+	int32_t write_queues;
+	int32_t sysflag;
+};
+
+/* A topic's queue entries, in the order Java's HashMap lists them. */
+struct route_tq {
+	struct rcu_head rcu;
+	uint32_t map_cap;        /* that HashMap's capacity */
+	uint32_t n;
+	struct route_qd e[];
+};
+
+/* Cached route answer bytes. */
+struct route_cache {
+	struct cds_lfs_node retire;
+	struct rcu_head rcu;
+	uint64_t tgen;      /* topic generation it was built at */
+	uint64_t ggen;      /* global generation it was built at */
+	uint32_t len;
+	uint32_t splice;    /* offset of "queueDatas": where orderTopicConf goes */
+	uint8_t acting;     /* 0 = same for both acting settings, 1 = built
+			     * without the rewrite, 2 = with it */
+	uint8_t bytes[];
+};
+
+struct route_topic {
+	struct cds_lfht_node node;
+	struct rcu_head rcu;
+	struct route_tq *tq;             /* published; never NULL while linked */
+	struct route_cache *cache[2];    /* per form; installed by readers (CAS) */
+	uint64_t gen;                    /* atomic: bumped on every change */
+	uint8_t hot;                     /* atomic: read since the last trim */
+	uint64_t hash;
+	char name[];
+};
+
+/* A live broker: key (cluster, addr). last_ms is the one field written in
+ * place (atomically, by any thread); the rest is fixed. */
+struct route_live {
+	struct cds_lfht_node node;
+	struct rcu_head rcu;
+	uint64_t last_ms;
+	int64_t timeout_ms;
+	struct data_version dv;
+	uint64_t conn_id;
+	uint64_t hash;
+	char *ha_addr;
+	char *cluster;
+	char *addr;
+};
+
+struct route_cluster {
+	struct rcu_head rcu;
+	char *name;              /* in the same allocation */
+	uint32_t n;
+	uint32_t *gidx;          /* members, in insertion order */
+};
+
+struct route_clusters {
+	struct rcu_head rcu;
+	uint32_t n;
+	struct route_cluster *c[]; /* immutable entries shared across snapshots */
+};
+
+struct route_filter {
+	struct rcu_head rcu;     /* one allocation, strings inline */
+	char *cluster;
+	char *addr;
+	uint32_t n;
+	char **list;
+};
+
+struct route_filters {
+	struct rcu_head rcu;
+	uint32_t n;
+	struct route_filter *f[];
+};
+
+/* One static-topic mapping, keyed (topic, bname). */
+struct route_mapping {
+	struct rcu_head rcu;
+	char *topic;
+	const char *bname;       /* the map key: the mapping's bname ("null" if none) */
+	struct regbody_mapping m; /* owned copies of the strings and ids */
+};
+
+struct route_maps {
+	struct rcu_head rcu;
+	uint32_t n;
+	struct route_mapping *e[]; /* sorted by (topic, bname) */
+};
+
+/* Registrar-private, per gidx. */
+struct route_gpriv {
+	uint32_t topic_refs;     /* topics with an entry for this group */
+	uint32_t cluster_refs;   /* cluster sets naming it */
+	uint8_t state;           /* RT_SLOT_* */
+	uint8_t reusable;        /* atomic: set by the grace-period callback */
+};
+
+enum { RT_SLOT_FREE = 0, RT_SLOT_USED = 1, RT_SLOT_RETIRING = 2 };
+
+struct route_db {
+	struct cds_lfht *topics;
+	struct cds_lfht *live;
+	struct route_group **gdir;   /* ROUTE_MAX_GROUPS published slots */
+	uint32_t g_hwm;              /* atomic: slots in use are below it */
+	struct route_clusters *clusters;
+	struct route_filters *filters;
+	struct route_maps *maps;
+	uint64_t ggen;           /* atomic: global cache generation */
+	uint64_t cache_bytes;    /* atomic */
+	uint64_t n_topics;       /* atomic (stats) */
+	uint64_t n_entries;      /* atomic (stats) */
+	uint32_t n_groups;       /* atomic (stats) */
+	uint32_t n_live;         /* atomic (stats) */
+	size_t cache_max;
+	struct cds_lfs_stack retired; /* cache entries readers replaced */
+	uint64_t start_ms;
+	/* registrar-private */
+	struct route_gpriv *gpriv;   /* ROUTE_MAX_GROUPS entries */
+	struct rt_deferred *deferred; /* ThreadSanitizer builds: frees kept for the end */
+};
+
+/* ---- helpers shared by the files ---- */
+
+uint64_t rt_hash_str(const char *s);
+uint64_t rt_hash_pair(const char *a, const char *b);
+
+/* The group in slot gidx, or NULL (readers and the registrar alike). */
+static inline struct route_group *rt_group(struct route_db *db, uint32_t gidx)
+{
+	if (gidx >= ROUTE_MAX_GROUPS)
+		return NULL;
+	return rt_deref(db->gdir[gidx]);
+}
+
+/* Topic and live lookups (inside a read-side section). */
+struct route_topic *rt_topic_find(struct route_db *db, const char *name);
+struct route_live *rt_live_find(struct route_db *db, const char *cluster, const char *addr);
+int rt_topic_match(struct cds_lfht_node *node, const void *key);
+int rt_live_match(struct cds_lfht_node *node, const void *key);
+struct rt_live_key {
+	const char *cluster;
+	const char *addr;
+};
+
+/* Java HashMap iteration order: sorts idx[0..n) (positions in insertion
+ * order) by bucket of hashes[idx] in a table of `cap` buckets, stable. */
+void rt_java_order(const int32_t *hashes, uint32_t n, uint32_t cap, uint32_t *idx);
+/* The capacity a HashMap reaches holding n entries (from 16, doubling
+ * past 0.75 load). */
+uint32_t rt_java_cap(uint32_t n);
+int32_t rt_java_long_hash(int64_t v);
+
+/* Serialized pieces of a group (route_json.c). */
+int rt_group_render(struct route_group *g);
+void rt_group_free(struct route_group *g);
+/* An id map {id:addr,...} in w's form: Java HashMap order for the default
+ * form (cap = the map's capacity), ascending ids for the standard one. */
+void rt_jw_addr_map(struct jw *w, const struct route_addr *a, uint32_t n, uint32_t cap);
+/* A TopicQueueMappingInfo object. */
+void rt_jw_mapping(struct jw *w, const struct regbody_mapping *m);
+/* Indexes 0..n-1 of names in Java HashMap/HashSet order for n entries
+ * (standard: ascending byte order). Caller frees; NULL on ENOMEM. */
+uint32_t *rt_name_order(const char *const *names, uint32_t n, enum jw_form form);
+
+/* Cache and generation control (route_read.c / route_apply.c). */
+void rt_topic_invalidate(struct route_db *db, struct route_topic *t);
+void rt_cache_retire(struct route_db *db, struct route_cache *c);
+void rt_drain_retired(struct route_db *db);
+void rt_cache_trim(struct route_db *db);
+/* ThreadSanitizer builds: runs the frees kept back (at teardown). */
+void rt_run_deferred(struct route_db *db);
+
+#endif

@@ -1,0 +1,202 @@
+/* Helpers for the route unit tests: the test thread stands in for the
+ * registrar (it calls the route_apply_* functions directly) and reads
+ * answers back through the public read functions. */
+#ifndef RMQNS_ROUTE_TEST_UTIL_H
+#define RMQNS_ROUTE_TEST_UTIL_H
+
+#include <criterion/criterion.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <urcu.h>
+
+#include "rmqns/buf.h"
+#include "rmqns/err.h"
+#include "rmqns/json_body.h"
+#include "rmqns/regbody.h"
+#include "rmqns/remoting.h"
+#include "rmqns/route.h"
+
+#ifndef TESTDATA_DIR
+#error "TESTDATA_DIR must name tests/data"
+#endif
+
+static inline uint8_t *tu_load(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	cr_assert(f, "cannot open %s", path);
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	cr_assert(n > 0);
+	uint8_t *p = malloc((size_t)n);
+	cr_assert(p);
+	cr_assert_eq(fread(p, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	*len = (size_t)n;
+	return p;
+}
+
+/* A captured frame (path relative to tests/data), decoded. Free with
+ * tu_frame_free. */
+struct tu_frame {
+	uint8_t *bytes;
+	size_t len;
+	struct remoting_cmd cmd;
+};
+
+static inline void tu_frame_load(struct tu_frame *f, const char *rel)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s", TESTDATA_DIR, rel);
+	f->bytes = tu_load(path, &f->len);
+	cr_assert_eq(remoting_decode(f->bytes, f->len, &f->cmd), 0, "%s does not decode", rel);
+}
+
+static inline void tu_frame_free(struct tu_frame *f)
+{
+	remoting_cmd_release(&f->cmd);
+	free(f->bytes);
+}
+
+/* A plain-JSON RegisterBrokerBody. topics: "name/read/write/perm[/sysflag]"
+ * separated by spaces (NULL or "" for none). */
+static inline char *tu_body(int64_t counter, int64_t ts, int64_t state, const char *topics)
+{
+	struct buf b = BUF_INIT;
+	char *spec = strdup(topics ? topics : "");
+	char *save = NULL;
+	int first = 1;
+
+	buf_printf(&b, "{\"filterServerList\":[],\"topicConfigSerializeWrapper\":{\"dataVersion\":"
+		       "{\"counter\":%" PRId64 ",\"stateVersion\":%" PRId64 ",\"timestamp\":%" PRId64 "},"
+		       "\"topicConfigTable\":{",
+		   counter, state, ts);
+	for (char *t = strtok_r(spec, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+		char name[256];
+		int r = 0, w = 0, perm = 0, sys = 0;
+		int n = sscanf(t, "%255[^/]/%d/%d/%d/%d", name, &r, &w, &perm, &sys);
+		cr_assert(n >= 4, "bad topic spec %s", t);
+		buf_printf(&b, "%s\"%s\":{\"order\":false,\"perm\":%d,\"readQueueNums\":%d,"
+			       "\"topicFilterType\":\"SINGLE_TAG\",\"topicName\":\"%s\",\"topicSysFlag\":%d,"
+			       "\"writeQueueNums\":%d}",
+			   first ? "" : ",", name, perm, r, name, sys, w);
+		first = 0;
+	}
+	buf_append_str(&b, "}}}");
+	buf_terminate(&b);
+	free(spec);
+	return (char *)b.data;
+}
+
+struct tu_reg {
+	const char *cluster, *name, *addr, *ha;
+	int64_t id;
+	bool new_style, acting;
+	const char *zone;
+	int64_t timeout;
+	uint64_t conn;
+	bool delete_missing;
+};
+
+/* Decodes `body` as a REGISTER_BROKER body and applies it. */
+static inline int tu_register(struct route_db *db, const struct tu_reg *r, const char *body, uint64_t now,
+			      struct route_reg_result *res)
+{
+	struct regbody rb;
+	char why[128];
+	struct route_broker_reg reg;
+	struct route_reg_result tmp;
+	int rc = regbody_decode((const uint8_t *)body, body ? strlen(body) : 0, false, 441, 0, &rb, why,
+				sizeof(why));
+	cr_assert_eq(rc, 0, "body does not decode: %s", why);
+	memset(&reg, 0, sizeof(reg));
+	reg.cluster = r->cluster ? r->cluster : "DefaultCluster";
+	reg.name = r->name;
+	reg.addr = r->addr;
+	reg.ha_addr = r->ha;
+	reg.id = r->id;
+	reg.new_style = r->new_style;
+	reg.acting_master = r->acting;
+	reg.zone = r->zone;
+	reg.timeout_ms = r->timeout;
+	reg.conn_id = r->conn;
+	reg.delete_missing_topics = r->delete_missing;
+	reg.body = &rb;
+	rc = route_apply_register(db, &reg, now, res ? res : &tmp);
+	if (!res)
+		route_reg_result_free(&tmp);
+	regbody_free(&rb);
+	return rc;
+}
+
+/* The route answer as a NUL-terminated string, or NULL when not found. */
+static inline char *tu_route_q(struct route_db *db, const struct route_query *q)
+{
+	struct buf scratch = BUF_INIT;
+	const uint8_t *body;
+	size_t len;
+	char *out = NULL;
+
+	route_read_lock();
+	int rc = route_topic_body(db, q, &body, &len, &scratch);
+	if (rc == 0) {
+		out = malloc(len + 1);
+		memcpy(out, body, len);
+		out[len] = 0;
+	} else {
+		cr_assert_eq(rc, RMQNS_ENOTFOUND, "route_topic_body: %d", rc);
+	}
+	route_read_unlock();
+	buf_free(&scratch);
+	return out;
+}
+
+static inline char *tu_route(struct route_db *db, const char *topic, enum jw_form form)
+{
+	struct route_query q = { topic, form, false, NULL, NULL };
+	return tu_route_q(db, &q);
+}
+
+typedef int (*tu_list_fn)(struct route_db *db, struct buf *out);
+
+static inline char *tu_text(struct buf *b)
+{
+	buf_terminate(b);
+	return (char *)b->data;
+}
+
+static inline char *tu_cluster_info(struct route_db *db)
+{
+	struct buf b = BUF_INIT;
+	route_read_lock();
+	cr_assert_eq(route_cluster_info(db, &b), 0);
+	route_read_unlock();
+	return tu_text(&b);
+}
+
+/* Parses a body (bare integer keys allowed). */
+static inline json_t *tu_json(const char *s)
+{
+	int err = 0;
+	json_t *j = json_body_parse((const uint8_t *)s, strlen(s), &err);
+	cr_assert(j, "body does not parse (%d): %s", err, s);
+	return j;
+}
+
+/* perm of the queue entry of `group` in a route answer, -1 if none. */
+static inline int tu_perm(const char *route, const char *group)
+{
+	json_t *j = tu_json(route), *q;
+	size_t i;
+	int perm = -1;
+	json_array_foreach(json_object_get(j, "queueDatas"), i, q)
+		if (strcmp(json_string_value(json_object_get(q, "brokerName")), group) == 0)
+			perm = (int)json_integer_value(json_object_get(q, "perm"));
+	json_decref(j);
+	return perm;
+}
+
+#endif
