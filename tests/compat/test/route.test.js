@@ -190,5 +190,23 @@ for (const pkg of ['ali-ons', 'rocketmq']) {
         conn.close();
       }
     });
+
+    it('a broker whose connection closes leaves the client\'s route', T, async () => {
+      const topic = `TZ_${pkg}`;
+      const conn = await RawConn.connect(server.port);
+      const addr = `127.0.0.1:${await closedPort()}`;
+      try {
+        await registerBroker(conn, { cluster: 'CZ', brokerName: `${pkg}-z`, brokerAddr: addr, brokerId: 0,
+          topics: [{ name: topic, read: 1, write: 1, perm: 6 }, { name: `${topic}_2`, read: 1, write: 1, perm: 6 }] });
+        assert.strictEqual((await route(topic)).brokerDatas[0].brokerAddrs[0], addr);
+      } finally {
+        conn.close();
+      }
+      let code;
+      for (let i = 0; i < 50 && code === undefined; i++) {
+        try { await route(topic); await new Promise(res => setTimeout(res, 100)); } catch (err) { code = err.code; }
+      }
+      assert.strictEqual(code, 17);
+    });
   });
 }
