@@ -191,6 +191,35 @@ for (const pkg of ['ali-ons', 'rocketmq']) {
       }
     });
 
+    it('route, miss, cluster and KV requests in flight together on the client\'s connection each get their own answer', T, async () => {
+      const topics = ['T1', 'T2', 'TSYS', 'TC', 'TU', 'TW'];
+      const jobs = [];
+      for (let i = 0; i < 300; i++) {
+        switch (i % 4) {
+        case 0: {
+          const t = topics[i % topics.length];
+          jobs.push(route(t).then(r => assert.ok(r.queueDatas.length > 0 &&
+            r.queueDatas.every(q => r.brokerDatas.some(b => b.brokerName === q.brokerName)), t)));
+          break;
+        }
+        case 1:
+          jobs.push(route(`Missing${i}`).then(() => assert.fail('found'),
+            err => assert.strictEqual(err.message, NOT_FOUND_REMARK(`Missing${i}`))));
+          break;
+        case 2:
+          jobs.push(request(GET_BROKER_CLUSTER_INFO, null).then(r =>
+            assert.deepStrictEqual(Object.keys(JSON2.parse(r.body.toString()).clusterAddrTable).sort(), ['C1', 'C2', 'C3'])));
+          break;
+        default:
+          jobs.push(request(101, { namespace: `ns${i}`, key: `k${i}` }).then(r => {
+            assert.strictEqual(r.code, 22);
+            assert.strictEqual(r.remark, `No config item, Namespace: ns${i} Key: k${i}`);
+          }));
+        }
+      }
+      await Promise.all(jobs);
+    });
+
     it('a broker whose connection closes leaves the client\'s route', T, async () => {
       const topic = `TZ_${pkg}`;
       const conn = await RawConn.connect(server.port);
