@@ -15,6 +15,10 @@ install_missing() {
 	for p in "${PACKAGES[@]}"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 	done
+	# The compatibility tests drive real Node RocketMQ clients; a machine that
+	# already has a Node.js with npm keeps it.
+	command -v node >/dev/null 2>&1 || missing+=(nodejs npm)
+	if command -v node >/dev/null 2>&1 && ! command -v npm >/dev/null 2>&1; then missing+=(npm); fi
 	if [ ${#missing[@]} -gt 0 ]; then
 		echo "quickstart: installing ${missing[*]}"
 		export DEBIAN_FRONTEND=noninteractive

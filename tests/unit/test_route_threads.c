@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <jansson.h>
 #include <urcu.h>
@@ -178,6 +179,10 @@ int main(void)
 			route_apply_conn_closed(db, (uint64_t)((round / 13) % GROUPS) + 1);
 		route_hook_tick(db, 2);
 	}
+	/* On a loaded machine the writer can finish before every reader has
+	 * been scheduled; give them (boundedly) the time to answer at all. */
+	for (int waited = 0; waited < 1000 && atomic_load(&answers) < READERS; waited++)
+		usleep(10000);
 	atomic_store(&stop, true);
 	for (int i = 0; i < READERS; i++)
 		pthread_join(th[i], NULL);
