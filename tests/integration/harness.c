@@ -80,7 +80,7 @@ static void harness_sleep_ms(int ms)
 		;
 }
 
-static char *harness_slurp(const char *path)
+char *harness_slurp(const char *path)
 {
 	FILE *f = fopen(path, "rb");
 	if (!f)
@@ -188,10 +188,10 @@ static pid_t harness_spawn(const char *dir, char *const *argv, const char *out_p
 	return pid;
 }
 
-static int harness_make_dir(char *dir, size_t n)
+int harness_mkdtemp(char *dir, size_t n, const char *prefix)
 {
 	const char *tmp = getenv("TMPDIR");
-	snprintf(dir, n, "%s/rmqns-test-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	snprintf(dir, n, "%s/%s-XXXXXX", tmp && *tmp ? tmp : "/tmp", prefix);
 	if (!mkdtemp(dir)) {
 		perror("harness: mkdtemp");
 		return -1;
@@ -226,7 +226,7 @@ static int harness_boot_port(const char *out)
 int harness_start(struct harness_server *s, const char *const *args)
 {
 	memset(s, 0, sizeof *s);
-	if (harness_make_dir(s->dir, sizeof s->dir) < 0)
+	if (harness_mkdtemp(s->dir, sizeof s->dir, "rmqns-test") < 0)
 		return -1;
 	snprintf(s->out_path, sizeof s->out_path, "%s/stdout.txt", s->dir);
 	snprintf(s->log_path, sizeof s->log_path, "%s/rmqns.log", s->dir);
@@ -337,7 +337,7 @@ static int harness_rm_entry(const char *path, const struct stat *sb, int flag, s
 	return 0;
 }
 
-static void harness_remove_dir(const char *dir)
+void harness_rmdir(const char *dir)
 {
 	if (!dir[0])
 		return;
@@ -360,7 +360,7 @@ int harness_cleanup(struct harness_server *s)
 	} else if (s->dir[0] && harness_log_has_sanitizer_report(s)) {
 		rc = -1;
 	}
-	harness_remove_dir(s->dir);
+	harness_rmdir(s->dir);
 	s->dir[0] = '\0';
 	return rc;
 }
@@ -370,7 +370,7 @@ int harness_run(const char *const *args, int timeout_ms, char **out)
 	char dir[256], out_path[300], log_path[300];
 	if (out)
 		*out = NULL;
-	if (harness_make_dir(dir, sizeof dir) < 0)
+	if (harness_mkdtemp(dir, sizeof dir, "rmqns-test") < 0)
 		return -1;
 	snprintf(out_path, sizeof out_path, "%s/stdout.txt", dir);
 	snprintf(log_path, sizeof log_path, "%s/rmqns.log", dir);
@@ -394,8 +394,15 @@ int harness_run(const char *const *args, int timeout_ms, char **out)
 		if (out)
 			*out = harness_slurp(out_path);
 	}
-	harness_remove_dir(dir);
+	harness_rmdir(dir);
 	return status;
+}
+
+char *harness_path_in(const char *dir, const char *name)
+{
+	char *p = NULL;
+
+	return asprintf(&p, "%s/%s", dir, name) < 0 ? NULL : p;
 }
 
 char *harness_read_log(const struct harness_server *s)

@@ -67,6 +67,17 @@ bool harness_log_has_sanitizer_report(const struct harness_server *s);
  * *out (optional) gets its stdout, malloc'd and NUL-terminated. */
 int harness_run(const char *const *args, int timeout_ms, char **out);
 
+/* A whole file, malloc'd and NUL-terminated; NULL when it cannot be read. */
+char *harness_slurp(const char *path);
+
+/* A fresh directory $TMPDIR/PREFIX-XXXXXX (default /tmp) written into dir;
+ * 0 or -1. harness_rmdir removes it and everything in it (kept when
+ * RMQNS_KEEP_TEST_DIR is set). */
+int harness_mkdtemp(char *dir, size_t n, const char *prefix);
+void harness_rmdir(const char *dir);
+/* "dir/name", malloc'd (NULL on allocation failure). */
+char *harness_path_in(const char *dir, const char *name);
+
 /* The server's log so far, malloc'd and NUL-terminated (NULL on error). */
 char *harness_read_log(const struct harness_server *s);
 /* Whether the log contains needle, waiting up to timeout_ms for it. */

@@ -26,43 +26,22 @@ static char dir[64];
 
 static void cfg_init(void)
 {
-	strcpy(dir, "/tmp/rmqns-cfgs-XXXXXX");
-	cr_assert_not_null(mkdtemp(dir));
+	cr_assert_eq(harness_mkdtemp(dir, sizeof(dir), "rmqns-cfgs"), 0);
 }
 
 static void cfg_fini(void)
 {
-	char cmd[128];
-
 	harness_cleanup(&srv);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", dir);
+	harness_rmdir(dir);
 }
 
 TestSuite(config_server, .init = cfg_init, .fini = cfg_fini, .timeout = 120);
 
 static char *path_in(const char *name)
 {
-	char *p;
-	cr_assert(asprintf(&p, "%s/%s", dir, name) > 0);
+	char *p = harness_path_in(dir, name);
+	cr_assert_not_null(p);
 	return p;
-}
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *s = NULL;
-	size_t n = 0;
-
-	if (!f)
-		return NULL;
-	if (getdelim(&s, &n, '\0', f) < 0) {
-		free(s);
-		s = strdup("");
-	}
-	fclose(f);
-	return s;
 }
 
 static char *write_conf(const char *name, const char *text)
@@ -264,10 +243,10 @@ Test(config_server, update_round_trip_persists_with_bak)
 	cr_assert_not_null(strstr(body, "\nmyOwnKey=new\n"));
 	cr_assert_not_null(strstr(body, "\nserverSocketBacklog=2048\n"), "restart-only values are shown");
 	cr_assert_null(strstr(body, "fooBar"), "unknown keys are dropped");
-	disk = slurp(file);
+	disk = harness_slurp(file);
 	cr_assert_str_eq(disk, body, "the -c file holds what GET shows");
 	free(disk);
-	disk = slurp(bak);
+	disk = harness_slurp(bak);
 	cr_assert_str_eq(disk, original, ".bak holds the previous content");
 	free(disk);
 	cr_assert(harness_wait_log(&srv, "UPDATE_NAMESRV_CONFIG from", 5000));
@@ -299,7 +278,7 @@ Test(config_server, update_refusals)
 	start_with(file);
 	c = connect_or_fail();
 	before = get_config(c, REMOTING_JSON);
-	disk_before = slurp(file);
+	disk_before = harness_slurp(file);
 	expect_update(c, "kvConfigPath=/tmp/x.json\n", 16, black);
 	expect_update(c, "configStorePath=/tmp/x.properties\n", 16, black);
 	expect_update(c, "rocketmqHome=/tmp\n", 16, black);
@@ -314,7 +293,7 @@ Test(config_server, update_refusals)
 	expect_update(c, NULL, 0, NULL);
 	after = get_config(c, REMOTING_JSON);
 	cr_assert_str_eq(after, before, "nothing was applied");
-	disk_after = slurp(file);
+	disk_after = harness_slurp(file);
 	cr_assert_str_eq(disk_after, disk_before, "nothing was written");
 	free(before);
 	free(after);

@@ -24,43 +24,22 @@ static char dir[64];
 
 static void kv_init(void)
 {
-	strcpy(dir, "/tmp/rmqns-kvs-XXXXXX");
-	cr_assert_not_null(mkdtemp(dir));
+	cr_assert_eq(harness_mkdtemp(dir, sizeof(dir), "rmqns-kvs"), 0);
 }
 
 static void kv_fini(void)
 {
-	char cmd[128];
-
 	harness_cleanup(&srv);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", dir);
+	harness_rmdir(dir);
 }
 
 TestSuite(kv_server, .init = kv_init, .fini = kv_fini, .timeout = 120);
 
 static char *path_in(const char *name)
 {
-	char *p;
-	cr_assert(asprintf(&p, "%s/%s", dir, name) > 0);
+	char *p = harness_path_in(dir, name);
+	cr_assert_not_null(p);
 	return p;
-}
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *s = NULL;
-	size_t n = 0;
-
-	if (!f)
-		return NULL;
-	if (getdelim(&s, &n, '\0', f) < 0) {
-		free(s);
-		s = strdup("");
-	}
-	fclose(f);
-	return s;
 }
 
 /* Starts the server with its KV file at dir/name. */
@@ -356,11 +335,11 @@ Test(kv_server, file_on_disk_and_restart)
 	start_kv("kv.json");
 	c = connect_or_fail();
 	put_ok(c, "ORDER_TOPIC_CONFIG", "TopicOrder", "broker-a:4;broker-b:4");
-	t = slurp(kvp);
+	t = harness_slurp(kvp);
 	cr_assert_str_eq(t, "{\"configTable\":{\"ORDER_TOPIC_CONFIG\":{\"TopicOrder\":\"broker-a:4;broker-b:4\"}}}");
 	free(t);
 	put_ok(c, "NS", "emoji", "😀 é \"q\"");
-	t = slurp(bak);
+	t = harness_slurp(bak);
 	cr_assert_str_eq(t, "{\"configTable\":{\"ORDER_TOPIC_CONFIG\":{\"TopicOrder\":\"broker-a:4;broker-b:4\"}}}");
 	free(t);
 	client_close(c);
@@ -491,7 +470,7 @@ Test(kv_server, corrupt_or_unusable_file_refuses_to_start)
 	out = NULL;
 	{
 		/* the file is untouched */
-		char *t = slurp(kvp);
+		char *t = harness_slurp(kvp);
 		cr_assert_str_eq(t, "{\"configTable\":{\"NS\":{\"k\":");
 		free(t);
 	}
