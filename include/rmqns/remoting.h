@@ -93,13 +93,22 @@ int remoting_frame_cut(const uint8_t *data, size_t len, uint32_t max_frame, size
  * RMQNS_ENOMEM. Each of them means: close the connection.
  *
  * JSON headers: members in any order, unknown ones ignored; code, flag,
- * version, opaque absent or null = 0 (integers or decimal text); language
+ * version, opaque absent or null = 0, else an integer, an integral decimal
+ * (100.0, 1e2) or decimal text, within int32 (past it, or with a fraction,
+ * is RMQNS_EJSON: fastjson cannot put it in Java's int either); language
  * absent = JAVA, null or an unknown name = LANG_UNKNOWN, names matched
  * exactly then case-insensitively, integers as ordinals; remark "" stays ""
- * (present), null = absent; ext values that are numbers or booleans become
- * their text, containers their compact JSON text, null drops the entry; a
- * repeated member or ext key keeps its last value; serializeTypeCurrentRPC
- * is ignored (the header word decides). ext keeps the order of the wire.
+ * (present), null = absent; ext values and the remark that are numbers keep
+ * the exact text the client wrote, of any length and form (12345678901234567000,
+ * -0, 1e-7, 1.50: what fastjson gives a String for an integer, and never a
+ * reformatted double), booleans become "true"/"false", containers their
+ * compact JSON text (numbers inside them as jansson reads them, so an
+ * integer past int64 there is RMQNS_EJSON), null drops the entry; in any
+ * string, \u0000 (no C string can hold it) and a lone surrogate escape (not
+ * UTF-8; JSON.stringify writes one for a broken string) read as U+FFFD,
+ * which re-encodes as U+FFFD; a repeated member or ext key keeps its last
+ * value; serializeTypeCurrentRPC is ignored (the header word decides). ext
+ * keeps the order of the wire.
  * Binary headers: remark length 0 = absent; entries with an empty key or
  * value are dropped; ext_present = the ext section is not empty. */
 int remoting_decode(const uint8_t *frame, size_t frame_size, struct remoting_cmd *cmd);

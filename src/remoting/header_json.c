@@ -1,8 +1,9 @@
 /* The JSON header codec (protocol.md §2.1). Decoding runs a hand-written
  * parser for the shapes real peers send and falls back to jansson for
  * anything else: the fast path need not be complete, only never disagree
- * with the jansson path on what it does accept. Encoding writes the exact
- * bytes Java writes. */
+ * with the jansson path on what it does accept (a light rewrite lets
+ * jansson keep number text and read \u0000 and lone surrogates the same
+ * way). Encoding writes the exact bytes Java writes. */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,20 +162,53 @@ static ptrdiff_t jh_string(struct jh *j)
 		if (!jh_hex4(p + 2, end, &u))
 			return -1;
 		p += 6;
-		if (u == 0 || (u >= 0xDC00 && u <= 0xDFFF))
-			return -1;
-		if (u >= 0xD800 && u <= 0xDBFF) {
-			if (end - p < 6 || p[0] != '\\' || p[1] != 'u' || !jh_hex4(p + 2, end, &lo) ||
-			    lo < 0xDC00 || lo > 0xDFFF)
-				return -1;
+		if (u >= 0xD800 && u <= 0xDBFF && end - p >= 6 && p[0] == '\\' && p[1] == 'u' &&
+		    jh_hex4(p + 2, end, &lo) && lo >= 0xDC00 && lo <= 0xDFFF) {
 			u = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00);
 			p += 6;
+		} else if (u == 0 || (u >= 0xD800 && u <= 0xDFFF)) {
+			/* U+0000 cannot live in a C string and a lone surrogate
+			 * is not UTF-8: both read as U+FFFD (remoting.h). */
+			u = 0xFFFD;
 		}
 		o += jh_utf8_put(u, o);
 	}
 	j->p = p + 1;
 	*o = 0;
 	return o - j->strs;
+}
+
+/* Length of the JSON number token at p (RFC 8259: -?(0|[1-9]d*)(.d+)?([eE][+-]?d+)?),
+ * of any length; 0 when p holds none. What follows it is the caller's
+ * business ("01" is the number 0 followed by a stray 1). */
+static inline size_t jh_number_len(const uint8_t *p, const uint8_t *end)
+{
+	const uint8_t *q = p;
+	if (q < end && *q == '-')
+		q++;
+	if (q >= end || *q < '0' || *q > '9')
+		return 0;
+	if (*q++ != '0')
+		while (q < end && *q >= '0' && *q <= '9')
+			q++;
+	if (q < end && *q == '.') {
+		const uint8_t *f = ++q;
+		while (q < end && *q >= '0' && *q <= '9')
+			q++;
+		if (q == f)
+			return 0;
+	}
+	if (q < end && (*q == 'e' || *q == 'E')) {
+		q++;
+		if (q < end && (*q == '+' || *q == '-'))
+			q++;
+		const uint8_t *e = q;
+		while (q < end && *q >= '0' && *q <= '9')
+			q++;
+		if (q == e)
+			return 0;
+	}
+	return (size_t)(q - p);
 }
 
 /* A JSON integer as jansson reads it into json_int_t, limited to 18 digits
@@ -204,12 +238,39 @@ static bool jh_int(struct jh *j, int64_t *v)
 	return true;
 }
 
-static bool jh_int32(struct jh *j, int32_t *out)
+/* code, flag, version, opaque: an integer, or an integral decimal such as
+ * 100.0 (fastjson converts it), within int32. Anything else (exponents,
+ * other fractions, too many digits) is left to the jansson path, which
+ * takes integral reals and refuses the rest. */
+static inline bool jh_int32(struct jh *j, int32_t *out)
 {
-	int64_t v;
-	if (!jh_int(j, &v) || v < INT32_MIN || v > INT32_MAX)
+	const uint8_t *p = j->p, *end = j->end;
+	bool neg = p < end && *p == '-';
+	p += neg;
+	const uint8_t *digits = p;
+	int64_t x = 0;
+	while (p < end && *p >= '0' && *p <= '9') {
+		if (p - digits == 10)
+			return false;
+		x = x * 10 + (*p++ - '0');
+	}
+	if (p == digits || (*digits == '0' && p - digits > 1))
 		return false;
-	*out = (int32_t)v;
+	if (p < end && *p == '.') {
+		const uint8_t *f = ++p;
+		while (p < end && *p == '0')
+			p++;
+		if (p == f || (p < end && *p >= '1' && *p <= '9'))
+			return false;
+	}
+	if (p < end && (*p == 'e' || *p == 'E'))
+		return false;
+	if (neg)
+		x = -x;
+	if (x < INT32_MIN || x > INT32_MAX)
+		return false;
+	j->p = p;
+	*out = (int32_t)x;
 	return true;
 }
 
@@ -222,7 +283,7 @@ static bool jh_lit(struct jh *j, const char *lit, size_t n)
 }
 
 /* Copies a scalar ext value's text into the string area and claims it. */
-static const char *jh_ext_value(struct jh *j)
+static inline const char *jh_ext_value(struct jh *j)
 {
 	char *s = j->strs;
 	uint8_t c = *j->p;
@@ -237,9 +298,14 @@ static const char *jh_ext_value(struct jh *j)
 		return NULL;
 	const uint8_t *start = j->p;
 	if (c == '-' || (c >= '0' && c <= '9')) {
-		int64_t v;
-		if (!jh_int(j, &v) || (v == 0 && *start == '-'))
-			return NULL; /* "-0" is "0" to jansson: leave it the rewrite */
+		/* A number keeps the text the client wrote, digit for digit:
+		 * fastjson hands a String field an integer's own text, and a
+		 * JavaScript client's 12345678901234567000 must not be cut to
+		 * int64 or rewritten as a double. */
+		size_t len = jh_number_len(start, j->end);
+		if (!len)
+			return NULL;
+		j->p += len;
 	} else if (!jh_lit(j, "true", 4) && !jh_lit(j, "false", 5)) {
 		return NULL;
 	}
@@ -306,11 +372,13 @@ static int jh_ext(struct jh *j, struct remoting_ext_field *ext, uint32_t slots, 
 static bool jh_skip_value(struct jh *j)
 {
 	uint8_t c = *j->p;
-	int64_t v;
 	if (c == '"')
 		return jh_string(j) >= 0;
-	if (c == '-' || (c >= '0' && c <= '9'))
-		return jh_int(j, &v);
+	if (c == '-' || (c >= '0' && c <= '9')) {
+		size_t len = jh_number_len(j->p, j->end);
+		j->p += len;
+		return len > 0;
+	}
 	return jh_lit(j, "true", 4) || jh_lit(j, "false", 5) || jh_lit(j, "null", 4);
 }
 
@@ -319,7 +387,7 @@ enum jh_member {
 	JH_LANGUAGE = 1 << 4, JH_REMARK = 1 << 5, JH_EXT = 1 << 6, JH_OTHER = 0,
 };
 
-static enum jh_member jh_member_of(const char *k, size_t n)
+static inline enum jh_member jh_member_of(const char *k, size_t n)
 {
 	switch (n) {
 	case 4:
@@ -360,19 +428,17 @@ static int jh_member_value(struct jh *j, enum jh_member m, struct remoting_cmd *
 			cmd->language = remoting_language_parse_n(j->strs, (size_t)n);
 			return 0;
 		}
-		if (!jh_int32(j, &cmd->language) || cmd->language < 0 || cmd->language > LANG_NODE_JS)
+		/* an ordinal is an integer; the jansson path judges the rest */
+		int64_t ord;
+		if (!jh_int(j, &ord) || ord < 0 || ord > LANG_NODE_JS)
 			return JH_BAIL;
+		cmd->language = (int32_t)ord;
 		return 0;
 	case JH_REMARK:
-		if (c == '"') {
-			ptrdiff_t n = jh_string(j);
-			if (n < 0)
-				return JH_BAIL;
-			cmd->remark = j->strs;
-			j->strs += n + 1;
+		if (jh_lit(j, "null", 4))
 			return 0;
-		}
-		return jh_lit(j, "null", 4) ? 0 : JH_BAIL;
+		/* a scalar remark is its text, as for an ext value */
+		return (cmd->remark = jh_ext_value(j)) ? 0 : JH_BAIL;
 	case JH_EXT:
 		if (c != '{')
 			return jh_lit(j, "null", 4) ? 0 : JH_BAIL;
@@ -469,6 +535,13 @@ static int jh_member_int32(const json_t *root, const char *name, int32_t *out)
 	json_int_t x;
 	if (json_is_integer(v)) {
 		x = json_integer_value(v);
+	} else if (json_is_real(v)) {
+		/* 100.0 and 1e2 are 100; a fraction is refused (Java would
+		 * truncate it, but no client writes one). */
+		double d = json_real_value(v);
+		if (!(d >= INT32_MIN && d <= INT32_MAX) || (double)(int32_t)d != d)
+			return RMQNS_EJSON;
+		x = (int32_t)d;
 	} else if (json_is_string(v)) {
 		const char *s = json_string_value(v);
 		const char *d = (*s == '-' || *s == '+') ? s + 1 : s;
@@ -605,13 +678,124 @@ static int jh_slow_fill(const json_t *root, struct remoting_cmd *cmd)
 	return RMQNS_OK;
 }
 
+/* jansson cannot keep a number's text, refuses integers beyond int64 and
+ * reals beyond a double, and refuses \u0000 and lone surrogates. So before
+ * it sees a header, the numbers whose text we keep (ext values, the remark,
+ * members we ignore) are put in quotes and those escapes are replaced by
+ * \uFFFD, as the fast path reads them. Nothing else changes, and bad JSON
+ * stays bad: only valid number tokens right after a ':' are quoted, and at
+ * the first token that is not one the rest is copied as it is. Numbers
+ * inside containers stay jansson's. */
+enum jh_root_key { JH_KEY_TEXT, JH_KEY_INT, JH_KEY_EXT };
+
+static enum jh_root_key jh_root_key_of(const uint8_t *p, const uint8_t *end)
+{
+	char tmp[72];
+	if ((size_t)(end - p) + 1 > sizeof(tmp))
+		return JH_KEY_TEXT; /* longer than any member name we know, even escaped */
+	struct jh s = { .p = p, .end = end, .strs = tmp, .strs_end = tmp + sizeof(tmp) };
+	ptrdiff_t n = jh_string(&s);
+	if (n < 0)
+		return JH_KEY_TEXT;
+	switch (jh_member_of(tmp, (size_t)n)) {
+	case JH_CODE: case JH_FLAG: case JH_VERSION: case JH_OPAQUE: case JH_LANGUAGE:
+		return JH_KEY_INT;
+	case JH_EXT:
+		return JH_KEY_EXT;
+	default:
+		return JH_KEY_TEXT;
+	}
+}
+
+static int jh_rewrite(const uint8_t *in, size_t len, struct buf *out)
+{
+	int rc = buf_reserve(out, len + 16);
+	int depth = 0;
+	bool in_ext = false;
+	enum jh_root_key key = JH_KEY_TEXT;
+	uint8_t prev = 0; /* last byte outside blanks and strings */
+	size_t i = 0;
+	while (!rc && i < len) {
+		uint8_t c = in[i];
+		if (c == '"') {
+			size_t start = i++;
+			bool is_key = depth == 1 && (prev == '{' || prev == ',');
+			rc = buf_putc(out, '"');
+			while (!rc && i < len && in[i] != '"') {
+				uint32_t u, lo;
+				if (in[i] != '\\') {
+					rc = buf_putc(out, in[i++]);
+				} else if (i + 1 < len && in[i + 1] == 'u' && jh_hex4(in + i + 2, in + len, &u)) {
+					if (u >= 0xD800 && u <= 0xDBFF && len - i >= 12 && in[i + 6] == '\\' &&
+					    in[i + 7] == 'u' && jh_hex4(in + i + 8, in + len, &lo) &&
+					    lo >= 0xDC00 && lo <= 0xDFFF) {
+						rc = buf_append(out, in + i, 12);
+						i += 12;
+					} else {
+						bool bad = u == 0 || (u >= 0xD800 && u <= 0xDFFF);
+						rc = buf_append(out, bad ? (const uint8_t *)"\\uFFFD" : in + i, 6);
+						i += 6;
+					}
+				} else {
+					size_t n = i + 1 < len ? 2 : 1;
+					rc = buf_append(out, in + i, n);
+					i += n;
+				}
+			}
+			if (!rc && i < len)
+				rc = buf_putc(out, in[i++]);
+			if (is_key)
+				key = jh_root_key_of(in + start, in + i);
+			prev = '"';
+			continue;
+		}
+		if (c == '-' || (c >= '0' && c <= '9')) {
+			size_t n = jh_number_len(in + i, in + len);
+			if (!n)
+				break; /* bad JSON: jansson will say so on the rest */
+			bool quote = prev == ':' && ((depth == 1 && key != JH_KEY_INT) || (depth == 2 && in_ext));
+			if (quote)
+				rc = buf_putc(out, '"');
+			if (!rc)
+				rc = buf_append(out, in + i, n);
+			if (!rc && quote)
+				rc = buf_putc(out, '"');
+			i += n;
+			prev = '0';
+			continue;
+		}
+		if (c == '{' || c == '[') {
+			if (depth == 1)
+				in_ext = c == '{' && prev == ':' && key == JH_KEY_EXT;
+			depth++;
+		} else if (c == '}' || c == ']') {
+			if (depth > 0)
+				depth--;
+		}
+		if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
+			prev = c;
+		rc = buf_putc(out, c);
+		i++;
+	}
+	if (!rc && i < len)
+		rc = buf_append(out, in + i, len - i);
+	return rc;
+}
+
 static int jh_slow_decode(const uint8_t *hdr, size_t len, struct remoting_cmd *cmd)
 {
+	struct buf text = BUF_INIT;
+	int rc = jh_rewrite(hdr, len, &text);
+	if (rc) {
+		buf_free(&text);
+		return rc;
+	}
 	json_error_t jerr;
-	json_t *root = json_loadb((const char *)hdr, len, 0, &jerr);
+	json_t *root = json_loadb((const char *)text.data, text.len, 0, &jerr);
+	buf_free(&text);
 	if (!root)
 		return json_error_code(&jerr) == json_error_out_of_memory ? RMQNS_ENOMEM : RMQNS_EJSON;
-	int rc = json_is_object(root) ? jh_slow_fill(root, cmd) : RMQNS_EJSON;
+	rc = json_is_object(root) ? jh_slow_fill(root, cmd) : RMQNS_EJSON;
 	json_decref(root);
 	if (rc) {
 		free(cmd->storage);
