@@ -375,7 +375,7 @@ static int run_scenario(struct bench_opts *o)
 	int exit_code = 0;
 	struct procstat before = { 0 }, after = { 0 };
 	bool have_server = false;
-	uint64_t t_before = 0;
+	uint64_t t_before = 0, t_after = 0;
 	/* the seed scenario measures the registrations themselves: the server's
 	 * figures start before them; the others start after seeding */
 	if (o->pid && o->scenario == SC_SEED) {
@@ -519,13 +519,15 @@ static int run_scenario(struct bench_opts *o)
 		uint64_t nap = next - now;
 		sleep_ns(nap > 20000000ull ? 20000000ull : nap);
 	}
-	uint64_t t_after = bench_now_ns();
+	t_after = bench_now_ns();
 	if (have_server && procstat_read(o->pid, &after) != RMQNS_OK) {
 		fprintf(stderr, "rmqns-bench: --pid %ld: the process is gone\n", (long)o->pid);
 		have_server = false;
 	}
 
 stop:
+	if (!t_after) /* reached by the early exit too */
+		t_after = bench_now_ns();
 	if (r.have_load)
 		engine_stop(&r.load);
 	for (uint32_t i = 0; i < r.nroute; i++)
