@@ -201,7 +201,7 @@ Test(properties, format_plain_values_verbatim)
 
 	cr_assert_eq(properties_set(&p, "listenPort", "9876"), 0);
 	cr_assert_eq(properties_set(&p, "bindAddress", "0.0.0.0"), 0);
-	cr_assert_eq(properties_set(&p, "kvConfigPath", "/root/namesrv/kvConfig.json"), 0);
+	cr_assert_eq(properties_set(&p, "kvConfigPath", "/home/rocketmq/namesrv/kvConfig.json"), 0);
 	cr_assert_eq(properties_set(&p, "configBlackList", "configBlackList;configStorePath;kvConfigPath"), 0);
 	cr_assert_eq(properties_set(&p, "empty", ""), 0);
 	cr_assert_eq(properties_set(&p, "utf8", "é😀 a=b:c#"), 0);
@@ -211,7 +211,7 @@ Test(properties, format_plain_values_verbatim)
 			 "bindAddress=0.0.0.0\n"
 			 "configBlackList=configBlackList;configStorePath;kvConfigPath\n"
 			 "empty=\n"
-			 "kvConfigPath=/root/namesrv/kvConfig.json\n"
+			 "kvConfigPath=/home/rocketmq/namesrv/kvConfig.json\n"
 			 "listenPort=9876\n"
 			 "utf8=é😀 a=b:c#\n");
 	buf_free(&out);
