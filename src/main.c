@@ -25,6 +25,12 @@
  * with the pool and registrar stops before it, exit stays well under 5 s. */
 #define MAIN_FLUSH_MS 2000
 
+/* Nice value of the threads doing registrations (general workers, the
+ * registrar): when the CPUs are short, the reactors answering route queries
+ * go first. A nice thread still gets its weighted share (about a tenth
+ * against a busy reactor at 10), so registrations slow down, never stop. */
+#define MAIN_WORKER_NICE 10
+
 /* Dedicated route-lane workers, on top of serverWorkerThreads general ones. */
 #define MAIN_ROUTE_WORKERS 1
 
@@ -33,6 +39,15 @@ static uint64_t main_now_ms(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Default-lane requests (registrations above all: megabytes of JSON
+ * each) run on at most half the CPUs, so a registration storm leaves the
+ * other half to the reactors answering route queries. */
+static unsigned main_default_max(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n >= 4 ? (unsigned)(n / 2) : 1u;
 }
 
 static unsigned main_threads(int32_t configured)
@@ -112,6 +127,7 @@ int main(int argc, char **argv)
 
 	struct app app = { .config = cfg };
 	struct registrar_hooks hooks = { 0 };
+	hooks.nice = MAIN_WORKER_NICE;
 	hooks.tick_ms = o->scanNotActiveBrokerInterval > 0 ? (uint32_t)o->scanNotActiveBrokerInterval
 							    : 5000;
 	/* Route module: create app.route here and point hooks.on_tick (expiry
@@ -143,6 +159,8 @@ int main(int argc, char **argv)
 		.route_workers = MAIN_ROUTE_WORKERS,
 		.lane_capacity = o->processorQueueCapacity > 0 ? (uint32_t)o->processorQueueCapacity
 							      : 10000,
+		.default_max = main_default_max(),
+		.default_nice = MAIN_WORKER_NICE,
 	};
 
 	int exit_code = 1;
@@ -164,9 +182,9 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
-	log_info("threads: %u reactors, %u processor workers + %u route workers, lane capacity %u, "
-		 "route queries answered %s",
-		 sp.reactors, pp.workers, pp.route_workers, pp.lane_capacity,
+	log_info("threads: %u reactors, %u processor workers (at most %u on the default lane) + %u "
+		 "route workers, lane capacity %u, route queries answered %s",
+		 sp.reactors, pp.workers, pp.default_max, pp.route_workers, pp.lane_capacity,
 		 sp.route_inline ? "inline by reactors" : "by the pool");
 	const char *bind = sp.bind_address && *sp.bind_address ? sp.bind_address : "0.0.0.0";
 	printf("The Name Server boot success. serializeType=JSON, address %s:%d\n", bind,

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -158,6 +159,9 @@ static void *registrar_main(void *arg)
 	nfds_t nfds = r->timerfd >= 0 ? 2 : 1;
 
 	log_set_thread_name("registrar");
+	pthread_setname_np(pthread_self(), "registrar");
+	if (r->hooks.nice > 0 && setpriority(PRIO_PROCESS, (id_t)gettid(), r->hooks.nice) < 0)
+		log_warn("registrar: cannot lower its priority: %s", strerror(errno));
 	rcu_register_thread();
 	for (;;) {
 		registrar_drain(r);
