@@ -25,10 +25,12 @@
  * with the pool and registrar stops before it, exit stays well under 5 s. */
 #define MAIN_FLUSH_MS 2000
 
-/* Nice value of the threads doing registrations (general workers, the
- * registrar): when the CPUs are short, the reactors answering route queries
- * go first. A nice thread still gets its weighted share (about a tenth
- * against a busy reactor at 10), so registrations slow down, never stop. */
+/* Nice value of the general workers (they parse registrations): when the
+ * CPUs are short, the reactors answering route queries go first. A nice
+ * thread still gets its weighted share (about a tenth against a busy
+ * reactor at 10), so registrations slow down, never stop. The registrar
+ * keeps the normal priority: a request answered after a one-way
+ * registration expects to see it applied, and its apply is short. */
 #define MAIN_WORKER_NICE 10
 
 /* Dedicated route-lane workers, on top of serverWorkerThreads general ones. */
@@ -127,7 +129,6 @@ int main(int argc, char **argv)
 
 	struct app app = { .config = cfg };
 	struct registrar_hooks hooks = { 0 };
-	hooks.nice = MAIN_WORKER_NICE;
 	hooks.tick_ms = o->scanNotActiveBrokerInterval > 0 ? (uint32_t)o->scanNotActiveBrokerInterval
 							    : 5000;
 	/* Route module: create app.route here and point hooks.on_tick (expiry

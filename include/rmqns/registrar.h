@@ -28,8 +28,6 @@ struct registrar_hooks {
 	void (*on_conn_closed)(void *arg, uint64_t conn_id);
 	void *arg;
 	uint32_t tick_ms;
-	/* Nice value of the registrar thread (0 = as started). */
-	int nice;
 };
 
 struct registrar;

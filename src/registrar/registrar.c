@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/resource.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -160,8 +159,6 @@ static void *registrar_main(void *arg)
 
 	log_set_thread_name("registrar");
 	pthread_setname_np(pthread_self(), "registrar");
-	if (r->hooks.nice > 0 && setpriority(PRIO_PROCESS, (id_t)gettid(), r->hooks.nice) < 0)
-		log_warn("registrar: cannot lower its priority: %s", strerror(errno));
 	rcu_register_thread();
 	for (;;) {
 		registrar_drain(r);
