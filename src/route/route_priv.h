@@ -193,9 +193,13 @@ struct route_db {
 	struct cds_lfs_stack retired; /* cache entries readers replaced */
 	uint64_t start_ms;
 	/* registrar-private */
+	unsigned long topic_buckets; /* the topic table's size as last asked for */
 	struct route_gpriv *gpriv;   /* ROUTE_MAX_GROUPS entries */
 	struct rt_deferred *deferred; /* ThreadSanitizer builds: frees kept for the end */
 };
+
+/* The topic table's first size (buckets). */
+#define RT_TOPIC_BUCKETS_MIN 1024
 
 /* ---- helpers shared by the files ---- */
 
