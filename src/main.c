@@ -3,6 +3,7 @@
  * thread, and the orderly stop. The route and KV modules plug in at the
  * places marked below; nothing else belongs here. */
 #include <errno.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,8 +97,17 @@ static int main_wait_for_stop(int sfd, struct config *cfg, struct registrar *reg
 	}
 }
 
+/* Registration bodies are megabytes, read on a reactor and freed on a
+ * worker. glibc raises its mmap threshold to the size of the first big
+ * block freed, after which every later body comes from (and fragments) a
+ * per-thread arena that never shrinks back. A fixed threshold keeps such
+ * blocks in their own mappings, handed back to the kernel on free. */
+#define MAIN_MMAP_THRESHOLD (256 * 1024)
+
 int main(int argc, char **argv)
 {
+	if (mallopt(M_MMAP_THRESHOLD, MAIN_MMAP_THRESHOLD) != 1)
+		fprintf(stderr, "rmqns: mallopt(M_MMAP_THRESHOLD) refused; memory may fragment\n");
 	struct config *cfg = NULL;
 	enum config_action action;
 	char err[512] = "";
