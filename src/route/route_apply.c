@@ -442,6 +442,7 @@ static void topic_publish_tq(struct route_db *db, struct route_topic *t, struct 
 {
 	struct route_tq *old = t->tq;
 
+	db->topic_epoch++;
 	rt_assign(t->tq, ntq);
 	rt_defer_free(db, &old->rcu, free_tq_cb);
 	rt_topic_invalidate(db, t);
@@ -453,6 +454,7 @@ static void topic_unlink(struct route_db *db, struct route_topic *t)
 
 	/* unlinked first: no reader may meet the topic once its groups'
 	 * slots can be retired */
+	db->topic_epoch++;
 	cds_lfht_del(db->topics, &t->node);
 	rt_topic_invalidate(db, t);
 	for (uint32_t i = 0; i < tq->n; i++) {
@@ -490,6 +492,7 @@ static int topic_put_entry(struct route_db *db, const char *name, const struct r
 		 * the lfht link that publishes it */
 		rt_assign(t->tq, ntq);
 		cds_lfht_add(db->topics, t->hash, &t->node);
+		db->topic_epoch++;
 		db->gpriv[qd->gidx].topic_refs++;
 		__atomic_add_fetch(&db->n_entries, 1, __ATOMIC_RELAXED);
 		__atomic_add_fetch(&db->n_topics, 1, __ATOMIC_RELAXED);
@@ -789,7 +792,9 @@ static bool live_remove(struct route_db *db, const char *cluster, const char *ad
 	return true;
 }
 
-static int live_put(struct route_db *db, const struct route_broker_reg *reg, uint64_t now_ms)
+/* topics_key: the key of the topic apply just made (0: none). */
+static int live_put(struct route_db *db, const struct route_broker_reg *reg, uint64_t now_ms,
+		    uint64_t topics_key)
 {
 	struct route_live *old = rt_live_find(db, reg->cluster, reg->addr), *l;
 	int64_t timeout = reg->timeout_ms > 0 ? reg->timeout_ms : ROUTE_BROKER_TIMEOUT_MS;
@@ -800,6 +805,8 @@ static int live_put(struct route_db *db, const struct route_broker_reg *reg, uin
 	    data_version_equal(&old->dv, &reg->body->dv) && str_eq(old->ha_addr, reg->ha_addr)) {
 		/* nothing but the time changes: refresh in place */
 		__atomic_store_n(&old->last_ms, now_ms, __ATOMIC_RELAXED);
+		old->topics_key = topics_key;
+		old->topics_epoch = db->topic_epoch;
 		return 0;
 	}
 	l = calloc(1, sizeof(*l) + cl + al + hl);
@@ -817,6 +824,8 @@ static int live_put(struct route_db *db, const struct route_broker_reg *reg, uin
 	l->timeout_ms = timeout;
 	l->dv = reg->body->dv;
 	l->conn_id = reg->conn_id;
+	l->topics_key = topics_key;
+	l->topics_epoch = db->topic_epoch;
 	cds_lfht_node_init(&l->node);
 	struct rt_live_key k = { reg->cluster, reg->addr };
 	/* last, with release: rt_live_find's acquire load of it orders the
@@ -1051,11 +1060,31 @@ void route_reg_result_free(struct route_reg_result *res)
 }
 
 /* Topics of the body into the table (master or prime slave only). */
+/* What decides the outcome of a topic apply besides the table: the body's
+ * topics and how they are taken. */
+static uint64_t topics_key(const struct route_broker_reg *reg, uint32_t gidx, bool prime_slave, bool acting)
+{
+	uint64_t k = reg->body->topics_fp ^ ((uint64_t)reg->body->n_topics << 32);
+	k = (k ^ gidx) * 0x100000001b3ULL;
+	k = (k ^ (uint64_t)(reg->delete_missing_topics | prime_slave << 1 | acting << 2)) * 0x100000001b3ULL;
+	return k ? k : 1;
+}
+
 static int register_topics(struct route_db *db, const struct route_broker_reg *reg, uint32_t gidx,
-			   bool register_first, bool dv_changed, bool prime_slave, bool acting)
+			   bool register_first, bool dv_changed, bool prime_slave, bool acting,
+			   const struct route_live *prev, uint64_t *key_out)
 {
 	const struct regbody *rb = reg->body;
 	int rc;
+
+	*key_out = rb->n_mappings ? 0 : topics_key(reg, gidx, prime_slave, acting);
+	/* The same topics, taken the same way, into a table nobody changed
+	 * since this broker's last apply: every entry is already as the body
+	 * says (a registration storm re-sends 10,000 unchanged topics with a
+	 * new DataVersion each time, 8-14 ms of lookups apiece). */
+	if (!register_first && prev && *key_out && prev->topics_key == *key_out &&
+	    prev->topics_epoch == db->topic_epoch)
+		return dv_changed ? maps_merge(db, rb) : 0;
 
 	if (reg->delete_missing_topics && rb->n_mappings == 0) {
 		uint32_t n;
@@ -1195,11 +1224,13 @@ static int register_locked(struct route_db *db, const struct route_broker_reg *r
 
 	struct route_live *prev = rt_live_find(db, reg->cluster, reg->addr);
 	bool dv_changed = !prev || !data_version_equal(&prev->dv, &rb->dv);
+	uint64_t key = 0;
 	if (is_master || prime_slave) {
-		if ((rc = register_topics(db, reg, gidx, register_first, dv_changed, prime_slave, acting)) != 0)
+		if ((rc = register_topics(db, reg, gidx, register_first, dv_changed, prime_slave, acting,
+					  prev, &key)) != 0)
 			return rc;
 	}
-	if ((rc = live_put(db, reg, now_ms)) != 0)
+	if ((rc = live_put(db, reg, now_ms, key)) != 0)
 		return rc;
 	if (rb->has_filters &&
 	    (rc = filter_set(db, reg->cluster, reg->addr, rb->filters, rb->n_filters)) != 0)
