@@ -3,6 +3,7 @@
  * thread, and the orderly stop. The route and KV modules plug in at the
  * places marked below; nothing else belongs here. */
 #include <errno.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,14 @@
  * with the pool and registrar stops before it, exit stays well under 5 s. */
 #define MAIN_FLUSH_MS 2000
 
+/* Nice value of the general workers (they parse registrations): when the
+ * CPUs are short, the reactors answering route queries go first. A nice
+ * thread still gets its weighted share (about a tenth against a busy
+ * reactor at 10), so registrations slow down, never stop. The registrar
+ * keeps the normal priority: a request answered after a one-way
+ * registration expects to see it applied, and its apply is short. */
+#define MAIN_WORKER_NICE 10
+
 /* Dedicated route-lane workers, on top of serverWorkerThreads general ones. */
 #define MAIN_ROUTE_WORKERS 1
 
@@ -33,6 +42,15 @@ static uint64_t main_now_ms(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Default-lane requests (registrations above all: megabytes of JSON
+ * each) run on at most half the CPUs, so a registration storm leaves the
+ * other half to the reactors answering route queries. */
+static unsigned main_default_max(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n >= 4 ? (unsigned)(n / 2) : 1u;
 }
 
 static unsigned main_threads(int32_t configured)
@@ -79,8 +97,17 @@ static int main_wait_for_stop(int sfd, struct config *cfg, struct registrar *reg
 	}
 }
 
+/* Registration bodies are megabytes, read on a reactor and freed on a
+ * worker. glibc raises its mmap threshold to the size of the first big
+ * block freed, after which every later body comes from (and fragments) a
+ * per-thread arena that never shrinks back. A fixed threshold keeps such
+ * blocks in their own mappings, handed back to the kernel on free. */
+#define MAIN_MMAP_THRESHOLD (256 * 1024)
+
 int main(int argc, char **argv)
 {
+	if (mallopt(M_MMAP_THRESHOLD, MAIN_MMAP_THRESHOLD) != 1)
+		fprintf(stderr, "rmqns: mallopt(M_MMAP_THRESHOLD) refused; memory may fragment\n");
 	struct config *cfg = NULL;
 	enum config_action action;
 	char err[512] = "";
@@ -143,6 +170,8 @@ int main(int argc, char **argv)
 		.route_workers = MAIN_ROUTE_WORKERS,
 		.lane_capacity = o->processorQueueCapacity > 0 ? (uint32_t)o->processorQueueCapacity
 							      : 10000,
+		.default_max = main_default_max(),
+		.default_nice = MAIN_WORKER_NICE,
 	};
 
 	int exit_code = 1;
@@ -164,9 +193,9 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
-	log_info("threads: %u reactors, %u processor workers + %u route workers, lane capacity %u, "
-		 "route queries answered %s",
-		 sp.reactors, pp.workers, pp.route_workers, pp.lane_capacity,
+	log_info("threads: %u reactors, %u processor workers (at most %u on the default lane) + %u "
+		 "route workers, lane capacity %u, route queries answered %s",
+		 sp.reactors, pp.workers, pp.default_max, pp.route_workers, pp.lane_capacity,
 		 sp.route_inline ? "inline by reactors" : "by the pool");
 	const char *bind = sp.bind_address && *sp.bind_address ? sp.bind_address : "0.0.0.0";
 	printf("The Name Server boot success. serializeType=JSON, address %s:%d\n", bind,

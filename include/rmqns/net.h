@@ -61,6 +61,12 @@ int server_port(const struct server *s);
  * an answer for a connection that is gone is dropped. */
 int server_send(struct server *s, uint64_t conn_id, struct buf *frame);
 
+/* Queues a copy of len bytes of encoded frame(s). On the connection's own
+ * reactor (a handler answering inline) the bytes join the answers already
+ * waiting in one buffer: no allocation per answer, one write per round.
+ * Elsewhere as server_send. */
+int server_send_copy(struct server *s, uint64_t conn_id, const void *frame, size_t len);
+
 /* Shutdown, step 1: stop accepting and stop reading requests. Returns once
  * every reactor has stopped reading, so nothing more reaches the pool;
  * answers keep flowing out. */

@@ -22,6 +22,8 @@ struct processor_params {
 	unsigned workers;       /* general workers (route lane first), >= 1 */
 	unsigned route_workers; /* workers serving only the route lane, >= 0 */
 	uint32_t lane_capacity; /* requests each lane holds, >= 1 */
+	unsigned default_max;   /* default-lane requests running at once; 0 = workers */
+	int default_nice;       /* nice value of the general workers (0 = as started) */
 	/* Finds the handler a worker runs; NULL = processor_handler_for. Tests
 	 * put their own handlers here. */
 	const struct handler *(*lookup)(int32_t code);

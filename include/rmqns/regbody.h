@@ -59,6 +59,7 @@ struct regbody {
 	struct data_version dv;
 	uint32_t n_topics;              /* distinct names; the last of duplicates wins */
 	struct regbody_topic *topics;   /* in body order */
+	uint64_t topics_fp;             /* hash of every topic's name and values, in order */
 	bool has_filters;               /* false: list absent, leave stored list alone */
 	uint32_t n_filters;
 	const char **filters;

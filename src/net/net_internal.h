@@ -23,6 +23,8 @@
 #define NET_RBUF_INITIAL 16384u     /* read buffer of a fresh connection */
 #define NET_RBUF_KEEP (1u << 18)    /* an emptied buffer above this shrinks back */
 #define NET_WRITEV_MAX 64           /* iovecs per writev */
+#define NET_COALESCE_MAX 65536u     /* inline answers join a waiting buffer up to this */
+#define NET_COALESCE_CHUNK 4096u    /* first size of such a buffer */
 #define NET_EVENTS_PER_WAIT 256
 
 /* An encoded frame travelling to a connection: first through a reactor's
@@ -107,6 +109,11 @@ void reactor_wake(struct reactor *r);
 /* Hands over an encoded frame (takes msg). From the reactor's own thread
  * the frame goes straight onto the connection. */
 void reactor_post(struct reactor *r, struct net_msg *msg);
+/* True on r's own thread. */
+bool reactor_is_self(const struct reactor *r);
+/* On r's own thread: appends a copy of the bytes to the connection's
+ * waiting answers (dropped when the connection is gone). */
+int reactor_append_copy(struct reactor *r, uint64_t conn_id, const void *p, size_t len);
 void reactor_post_accepted(struct reactor *r, struct net_accepted *a);
 void reactor_join(struct reactor *r);
 void reactor_cleanup(struct reactor *r);

@@ -242,17 +242,13 @@ static void conn_open(struct reactor *r, struct net_accepted *a)
 
 /* ---- answers ---- */
 
-static void conn_queue_answer(struct reactor *r, struct conn *c, struct net_msg *m)
+/* Counts len more bytes waiting for c; pauses its reads or closes it past
+ * the limits. */
+static void conn_account_out(struct reactor *r, struct conn *c, size_t len)
 {
 	const struct server_params *p = &r->srv->params;
 
-	m->next = NULL;
-	if (c->out_tail)
-		c->out_tail->next = m;
-	else
-		c->out_head = m;
-	c->out_tail = m;
-	c->out_bytes += m->data.len;
+	c->out_bytes += len;
 	conn_mark_dirty(r, c);
 
 	if (p->outbound_close_bytes && c->out_bytes > p->outbound_close_bytes) {
@@ -266,6 +262,50 @@ static void conn_queue_answer(struct reactor *r, struct conn *c, struct net_msg 
 		c->paused = true;
 		conn_update_events(r, c);
 	}
+}
+
+static void conn_queue_answer(struct reactor *r, struct conn *c, struct net_msg *m)
+{
+	m->next = NULL;
+	if (c->out_tail)
+		c->out_tail->next = m;
+	else
+		c->out_head = m;
+	c->out_tail = m;
+	conn_account_out(r, c, m->data.len);
+}
+
+bool reactor_is_self(const struct reactor *r)
+{
+	return reactor_self == r;
+}
+
+int reactor_append_copy(struct reactor *r, uint64_t conn_id, const void *p, size_t len)
+{
+	struct conn *c = reactor_find(r, conn_id);
+	if (!c || c->closing)
+		return RMQNS_OK; /* gone: dropped, as server_send does */
+	struct net_msg *t = c->out_tail;
+	if (t && t->data.len + len <= NET_COALESCE_MAX) {
+		/* the flush takes the buffer's address afresh: it may move */
+		if (buf_append(&t->data, p, len) < 0)
+			return RMQNS_ENOMEM;
+		conn_account_out(r, c, len);
+		return RMQNS_OK;
+	}
+	struct net_msg *m = malloc(sizeof *m);
+	if (!m)
+		return RMQNS_ENOMEM;
+	m->conn_id = conn_id;
+	m->data = (struct buf)BUF_INIT;
+	if (buf_reserve(&m->data, len < NET_COALESCE_CHUNK ? NET_COALESCE_CHUNK : len) < 0 ||
+	    buf_append(&m->data, p, len) < 0) {
+		buf_free(&m->data);
+		free(m);
+		return RMQNS_ENOMEM;
+	}
+	conn_queue_answer(r, c, m);
+	return RMQNS_OK;
 }
 
 static void reactor_deliver(struct reactor *r, struct net_msg *m)

@@ -271,6 +271,19 @@ int server_send(struct server *s, uint64_t conn_id, struct buf *frame)
 	return RMQNS_OK;
 }
 
+int server_send_copy(struct server *s, uint64_t conn_id, const void *frame, size_t len)
+{
+	uint32_t ri = net_conn_reactor(conn_id);
+	if (!s || ri >= s->nreactors || atomic_load_explicit(&s->reactors_gone, memory_order_acquire))
+		return RMQNS_ECLOSED;
+	if (reactor_is_self(&s->reactors[ri]))
+		return reactor_append_copy(&s->reactors[ri], conn_id, frame, len);
+	struct buf b = BUF_INIT;
+	if (buf_append(&b, frame, len) < 0)
+		return RMQNS_ENOMEM;
+	return server_send(s, conn_id, &b);
+}
+
 void server_ack_phase(struct server *s)
 {
 	pthread_mutex_lock(&s->ack_lock);

@@ -3,8 +3,12 @@
  * lock-free rings; the mutex and condition variables below are touched only
  * when a worker goes to sleep or somebody must wake one. */
 #include <pthread.h>
+#include <sys/resource.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <errno.h>
 
 #include <urcu.h>
 
@@ -39,6 +43,12 @@ struct processor_pool {
 	atomic_uint sleep_general;
 	atomic_uint sleep_route;
 	atomic_bool stopping;
+	/* Default-lane requests running now, and how many may run at once
+	 * (0 = no cap): registrations are big, and a cap leaves the other
+	 * CPUs to the reactors answering route queries. */
+	atomic_uint default_busy;
+	unsigned default_max;
+	int default_nice;
 };
 
 struct processor_pool *processor_pool_create(struct app *app, const struct processor_params *p,
@@ -59,6 +69,8 @@ struct processor_pool *processor_pool_create(struct app *app, const struct proce
 	pool->app = app;
 	pool->lookup = p->lookup ? p->lookup : processor_handler_for;
 	pool->nthreads = p->workers + p->route_workers;
+	pool->default_max = p->default_max;
+	pool->default_nice = p->default_nice;
 	pool->threads = calloc(pool->nthreads, sizeof *pool->threads);
 	int rc = pool->threads ? RMQNS_OK : RMQNS_ENOMEM;
 	if (rc == 0)
@@ -91,17 +103,44 @@ void processor_run(struct app *app, const struct handler *h, struct request *req
 	h->fn(app, req);
 }
 
-static struct request *pool_take(struct processor_pool *pool, enum pool_role role)
+/* Claims one of the default lane's running slots. */
+static bool pool_claim_default(struct processor_pool *pool)
+{
+	if (!pool->default_max)
+		return true;
+	unsigned busy = atomic_load(&pool->default_busy);
+	do {
+		if (busy >= pool->default_max)
+			return false;
+	} while (!atomic_compare_exchange_weak(&pool->default_busy, &busy, busy + 1));
+	return true;
+}
+
+/* A request, and whether it holds a default-lane slot (*slot). A worker
+ * giving a slot back looks at the lanes again before it sleeps, so a
+ * request left behind by a worker refused a slot is never stranded. */
+static struct request *pool_take(struct processor_pool *pool, enum pool_role role, bool *slot)
 {
 	struct request *req = ring_pop(&pool->lanes[LANE_ROUTE]);
-	if (!req && role == POOL_GENERAL)
+	*slot = false;
+	if (!req && role == POOL_GENERAL && pool_claim_default(pool)) {
 		req = ring_pop(&pool->lanes[LANE_DEFAULT]);
+		if (req)
+			*slot = pool->default_max != 0;
+		else if (pool->default_max)
+			atomic_fetch_sub(&pool->default_busy, 1);
+	}
 	return req;
+}
+
+static void pool_release_default(struct processor_pool *pool)
+{
+	atomic_fetch_sub(&pool->default_busy, 1);
 }
 
 /* Blocks until there is a request or the pool stops with its lanes empty
  * (then NULL). */
-static struct request *pool_wait(struct processor_pool *pool, enum pool_role role)
+static struct request *pool_wait(struct processor_pool *pool, enum pool_role role, bool *slot)
 {
 	atomic_uint *sleepers = role == POOL_GENERAL ? &pool->sleep_general : &pool->sleep_route;
 	pthread_cond_t *cond = role == POOL_GENERAL ? &pool->wake_general : &pool->wake_route;
@@ -110,7 +149,7 @@ static struct request *pool_wait(struct processor_pool *pool, enum pool_role rol
 	pthread_mutex_lock(&pool->lock);
 	atomic_fetch_add(sleepers, 1);
 	atomic_thread_fence(memory_order_seq_cst);
-	while (!(req = pool_take(pool, role)) && !atomic_load(&pool->stopping))
+	while (!(req = pool_take(pool, role, slot)) && !atomic_load(&pool->stopping))
 		pthread_cond_wait(cond, &pool->lock);
 	atomic_fetch_sub(sleepers, 1);
 	pthread_mutex_unlock(&pool->lock);
@@ -125,14 +164,21 @@ static void *pool_thread_main(void *arg)
 
 	snprintf(name, sizeof name, "%s-%u", t->role == POOL_GENERAL ? "proc" : "route", t->index);
 	log_set_thread_name(name);
+	pthread_setname_np(pthread_self(), name);
+	if (t->role == POOL_GENERAL && pool->default_nice > 0 &&
+	    setpriority(PRIO_PROCESS, (id_t)gettid(), pool->default_nice) < 0)
+		log_warn("%s: cannot lower its priority: %s", name, strerror(errno));
 	rcu_register_thread();
 	for (;;) {
-		struct request *req = pool_take(pool, t->role);
+		bool slot;
+		struct request *req = pool_take(pool, t->role, &slot);
 		if (!req)
-			req = pool_wait(pool, t->role);
+			req = pool_wait(pool, t->role, &slot);
 		if (!req)
 			break; /* stopping and nothing left */
 		processor_run(pool->app, pool->lookup(req->cmd.code), req);
+		if (slot)
+			pool_release_default(pool);
 	}
 	rcu_unregister_thread();
 	return NULL;
@@ -200,7 +246,8 @@ void processor_pool_stop(struct processor_pool *pool)
 	 * running its handler here would need an RCU-registered thread. */
 	struct request *req;
 	unsigned late = 0;
-	while ((req = pool_take(pool, POOL_GENERAL))) {
+	pool->default_max = 0; /* the workers are gone: no slots to share */
+	while ((req = pool_take(pool, POOL_GENERAL, &(bool){ false }))) {
 		(void)request_reply_code(req, RSP_SYSTEM_BUSY, PROCESSOR_BUSY_REMARK);
 		request_free(req);
 		late++;

@@ -1,6 +1,8 @@
 /* A request in flight (request.h): its own copy of the frame, the decoded
  * command pointing into it, and the way back to its connection. Encoding
  * an answer happens here; delivering it is the server's job. */
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +10,46 @@
 #include "rmqns/err.h"
 #include "rmqns/net.h"
 #include "rmqns/request.h"
+
+/* Scratch buffers above this size are given back after use. */
+#define REQUEST_SCRATCH_KEEP 65536u
+
+static pthread_key_t request_key;
+static pthread_once_t request_key_once = PTHREAD_ONCE_INIT;
+static bool request_key_ok;
+static __thread struct buf *request_tls;
+
+static void request_scratch_free(void *p)
+{
+	struct buf *b = p;
+	buf_free(b);
+	free(b);
+}
+
+static void request_key_init(void)
+{
+	request_key_ok = pthread_key_create(&request_key, request_scratch_free) == 0;
+}
+
+/* The calling thread's answer buffer (freed when the thread ends), or
+ * NULL when there is none to be had. */
+static struct buf *request_scratch(void)
+{
+	if (request_tls)
+		return request_tls;
+	pthread_once(&request_key_once, request_key_init);
+	if (!request_key_ok)
+		return NULL;
+	struct buf *b = calloc(1, sizeof *b);
+	if (!b)
+		return NULL;
+	if (pthread_setspecific(request_key, b) != 0) {
+		free(b);
+		return NULL;
+	}
+	request_tls = b;
+	return b;
+}
 
 struct request *request_create(const uint8_t *frame, size_t len, struct server *srv,
 			       uint64_t conn_id, const char *peer, uint64_t recv_ns, int *err)
@@ -31,7 +73,10 @@ struct request *request_create(const uint8_t *frame, size_t len, struct server *
 	req->conn_id = conn_id;
 	req->recv_ns = recv_ns;
 	req->server = srv;
-	snprintf(req->peer, sizeof req->peer, "%s", peer ? peer : "");
+	/* a copy by hand: snprintf was 3 % of the CPU of a route query */
+	size_t pl = peer ? strnlen(peer, sizeof req->peer - 1) : 0;
+	memcpy(req->peer, peer ? peer : "", pl);
+	req->peer[pl] = '\0';
 	*err = RMQNS_OK;
 	return req;
 }
@@ -58,15 +103,30 @@ int request_reply(const struct request *req, const struct remoting_cmd *rsp)
 	out.opaque = req->cmd.opaque;
 	out.flag |= REMOTING_FLAG_RESPONSE;
 
-	struct buf b = BUF_INIT;
-	int rc = buf_reserve(&b, 256 + (size_t)out.body_len);
-	if (rc == 0)
-		rc = remoting_encode(&out, &b);
-	if (rc < 0) {
-		buf_free(&b);
-		return rc;
+	/* Encoded into the thread's scratch buffer and copied out: an answer
+	 * given inline joins its connection's waiting bytes without an
+	 * allocation of its own. */
+	struct buf *b = request_scratch();
+	if (!b) {
+		struct buf own = BUF_INIT;
+		int rc = buf_reserve(&own, 256 + (size_t)out.body_len);
+		if (rc == 0)
+			rc = remoting_encode(&out, &own);
+		if (rc < 0) {
+			buf_free(&own);
+			return rc;
+		}
+		return server_send(req->server, req->conn_id, &own);
 	}
-	return server_send(req->server, req->conn_id, &b);
+	b->len = 0;
+	int rc = buf_reserve(b, 256 + (size_t)out.body_len);
+	if (rc == 0)
+		rc = remoting_encode(&out, b);
+	if (rc == 0)
+		rc = server_send_copy(req->server, req->conn_id, b->data, b->len);
+	if (b->cap > REQUEST_SCRATCH_KEEP)
+		buf_free(b); /* a big answer's room is not kept per thread */
+	return rc;
 }
 
 int request_reply_code(const struct request *req, int32_t code, const char *remark)

@@ -158,6 +158,7 @@ static void *registrar_main(void *arg)
 	nfds_t nfds = r->timerfd >= 0 ? 2 : 1;
 
 	log_set_thread_name("registrar");
+	pthread_setname_np(pthread_self(), "registrar");
 	rcu_register_thread();
 	for (;;) {
 		registrar_drain(r);

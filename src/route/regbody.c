@@ -762,6 +762,24 @@ static const char *arena_str(const char *arena, uint32_t off)
 	return off == NO_OFF ? NULL : arena + off;
 }
 
+/* FNV-1a over a topic's name and values, chained: two bodies with the
+ * same fingerprint list the same topics with the same values (a 64-bit
+ * collision aside). */
+static uint64_t rb_fp_topic(uint64_t h, const struct regbody_topic *t)
+{
+	int32_t v[4] = { t->read_queues, t->write_queues, t->perm, t->sysflag };
+	const uint8_t *p = (const uint8_t *)v;
+
+	if (!h)
+		h = 0xcbf29ce484222325ULL;
+	for (const char *c = t->name; *c; c++)
+		h = (h ^ (uint8_t)*c) * 0x100000001b3ULL;
+	h = (h ^ 0xff) * 0x100000001b3ULL;
+	for (size_t i = 0; i < sizeof v; i++)
+		h = (h ^ p[i]) * 0x100000001b3ULL;
+	return h;
+}
+
 static int rb_finish(struct rb_build *b, struct regbody *out)
 {
 	char *arena;
@@ -788,6 +806,7 @@ static int rb_finish(struct rb_build *b, struct regbody *out)
 		t->write_queues = b->topics[i].write_queues;
 		t->perm = b->topics[i].perm;
 		t->sysflag = b->topics[i].sysflag;
+		out->topics_fp = rb_fp_topic(out->topics_fp, t);
 	}
 	out->has_filters = b->has_filters;
 	out->n_filters = b->n_filters;

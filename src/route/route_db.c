@@ -244,7 +244,8 @@ struct route_db *route_db_create(size_t cache_max_bytes)
 #else
 	int flags = CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING;
 #endif
-	db->topics = cds_lfht_new(1024, 1024, 0, flags, NULL);
+	db->topics = cds_lfht_new(RT_TOPIC_BUCKETS_MIN, RT_TOPIC_BUCKETS_MIN, 0, flags, NULL);
+	db->topic_buckets = RT_TOPIC_BUCKETS_MIN;
 	db->live = cds_lfht_new(64, 64, 0, flags, NULL);
 	/* Fixed-size slot arrays: untouched pages cost no memory, and a fixed
 	 * directory never has to be republished. */

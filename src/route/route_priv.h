@@ -119,6 +119,10 @@ struct route_live {
 	struct data_version dv;
 	uint64_t conn_id;
 	uint64_t hash;
+	/* registrar-private: what its last topic apply saw, to skip the next
+	 * when nothing changed (see register_topics) */
+	uint64_t topics_key;
+	uint64_t topics_epoch;
 	char *ha_addr;
 	char *cluster;
 	char *addr;
@@ -193,9 +197,14 @@ struct route_db {
 	struct cds_lfs_stack retired; /* cache entries readers replaced */
 	uint64_t start_ms;
 	/* registrar-private */
+	unsigned long topic_buckets; /* the topic table's size as last asked for */
+	uint64_t topic_epoch;        /* bumped by every change of any topic's entries */
 	struct route_gpriv *gpriv;   /* ROUTE_MAX_GROUPS entries */
 	struct rt_deferred *deferred; /* ThreadSanitizer builds: frees kept for the end */
 };
+
+/* The topic table's first size (buckets). */
+#define RT_TOPIC_BUCKETS_MIN 1024
 
 /* ---- helpers shared by the files ---- */
 

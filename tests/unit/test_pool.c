@@ -29,6 +29,7 @@ enum { CODE_SLOW = 1, CODE_ROUTE = 2, CODE_COUNT = 3 };
 #define MANY_EACH 5000
 
 static atomic_int slow_started, slow_release, route_done, counted;
+static atomic_int running_now, running_max;
 static atomic_uchar seen[MANY_THREADS * MANY_EACH];
 
 static void sleep_ms(int ms)
@@ -65,6 +66,12 @@ static void handle_count(struct app *app, struct request *req)
 {
 	(void)app;
 	int32_t op = req->cmd.opaque;
+	int now = atomic_fetch_add(&running_now, 1) + 1;
+	int max = atomic_load(&running_max);
+	while (now > max && !atomic_compare_exchange_weak(&running_max, &max, now))
+		;
+	sched_yield(); /* give another worker the chance to overlap */
+	atomic_fetch_sub(&running_now, 1);
 	if (op >= 0 && op < MANY_THREADS * MANY_EACH)
 		atomic_fetch_add(&seen[op], 1);
 	atomic_fetch_add(&counted, 1);
@@ -121,6 +128,8 @@ static void reset(void)
 	atomic_store(&slow_release, 0);
 	atomic_store(&route_done, 0);
 	atomic_store(&counted, 0);
+	atomic_store(&running_now, 0);
+	atomic_store(&running_max, 0);
 }
 
 static int test_route_lane_not_behind_slow_work(void)
@@ -196,12 +205,12 @@ static void *submit_thread(void *arg)
 	return NULL;
 }
 
-static int test_many_submitters_exactly_once(void)
+static int many_submitters(unsigned workers, unsigned default_max)
 {
 	reset();
 	memset(seen, 0, sizeof seen);
-	struct processor_params pp = { .workers = 2, .route_workers = 1, .lane_capacity = 64,
-				       .lookup = test_lookup };
+	struct processor_params pp = { .workers = workers, .route_workers = 1, .lane_capacity = 64,
+				       .default_max = default_max, .lookup = test_lookup };
 	struct processor_pool *p = processor_pool_create(NULL, &pp, NULL);
 	CHECK(p != NULL);
 	CHECK(processor_pool_start(p) == 0);
@@ -219,6 +228,41 @@ static int test_many_submitters_exactly_once(void)
 	CHECK(atomic_load(&counted) == MANY_THREADS * MANY_EACH);
 	for (int i = 0; i < MANY_THREADS * MANY_EACH; i++)
 		CHECK(atomic_load(&seen[i]) == 1);
+	if (default_max)
+		CHECK(atomic_load(&running_max) <= (int)default_max);
+	return 0;
+}
+
+static int test_many_submitters_exactly_once(void)
+{
+	return many_submitters(2, 0);
+}
+
+/* With the default lane capped, three workers never run two of its
+ * requests at once, none is left behind by a worker refused a slot, and
+ * route queries still go past a slow one. */
+static int test_default_lane_cap(void)
+{
+	CHECK(many_submitters(3, 1) == 0);
+	reset();
+	struct processor_params pp = { .workers = 3, .route_workers = 0, .lane_capacity = 64,
+				       .default_max = 1, .lookup = test_lookup };
+	struct processor_pool *p = processor_pool_create(NULL, &pp, NULL);
+	CHECK(p != NULL);
+	CHECK(processor_pool_start(p) == 0);
+	CHECK(submit(p, CODE_SLOW, 0) == 0);
+	CHECK(submit(p, CODE_SLOW, 1) == 0);
+	CHECK(wait_for(&slow_started, 1) == 0);
+	for (int i = 0; i < 20; i++)
+		CHECK(submit(p, CODE_ROUTE, 100 + i) == 0);
+	int served = wait_for(&route_done, 20);
+	int one_slow = atomic_load(&slow_started) == 1; /* the second waits its turn */
+	atomic_store(&slow_release, 1);
+	int both = wait_for(&slow_started, 2);
+	processor_pool_destroy(p);
+	CHECK(served == 0);
+	CHECK(one_slow);
+	CHECK(both == 0);
 	return 0;
 }
 
@@ -228,6 +272,7 @@ int main(void)
 	failed += test_route_lane_not_behind_slow_work() != 0;
 	failed += test_lanes_bounded_independently() != 0;
 	failed += test_many_submitters_exactly_once() != 0;
+	failed += test_default_lane_cap() != 0;
 	fprintf(stderr, "%s\n", failed ? "FAIL" : "PASS");
 	return failed ? 1 : 0;
 }

@@ -209,6 +209,32 @@ Test(route, changed_data_version_applies_body)
 	free(r);
 }
 
+/* A body re-sent unchanged under new DataVersions is skipped only while
+ * nothing else touched the table: a deleted topic comes back, a changed
+ * value is taken, another group's change is noticed. */
+Test(route, unchanged_body_new_data_version_after_other_changes)
+{
+	reg_simple("g", A, 0, 1, "T/4/4/6 U/4/4/6", 1, 100);
+	reg_simple("g", A, 0, 2, "T/4/4/6 U/4/4/6", 1, 200);
+	cr_expect_eq(route_apply_delete_topic(db, "T", NULL), 0);
+	cr_expect_null(tu_route(db, "T", JW_DEFAULT));
+	reg_simple("g", A, 0, 3, "T/4/4/6 U/4/4/6", 1, 300);
+	char *r = tu_route(db, "T", JW_DEFAULT);
+	cr_expect_not_null(r, "the deleted topic is back");
+	free(r);
+	reg_simple("g", A, 0, 4, "T/4/4/6 U/2/2/6", 1, 400);
+	r = tu_route(db, "U", JW_STANDARD);
+	cr_expect(r && strstr(r, "\"readQueueNums\":2") != NULL, "%s", r ? r : "(none)");
+	free(r);
+	reg_simple("h", B, 0, 1, "U/4/4/6 V/4/4/6", 2, 500);
+	cr_expect_eq(route_apply_write_perm(db, "g", false), 2);
+	reg_simple("g", A, 0, 5, "T/4/4/6 U/2/2/6", 1, 600);
+	r = tu_route(db, "U", JW_DEFAULT);
+	cr_expect_eq(tu_perm(r, "g"), 6, "the wiped write bit is restored");
+	cr_expect_eq(tu_perm(r, "h"), 6);
+	free(r);
+}
+
 Test(route, expiry_removes_silent_broker)
 {
 	struct tu_reg r = { .name = "g", .addr = A, .id = 0, .timeout = 3000, .conn = 1 };
