@@ -37,7 +37,8 @@ int registrar_start(struct registrar *r);
 /* Queues m; never blocks, never fails (the queue is unbounded and
  * wait-free; memory was the caller's to allocate). Safe from any thread. */
 void registrar_submit(struct registrar *r, struct mutation *m);
-/* Queues a connection-closed notice. Safe from any thread; returns
+/* Queues a connection-closed notice (dropped once registrar_stop has begun:
+ * the state it would clean is never read again). Safe from any thread; returns
  * RMQNS_ENOMEM if the notice could not be allocated (logged). */
 int registrar_notify_conn_closed(struct registrar *r, uint64_t conn_id);
 /* Applies what is queued, then joins the thread. */
