@@ -77,6 +77,12 @@ static int main_signalfd(void)
 }
 
 /* Returns the signal that asks to stop. */
+/* The route registry's request to drop an expired broker's connection. */
+static void main_close_conn(void *server, uint64_t conn_id)
+{
+	(void)server_close_conn(server, conn_id);
+}
+
 static int main_wait_for_stop(int sfd, struct config *cfg, struct registrar *reg)
 {
 	for (;;) {
@@ -192,6 +198,9 @@ int main(int argc, char **argv)
 			rmqns_strerror(rc));
 		goto out;
 	}
+	/* Connection ids exist only from here on, so expiry cannot ask
+	 * before; the registrar stops before the server does. */
+	route_db_set_close_hook(app.route, main_close_conn, app.server);
 
 	log_info("threads: %u reactors, %u processor workers (at most %u on the default lane) + %u "
 		 "route workers, lane capacity %u, route queries answered %s",

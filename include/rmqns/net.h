@@ -61,6 +61,12 @@ int server_port(const struct server *s);
  * an answer for a connection that is gone is dropped. */
 int server_send(struct server *s, uint64_t conn_id, struct buf *frame);
 
+/* Asks the owning reactor to close a connection (the route registry
+ * expired its broker); the reactor logs it and the usual connection-closed
+ * notice follows. Safe from any thread; an id that is unknown or stale
+ * (closed, slot reused) is ignored. Pending answers are not flushed. */
+int server_close_conn(struct server *s, uint64_t conn_id);
+
 /* Queues a copy of len bytes of encoded frame(s). On the connection's own
  * reactor (a handler answering inline) the bytes join the answers already
  * waiting in one buffer: no allocation per answer, one write per round.

@@ -51,6 +51,13 @@ uint64_t route_now_ms(void);
 /* Milliseconds since the db was created (needWaitForService). */
 uint64_t route_uptime_ms(const struct route_db *db, uint64_t now_ms);
 
+/* Asked to close the connection an expired broker registered on (the Java
+ * NameServer closes it, so the broker reconnects and registers again).
+ * Called on the registrar thread; must not block. */
+typedef void (*route_close_fn)(void *arg, uint64_t conn_id);
+/* Installs fn (NULL: none); may be called while the registrar runs. */
+void route_db_set_close_hook(struct route_db *db, route_close_fn fn, void *arg);
+
 /* ---- registrar hooks (arg is the route_db) ---- */
 
 /* Expiry scan, retirement of replaced cache entries, cache trimming. */

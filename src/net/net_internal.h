@@ -34,6 +34,7 @@ struct net_msg {
 	struct net_msg *next;
 	uint64_t conn_id;
 	struct buf data;
+	bool close;  /* no bytes: a request to close the connection (expired) */
 };
 
 /* A socket accepted by the boss, on its way to a reactor. */

@@ -297,6 +297,7 @@ int reactor_append_copy(struct reactor *r, uint64_t conn_id, const void *p, size
 	if (!m)
 		return RMQNS_ENOMEM;
 	m->conn_id = conn_id;
+	m->close = false;
 	m->data = (struct buf)BUF_INIT;
 	if (buf_reserve(&m->data, len < NET_COALESCE_CHUNK ? NET_COALESCE_CHUNK : len) < 0 ||
 	    buf_append(&m->data, p, len) < 0) {
@@ -311,7 +312,14 @@ int reactor_append_copy(struct reactor *r, uint64_t conn_id, const void *p, size
 static void reactor_deliver(struct reactor *r, struct net_msg *m)
 {
 	struct conn *c = reactor_find(r, m->conn_id);
-	if (!c || c->closing) {
+	if (!c || c->closing || m->close) {
+		/* A close request for a connection that is gone, or whose slot
+		 * now serves another peer (the generation differs), finds
+		 * nothing here: ignored. */
+		if (c && !c->closing && m->close) {
+			log_info("closing connection %s: expired", c->peer);
+			conn_fail(r, c);
+		}
 		buf_free(&m->data);
 		free(m);
 		return;
@@ -334,7 +342,7 @@ void reactor_wake(struct reactor *r)
 
 void reactor_post(struct reactor *r, struct net_msg *m)
 {
-	if (m->data.len == 0) {
+	if (m->data.len == 0 && !m->close) {
 		buf_free(&m->data);
 		free(m);
 		return;

@@ -265,8 +265,26 @@ int server_send(struct server *s, uint64_t conn_id, struct buf *frame)
 	}
 	m->conn_id = conn_id;
 	m->next = NULL;
+	m->close = false;
 	m->data = *frame;
 	*frame = (struct buf)BUF_INIT;
+	reactor_post(&s->reactors[ri], m);
+	return RMQNS_OK;
+}
+
+int server_close_conn(struct server *s, uint64_t conn_id)
+{
+	uint32_t ri = net_conn_reactor(conn_id);
+	if (!s || conn_id == 0 || ri >= s->nreactors ||
+	    atomic_load_explicit(&s->reactors_gone, memory_order_acquire))
+		return RMQNS_ECLOSED;
+	struct net_msg *m = malloc(sizeof *m);
+	if (!m)
+		return RMQNS_ENOMEM;
+	m->conn_id = conn_id;
+	m->next = NULL;
+	m->close = true;
+	m->data = (struct buf)BUF_INIT;
 	reactor_post(&s->reactors[ri], m);
 	return RMQNS_OK;
 }

@@ -1379,6 +1379,7 @@ static const char *group_of_addr(struct route_db *db, const char *cluster, const
 struct live_ref {
 	char *cluster;
 	char *addr;
+	uint64_t conn_id; /* the connection it registered on; 0 = none */
 };
 
 /* Unregisters the brokers collected in v (their live entries are gone
@@ -1436,6 +1437,7 @@ static struct live_ref *collect_live(struct route_db *db, bool by_conn, uint64_t
 		memcpy(v[n].cluster, l->cluster, cl);
 		v[n].addr = v[n].cluster + cl;
 		strcpy(v[n].addr, l->addr);
+		v[n].conn_id = l->conn_id;
 		n++;
 	}
 	*count = n;
@@ -1470,6 +1472,14 @@ int route_apply_expire(struct route_db *db, uint64_t now_ms)
 		log_warn("route: broker %s of cluster %s expired", v[i].addr, v[i].cluster);
 	count = unregister_all(db, v, n);
 	rcu_read_unlock();
+	/* As the Java NameServer does, drop the broker's connection too so
+	 * that it reconnects and registers afresh. The connection-closed
+	 * notice that follows only removes brokers still registered on it. */
+	route_close_fn close_fn = __atomic_load_n(&db->close_fn, __ATOMIC_ACQUIRE);
+	void *close_arg = __atomic_load_n(&db->close_arg, __ATOMIC_RELAXED);
+	for (uint32_t i = 0; close_fn && i < n; i++)
+		if (v[i].conn_id)
+			close_fn(close_arg, v[i].conn_id);
 	free(v);
 	return count;
 }

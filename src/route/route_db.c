@@ -356,6 +356,13 @@ void route_db_destroy(struct route_db *db)
 
 /* ---- hooks ---- */
 
+void route_db_set_close_hook(struct route_db *db, route_close_fn fn, void *arg)
+{
+	/* arg first: expiry loads fn (acquire), then arg */
+	__atomic_store_n(&db->close_arg, arg, __ATOMIC_RELAXED);
+	__atomic_store_n(&db->close_fn, fn, __ATOMIC_RELEASE);
+}
+
 void route_hook_tick(void *arg, uint64_t now_ms)
 {
 	struct route_db *db = arg;

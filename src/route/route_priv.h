@@ -196,6 +196,9 @@ struct route_db {
 	size_t cache_max;
 	struct cds_lfs_stack retired; /* cache entries readers replaced */
 	uint64_t start_ms;
+	/* Set once (atomically) by route_db_set_close_hook, read by expiry. */
+	route_close_fn close_fn;
+	void *close_arg;
 	/* registrar-private */
 	unsigned long topic_buckets; /* the topic table's size as last asked for */
 	uint64_t topic_epoch;        /* bumped by every change of any topic's entries */

@@ -404,6 +404,77 @@ Test(core, idle_connection_closed)
 	client_close(busy);
 }
 
+/* ---- route expiry closes the broker's connection ---- */
+
+/* A route query for topic: the answer's code. */
+static int route_code(struct client *c, const char *topic)
+{
+	struct remoting_ext_field ext[1] = { { "topic", topic } };
+	struct remoting_cmd req;
+	struct client_reply *r = NULL;
+
+	harness_request_init(&req, 105, REMOTING_JSON);
+	req.ext = ext;
+	req.ext_count = 1;
+	cr_assert_eq(client_call(c, &req, &r, T), 0, "route query for %s failed", topic);
+	int code = r->cmd.code;
+	client_reply_free(r);
+	return code;
+}
+
+Test(core, expired_broker_connection_closed)
+{
+	static const char *const args[] = { "--scanNotActiveBrokerInterval=200", NULL };
+	start(args);
+	struct client *broker = connect_or_fail();
+	struct client *client = connect_or_fail();
+	static const char body[] =
+		"{\"filterServerList\":[],\"topicConfigSerializeWrapper\":{\"dataVersion\":"
+		"{\"counter\":1,\"stateVersion\":0,\"timestamp\":1},\"topicConfigTable\":{"
+		"\"exp-a\":{\"perm\":6,\"readQueueNums\":4,\"topicName\":\"exp-a\",\"writeQueueNums\":4},"
+		"\"exp-b\":{\"perm\":6,\"readQueueNums\":4,\"topicName\":\"exp-b\",\"writeQueueNums\":4}}}}";
+	struct remoting_ext_field ext[] = {
+		{ "brokerName", "expb" }, { "brokerAddr", "10.3.0.1:10911" },
+		{ "clusterName", "ExpCluster" }, { "haServerAddr", "h:1" }, { "brokerId", "0" },
+		{ "heartbeatTimeoutMillis", "1000" },
+	};
+	struct remoting_cmd req;
+	struct client_reply *r = NULL;
+	char peer[64], needle[128];
+
+	harness_request_init(&req, 103, REMOTING_JSON);
+	req.ext = ext;
+	req.ext_count = sizeof ext / sizeof ext[0];
+	req.body = (const uint8_t *)body;
+	req.body_len = (uint32_t)strlen(body);
+	cr_assert_eq(client_call(broker, &req, &r, T), 0);
+	cr_assert_eq(r->cmd.code, 0, "registration refused: %s", r->cmd.remark ? r->cmd.remark : "");
+	client_reply_free(r);
+	harness_client_peer(broker, peer, sizeof peer);
+	cr_assert_eq(route_code(client, "exp-a"), 0, "the route is there after registering");
+
+	/* No heartbeat: within a few scans the broker is gone (bounded wait). */
+	int code = 0;
+	for (int i = 0; i < 100 && (code = route_code(client, "exp-a")) == 0; i++)
+		sleep_ms(100);
+	cr_assert_eq(code, 17, "the route should be gone after expiry (got %d)", code);
+
+	/* ... and the server closed its connection: a read meets EOF. */
+	int rc = client_recv(broker, &r, T);
+	cr_assert_eq(rc, RMQNS_ECLOSED, "the expired broker's connection should be closed (got %d)", rc);
+	snprintf(needle, sizeof needle, "closing connection %s: expired", peer);
+	cr_assert(harness_wait_log(&srv, needle, T), "no log line \"%s\"", needle);
+
+	/* The client's connection stays open and served. */
+	cr_assert_eq(route_code(client, "exp-b"), 17);
+	harness_request_init(&req, 9999, REMOTING_JSON);
+	cr_assert_eq(client_call(client, &req, &r, T), 0, "the client's connection was lost");
+	expect_unsupported_bytes(r, 9999, req.opaque, REMOTING_JSON);
+	client_reply_free(r);
+	client_close(broker);
+	client_close(client);
+}
+
 /* ---- signals and command line ---- */
 
 static void check_stop_signal(int sig)

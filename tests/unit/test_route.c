@@ -260,6 +260,41 @@ Test(route, expiry_removes_silent_broker)
 	free(body);
 }
 
+static uint64_t closed_ids[8];
+static int closed_n;
+
+static void record_close(void *arg, uint64_t conn_id)
+{
+	cr_expect_eq(arg, &closed_n, "the hook's argument is passed through");
+	if (closed_n < 8)
+		closed_ids[closed_n] = conn_id;
+	closed_n++;
+}
+
+Test(route, expiry_asks_to_close_the_broker_connection)
+{
+	struct tu_reg a = { .name = "g", .addr = A, .id = 0, .timeout = 3000, .conn = 42 };
+	struct tu_reg b = { .name = "h", .addr = B, .id = 0, .timeout = 3000, .conn = 0 };
+	struct tu_reg c = { .name = "k", .addr = C, .id = 0, .timeout = 9000, .conn = 43 };
+	char *body = tu_body(1, 1, 0, "T/4/4/6 U/4/4/6");
+
+	closed_n = 0;
+	route_db_set_close_hook(db, record_close, &closed_n);
+	cr_assert_eq(tu_register(db, &a, body, 1000, NULL), 0);
+	cr_assert_eq(tu_register(db, &b, body, 1000, NULL), 0);
+	cr_assert_eq(tu_register(db, &c, body, 1000, NULL), 0);
+	cr_expect_eq(route_apply_expire(db, 4000), 0);
+	cr_expect_eq(closed_n, 0, "nothing expired, nothing closed");
+	cr_expect_eq(route_apply_expire(db, 4001), 2);
+	cr_assert_eq(closed_n, 1, "only the broker registered over a connection: %d", closed_n);
+	cr_expect_eq(closed_ids[0], 42);
+	cr_expect_eq(route_apply_conn_closed(db, 42), 0, "the notice after the close finds nothing");
+	route_db_set_close_hook(db, NULL, NULL);
+	cr_expect_eq(route_apply_expire(db, 10001), 1);
+	cr_expect_eq(closed_n, 1, "no hook, no call");
+	free(body);
+}
+
 Test(route, heartbeat_and_data_version_query_keep_broker_alive)
 {
 	struct tu_reg r = { .name = "g", .addr = A, .id = 0, .timeout = 3000, .conn = 1 };
