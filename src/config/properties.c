@@ -12,53 +12,12 @@
 
 #include "rmqns/err.h"
 #include "rmqns/properties.h"
+#include "rmqns/utf8.h"
 
 /* Largest properties file read at start; config files are a few KiB. */
 #define PROPERTIES_MAX_FILE (16u << 20)
 
 /* ---- character decoding ---- */
-
-/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if none. */
-static size_t utf8_seq_len(const uint8_t *s, size_t n)
-{
-	uint8_t c = s[0];
-	size_t len;
-	uint32_t cp;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xC2 && c <= 0xDF)
-		len = 2, cp = c & 0x1F;
-	else if (c >= 0xE0 && c <= 0xEF)
-		len = 3, cp = c & 0x0F;
-	else if (c >= 0xF0 && c <= 0xF4)
-		len = 4, cp = c & 0x07;
-	else
-		return 0;
-	if (n < len)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xC0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3F);
-	}
-	/* overlong forms, surrogates and values past U+10FFFF */
-	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
-	    (cp >= 0xD800 && cp <= 0xDFFF))
-		return 0;
-	return len;
-}
-
-static bool utf8_valid(const uint8_t *s, size_t n)
-{
-	for (size_t i = 0; i < n;) {
-		size_t l = utf8_seq_len(s + i, n - i);
-		if (l == 0)
-			return false;
-		i += l;
-	}
-	return true;
-}
 
 static int put_utf8(struct buf *b, uint32_t cp)
 {

@@ -136,7 +136,7 @@ static ptrdiff_t jh_string(struct jh *j)
 			return -1;
 		if (c >= 0x80) {
 			uint32_t cp;
-			size_t n = remoting_utf8_decode(p, (size_t)(end - p), &cp);
+			size_t n = utf8_decode(p, (size_t)(end - p), &cp);
 			if (!n)
 				return -1;
 			memcpy(o, p, n);

@@ -47,7 +47,7 @@ static int json_escape_one(struct buf *out, const uint8_t *s, size_t n, enum jw_
 		return json_put_u(out, c);
 
 	uint32_t cp;
-	size_t len = remoting_utf8_decode(s, n, &cp);
+	size_t len = utf8_decode(s, n, &cp);
 	if (len == 0) /* not UTF-8: one replacement character per bad byte */
 		return form == JW_STANDARD ? json_put_u(out, 0xFFFD) : buf_append(out, "\xEF\xBF\xBD", 3);
 	*used = len;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "rmqns/err.h"
+#include "rmqns/utf8.h"
 
 static int jp_fail(struct jp *j, int err, const char *why)
 {
@@ -155,39 +156,6 @@ static int jp_hex4(const uint8_t *p, uint32_t *out)
 	return 0;
 }
 
-/* Length of the valid UTF-8 sequence at p (1-4), or 0 if invalid. */
-static size_t utf8_seq_len(const uint8_t *p, const uint8_t *end)
-{
-	uint8_t c = p[0];
-	size_t n;
-	uint32_t cp;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xC2 && c <= 0xDF) {
-		n = 2;
-		cp = c & 0x1F;
-	} else if (c >= 0xE0 && c <= 0xEF) {
-		n = 3;
-		cp = c & 0x0F;
-	} else if (c >= 0xF0 && c <= 0xF4) {
-		n = 4;
-		cp = c & 0x07;
-	} else {
-		return 0;
-	}
-	if ((size_t)(end - p) < n)
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((p[i] & 0xC0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (p[i] & 0x3F);
-	}
-	if ((n == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
-		return 0;
-	return n;
-}
-
 /* Decodes the string at j->p (opening quote included) into j->str.
  * Invalid UTF-8 becomes U+FFFD, as Java's decoder does. */
 static int jp_read_string(struct jp *j)
@@ -219,7 +187,7 @@ static int jp_read_string(struct jp *j)
 			continue;
 		}
 		if (c >= 0x80) {
-			size_t n = utf8_seq_len(j->p, j->end);
+			size_t n = utf8_seq_len(j->p, (size_t)(j->end - j->p));
 			if (n == 0) {
 				if (jp_put_utf8(j, 0xFFFD))
 					return j->err;

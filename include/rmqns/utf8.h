@@ -1,0 +1,63 @@
+/* UTF-8 decoding shared by the header codec, the body parsers and the
+ * properties reader, so that every part of rmqns accepts the same text. */
+#ifndef RMQNS_UTF8_H
+#define RMQNS_UTF8_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Length (1-4) of the well-formed UTF-8 sequence at s (n > 0 bytes
+ * available) and its code point, or 0 when it is not one: stray or
+ * truncated sequences, overlong forms, surrogates, past U+10FFFF. The same
+ * rules jansson applies, so the fast header path and jansson agree. */
+static inline size_t utf8_decode(const uint8_t *s, size_t n, uint32_t *cp)
+{
+	uint8_t c = s[0];
+	if (c < 0x80) {
+		*cp = c;
+		return 1;
+	}
+	size_t len;
+	uint32_t v, min;
+	if (c >= 0xC2 && c <= 0xDF) {
+		len = 2; v = c & 0x1Fu; min = 0x80;
+	} else if (c >= 0xE0 && c <= 0xEF) {
+		len = 3; v = c & 0x0Fu; min = 0x800;
+	} else if (c >= 0xF0 && c <= 0xF4) {
+		len = 4; v = c & 0x07u; min = 0x10000;
+	} else {
+		return 0;
+	}
+	if (n < len)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xC0) != 0x80)
+			return 0;
+		v = (v << 6) | (s[i] & 0x3Fu);
+	}
+	if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF))
+		return 0;
+	*cp = v;
+	return len;
+}
+
+/* Length of the well-formed sequence at s, 0 if none. */
+static inline size_t utf8_seq_len(const uint8_t *s, size_t n)
+{
+	uint32_t cp;
+	return utf8_decode(s, n, &cp);
+}
+
+static inline bool utf8_valid(const uint8_t *s, size_t n)
+{
+	for (size_t i = 0; i < n;) {
+		size_t l = utf8_seq_len(s + i, n - i);
+		if (l == 0)
+			return false;
+		i += l;
+	}
+	return true;
+}
+
+#endif
