@@ -1,11 +1,14 @@
-/* Durable whole-file replacement for the files rmqns persists (the KV
- * config and the -c config file): a reader after a crash at any moment
- * finds either the old or the new content, never a mix or nothing. */
+/* The files rmqns persists (the KV config and the -c config file): durable
+ * whole-file replacement, so that a reader after a crash at any moment finds
+ * either the old or the new content, never a mix or nothing; and the
+ * bounded whole-file read that loads them. */
 #ifndef RMQNS_DURABLE_H
 #define RMQNS_DURABLE_H
 
 #include <stdbool.h>
 #include <stddef.h>
+
+#include "rmqns/buf.h"
 
 /* Replaces the content of path with data[0..len): creates missing parent
  * directories, writes and fsyncs <path>.tmp, keeps the previous content as
@@ -16,6 +19,12 @@
  * one-line reason naming the file (RMQNS_EIO, RMQNS_ENOMEM). */
 int durable_write(const char *path, const void *data, size_t len, bool keep_bak,
 		  char *err, size_t errlen);
+
+/* Reads the whole regular file at path into out (appended). RMQNS_ENOTFOUND
+ * when it does not exist, RMQNS_ETOOBIG past max bytes, RMQNS_EIO for any
+ * other failure (not a regular file, unreadable), RMQNS_ENOMEM; err then
+ * holds a one-line reason naming the file. */
+int durable_read(const char *path, size_t max, struct buf *out, char *err, size_t errlen);
 
 /* Creates dir and its missing parents (mode 0755), fsyncing each parent
  * that gained an entry. */

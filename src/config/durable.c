@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "rmqns/buf.h"
 #include "rmqns/durable.h"
 #include "rmqns/err.h"
 
@@ -270,4 +271,47 @@ out:
 	free(tmp);
 	free(dir);
 	return rc;
+}
+
+int durable_read(const char *path, size_t max, struct buf *out, char *err, size_t errlen)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+		return errno == ENOENT ? RMQNS_ENOTFOUND : RMQNS_EIO;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s is not a regular file", path);
+		close(fd);
+		return RMQNS_EIO;
+	}
+	for (;;) {
+		ssize_t n;
+
+		if (out->len > max) {
+			snprintf(err, errlen, "%s is larger than %zu bytes", path, max);
+			close(fd);
+			return RMQNS_ETOOBIG;
+		}
+		if (buf_reserve(out, 65536) < 0) {
+			snprintf(err, errlen, "out of memory reading %s", path);
+			close(fd);
+			return RMQNS_ENOMEM;
+		}
+		n = read(fd, out->data + out->len, out->cap - out->len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+			close(fd);
+			return RMQNS_EIO;
+		}
+		if (n == 0)
+			break;
+		out->len += (size_t)n;
+	}
+	close(fd);
+	return RMQNS_OK;
 }

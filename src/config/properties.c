@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "rmqns/durable.h"
 #include "rmqns/err.h"
 #include "rmqns/properties.h"
 #include "rmqns/utf8.h"
@@ -489,52 +490,19 @@ out:
 int properties_load_file(struct properties *p, const char *path, char *err, size_t errlen)
 {
 	struct buf text = BUF_INIT;
-	struct stat st;
 	size_t bad_line = 0;
-	int fd, rc;
+	int rc = durable_read(path, PROPERTIES_MAX_FILE, &text, err, errlen);
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
-		return RMQNS_EIO;
+	if (rc == RMQNS_ENOTFOUND)
+		rc = RMQNS_EIO; /* a -c file that is missing is an I/O error here */
+	if (rc == RMQNS_OK) {
+		rc = properties_parse(p, (const char *)text.data, text.len, PROPERTIES_FILE, &bad_line);
+		if (rc == RMQNS_EINVAL)
+			snprintf(err, errlen, "%s:%zu: malformed \\uxxxx escape or NUL character", path,
+				 bad_line);
+		else if (rc < 0)
+			snprintf(err, errlen, "out of memory parsing %s", path);
 	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "%s is not a regular file", path);
-		close(fd);
-		return RMQNS_EIO;
-	}
-	for (;;) {
-		ssize_t got;
-
-		if (text.len >= PROPERTIES_MAX_FILE) {
-			snprintf(err, errlen, "%s is larger than %u bytes", path, PROPERTIES_MAX_FILE);
-			rc = RMQNS_ETOOBIG;
-			goto out;
-		}
-		if (buf_reserve(&text, 65536) < 0) {
-			snprintf(err, errlen, "out of memory reading %s", path);
-			rc = RMQNS_ENOMEM;
-			goto out;
-		}
-		got = read(fd, text.data + text.len, text.cap - text.len);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0) {
-			snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
-			rc = RMQNS_EIO;
-			goto out;
-		}
-		if (got == 0)
-			break;
-		text.len += (size_t)got;
-	}
-	rc = properties_parse(p, (const char *)text.data, text.len, PROPERTIES_FILE, &bad_line);
-	if (rc == RMQNS_EINVAL)
-		snprintf(err, errlen, "%s:%zu: malformed \\uxxxx escape or NUL character", path, bad_line);
-	else if (rc < 0)
-		snprintf(err, errlen, "out of memory parsing %s", path);
-out:
-	close(fd);
 	buf_free(&text);
 	return rc;
 }

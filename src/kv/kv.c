@@ -216,51 +216,6 @@ out:
 	return RMQNS_OK;
 }
 
-static int read_file(const char *path, struct buf *out, char *err, size_t errlen)
-{
-	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0) {
-		if (errno == ENOENT)
-			return RMQNS_ENOTFOUND;
-		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
-		return RMQNS_EIO;
-	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "%s is not a regular file", path);
-		close(fd);
-		return RMQNS_EIO;
-	}
-	for (;;) {
-		ssize_t n;
-
-		if (out->len > KV_MAX_FILE) {
-			snprintf(err, errlen, "%s is larger than %zu bytes", path, KV_MAX_FILE);
-			close(fd);
-			return RMQNS_ETOOBIG;
-		}
-		if (buf_reserve(out, 65536) < 0) {
-			snprintf(err, errlen, "out of memory reading %s", path);
-			close(fd);
-			return RMQNS_ENOMEM;
-		}
-		n = read(fd, out->data + out->len, out->cap - out->len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
-			close(fd);
-			return RMQNS_EIO;
-		}
-		if (n == 0)
-			break;
-		out->len += (size_t)n;
-	}
-	close(fd);
-	return RMQNS_OK;
-}
-
 /* Parses the file's bytes; RMQNS_EJSON with the reason for a bad file. */
 static int table_parse(const struct buf *text, struct kv_table **out, char *err, size_t errlen)
 {
@@ -308,7 +263,7 @@ struct kv_store *kv_open(const char *path, bool ignore_corrupt, char *err, size_
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	rc = read_file(path, &text, err, errlen);
+	rc = durable_read(path, KV_MAX_FILE, &text, err, errlen);
 	if (rc == RMQNS_ENOTFOUND) {
 		if (file_exists(path, ".bak"))
 			log_warn("KV config %s does not exist but %s.bak does: starting with an empty table",
