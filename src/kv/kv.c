@@ -99,6 +99,17 @@ static struct kv_table *table_clone(const struct kv_table *src)
 	return t;
 }
 
+/* One namespace as a JSON object {"k":"v",...}, keys in Java order. */
+static void namespace_write_json(struct jw *w, const struct jmap *inner)
+{
+	jw_obj_begin(w);
+	jmap_for_each(inner, e) {
+		jw_key(w, e->key);
+		jw_str(w, e->val);
+	}
+	jw_obj_end(w);
+}
+
 /* fastjson's default form: {"configTable":{"NS":{"k":"v"}}}, Java order. */
 static int table_write_json(const struct kv_table *t, struct buf *out)
 {
@@ -109,14 +120,8 @@ static int table_write_json(const struct kv_table *t, struct buf *out)
 	jw_key(&w, "configTable");
 	jw_obj_begin(&w);
 	jmap_for_each(&t->ns, n) {
-		const struct jmap *inner = n->val;
 		jw_key(&w, n->key);
-		jw_obj_begin(&w);
-		jmap_for_each(inner, e) {
-			jw_key(&w, e->key);
-			jw_str(&w, e->val);
-		}
-		jw_obj_end(&w);
+		namespace_write_json(&w, n->val);
 	}
 	jw_obj_end(&w);
 	jw_obj_end(&w);
@@ -357,7 +362,6 @@ const char *kv_get(const struct kv_store *kv, const char *ns, const char *key)
 int kv_table_json(const struct kv_store *kv, const char *ns, struct buf *out)
 {
 	const struct jmap_entry *n;
-	const struct jmap *inner;
 	size_t keep = out->len;
 	struct jw w;
 
@@ -366,16 +370,10 @@ int kv_table_json(const struct kv_store *kv, const char *ns, struct buf *out)
 	n = jmap_find(&table_current(kv)->ns, ns);
 	if (!n)
 		return RMQNS_ENOTFOUND;
-	inner = n->val;
 	jw_init(&w, out, JW_DEFAULT);
 	jw_obj_begin(&w);
 	jw_key(&w, "table");
-	jw_obj_begin(&w);
-	jmap_for_each(inner, e) {
-		jw_key(&w, e->key);
-		jw_str(&w, e->val);
-	}
-	jw_obj_end(&w);
+	namespace_write_json(&w, n->val);
 	jw_obj_end(&w);
 	if (jw_error(&w)) {
 		out->len = keep;
