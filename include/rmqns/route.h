@@ -58,6 +58,26 @@ typedef void (*route_close_fn)(void *arg, uint64_t conn_id);
 /* Installs fn (NULL: none); may be called while the registrar runs. */
 void route_db_set_close_hook(struct route_db *db, route_close_fn fn, void *arg);
 
+/* NOTIFY_MIN_BROKER_ID_CHANGE (905, protocol.md §6): the minimum broker id
+ * of a group registered with enableActingMaster changed. The route module
+ * decides when and whom (targets); the hook sends. Strings are valid only
+ * during the call. */
+struct route_min_id_change {
+	const char *cluster;
+	const char *group;            /* brokerName */
+	int64_t min_id;               /* minBrokerId */
+	const char *min_addr;         /* minBrokerAddr */
+	const char *offline_addr;     /* offlineBrokerAddr, NULL when none */
+	const char *ha_addr;          /* haBrokerAddr, NULL when none */
+	uint32_t n_targets;
+	const char *const *targets;   /* broker addresses to notify */
+};
+/* Called on the registrar thread; must not block. */
+typedef void (*route_notify_fn)(void *arg, const struct route_min_id_change *c);
+/* Installs fn (NULL: none; nothing is computed then); may be called while
+ * the registrar runs. */
+void route_db_set_notify_hook(struct route_db *db, route_notify_fn fn, void *arg);
+
 /* ---- registrar hooks (arg is the route_db) ---- */
 
 /* Expiry scan, retirement of replaced cache entries, cache trimming. */

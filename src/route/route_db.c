@@ -363,6 +363,12 @@ void route_db_set_close_hook(struct route_db *db, route_close_fn fn, void *arg)
 	__atomic_store_n(&db->close_fn, fn, __ATOMIC_RELEASE);
 }
 
+void route_db_set_notify_hook(struct route_db *db, route_notify_fn fn, void *arg)
+{
+	__atomic_store_n(&db->notify_arg, arg, __ATOMIC_RELAXED);
+	__atomic_store_n(&db->notify_fn, fn, __ATOMIC_RELEASE);
+}
+
 void route_hook_tick(void *arg, uint64_t now_ms)
 {
 	struct route_db *db = arg;

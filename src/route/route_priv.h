@@ -199,6 +199,9 @@ struct route_db {
 	/* Set once (atomically) by route_db_set_close_hook, read by expiry. */
 	route_close_fn close_fn;
 	void *close_arg;
+	/* Set by route_db_set_notify_hook (atomically), read by the registrar. */
+	route_notify_fn notify_fn;
+	void *notify_arg;
 	/* registrar-private */
 	unsigned long topic_buckets; /* the topic table's size as last asked for */
 	uint64_t topic_epoch;        /* bumped by every change of any topic's entries */
