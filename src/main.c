@@ -158,6 +158,7 @@ int main(int argc, char **argv)
 	}
 	hooks.on_tick = route_hook_tick;
 	hooks.on_conn_closed = route_hook_conn_closed;
+	hooks.on_idle = route_hook_idle;
 	hooks.arg = app.route;
 	/* KV module: load app.kv here (before anything can answer a request). */
 	app.kv = kv_open(o->kvConfigPath, o->kvConfigIgnoreCorrupt, err, sizeof err);

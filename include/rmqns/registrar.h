@@ -6,6 +6,7 @@
 #ifndef RMQNS_REGISTRAR_H
 #define RMQNS_REGISTRAR_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <urcu/wfcqueue.h>
@@ -26,6 +27,10 @@ struct registrar_hooks {
 	void (*on_tick)(void *arg, uint64_t now_ms);
 	/* Called on the registrar thread for a connection-closed notice. */
 	void (*on_conn_closed)(void *arg, uint64_t conn_id);
+	/* Called on the registrar thread when no mutation waits, for
+	 * background work in short slices; returns true while work remains
+	 * (then it is called again as soon as the queue is empty). */
+	bool (*on_idle)(void *arg);
 	void *arg;
 	uint32_t tick_ms;
 };

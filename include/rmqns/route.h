@@ -84,6 +84,12 @@ void route_db_set_notify_hook(struct route_db *db, route_notify_fn fn, void *arg
 void route_hook_tick(void *db, uint64_t now_ms);
 /* Removes every broker whose latest registration came on conn_id. */
 void route_hook_conn_closed(void *db, uint64_t conn_id);
+/* Queue entries of broker groups that left are removed in slices of this
+ * many between other work: a mutation waits for one slice at most. */
+#define ROUTE_REAP_SLICE 2048u
+/* Background work when no mutation waits: removes one slice of the
+ * entries of groups that left; true while more remains. */
+bool route_hook_idle(void *db);
 
 /* ---- writer side ---- */
 
@@ -202,6 +208,7 @@ struct route_stats {
 	uint32_t groups;      /* present in brokerAddrTable */
 	uint32_t live;
 	uint64_t cache_bytes;
+	uint64_t dead_entries; /* queue entries of groups that left, not yet removed */
 };
 /* Counts (approximate while the registrar writes). */
 void route_stats(struct route_db *db, struct route_stats *st);

@@ -164,11 +164,14 @@ static void *registrar_main(void *arg)
 	log_set_thread_name("registrar");
 	pthread_setname_np(pthread_self(), "registrar");
 	rcu_register_thread();
+	bool more = false;
 	for (;;) {
 		registrar_drain(r);
 		if (atomic_load(&r->stop))
 			break;
-		if (poll(fds, nfds, -1) < 0) {
+		/* background work goes between mutations, one slice at a time */
+		more = r->hooks.on_idle && r->hooks.on_idle(r->hooks.arg);
+		if (poll(fds, nfds, more ? 0 : -1) < 0) {
 			if (errno != EINTR)
 				log_error("registrar: poll: %s", strerror(errno));
 			continue;

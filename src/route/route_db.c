@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "route_priv.h"
+#include "route_writer.h"
 #include "rmqns/err.h"
 #include "rmqns/log.h"
 
@@ -247,15 +247,19 @@ struct route_db *route_db_create(size_t cache_max_bytes)
 	db->topics = cds_lfht_new(RT_TOPIC_BUCKETS_MIN, RT_TOPIC_BUCKETS_MIN, 0, flags, NULL);
 	db->topic_buckets = RT_TOPIC_BUCKETS_MIN;
 	db->live = cds_lfht_new(64, 64, 0, flags, NULL);
+	db->gnames = cds_lfht_new(64, 64, 0, flags, NULL);
+	db->dead_head = db->dead_tail = RT_ID_NONE;
 	/* Fixed-size slot arrays: untouched pages cost no memory, and a fixed
 	 * directory never has to be republished. */
 	db->gdir = calloc(ROUTE_MAX_GROUPS, sizeof(*db->gdir));
 	db->gpriv = calloc(ROUTE_MAX_GROUPS, sizeof(*db->gpriv));
-	if (!db->topics || !db->live || !db->gdir || !db->gpriv) {
+	if (!db->topics || !db->live || !db->gnames || !db->gdir || !db->gpriv) {
 		if (db->topics)
 			cds_lfht_destroy(db->topics, NULL);
 		if (db->live)
 			cds_lfht_destroy(db->live, NULL);
+		if (db->gnames)
+			cds_lfht_destroy(db->gnames, NULL);
 		free(db->gdir);
 		free(db->gpriv);
 		free(db);
@@ -301,13 +305,25 @@ static void db_teardown(struct route_db *db)
 		cds_lfht_del(db->live, n);
 		free(l);
 	}
+	cds_lfht_first(db->gnames, &it);
+	while ((n = cds_lfht_iter_get_node(&it)) != NULL) {
+		struct route_gname *gn = caa_container_of(n, struct route_gname, node);
+		cds_lfht_next(db->gnames, &it);
+		cds_lfht_del(db->gnames, n);
+		free(gn);
+	}
 	rcu_read_unlock();
 	cds_lfht_destroy(db->topics, NULL);
 	cds_lfht_destroy(db->live, NULL);
+	cds_lfht_destroy(db->gnames, NULL);
 
-	for (uint32_t i = 0; i < ROUTE_MAX_GROUPS; i++)
+	for (uint32_t i = 0; i < ROUTE_MAX_GROUPS; i++) {
 		if (db->gdir[i])
 			rt_group_free(db->gdir[i]);
+		rt_idset_free(&db->gpriv[i].topics);
+	}
+	free(db->tdir);
+	free(db->tfree);
 	if (db->clusters) {
 		for (uint32_t i = 0; i < db->clusters->n; i++) {
 			free(db->clusters->c[i]->gidx);
@@ -376,6 +392,7 @@ void route_hook_tick(void *arg, uint64_t now_ms)
 
 	if (n > 0)
 		log_info("route: %d broker(s) expired", n);
+	rt_group_reap(db, ROUTE_REAP_SLICE); /* in case no idle hook runs */
 	rt_drain_retired(db);
 	rt_cache_trim(db);
 }
@@ -385,6 +402,11 @@ void route_hook_conn_closed(void *arg, uint64_t conn_id)
 	route_apply_conn_closed(arg, conn_id);
 }
 
+bool route_hook_idle(void *arg)
+{
+	return rt_group_reap(arg, ROUTE_REAP_SLICE);
+}
+
 void route_stats(struct route_db *db, struct route_stats *st)
 {
 	st->topics = __atomic_load_n(&db->n_topics, __ATOMIC_RELAXED);
@@ -392,4 +414,5 @@ void route_stats(struct route_db *db, struct route_stats *st)
 	st->groups = __atomic_load_n(&db->n_groups, __ATOMIC_RELAXED);
 	st->live = __atomic_load_n(&db->n_live, __ATOMIC_RELAXED);
 	st->cache_bytes = __atomic_load_n(&db->cache_bytes, __ATOMIC_RELAXED);
+	st->dead_entries = __atomic_load_n(&db->dead_entries, __ATOMIC_RELAXED);
 }

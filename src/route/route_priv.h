@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <urcu.h>
 #include <urcu/lfstack.h>
@@ -51,6 +52,10 @@ struct route_group {
 	struct route_db *db;     /* for the slot-retiring callback */
 	uint32_t gidx;
 	bool present;
+	/* atomic, set once in place when the group leaves: readers then skip
+	 * it and every queue entry naming it, while the registrar removes
+	 * those entries in slices (route_group.c) */
+	uint8_t dead;
 	bool acting_master;      /* enableActingMaster */
 	uint32_t map_cap;        /* the Java HashMap capacity of the id map */
 	uint32_t n_addrs;
@@ -105,6 +110,7 @@ struct route_topic {
 	struct route_cache *cache[2];    /* per form; installed by readers (CAS) */
 	uint64_t gen;                    /* atomic: bumped on every change */
 	uint8_t hot;                     /* atomic: read since the last trim */
+	uint32_t tid;                    /* registrar-private: slot in the topic directory */
 	uint64_t hash;
 	char name[];
 };
@@ -123,6 +129,7 @@ struct route_live {
 	 * when nothing changed (see register_topics) */
 	uint64_t topics_key;
 	uint64_t topics_epoch;
+	uint32_t gidx;           /* registrar-private: the group it registered in */
 	char *ha_addr;
 	char *cluster;
 	char *addr;
@@ -169,12 +176,33 @@ struct route_maps {
 	struct route_mapping *e[]; /* sorted by (topic, bname) */
 };
 
+/* A set of topic ids (open addressing, linear probing, deletion by
+ * backward shift): the group -> topics index. */
+struct rt_idset {
+	uint32_t *slots;         /* RT_ID_NONE = empty */
+	uint32_t cap;            /* 0 or a power of two */
+	uint32_t n;
+};
+#define RT_ID_NONE UINT32_MAX
+
+/* The name -> slot index, readable through RCU (GET_BROKER_MEMBER_GROUP
+ * looks names up too). One node per interned, living name. */
+struct route_gname {
+	struct cds_lfht_node node;
+	struct rcu_head rcu;
+	uint32_t gidx;
+	char name[];
+};
+
 /* Registrar-private, per gidx. */
 struct route_gpriv {
-	uint32_t topic_refs;     /* topics with an entry for this group */
+	struct rt_idset topics;  /* topics with an entry for this group */
+	struct route_gname *gname; /* its node in the name index; NULL once dead */
 	uint32_t cluster_refs;   /* cluster sets naming it */
+	uint32_t next_dead;      /* the dead list (RT_ID_NONE ends it) */
 	uint8_t state;           /* RT_SLOT_* */
 	uint8_t reusable;        /* atomic: set by the grace-period callback */
+	uint8_t on_dead_list;
 };
 
 enum { RT_SLOT_FREE = 0, RT_SLOT_USED = 1, RT_SLOT_RETIRING = 2 };
@@ -182,6 +210,7 @@ enum { RT_SLOT_FREE = 0, RT_SLOT_USED = 1, RT_SLOT_RETIRING = 2 };
 struct route_db {
 	struct cds_lfht *topics;
 	struct cds_lfht *live;
+	struct cds_lfht *gnames;     /* struct route_gname by name */
 	struct route_group **gdir;   /* ROUTE_MAX_GROUPS published slots */
 	uint32_t g_hwm;              /* atomic: slots in use are below it */
 	struct route_clusters *clusters;
@@ -206,11 +235,27 @@ struct route_db {
 	unsigned long topic_buckets; /* the topic table's size as last asked for */
 	uint64_t topic_epoch;        /* bumped by every change of any topic's entries */
 	struct route_gpriv *gpriv;   /* ROUTE_MAX_GROUPS entries */
+	struct route_topic **tdir;   /* topic id -> topic */
+	uint32_t tdir_len, tdir_cap;
+	uint32_t *tfree;             /* ids free for reuse */
+	uint32_t tfree_n, tfree_cap;
+	uint32_t dead_head, dead_tail; /* groups whose entries are still being removed */
+	uint64_t dead_entries;       /* atomic (stats): entries of dead groups left */
 	struct rt_deferred *deferred; /* ThreadSanitizer builds: frees kept for the end */
 };
 
 /* The topic table's first size (buckets). */
 #define RT_TOPIC_BUCKETS_MIN 1024
+
+/* ---- allocation (route_alloc.c) ---- */
+
+/* Tests: >= 0 makes the allocation that many allocations from now fail,
+ * and every later one until set back to -1. */
+extern int64_t rt_fail_after;
+void *rt_malloc(size_t n);
+void *rt_calloc(size_t n, size_t size);
+void *rt_realloc(void *p, size_t n);
+char *rt_strdup(const char *s);
 
 /* ---- helpers shared by the files ---- */
 
@@ -224,6 +269,28 @@ static inline struct route_group *rt_group(struct route_db *db, uint32_t gidx)
 		return NULL;
 	return rt_deref(db->gdir[gidx]);
 }
+
+static inline bool rt_group_is_dead(const struct route_group *g)
+{
+	return __atomic_load_n(&g->dead, __ATOMIC_ACQUIRE) != 0;
+}
+
+/* The group in slot gidx as readers see it: NULL when none or dead. */
+static inline struct route_group *rt_group_visible(struct route_db *db, uint32_t gidx)
+{
+	struct route_group *g = rt_group(db, gidx);
+	return g && !rt_group_is_dead(g) ? g : NULL;
+}
+
+static inline bool rt_str_eq(const char *a, const char *b)
+{
+	if (!a || !b)
+		return a == b;
+	return strcmp(a, b) == 0;
+}
+
+/* The living group slot named `name` (readers and registrar), or UINT32_MAX. */
+uint32_t rt_group_lookup(struct route_db *db, const char *name);
 
 /* Topic and live lookups (inside a read-side section). */
 struct route_topic *rt_topic_find(struct route_db *db, const char *name);
@@ -255,11 +322,20 @@ void rt_jw_mapping(struct jw *w, const struct regbody_mapping *m);
  * (standard: ascending byte order). Caller frees; NULL on ENOMEM. */
 uint32_t *rt_name_order(const char *const *names, uint32_t n, enum jw_form form);
 
-/* Cache and generation control (route_read.c / route_apply.c). */
+/* The cache (route_cache.c). */
 void rt_topic_invalidate(struct route_db *db, struct route_topic *t);
 void rt_cache_retire(struct route_db *db, struct route_cache *c);
 void rt_drain_retired(struct route_db *db);
 void rt_cache_trim(struct route_db *db);
+/* A reader's install of freshly built bytes (seen: the entry it found). */
+void rt_cache_install(struct route_db *db, struct route_topic *t, int form, struct route_cache *seen,
+		      const uint8_t *bytes, size_t len, uint32_t splice, uint8_t acting, uint64_t tg,
+		      uint64_t gg);
+/* The bytes of the entries installed in linked topics (tests compare it
+ * with cache_bytes once nothing runs). */
+uint64_t rt_cache_sum(struct route_db *db);
+/* Tests: called by a reader just before it installs an entry. */
+extern void (*rt_test_before_install)(struct route_db *db, struct route_topic *t);
 /* ThreadSanitizer builds: runs the frees kept back (at teardown). */
 void rt_run_deferred(struct route_db *db);
 

@@ -149,7 +149,11 @@ static int write_mappings(struct route_db *db, const char *topic, enum jw_form f
 		free(names);
 		return RMQNS_ENOMEM;
 	}
-	NOMEM(buf_append_str(out, ",\"topicQueueMappingByBroker\":"));
+	if (buf_append_str(out, ",\"topicQueueMappingByBroker\":")) {
+		free(ord);
+		free(names);
+		return RMQNS_ENOMEM;
+	}
 	jw_init(&w, out, form);
 	jw_obj_begin(&w);
 	for (uint32_t i = 0; i < n; i++) {
@@ -190,13 +194,14 @@ static int build_route(struct route_db *db, const struct route_topic *t, const s
 		goto out;
 	}
 	for (uint32_t i = 0; i < tq->n; i++) {
-		struct route_group *g = rt_group(db, tq->e[i].gidx);
+		struct route_group *g = rt_group_visible(db, tq->e[i].gidx);
 		const struct rt_str *frag;
 		bool master;
 
 		gs[i] = g;
 		if (!g) {
-			/* its removal is being published right now */
+			/* dead (its entries are being removed), or its removal
+			 * is being published right now */
 			skip[i] = 1;
 			continue;
 		}
@@ -300,35 +305,6 @@ static int splice_order_conf(struct buf *scratch, const uint8_t *src, size_t len
 	return rc;
 }
 
-static void cache_install(struct route_db *db, struct route_topic *t, int form, struct route_cache *seen,
-			  const uint8_t *bytes, size_t len, const struct built *bo, uint64_t tg, uint64_t gg)
-{
-	struct route_cache *c;
-
-	if (len > UINT32_MAX || __atomic_load_n(&db->cache_bytes, __ATOMIC_RELAXED) + len > db->cache_max)
-		return;
-	c = malloc(sizeof(*c) + len);
-	if (!c)
-		return;
-	cds_lfs_node_init(&c->retire);
-	c->tgen = tg;
-	c->ggen = gg;
-	c->len = (uint32_t)len;
-	c->splice = bo->splice;
-	c->acting = bo->acting;
-	memcpy(c->bytes, bytes, len);
-	if (!__atomic_compare_exchange_n(&t->cache[form], &seen, c, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-		free(c);
-		return;
-	}
-	__atomic_add_fetch(&db->cache_bytes, len, __ATOMIC_RELAXED);
-	if (seen) {
-		/* a stale entry: the registrar frees it after a grace period */
-		__atomic_sub_fetch(&db->cache_bytes, seen->len, __ATOMIC_RELAXED);
-		cds_lfs_push(&db->retired, &seen->retire);
-	}
-}
-
 int route_topic_body(struct route_db *db, const struct route_query *q, const uint8_t **body, size_t *len,
 		     struct buf *scratch)
 {
@@ -369,7 +345,7 @@ int route_topic_body(struct route_db *db, const struct route_query *q, const uin
 	if (rc)
 		return rc;
 	if (!q->zone)
-		cache_install(db, t, form, c, scratch->data, scratch->len, &bo, tg, gg);
+		rt_cache_install(db, t, form, c, scratch->data, scratch->len, bo.splice, bo.acting, tg, gg);
 	if (q->order_conf && (rc = splice_order_conf(scratch, scratch->data, scratch->len, bo.splice,
 						     q->order_conf, form)) != 0)
 		return rc;
@@ -390,7 +366,7 @@ static struct route_group **groups_vec(struct route_db *db, bool all, uint32_t *
 	if (!v)
 		return NULL;
 	for (uint32_t i = 0; i < hwm; i++) {
-		struct route_group *g = rt_group(db, i);
+		struct route_group *g = rt_group_visible(db, i);
 		if (g && (all || g->present))
 			v[n++] = g;
 	}
@@ -463,9 +439,14 @@ int route_cluster_info(struct route_db *db, struct buf *out)
 			break;
 		}
 		for (uint32_t m = 0; m < c->n; m++) {
-			struct route_group *g = rt_group(db, c->gidx[m]);
+			struct route_group *g = rt_group_visible(db, c->gidx[m]);
 			if (g)
 				mn[k++] = g->name;
+		}
+		if (k == 0) {
+			/* every member left: the cluster is gone for readers */
+			free(mn);
+			continue;
 		}
 		mord = rt_name_order(mn, k, JW_DEFAULT);
 		if (!mord) {
@@ -536,13 +517,19 @@ static void nv_push(struct name_vec *nv, const char *s)
 	nv->v[nv->n++] = s;
 }
 
-static bool tq_has_any(const struct route_tq *tq, const uint32_t *gidx, uint32_t n)
+/* The first entry of tq readers may see (naming one of gidx[0..n) when
+ * gidx is given), or NULL. */
+static const struct route_qd *tq_first_visible(struct route_db *db, const struct route_tq *tq,
+					       const uint32_t *gidx, uint32_t n)
 {
-	for (uint32_t i = 0; i < tq->n; i++)
-		for (uint32_t k = 0; k < n; k++)
-			if (tq->e[i].gidx == gidx[k])
-				return true;
-	return false;
+	for (uint32_t i = 0; i < tq->n; i++) {
+		bool member = !gidx;
+		for (uint32_t k = 0; k < n && !member; k++)
+			member = tq->e[i].gidx == gidx[k];
+		if (member && rt_group_visible(db, tq->e[i].gidx))
+			return &tq->e[i];
+	}
+	return NULL;
 }
 
 /* Topics matching: all (cluster NULL, kind < 0), a cluster's, or a unit kind. */
@@ -555,12 +542,13 @@ static int topics_select(struct route_db *db, const struct route_cluster *c, int
 
 	cds_lfht_for_each_entry(db->topics, &it, t, node) {
 		struct route_tq *tq = rt_deref(t->tq);
-		if (!tq || tq->n == 0)
+		const struct route_qd *first = tq ? tq_first_visible(db, tq, NULL, 0) : NULL;
+		if (!first)
 			continue;
-		if (c && !tq_has_any(tq, c->gidx, c->n))
+		if (c && !tq_first_visible(db, tq, c->gidx, c->n))
 			continue;
 		if (kind >= 0) {
-			int32_t f = tq->e[0].sysflag;
+			int32_t f = first->sysflag;
 			bool unit = f & ROUTE_SYSFLAG_UNIT, sub = f & ROUTE_SYSFLAG_UNIT_SUB;
 			if ((kind == ROUTE_UNIT && !unit) || (kind == ROUTE_UNIT_SUB && !sub) ||
 			    (kind == ROUTE_UNIT_SUB_NOT_UNIT && (!sub || unit)))
@@ -606,9 +594,14 @@ int route_topics_system(struct route_db *db, struct buf *out)
 	int rc;
 
 	for (uint32_t i = 0; cs && i < cs->n; i++) {
+		bool any = false;
+		for (uint32_t m = 0; m < cs->c[i]->n && !any; m++)
+			any = rt_group_visible(db, cs->c[i]->gidx[m]) != NULL;
+		if (!any)
+			continue; /* every member left */
 		nv_push(&nv, cs->c[i]->name);
 		for (uint32_t m = 0; m < cs->c[i]->n; m++) {
-			struct route_group *g = rt_group(db, cs->c[i]->gidx[m]);
+			struct route_group *g = rt_group_visible(db, cs->c[i]->gidx[m]);
 			bool dup = false;
 			if (!g)
 				continue;
@@ -658,15 +651,11 @@ int route_topics_system(struct route_db *db, struct buf *out)
 
 int route_member_group(struct route_db *db, const char *cluster, const char *name, struct buf *out)
 {
-	uint32_t hwm = __atomic_load_n(&db->g_hwm, __ATOMIC_ACQUIRE);
-	struct route_group *g = NULL;
+	struct route_group *g = rt_group_visible(db, rt_group_lookup(db, name));
 	struct jw w;
 
-	for (uint32_t i = 0; name && i < hwm && !g; i++) {
-		struct route_group *x = rt_group(db, i);
-		if (x && x->present && strcmp(x->name, name) == 0)
-			g = x;
-	}
+	if (g && !g->present)
+		g = NULL;
 	jw_init(&w, out, JW_DEFAULT);
 	jw_obj_begin(&w);
 	jw_key(&w, "brokerMemberGroup");

@@ -747,7 +747,15 @@ Test(route, registration_of_60000_topics)
 	cr_expect_eq(st.topics, 60000);
 	/* and unregistering removes it all */
 	cr_expect_eq(route_apply_unregister(db, "DefaultCluster", A, "big", 1), 1);
+	/* gone for readers at once, removed from the tables in slices */
+	char *gone = tu_route(db, "topic-59999", JW_STANDARD);
+	cr_expect_null(gone);
+	free(gone);
 	route_stats(db, &st);
+	cr_expect_eq(st.dead_entries, 60000);
+	tu_settle(db);
+	route_stats(db, &st);
+	cr_expect_eq(st.dead_entries, 0);
 	cr_expect_eq(st.topics, 0);
 	cr_expect_eq(st.queue_entries, 0);
 	buf_free(&b);
@@ -761,6 +769,7 @@ Test(route, group_slots_are_reused_after_removal)
 		snprintf(name, sizeof(name), "g%d", i);
 		reg_simple(name, A, 0, 1, "T/4/4/6 U/4/4/6", 1, 100);
 		cr_assert_eq(route_apply_unregister(db, "DefaultCluster", A, name, 1), 1);
+		tu_settle(db);
 		rcu_barrier(); /* let the slot's grace period pass */
 	}
 	reg_simple("last", A, 0, 1, "T/4/4/6 U/4/4/6", 1, 100);

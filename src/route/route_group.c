@@ -1,0 +1,362 @@
+/* Broker groups: slots in a fixed directory (queue entries name a group by
+ * its slot), the name -> slot index, the group -> topics index, and the
+ * removal of a group that left. A group that loses its last address is
+ * marked dead in place: readers stop seeing it and its queue entries at
+ * once, and the registrar removes those entries in slices between other
+ * work, so a broker with 40,000 topics leaving never holds up a
+ * registration. Registrar only, except rt_group_lookup. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "route_writer.h"
+#include "rmqns/err.h"
+#include "rmqns/log.h"
+
+static void free_group_cb(struct rcu_head *h)
+{
+	rt_tsan_before_free();
+	rt_group_free(caa_container_of(h, struct route_group, rcu));
+}
+
+static void retire_group_cb(struct rcu_head *h)
+{
+	struct route_group *g = caa_container_of(h, struct route_group, rcu);
+	struct route_db *db = g->db;
+	uint32_t gidx = g->gidx;
+
+	rt_tsan_before_free();
+	rt_group_free(g);
+	/* no reader can see the slot's old group or a queue entry naming it
+	 * any more: the slot may take a new name */
+	__atomic_store_n(&db->gpriv[gidx].reusable, 1, __ATOMIC_RELEASE);
+}
+
+static void free_gname_cb(struct rcu_head *h)
+{
+	rt_tsan_before_free();
+	free(caa_container_of(h, struct route_gname, rcu));
+}
+
+/* ---- the name index ---- */
+
+static int gname_match(struct cds_lfht_node *node, const void *key)
+{
+	struct route_gname *n = caa_container_of(node, struct route_gname, node);
+	(void)rt_deref(n->gidx); /* pairs with the release before the link */
+	return strcmp(n->name, (const char *)key) == 0;
+}
+
+uint32_t rt_group_lookup(struct route_db *db, const char *name)
+{
+	struct cds_lfht_iter it;
+	struct cds_lfht_node *node;
+
+	if (!name)
+		return UINT32_MAX;
+	cds_lfht_lookup(db->gnames, rt_hash_str(name), gname_match, name, &it);
+	node = cds_lfht_iter_get_node(&it);
+	return node ? caa_container_of(node, struct route_gname, node)->gidx : UINT32_MAX;
+}
+
+uint32_t rt_group_find(struct route_db *db, const char *name)
+{
+	return rt_group_lookup(db, name);
+}
+
+static void gname_unlink(struct route_db *db, uint32_t gidx)
+{
+	struct route_gname *n = db->gpriv[gidx].gname;
+
+	if (!n)
+		return;
+	cds_lfht_del(db->gnames, &n->node);
+	db->gpriv[gidx].gname = NULL;
+	rt_defer_free(db, &n->rcu, free_gname_cb);
+}
+
+/* ---- slots ---- */
+
+static struct route_group *group_new(struct route_db *db, uint32_t gidx, const char *name)
+{
+	struct route_group *g = rt_calloc(1, sizeof(*g));
+
+	if (!g)
+		return NULL;
+	g->db = db;
+	g->gidx = gidx;
+	g->map_cap = 16;
+	g->name = rt_strdup(name);
+	g->name_hash = route_java_hash(name);
+	if (!g->name) {
+		free(g);
+		return NULL;
+	}
+	return g;
+}
+
+int rt_group_intern(struct route_db *db, const char *name, uint32_t *out)
+{
+	uint32_t i = rt_group_find(db, name);
+	uint32_t hwm = db->g_hwm;
+	struct route_group *g;
+	struct route_gname *gn;
+	size_t nl;
+
+	if (i != UINT32_MAX) {
+		*out = i;
+		return 0;
+	}
+	for (i = 0; i < hwm; i++) {
+		struct route_gpriv *p = &db->gpriv[i];
+		if (p->state == RT_SLOT_FREE)
+			break;
+		if (p->state == RT_SLOT_RETIRING && __atomic_load_n(&p->reusable, __ATOMIC_ACQUIRE))
+			break;
+	}
+	if (i == hwm && hwm >= ROUTE_MAX_GROUPS)
+		return RMQNS_ETOOBIG;
+	nl = strlen(name);
+	gn = rt_malloc(sizeof(*gn) + nl + 1);
+	g = group_new(db, i, name);
+	if (!gn || !g || rt_group_render(g)) {
+		free(gn);
+		rt_group_free(g);
+		return RMQNS_ENOMEM;
+	}
+	memset(&db->gpriv[i], 0, sizeof(db->gpriv[i]));
+	db->gpriv[i].state = RT_SLOT_USED;
+	db->gpriv[i].next_dead = RT_ID_NONE;
+	db->gpriv[i].gname = gn;
+	rt_assign(db->gdir[i], g);
+	if (i == hwm)
+		__atomic_store_n(&db->g_hwm, hwm + 1, __ATOMIC_RELEASE);
+	memcpy(gn->name, name, nl + 1);
+	cds_lfht_node_init(&gn->node);
+	rt_assign(gn->gidx, i); /* orders the node before the link */
+	cds_lfht_add(db->gnames, rt_hash_str(name), &gn->node);
+	*out = i;
+	return 0;
+}
+
+void rt_group_maybe_retire(struct route_db *db, uint32_t gidx)
+{
+	struct route_group *g = db->gdir[gidx];
+	struct route_gpriv *p = &db->gpriv[gidx];
+
+	if (!g || (g->present && !g->dead) || p->topics.n || p->cluster_refs || p->on_dead_list)
+		return;
+	gname_unlink(db, gidx);
+	rt_idset_free(&p->topics);
+	rt_assign(db->gdir[gidx], NULL);
+	p->state = RT_SLOT_RETIRING;
+	__atomic_store_n(&p->reusable, 0, __ATOMIC_RELAXED);
+	rt_defer_free(db, &g->rcu, retire_group_cb);
+}
+
+struct route_group *rt_group_clone(const struct route_group *g)
+{
+	struct route_group *n = rt_calloc(1, sizeof(*n));
+
+	if (!n)
+		return NULL;
+	n->db = g->db;
+	n->gidx = g->gidx;
+	n->present = g->present;
+	n->acting_master = g->acting_master;
+	n->map_cap = g->map_cap;
+	n->name_hash = g->name_hash;
+	n->name = rt_strdup(g->name);
+	n->cluster = g->cluster ? rt_strdup(g->cluster) : NULL;
+	n->zone = g->zone ? rt_strdup(g->zone) : NULL;
+	n->addrs = rt_calloc(g->n_addrs + 1, sizeof(*n->addrs));
+	if (!n->name || !n->addrs || (g->cluster && !n->cluster) || (g->zone && !n->zone)) {
+		rt_group_free(n);
+		return NULL;
+	}
+	for (uint32_t i = 0; i < g->n_addrs; i++) {
+		n->addrs[i].id = g->addrs[i].id;
+		n->addrs[i].addr = rt_strdup(g->addrs[i].addr);
+		if (!n->addrs[i].addr) {
+			n->n_addrs = i;
+			rt_group_free(n);
+			return NULL;
+		}
+	}
+	n->n_addrs = g->n_addrs;
+	return n;
+}
+
+static bool group_same(const struct route_group *a, const struct route_group *b)
+{
+	if (a->present != b->present || a->acting_master != b->acting_master || a->map_cap != b->map_cap ||
+	    a->n_addrs != b->n_addrs || !rt_str_eq(a->cluster, b->cluster) || !rt_str_eq(a->zone, b->zone))
+		return false;
+	for (uint32_t i = 0; i < a->n_addrs; i++)
+		if (a->addrs[i].id != b->addrs[i].id || strcmp(a->addrs[i].addr, b->addrs[i].addr) != 0)
+			return false;
+	return true;
+}
+
+int rt_group_addr_index(const struct route_group *g, int64_t id)
+{
+	for (uint32_t i = 0; i < g->n_addrs; i++)
+		if (g->addrs[i].id == id)
+			return (int)i;
+	return -1;
+}
+
+void rt_group_remove_addr_at(struct route_group *g, uint32_t i)
+{
+	free(g->addrs[i].addr);
+	memmove(&g->addrs[i], &g->addrs[i + 1], (g->n_addrs - i - 1) * sizeof(*g->addrs));
+	g->n_addrs--;
+}
+
+int rt_group_commit(struct route_db *db, struct route_group *ng, bool invalidate)
+{
+	struct route_group *old = db->gdir[ng->gidx];
+
+	if (old && group_same(old, ng)) {
+		rt_group_free(ng);
+		return 0;
+	}
+	if (rt_group_render(ng)) {
+		rt_group_free(ng);
+		return RMQNS_ENOMEM;
+	}
+	if (old && old->present != ng->present)
+		__atomic_add_fetch(&db->n_groups, ng->present ? 1 : (uint32_t)-1, __ATOMIC_RELAXED);
+	rt_assign(db->gdir[ng->gidx], ng);
+	if (old)
+		rt_defer_free(db, &old->rcu, free_group_cb);
+	if (invalidate)
+		rt_group_invalidate_topics(db, ng->gidx);
+	return 0;
+}
+
+/* ---- a group leaving ---- */
+
+void rt_group_kill(struct route_db *db, uint32_t gidx)
+{
+	struct route_group *g = db->gdir[gidx];
+	struct route_gpriv *p = &db->gpriv[gidx];
+
+	if (!g || g->dead)
+		return;
+	/* the only field of a published group written in place: readers
+	 * load it with acquire and then skip the group */
+	__atomic_store_n(&g->dead, 1, __ATOMIC_RELEASE);
+	if (g->present)
+		__atomic_sub_fetch(&db->n_groups, 1, __ATOMIC_RELAXED);
+	/* a new registration under the same name takes a fresh slot */
+	gname_unlink(db, gidx);
+	/* every cached route naming it is stale: one move of the global
+	 * generation instead of a walk over its topics */
+	__atomic_add_fetch(&db->ggen, 1, __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(&db->dead_entries, p->topics.n, __ATOMIC_RELAXED);
+	p->on_dead_list = 1;
+	p->next_dead = RT_ID_NONE;
+	if (db->dead_head == RT_ID_NONE)
+		db->dead_head = gidx;
+	else
+		db->gpriv[db->dead_tail].next_dead = gidx;
+	db->dead_tail = gidx;
+}
+
+/* Removes up to *budget of gidx's entries; 0 when all are gone, 1 when
+ * the budget ran out, or RMQNS_ENOMEM. */
+static int reap_group(struct route_db *db, uint32_t gidx, uint32_t *budget)
+{
+	struct route_gpriv *p = &db->gpriv[gidx];
+	struct route_group *g = db->gdir[gidx];
+	int rc;
+
+	if (p->cluster_refs && g->cluster && (rc = rt_cluster_remove_member(db, g->cluster, gidx)) != 0)
+		return rc;
+	/* Removing a member shifts the run back into its slot: look at the
+	 * same slot again until it is empty. */
+	for (uint32_t i = 0; i < p->topics.cap;) {
+		uint32_t tid = p->topics.slots[i];
+		if (tid == RT_ID_NONE) {
+			i++;
+			continue;
+		}
+		if (*budget == 0)
+			return 1;
+		struct route_topic *t = rt_topic_by_id(db, tid);
+		if (!t) {
+			rt_idset_del(&p->topics, tid); /* cannot happen: keep going */
+			continue;
+		}
+		if ((rc = rt_topic_remove_entry(db, t, gidx)) != 0)
+			return rc;
+		(*budget)--;
+	}
+	return 0;
+}
+
+bool rt_group_reap(struct route_db *db, uint32_t budget)
+{
+	int rc = 0;
+
+	rcu_read_lock();
+	while (db->dead_head != RT_ID_NONE) {
+		uint32_t gidx = db->dead_head;
+		rc = reap_group(db, gidx, &budget);
+		if (rc != 0)
+			break;
+		db->dead_head = db->gpriv[gidx].next_dead;
+		db->gpriv[gidx].on_dead_list = 0;
+		rt_group_maybe_retire(db, gidx);
+	}
+	rcu_read_unlock();
+	if (rc == RMQNS_ENOMEM)
+		log_error("route: out of memory removing the topics of a broker group that left; "
+			  "they stay hidden and are retried");
+	if (!rcu_read_ongoing())
+		rt_topics_fit(db);
+	return db->dead_head != RT_ID_NONE;
+}
+
+/* ---- per-group changes, in proportion to the group's topics ---- */
+
+void rt_group_invalidate_topics(struct route_db *db, uint32_t gidx)
+{
+	struct rt_idset *s = &db->gpriv[gidx].topics;
+
+	for (uint32_t i = 0; i < s->cap; i++) {
+		struct route_topic *t = s->slots[i] == RT_ID_NONE ? NULL : rt_topic_by_id(db, s->slots[i]);
+		if (t)
+			rt_topic_invalidate(db, t);
+	}
+}
+
+int rt_group_set_perm(struct route_db *db, uint32_t gidx, bool add, bool only_if_writable)
+{
+	struct rt_idset *s = &db->gpriv[gidx].topics;
+	int count = 0;
+
+	for (uint32_t k = 0; k < s->cap; k++) {
+		struct route_topic *t = s->slots[k] == RT_ID_NONE ? NULL : rt_topic_by_id(db, s->slots[k]);
+		if (!t)
+			continue;
+		struct route_tq *tq = t->tq, *ntq;
+		int i = rt_tq_find(tq, gidx);
+		int32_t perm;
+		if (i < 0)
+			continue;
+		if (only_if_writable && !(tq->e[i].perm & ROUTE_PERM_WRITE))
+			continue;
+		count++;
+		perm = add ? (ROUTE_PERM_READ | ROUTE_PERM_WRITE) : (tq->e[i].perm & ~ROUTE_PERM_WRITE);
+		if (perm == tq->e[i].perm)
+			continue;
+		ntq = rt_tq_alloc(tq->n, tq->map_cap);
+		if (!ntq)
+			return RMQNS_ENOMEM;
+		memcpy(ntq->e, tq->e, tq->n * sizeof(tq->e[0]));
+		ntq->e[i].perm = perm;
+		rt_topic_publish_tq(db, t, ntq);
+	}
+	return count;
+}

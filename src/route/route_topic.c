@@ -1,0 +1,299 @@
+/* Topics: the RCU hash table of topic -> queue entries (one per broker
+ * group, in Java HashMap order), the registrar's directory of topic ids,
+ * and every change of a topic's entries, which also keeps the group ->
+ * topics index (route_idset.c) up to date. Registrar only. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "route_writer.h"
+#include "rmqns/err.h"
+
+static void free_tq_cb(struct rcu_head *h)
+{
+	rt_tsan_before_free();
+	free(caa_container_of(h, struct route_tq, rcu));
+}
+
+static void free_topic_cb(struct rcu_head *h)
+{
+	struct route_topic *t = caa_container_of(h, struct route_topic, rcu);
+
+	rt_tsan_before_free();
+	free(t->tq);
+	/* readers give back what they install after the unlink
+	 * (rt_cache_install): nothing should be left here */
+	free(t->cache[0]);
+	free(t->cache[1]);
+	free(t);
+}
+
+/* ---- the directory of topic ids ---- */
+
+static int tid_alloc(struct route_db *db, struct route_topic *t)
+{
+	if (db->tfree_n) {
+		t->tid = db->tfree[--db->tfree_n];
+		db->tdir[t->tid] = t;
+		return 0;
+	}
+	if (db->tdir_len == db->tdir_cap) {
+		uint32_t nc = db->tdir_cap ? db->tdir_cap * 2 : 1024;
+		struct route_topic **nd = rt_realloc(db->tdir, (size_t)nc * sizeof(*nd));
+		if (!nd)
+			return RMQNS_ENOMEM;
+		db->tdir = nd;
+		/* room for every id to come back, so freeing one never fails */
+		uint32_t *nf = rt_realloc(db->tfree, (size_t)nc * sizeof(*nf));
+		if (!nf)
+			return RMQNS_ENOMEM;
+		db->tfree = nf;
+		db->tdir_cap = db->tfree_cap = nc;
+	}
+	if (db->tdir_len == RT_ID_NONE)
+		return RMQNS_ETOOBIG;
+	t->tid = db->tdir_len++;
+	db->tdir[t->tid] = t;
+	return 0;
+}
+
+static void tid_free(struct route_db *db, uint32_t tid)
+{
+	db->tdir[tid] = NULL;
+	db->tfree[db->tfree_n++] = tid;
+}
+
+struct route_topic *rt_topic_by_id(struct route_db *db, uint32_t tid)
+{
+	return tid < db->tdir_len ? db->tdir[tid] : NULL;
+}
+
+/* ---- queue entries ---- */
+
+
+struct route_tq *rt_tq_alloc(uint32_t n, uint32_t map_cap)
+{
+	struct route_tq *tq = rt_malloc(sizeof(*tq) + (size_t)n * sizeof(tq->e[0]));
+
+	if (!tq)
+		return NULL;
+	tq->n = n;
+	tq->map_cap = map_cap;
+	return tq;
+}
+
+int rt_tq_find(const struct route_tq *tq, uint32_t gidx)
+{
+	for (uint32_t i = 0; i < tq->n; i++)
+		if (tq->e[i].gidx == gidx)
+			return (int)i;
+	return -1;
+}
+
+static bool qd_equal(const struct route_qd *a, const struct route_qd *b)
+{
+	return a->gidx == b->gidx && a->perm == b->perm && a->read_queues == b->read_queues &&
+	       a->write_queues == b->write_queues && a->sysflag == b->sysflag;
+}
+
+/* Reorders entries into Java HashMap iteration order for the map's
+ * capacity; entries keep their relative order within a bucket. */
+static void tq_order(struct route_db *db, struct route_tq *tq)
+{
+	uint32_t idx[64], *ix = tq->n <= 64 ? idx : rt_malloc(tq->n * sizeof(*ix));
+	int32_t hs[64], *h = tq->n <= 64 ? hs : rt_malloc(tq->n * sizeof(*h));
+	struct route_qd tmp[64], *t = tq->n <= 64 ? tmp : rt_malloc(tq->n * sizeof(*t));
+
+	if (ix && h && t && tq->n > 1) {
+		for (uint32_t i = 0; i < tq->n; i++) {
+			struct route_group *g = db->gdir[tq->e[i].gidx];
+			ix[i] = i;
+			h[i] = g ? g->name_hash : 0;
+		}
+		rt_java_order(h, tq->n, tq->map_cap, ix);
+		for (uint32_t i = 0; i < tq->n; i++)
+			t[i] = tq->e[ix[i]];
+		memcpy(tq->e, t, tq->n * sizeof(*t));
+	}
+	if (ix != idx)
+		free(ix);
+	if (h != hs)
+		free(h);
+	if (t != tmp)
+		free(t);
+}
+
+void rt_topic_publish_tq(struct route_db *db, struct route_topic *t, struct route_tq *ntq)
+{
+	struct route_tq *old = t->tq;
+
+	db->topic_epoch++;
+	rt_assign(t->tq, ntq);
+	rt_defer_free(db, &old->rcu, free_tq_cb);
+	rt_topic_invalidate(db, t);
+}
+
+
+/* The group's entry left t: the index and the counts follow. */
+static void entry_gone(struct route_db *db, struct route_topic *t, uint32_t gidx)
+{
+	struct route_group *g = db->gdir[gidx];
+
+	rt_idset_del(&db->gpriv[gidx].topics, t->tid);
+	if (g && g->dead)
+		__atomic_sub_fetch(&db->dead_entries, 1, __ATOMIC_RELAXED);
+	__atomic_sub_fetch(&db->n_entries, 1, __ATOMIC_RELAXED);
+	rt_group_maybe_retire(db, gidx);
+}
+
+void rt_topic_unlink(struct route_db *db, struct route_topic *t)
+{
+	struct route_tq *tq = t->tq;
+
+	/* unlinked first: no reader may meet the topic once its groups'
+	 * slots can be retired */
+	db->topic_epoch++;
+	cds_lfht_del(db->topics, &t->node);
+	rt_topic_invalidate(db, t);
+	for (uint32_t i = 0; i < tq->n; i++)
+		entry_gone(db, t, tq->e[i].gidx);
+	tid_free(db, t->tid);
+	__atomic_sub_fetch(&db->n_topics, 1, __ATOMIC_RELAXED);
+	rt_defer_free(db, &t->rcu, free_topic_cb);
+}
+
+static int topic_create(struct route_db *db, const char *name, const struct route_qd *qd)
+{
+	size_t nl = strlen(name);
+	struct route_topic *t = rt_calloc(1, sizeof(*t) + nl + 1);
+	struct route_tq *ntq = rt_tq_alloc(1, 16);
+	struct rt_idset *s = &db->gpriv[qd->gidx].topics;
+	int rc;
+
+	if (!t || !ntq) {
+		free(t);
+		free(ntq);
+		return RMQNS_ENOMEM;
+	}
+	if ((rc = tid_alloc(db, t)) != 0) {
+		free(t);
+		free(ntq);
+		return rc;
+	}
+	if (rt_idset_add(s, t->tid)) {
+		tid_free(db, t->tid);
+		free(t);
+		free(ntq);
+		return RMQNS_ENOMEM;
+	}
+	memcpy(t->name, name, nl + 1);
+	t->hash = rt_hash_str(name);
+	ntq->e[0] = *qd;
+	cds_lfht_node_init(&t->node);
+	/* the release store orders the node's initialisation before the lfht
+	 * link that publishes it */
+	rt_assign(t->tq, ntq);
+	cds_lfht_add(db->topics, t->hash, &t->node);
+	db->topic_epoch++;
+	__atomic_add_fetch(&db->n_entries, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&db->n_topics, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+int rt_topic_put_entry(struct route_db *db, const char *name, const struct route_qd *qd)
+{
+	struct route_topic *t = rt_topic_find(db, name);
+	struct route_tq *tq, *ntq;
+	int i;
+
+	if (!t)
+		return topic_create(db, name, qd);
+	tq = t->tq;
+	i = rt_tq_find(tq, qd->gidx);
+	if (i >= 0) {
+		if (qd_equal(&tq->e[i], qd))
+			return 0;
+		ntq = rt_tq_alloc(tq->n, tq->map_cap);
+		if (!ntq)
+			return RMQNS_ENOMEM;
+		memcpy(ntq->e, tq->e, tq->n * sizeof(tq->e[0]));
+		ntq->e[i] = *qd; /* a replaced value keeps its place */
+	} else {
+		uint32_t cap = rt_java_cap(tq->n + 1);
+		ntq = rt_tq_alloc(tq->n + 1, cap > tq->map_cap ? cap : tq->map_cap);
+		if (!ntq || rt_idset_add(&db->gpriv[qd->gidx].topics, t->tid)) {
+			free(ntq);
+			return RMQNS_ENOMEM;
+		}
+		memcpy(ntq->e, tq->e, tq->n * sizeof(tq->e[0]));
+		ntq->e[tq->n] = *qd;
+		tq_order(db, ntq);
+		__atomic_add_fetch(&db->n_entries, 1, __ATOMIC_RELAXED);
+	}
+	rt_topic_publish_tq(db, t, ntq);
+	return 0;
+}
+
+int rt_topic_remove_entry(struct route_db *db, struct route_topic *t, uint32_t gidx)
+{
+	struct route_tq *tq = t->tq, *ntq;
+	int i = rt_tq_find(tq, gidx);
+
+	if (i < 0)
+		return 0;
+	if (tq->n == 1) {
+		rt_topic_unlink(db, t);
+		return 0;
+	}
+	ntq = rt_tq_alloc(tq->n - 1, tq->map_cap);
+	if (!ntq)
+		return RMQNS_ENOMEM;
+	memcpy(ntq->e, tq->e, (size_t)i * sizeof(tq->e[0]));
+	memcpy(&ntq->e[i], &tq->e[i + 1], (tq->n - (uint32_t)i - 1) * sizeof(tq->e[0]));
+	rt_topic_publish_tq(db, t, ntq);
+	entry_gone(db, t, gidx);
+	return 0;
+}
+
+/* Grows the topic table to about two topics a bucket. liburcu's own
+ * resizing runs on its worker and, with one registrar adding 40,000
+ * topics at a go, sometimes never happened: a table left at 1,024 buckets
+ * with 1.28 M topics made the 32 registrations of the big shape take 45 s
+ * of CPU instead of 3 (chains of a thousand). Asked for here, it is done
+ * on the registrar at once. Outside any read-side section only. */
+void rt_topics_fit(struct route_db *db)
+{
+#ifndef RMQNS_TSAN /* TSan builds keep a fixed table (see route_db_create) */
+	unsigned long n = (unsigned long)__atomic_load_n(&db->n_topics, __ATOMIC_RELAXED);
+	unsigned long want = RT_TOPIC_BUCKETS_MIN;
+
+	while (want < n / 2)
+		want <<= 1;
+	if (want > db->topic_buckets) {
+		cds_lfht_resize(db->topics, want);
+		db->topic_buckets = want;
+	} else if (want < db->topic_buckets / 8) {
+		db->topic_buckets = want; /* liburcu shrinks it by itself */
+	}
+#else
+	(void)db;
+#endif
+}
+
+/* Every RT_READ_SPAN topics of a big registration the registrar leaves
+ * its read-side section for a moment and lets the table grow. Safe: between
+ * topics it holds no pointer to anything it has retired, and nothing else
+ * retires. */
+#define RT_READ_SPAN 1024
+
+void rt_read_breathe(struct route_db *db, uint32_t i)
+{
+	if (i % RT_READ_SPAN == RT_READ_SPAN - 1) {
+		rcu_read_unlock();
+		if (!rcu_read_ongoing())
+			rt_topics_fit(db);
+		rcu_read_lock();
+	}
+}
+
+/* Topics with an entry for gidx (all topics when gidx is UINT32_MAX),
+ * collected first so callers may unlink them. */

@@ -1,0 +1,88 @@
+/* The registrar's side of the route module, shared by its files: each
+ * declares here what the others may call. Registrar thread only (or a test
+ * thread standing in for it), inside a read-side section unless a function
+ * says otherwise. Private to src/route/. */
+#ifndef RMQNS_ROUTE_WRITER_H
+#define RMQNS_ROUTE_WRITER_H
+
+#include "route_priv.h"
+
+/* ---- route_reclaim.c: frees after a grace period ---- */
+
+/* Runs cb(head) once no reader can hold the object (call_rcu; ThreadSanitizer
+ * builds keep it until the teardown, see route_reclaim.c). */
+void rt_defer_free(struct route_db *db, struct rcu_head *head, void (*cb)(struct rcu_head *));
+
+/* ---- route_idset.c: the group -> topics index ---- */
+
+int rt_idset_add(struct rt_idset *s, uint32_t id);
+bool rt_idset_del(struct rt_idset *s, uint32_t id);
+void rt_idset_free(struct rt_idset *s);
+
+/* ---- route_group.c: group slots, the name index, dead groups ---- */
+
+/* The living group named `name`, or UINT32_MAX. */
+uint32_t rt_group_find(struct route_db *db, const char *name);
+/* The slot of `name`, interning it (not in brokerAddrTable) when new. */
+int rt_group_intern(struct route_db *db, const char *name, uint32_t *out);
+/* A private copy of a published group, to change and commit. */
+struct route_group *rt_group_clone(const struct route_group *g);
+int rt_group_addr_index(const struct route_group *g, int64_t id);
+void rt_group_remove_addr_at(struct route_group *g, uint32_t i);
+/* Publishes ng in place of its slot's group when it differs, and
+ * invalidates the group's topics (unless invalidate is false); frees
+ * whichever is not kept. */
+int rt_group_commit(struct route_db *db, struct route_group *ng, bool invalidate);
+/* The group leaves brokerAddrTable with its last address: from now on
+ * readers see neither it nor its queue entries; the entries go later in
+ * rt_group_reap. Allocates nothing. */
+void rt_group_kill(struct route_db *db, uint32_t gidx);
+/* Frees the slot of a group that is gone and named by nothing. */
+void rt_group_maybe_retire(struct route_db *db, uint32_t gidx);
+/* Removes up to `budget` queue entries of dead groups; returns true while
+ * some remain. Outside any read-side section. */
+bool rt_group_reap(struct route_db *db, uint32_t budget);
+/* Invalidates the cached routes of every topic of gidx. */
+void rt_group_invalidate_topics(struct route_db *db, uint32_t gidx);
+/* WIPE (add=false) or ADD the write bits of gidx's entries; returns the
+ * count touched or RMQNS_ENOMEM. */
+int rt_group_set_perm(struct route_db *db, uint32_t gidx, bool add, bool only_if_writable);
+
+/* ---- route_topic.c: topics and their queue entries ---- */
+
+int rt_tq_find(const struct route_tq *tq, uint32_t gidx);
+struct route_topic *rt_topic_by_id(struct route_db *db, uint32_t tid);
+/* Sets the topic's entry for qd->gidx (creating the topic); a no-op when
+ * an equal entry is there. */
+int rt_topic_put_entry(struct route_db *db, const char *name, const struct route_qd *qd);
+/* Drops the topic's entry for gidx, and the topic when none remain. */
+int rt_topic_remove_entry(struct route_db *db, struct route_topic *t, uint32_t gidx);
+void rt_topic_unlink(struct route_db *db, struct route_topic *t);
+/* Replaces the entries of t (same groups, other values). */
+void rt_topic_publish_tq(struct route_db *db, struct route_topic *t, struct route_tq *ntq);
+struct route_tq *rt_tq_alloc(uint32_t n, uint32_t map_cap);
+/* Grows the topic table to fit; outside any read-side section. */
+void rt_topics_fit(struct route_db *db);
+/* Called with a running count i inside long loops: every so often leaves
+ * the read-side section for a moment (see route_topic.c). */
+void rt_read_breathe(struct route_db *db, uint32_t i);
+
+/* ---- route_sets.c: clusters, filter servers, static-topic mappings ---- */
+
+struct route_cluster *rt_cluster_find(struct route_clusters *cs, const char *name, uint32_t *pos);
+int rt_cluster_add_member(struct route_db *db, const char *name, uint32_t gidx);
+int rt_cluster_remove_member(struct route_db *db, const char *name, uint32_t gidx);
+/* Stores (n > 0) or drops (n == 0) the filter-server list of (cluster, addr). */
+int rt_filter_set(struct route_db *db, const char *cluster, const char *addr, const char *const *list,
+		  uint32_t n);
+/* Files the body's static-topic mappings. */
+int rt_maps_merge(struct route_db *db, const struct regbody *rb);
+
+/* ---- route_live.c: the live-broker table ---- */
+
+/* topics_key: the key of the topic apply just made (0: none). */
+int rt_live_put(struct route_db *db, const struct route_broker_reg *reg, uint32_t gidx, uint64_t now_ms,
+		uint64_t topics_key);
+bool rt_live_remove(struct route_db *db, const char *cluster, const char *addr);
+
+#endif
