@@ -134,8 +134,12 @@ static int register_topics(struct route_db *db, const struct route_broker_reg *r
 	return 0;
 }
 
+/* live: the broker's prepared live entry (rt_live_prepare); set to
+ * RT_LIVE_USED once published. */
+#define RT_LIVE_USED ((struct route_live *)1)
+
 static int register_apply(struct route_db *db, const struct route_broker_reg *reg, uint64_t now_ms,
-			   struct route_reg_result *res)
+			  struct route_live **live, struct route_reg_result *res)
 {
 	const struct regbody *rb = reg->body;
 	struct route_group *g, *ng;
@@ -243,11 +247,14 @@ static int register_apply(struct route_db *db, const struct route_broker_reg *re
 	bool dv_changed = !prev || !data_version_equal(&prev->dv, &rb->dv);
 	uint64_t key = 0;
 	if (is_master || prime_slave) {
-		if ((rc = register_topics(db, reg, gidx, register_first, dv_changed, prime_slave, acting,
-					  prev, &key)) != 0)
-			return rc;
+		rc = register_topics(db, reg, gidx, register_first, dv_changed, prime_slave, acting, prev, &key);
 	}
-	if ((rc = rt_live_put(db, reg, gidx, now_ms, key)) != 0)
+	/* the broker is registered even if its topics could not all be
+	 * taken (out of memory): its next registration brings the rest,
+	 * since an unchanged data version still adds missing topics */
+	rt_live_commit(db, reg, *live, gidx, now_ms, rc ? 0 : key);
+	*live = RT_LIVE_USED;
+	if (rc)
 		return rc;
 	if (rb->has_filters &&
 	    (rc = rt_filter_set(db, reg->cluster, reg->addr, rb->filters, rb->n_filters)) != 0)
@@ -278,8 +285,16 @@ int route_apply_register(struct route_db *db, const struct route_broker_reg *reg
 	if (!reg->cluster || !reg->name || !reg->addr || !reg->body)
 		return RMQNS_EINVAL;
 	rcu_read_lock();
-	rc = register_apply(db, reg, now_ms, res);
+	struct route_live *live;
+	rc = rt_live_prepare(db, reg, &live);
+	if (rc == 0) {
+		rc = register_apply(db, reg, now_ms, &live, res);
+		if (live != RT_LIVE_USED)
+			free(live);
+	}
 	rcu_read_unlock();
+	if (rc < 0)
+		log_error("route: registration of %s (%s) failed: %s", reg->addr, reg->name, rmqns_strerror(rc));
 	if (!rcu_read_ongoing())
 		rt_topics_fit(db);
 	return rc;
@@ -315,6 +330,7 @@ static int unregister_apply(struct route_db *db, const char *cluster, const char
 			rt_group_kill(db, gidx);
 			any = true;
 		} else if (keep < g->n_addrs) {
+			struct rt_perm_change pc = { 0, NULL, NULL };
 			struct route_group *ng = rt_group_clone(g);
 			if (!ng)
 				return RMQNS_ENOMEM;
@@ -323,17 +339,21 @@ static int unregister_apply(struct route_db *db, const char *cluster, const char
 					rt_group_remove_addr_at(ng, i);
 				else
 					i++;
-			if ((rc = rt_group_commit(db, ng, true)) != 0)
+			/* no master left in an acting-master group: its queues go
+			 * read-only, prepared first so that both changes happen or
+			 * neither */
+			if (ng->acting_master && rt_group_addr_index(ng, 0) < 0 &&
+			    (rc = rt_group_perm_prepare(db, gidx, false, true, &pc)) < 0) {
+				rt_group_free(ng);
 				return rc;
+			}
+			if ((rc = rt_group_commit(db, ng, true)) != 0) {
+				rt_group_perm_discard(&pc);
+				return rc;
+			}
+			rt_group_perm_commit(db, &pc);
 			any = true;
 			g = db->gdir[gidx];
-			if (g->acting_master && rt_group_addr_index(g, 0) < 0) {
-				/* the master left an acting-master group: its queues
-				 * go read-only */
-				if (rt_group_set_perm(db, gidx, false, true) < 0)
-					log_error("route: out of memory making the queues of %s read-only; "
-						  "some stay writable", g->name);
-			}
 			if (removed_min && g->acting_master)
 				notify_min_id(db, g, addr, NULL);
 		}

@@ -47,17 +47,24 @@ void rt_drain_retired(struct route_db *db)
 	}
 }
 
+/* Topics looked at per trim, so that a tick's work stays bounded however
+ * big the table. */
+#define RT_TRIM_SPAN 65536u
+
 void rt_cache_trim(struct route_db *db)
 {
-	struct cds_lfht_iter it;
-	struct route_topic *t;
-
 	/* second-chance trimming once three quarters of the budget are used:
-	 * entries not read since the last trim go */
+	 * entries not read since the topic was last looked at go. The
+	 * registrar walks its topic directory from where it stopped. */
 	if (__atomic_load_n(&db->cache_bytes, __ATOMIC_RELAXED) < db->cache_max / 4 * 3)
 		return;
 	rcu_read_lock();
-	cds_lfht_for_each_entry(db->topics, &it, t, node) {
+	for (uint32_t k = 0; k < RT_TRIM_SPAN && k < db->tdir_len; k++) {
+		if (db->trim_cursor >= db->tdir_len)
+			db->trim_cursor = 0;
+		struct route_topic *t = db->tdir[db->trim_cursor++];
+		if (!t)
+			continue;
 		if (__atomic_load_n(&t->hot, __ATOMIC_RELAXED)) {
 			__atomic_store_n(&t->hot, 0, __ATOMIC_RELAXED);
 			continue;

@@ -249,6 +249,7 @@ struct route_db *route_db_create(size_t cache_max_bytes)
 	db->live = cds_lfht_new(64, 64, 0, flags, NULL);
 	db->gnames = cds_lfht_new(64, 64, 0, flags, NULL);
 	db->dead_head = db->dead_tail = RT_ID_NONE;
+	db->free_head = db->free_tail = RT_ID_NONE;
 	/* Fixed-size slot arrays: untouched pages cost no memory, and a fixed
 	 * directory never has to be republished. */
 	db->gdir = calloc(ROUTE_MAX_GROUPS, sizeof(*db->gdir));

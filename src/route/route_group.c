@@ -76,6 +76,18 @@ static void gname_unlink(struct route_db *db, uint32_t gidx)
 
 /* ---- slots ---- */
 
+/* Retired slots wait in a FIFO: the oldest is the first whose grace
+ * period has passed. */
+static void slot_free_push(struct route_db *db, uint32_t gidx)
+{
+	db->gpriv[gidx].next_free = RT_ID_NONE;
+	if (db->free_tail == RT_ID_NONE)
+		db->free_head = gidx;
+	else
+		db->gpriv[db->free_tail].next_free = gidx;
+	db->free_tail = gidx;
+}
+
 static struct route_group *group_new(struct route_db *db, uint32_t gidx, const char *name)
 {
 	struct route_group *g = rt_calloc(1, sizeof(*g));
@@ -106,21 +118,27 @@ int rt_group_intern(struct route_db *db, const char *name, uint32_t *out)
 		*out = i;
 		return 0;
 	}
-	for (i = 0; i < hwm; i++) {
+	/* the oldest retired slot once its grace period passed, else a new one */
+	i = db->free_head;
+	if (i != RT_ID_NONE && __atomic_load_n(&db->gpriv[i].reusable, __ATOMIC_ACQUIRE)) {
 		struct route_gpriv *p = &db->gpriv[i];
-		if (p->state == RT_SLOT_FREE)
-			break;
-		if (p->state == RT_SLOT_RETIRING && __atomic_load_n(&p->reusable, __ATOMIC_ACQUIRE))
-			break;
-	}
-	if (i == hwm && hwm >= ROUTE_MAX_GROUPS)
+		if (i == db->free_tail)
+			db->free_tail = RT_ID_NONE;
+		db->free_head = p->next_free;
+		/* given back below if the allocations fail */
+	} else if (hwm < ROUTE_MAX_GROUPS) {
+		i = hwm;
+	} else {
 		return RMQNS_ETOOBIG;
+	}
 	nl = strlen(name);
 	gn = rt_malloc(sizeof(*gn) + nl + 1);
 	g = group_new(db, i, name);
 	if (!gn || !g || rt_group_render(g)) {
 		free(gn);
 		rt_group_free(g);
+		if (i != hwm)
+			slot_free_push(db, i);
 		return RMQNS_ENOMEM;
 	}
 	memset(&db->gpriv[i], 0, sizeof(db->gpriv[i]));
@@ -150,6 +168,7 @@ void rt_group_maybe_retire(struct route_db *db, uint32_t gidx)
 	rt_assign(db->gdir[gidx], NULL);
 	p->state = RT_SLOT_RETIRING;
 	__atomic_store_n(&p->reusable, 0, __ATOMIC_RELAXED);
+	slot_free_push(db, gidx);
 	rt_defer_free(db, &g->rcu, retire_group_cb);
 }
 
@@ -331,11 +350,21 @@ void rt_group_invalidate_topics(struct route_db *db, uint32_t gidx)
 	}
 }
 
-int rt_group_set_perm(struct route_db *db, uint32_t gidx, bool add, bool only_if_writable)
+int rt_group_perm_prepare(struct route_db *db, uint32_t gidx, bool add, bool only_if_writable,
+			  struct rt_perm_change *pc)
 {
 	struct rt_idset *s = &db->gpriv[gidx].topics;
 	int count = 0;
 
+	memset(pc, 0, sizeof(*pc));
+	if (s->n) {
+		pc->t = rt_malloc(s->n * sizeof(*pc->t));
+		pc->tq = rt_malloc(s->n * sizeof(*pc->tq));
+		if (!pc->t || !pc->tq) {
+			rt_group_perm_discard(pc);
+			return RMQNS_ENOMEM;
+		}
+	}
 	for (uint32_t k = 0; k < s->cap; k++) {
 		struct route_topic *t = s->slots[k] == RT_ID_NONE ? NULL : rt_topic_by_id(db, s->slots[k]);
 		if (!t)
@@ -352,11 +381,41 @@ int rt_group_set_perm(struct route_db *db, uint32_t gidx, bool add, bool only_if
 		if (perm == tq->e[i].perm)
 			continue;
 		ntq = rt_tq_alloc(tq->n, tq->map_cap);
-		if (!ntq)
+		if (!ntq) {
+			rt_group_perm_discard(pc);
 			return RMQNS_ENOMEM;
+		}
 		memcpy(ntq->e, tq->e, tq->n * sizeof(tq->e[0]));
 		ntq->e[i].perm = perm;
-		rt_topic_publish_tq(db, t, ntq);
+		pc->t[pc->n] = t;
+		pc->tq[pc->n++] = ntq;
 	}
+	return count;
+}
+
+void rt_group_perm_commit(struct route_db *db, struct rt_perm_change *pc)
+{
+	for (uint32_t i = 0; i < pc->n; i++)
+		rt_topic_publish_tq(db, pc->t[i], pc->tq[i]);
+	pc->n = 0;
+	rt_group_perm_discard(pc);
+}
+
+void rt_group_perm_discard(struct rt_perm_change *pc)
+{
+	for (uint32_t i = 0; i < pc->n; i++)
+		free(pc->tq[i]);
+	free(pc->t);
+	free(pc->tq);
+	memset(pc, 0, sizeof(*pc));
+}
+
+int rt_group_set_perm(struct route_db *db, uint32_t gidx, bool add, bool only_if_writable)
+{
+	struct rt_perm_change pc;
+	int count = rt_group_perm_prepare(db, gidx, add, only_if_writable, &pc);
+
+	if (count >= 0)
+		rt_group_perm_commit(db, &pc);
 	return count;
 }

@@ -28,23 +28,27 @@ bool rt_live_remove(struct route_db *db, const char *cluster, const char *addr)
 	return true;
 }
 
-int rt_live_put(struct route_db *db, const struct route_broker_reg *reg, uint32_t gidx, uint64_t now_ms,
-		uint64_t topics_key)
+static bool live_unchanged(const struct route_live *old, const struct route_broker_reg *reg, int64_t timeout)
+{
+	return old && old->timeout_ms == timeout && old->conn_id == reg->conn_id &&
+	       data_version_equal(&old->dv, &reg->body->dv) && rt_str_eq(old->ha_addr, reg->ha_addr);
+}
+
+static int64_t live_timeout(const struct route_broker_reg *reg)
+{
+	return reg->timeout_ms > 0 ? reg->timeout_ms : ROUTE_BROKER_TIMEOUT_MS;
+}
+
+int rt_live_prepare(struct route_db *db, const struct route_broker_reg *reg, struct route_live **out)
 {
 	struct route_live *old = rt_live_find(db, reg->cluster, reg->addr), *l;
-	int64_t timeout = reg->timeout_ms > 0 ? reg->timeout_ms : ROUTE_BROKER_TIMEOUT_MS;
+	int64_t timeout = live_timeout(reg);
 	size_t cl = strlen(reg->cluster) + 1, al = strlen(reg->addr) + 1;
 	size_t hl = reg->ha_addr ? strlen(reg->ha_addr) + 1 : 0;
 
-	if (old && old->timeout_ms == timeout && old->conn_id == reg->conn_id &&
-	    data_version_equal(&old->dv, &reg->body->dv) && rt_str_eq(old->ha_addr, reg->ha_addr)) {
-		/* nothing but the time changes: refresh in place */
-		__atomic_store_n(&old->last_ms, now_ms, __ATOMIC_RELAXED);
-		old->topics_key = topics_key;
-		old->topics_epoch = db->topic_epoch;
-		old->gidx = gidx;
-		return 0;
-	}
+	*out = NULL;
+	if (live_unchanged(old, reg, timeout))
+		return 0; /* nothing but the time changes: refreshed in place */
 	l = rt_calloc(1, sizeof(*l) + cl + al + hl);
 	if (!l)
 		return RMQNS_ENOMEM;
@@ -56,14 +60,31 @@ int rt_live_put(struct route_db *db, const struct route_broker_reg *reg, uint32_
 		l->ha_addr = l->addr + al;
 		memcpy(l->ha_addr, reg->ha_addr, hl);
 	}
-	l->last_ms = now_ms;
 	l->timeout_ms = timeout;
 	l->dv = reg->body->dv;
 	l->conn_id = reg->conn_id;
+	cds_lfht_node_init(&l->node);
+	*out = l;
+	return 0;
+}
+
+void rt_live_commit(struct route_db *db, const struct route_broker_reg *reg, struct route_live *l,
+		    uint32_t gidx, uint64_t now_ms, uint64_t topics_key)
+{
+	if (!l) {
+		struct route_live *old = rt_live_find(db, reg->cluster, reg->addr);
+		if (!old)
+			return; /* cannot happen: prepared as unchanged */
+		__atomic_store_n(&old->last_ms, now_ms, __ATOMIC_RELAXED);
+		old->topics_key = topics_key;
+		old->topics_epoch = db->topic_epoch;
+		old->gidx = gidx;
+		return;
+	}
+	l->last_ms = now_ms;
 	l->topics_key = topics_key;
 	l->topics_epoch = db->topic_epoch;
 	l->gidx = gidx;
-	cds_lfht_node_init(&l->node);
 	struct rt_live_key k = { reg->cluster, reg->addr };
 	/* last, with release: rt_live_find's acquire load of it orders the
 	 * fields above for readers */
@@ -73,6 +94,4 @@ int rt_live_put(struct route_db *db, const struct route_broker_reg *reg, uint32_
 		rt_defer_free(db, &caa_container_of(rep, struct route_live, node)->rcu, free_live_cb);
 	else
 		__atomic_add_fetch(&db->n_live, 1, __ATOMIC_RELAXED);
-	return 0;
 }
-

@@ -200,6 +200,7 @@ struct route_gpriv {
 	struct route_gname *gname; /* its node in the name index; NULL once dead */
 	uint32_t cluster_refs;   /* cluster sets naming it */
 	uint32_t next_dead;      /* the dead list (RT_ID_NONE ends it) */
+	uint32_t next_free;      /* the list of retired slots */
 	uint8_t state;           /* RT_SLOT_* */
 	uint8_t reusable;        /* atomic: set by the grace-period callback */
 	uint8_t on_dead_list;
@@ -239,7 +240,9 @@ struct route_db {
 	uint32_t tdir_len, tdir_cap;
 	uint32_t *tfree;             /* ids free for reuse */
 	uint32_t tfree_n, tfree_cap;
+	uint32_t trim_cursor;        /* where the cache trim goes on */
 	uint32_t dead_head, dead_tail; /* groups whose entries are still being removed */
+	uint32_t free_head, free_tail; /* retired slots, oldest first */
 	uint64_t dead_entries;       /* atomic (stats): entries of dead groups left */
 	struct rt_deferred *deferred; /* ThreadSanitizer builds: frees kept for the end */
 };
@@ -336,6 +339,10 @@ void rt_cache_install(struct route_db *db, struct route_topic *t, int form, stru
 uint64_t rt_cache_sum(struct route_db *db);
 /* Tests: called by a reader just before it installs an entry. */
 extern void (*rt_test_before_install)(struct route_db *db, struct route_topic *t);
+/* Recounts the registry and checks that every index and count agrees
+ * (route_check.c): 0, or RMQNS_EINVAL with what is wrong in err. Tests and
+ * fuzzers, on the writer's thread while nothing else writes. */
+int rt_check(struct route_db *db, char *err, size_t len);
 /* ThreadSanitizer builds: runs the frees kept back (at teardown). */
 void rt_run_deferred(struct route_db *db);
 

@@ -44,9 +44,20 @@ void rt_group_maybe_retire(struct route_db *db, uint32_t gidx);
 bool rt_group_reap(struct route_db *db, uint32_t budget);
 /* Invalidates the cached routes of every topic of gidx. */
 void rt_group_invalidate_topics(struct route_db *db, uint32_t gidx);
-/* WIPE (add=false) or ADD the write bits of gidx's entries; returns the
- * count touched or RMQNS_ENOMEM. */
+/* WIPE (add=false) or ADD the write bits of gidx's entries, all or
+ * nothing; returns the count touched or RMQNS_ENOMEM. */
 int rt_group_set_perm(struct route_db *db, uint32_t gidx, bool add, bool only_if_writable);
+/* The same in two steps: every new entry list allocated first (nothing
+ * changes when that fails), then published, which cannot fail. */
+struct rt_perm_change {
+	uint32_t n;
+	struct route_topic **t;
+	struct route_tq **tq;
+};
+int rt_group_perm_prepare(struct route_db *db, uint32_t gidx, bool add, bool only_if_writable,
+			  struct rt_perm_change *pc);
+void rt_group_perm_commit(struct route_db *db, struct rt_perm_change *pc);
+void rt_group_perm_discard(struct rt_perm_change *pc);
 
 /* ---- route_topic.c: topics and their queue entries ---- */
 
@@ -80,9 +91,13 @@ int rt_maps_merge(struct route_db *db, const struct regbody *rb);
 
 /* ---- route_live.c: the live-broker table ---- */
 
-/* topics_key: the key of the topic apply just made (0: none). */
-int rt_live_put(struct route_db *db, const struct route_broker_reg *reg, uint32_t gidx, uint64_t now_ms,
-		uint64_t topics_key);
+/* A registration's live entry is allocated before anything changes
+ * (*out NULL: the present one is refreshed in place) and published at the
+ * end, which cannot fail; free(*out) if the registration goes no further.
+ * topics_key: the key of the topic apply just made (0: none). */
+int rt_live_prepare(struct route_db *db, const struct route_broker_reg *reg, struct route_live **out);
+void rt_live_commit(struct route_db *db, const struct route_broker_reg *reg, struct route_live *l,
+		    uint32_t gidx, uint64_t now_ms, uint64_t topics_key);
 bool rt_live_remove(struct route_db *db, const char *cluster, const char *addr);
 
 #endif
