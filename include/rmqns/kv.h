@@ -70,7 +70,8 @@ int kv_delete(struct kv_store *kv, const char *ns, const char *key, char *err, s
  * waits on the disk, the changes arriving meanwhile make up the next
  * batch). Only then is each change's done callback run, on the writer
  * thread, in arrival order: rc 0, or the error (with err) of the whole
- * batch's write or of that change alone (out of memory). */
+ * batch's write or of that change alone (out of memory). Should no thread
+ * start at destroy, late changes get RMQNS_ECLOSED there, unwritten. */
 enum kv_change_op { KV_CHANGE_PUT, KV_CHANGE_DELETE };
 
 struct kv_change;

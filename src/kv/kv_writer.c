@@ -123,12 +123,11 @@ static unsigned long kv_writer_drain(struct kv_writer *w)
 	if (applied) {
 		rc = kv_batch_commit(b, err, sizeof(err));
 		atomic_fetch_add(&w->writes, 1);
+		log_debug("KV writer: %lu changes in one file write%s", applied, rc < 0 ? " (failed)" : "");
 	} else {
 		kv_batch_abort(b); /* nothing to write: every change failed on its own */
 	}
 	atomic_fetch_add(&w->changes, n);
-	if (n > 1)
-		log_debug("KV writer: %lu changes in one file write", n);
 	__cds_wfcq_for_each_blocking_safe(&head, &tail, node, next) {
 		struct kv_change *c = change_of(node);
 

@@ -1,8 +1,9 @@
 /* The KV writer thread (src/kv/kv_writer.c): group commit (changes queued
  * together are one file write, applied in arrival order), a failed write
  * that fails its whole batch and leaves memory equal to disk, answers in
- * arrival order only after the write, stop committing what is queued, and
- * submitters and readers on several threads at once. A plain program (exit
+ * arrival order only after the write, a change out of memory failing
+ * alone, stop committing what is queued, and submitters and readers on
+ * several threads at once. A plain program (exit
  * status 0 = pass) so that it runs under ThreadSanitizer. */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -210,6 +211,71 @@ static int test_failed_write_fails_the_whole_batch(void)
 	return 0;
 }
 
+/* strdup fails for this one string: an out-of-memory in one change. The
+ * program's own definition is the one the library calls. */
+static const char *strdup_fails_for;
+
+char *strdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *d;
+
+	if (strdup_fails_for && s == strdup_fails_for)
+		return NULL;
+	d = malloc(n);
+	return d ? memcpy(d, s, n) : NULL;
+}
+
+/* A change that runs out of memory fails alone, leaving nothing behind
+ * (not even the namespace it created); the rest of its batch is written. */
+static int test_change_out_of_memory_fails_alone(void)
+{
+	static const char doomed[] = "doomed";
+	char path[128], err[512], *disk, *mem;
+	struct probe p[3];
+	atomic_int answered = 0;
+	struct kv_store *kv;
+	struct kv_writer *w;
+	unsigned long changes, writes;
+	struct buf b = BUF_INIT;
+	int rc;
+
+	path_of(path, sizeof(path), "nomem.json");
+	kv = kv_open(path, false, err, sizeof(err));
+	CHECK(kv, "open: %s", err);
+	w = kv_writer_create(kv);
+	CHECK(w, "create");
+	probe_init(&p[0], &answered, KV_CHANGE_PUT, "NS", "a", "1");
+	probe_init(&p[1], &answered, KV_CHANGE_PUT, "NEW", "x", doomed);
+	probe_init(&p[2], &answered, KV_CHANGE_PUT, "NS", "b", "2");
+	for (int i = 0; i < 3; i++)
+		kv_writer_submit(w, &p[i].c);
+	strdup_fails_for = doomed;
+	CHECK(kv_writer_start(w) == 0, "start");
+	kv_writer_stop(w);
+	strdup_fails_for = NULL;
+	kv_writer_counts(w, &changes, &writes);
+	CHECK(changes == 3 && writes == 1, "%lu changes in %lu writes", changes, writes);
+	CHECK(p[0].rc == 0 && p[2].rc == 0, "the others are written: %d %d", p[0].rc, p[2].rc);
+	CHECK(p[1].rc == RMQNS_ENOMEM && strcmp(p[1].err, "out of memory") == 0, "rc %d '%s'", p[1].rc,
+	      p[1].err);
+	CHECK(get_is(kv, "NS", "a", "1") && get_is(kv, "NS", "b", "2") && get_is(kv, "NEW", "x", NULL),
+	      "values");
+	rcu_read_lock();
+	rc = kv_table_json(kv, "NEW", &b);
+	rcu_read_unlock();
+	buf_free(&b);
+	CHECK(rc == RMQNS_ENOTFOUND, "the namespace of the failed change exists: %d", rc);
+	disk = slurp(path);
+	mem = memory_json(kv);
+	CHECK(disk && mem && strcmp(disk, mem) == 0, "memory '%s' equals disk '%s'", mem, disk);
+	free(disk);
+	free(mem);
+	kv_writer_destroy(w);
+	kv_close(kv);
+	return 0;
+}
+
 /* ---- several submitters and readers at once ---- */
 
 struct shared {
@@ -385,6 +451,7 @@ int main(void)
 	rcu_register_thread();
 	test_queued_changes_are_one_write();
 	test_failed_write_fails_the_whole_batch();
+	test_change_out_of_memory_fails_alone();
 	test_submitters_and_readers();
 	test_late_change_committed_at_destroy();
 	rcu_unregister_thread();
