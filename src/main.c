@@ -1,7 +1,7 @@
 /* rmqns entry point: command line, configuration, start-up in dependency
- * order (KV writer, registrar, pool, server), signals read from a signalfd on the main
- * thread, and the orderly stop. The route and KV modules plug in at the
- * places marked below; nothing else belongs here. */
+ * order (KV writer, registrar, pool, server), signals read from a signalfd
+ * on the main thread, and the orderly stop. The route and KV modules plug
+ * in at the places marked below; nothing else belongs here. */
 #include <errno.h>
 #include <malloc.h>
 #include <signal.h>
