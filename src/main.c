@@ -1,7 +1,7 @@
 /* rmqns entry point: command line, configuration, start-up in dependency
- * order (registrar, pool, server), signals read from a signalfd on the main
- * thread, and the orderly stop. The route and KV modules plug in at the
- * places marked below; nothing else belongs here. */
+ * order (KV writer, registrar, pool, server), signals read from a signalfd
+ * on the main thread, and the orderly stop. The route and KV modules plug
+ * in at the places marked below; nothing else belongs here. */
 #include <errno.h>
 #include <malloc.h>
 #include <signal.h>
@@ -182,6 +182,12 @@ int main(int argc, char **argv)
 	};
 
 	int exit_code = 1;
+	/* The KV store's writer: KV changes fsync there, never on the registrar. */
+	app.kv_writer = kv_writer_create(app.kv);
+	if (!app.kv_writer || kv_writer_start(app.kv_writer) < 0) {
+		fprintf(stderr, "rmqns: cannot start the KV writer\n");
+		goto out;
+	}
 	app.registrar = registrar_create(&hooks);
 	if (!app.registrar || registrar_start(app.registrar) < 0) {
 		fprintf(stderr, "rmqns: cannot start the registrar\n");
@@ -223,8 +229,9 @@ int main(int argc, char **argv)
 	server_quiesce(app.server);
 	processor_pool_stop(app.pool);
 	registrar_stop(app.registrar);
+	/* queued KV changes are written and answered before the answers drain */
+	kv_writer_stop(app.kv_writer);
 	server_stop(app.server, MAIN_FLUSH_MS);
-	/* KV module: nothing to flush (changes are durable when acknowledged). */
 	log_info("shutdown hook done, consuming time total(ms): %llu",
 		 (unsigned long long)(main_now_ms() - t0));
 	exit_code = 0;
@@ -232,7 +239,8 @@ out:
 	server_destroy(app.server);
 	processor_pool_destroy(app.pool);
 	registrar_destroy(app.registrar);
-	kv_close(app.kv); /* after the registrar: it is the only writer */
+	kv_writer_destroy(app.kv_writer);
+	kv_close(app.kv); /* after its writer */
 	/* Route module: destroy app.route here, after the registrar. */
 	route_db_destroy(app.route);
 	close(sfd);

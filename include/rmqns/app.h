@@ -5,6 +5,7 @@
 
 struct config;
 struct kv_store;
+struct kv_writer;
 struct route_db;
 struct registrar;
 struct server;
@@ -12,9 +13,10 @@ struct processor_pool;
 
 struct app {
 	struct config *config;       /* options; read with config_get_* */
-	struct kv_store *kv;         /* KV config, RCU-read, registrar-written */
+	struct kv_store *kv;         /* KV config, RCU-read, written by kv_writer */
+	struct kv_writer *kv_writer; /* the KV store's single writer */
 	struct route_db *route;      /* route tables, RCU-read, registrar-written */
-	struct registrar *registrar; /* the single writer */
+	struct registrar *registrar; /* the single writer of everything else */
 	struct server *server;       /* boss and reactors */
 	struct processor_pool *pool;
 };

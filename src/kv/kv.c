@@ -1,8 +1,8 @@
 /* KV config store: namespace -> key -> value in Java HashMap order, an
  * immutable table published through RCU, persisted to kvConfigPath in the
  * Java NameServer's kvConfig.json shape. Readers never touch the file;
- * only the registrar thread changes the table, and a change is published
- * only after the file holding it is durably on disk. */
+ * only the KV writer thread (kv_writer.c) changes the table, and a change
+ * is published only after the file holding it is durably on disk. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -425,13 +425,85 @@ static void table_retire(struct kv_store *kv, struct kv_table *old)
 #endif
 }
 
-/* Writes nt to the file, then publishes it. On failure frees nt. */
-static int table_commit(struct kv_store *kv, struct kv_table *nt, char *err, size_t errlen)
+/* A change set being built: a private copy of the published table that
+ * the writer edits, then writes and publishes as one version. */
+struct kv_batch {
+	struct kv_store *kv;
+	struct kv_table *table;
+};
+
+struct kv_batch *kv_batch_begin(struct kv_store *kv)
 {
+	struct kv_batch *b = malloc(sizeof(*b));
+
+	if (!b)
+		return NULL;
+	b->kv = kv;
+	b->table = table_clone(kv->table); /* the writer's own pointer: no read-side lock */
+	if (!b->table) {
+		free(b);
+		return NULL;
+	}
+	return b;
+}
+
+void kv_batch_abort(struct kv_batch *b)
+{
+	if (!b)
+		return;
+	table_free(b->table);
+	free(b);
+}
+
+int kv_batch_put(struct kv_batch *b, const char *ns, const char *key, const char *value)
+{
+	struct jmap_entry *n = jmap_find(&b->table->ns, ns);
+	struct jmap *inner;
+	char *copy;
+	void *old;
+
+	if (n) {
+		inner = n->val;
+	} else {
+		inner = calloc(1, sizeof(*inner));
+		if (!inner || jmap_put(&b->table->ns, ns, inner, &old) < 0) {
+			free(inner);
+			return RMQNS_ENOMEM;
+		}
+	}
+	copy = strdup(value);
+	if (!copy || jmap_put(inner, key, copy, &old) < 0) {
+		free(copy);
+		/* the namespace this change created must not outlive it: the
+		 * rest of the batch is still written */
+		if (!n) {
+			int found;
+			inner_free(jmap_remove(&b->table->ns, ns, &found));
+		}
+		return RMQNS_ENOMEM;
+	}
+	free(old);
+	return RMQNS_OK;
+}
+
+void kv_batch_delete(struct kv_batch *b, const char *ns, const char *key)
+{
+	/* no namespace or key: nothing to remove, the file is still rewritten */
+	struct jmap_entry *n = ns && key ? jmap_find(&b->table->ns, ns) : NULL;
+	int found;
+
+	if (n)
+		free(jmap_remove(n->val, key, &found));
+}
+
+int kv_batch_commit(struct kv_batch *b, char *err, size_t errlen)
+{
+	struct kv_store *kv = b->kv;
+	struct kv_table *nt = b->table, *old;
 	struct buf text = BUF_INIT;
-	struct kv_table *old;
 	int rc = table_write_json(nt, &text);
 
+	free(b);
 	if (rc < 0)
 		snprintf(err, errlen, "out of memory");
 	else
@@ -450,49 +522,24 @@ static int table_commit(struct kv_store *kv, struct kv_table *nt, char *err, siz
 int kv_put(struct kv_store *kv, const char *ns, const char *key, const char *value,
 	   char *err, size_t errlen)
 {
-	struct kv_table *nt = table_clone(kv->table);
-	struct jmap_entry *n;
-	struct jmap *inner;
-	char *copy = NULL;
-	void *old;
+	struct kv_batch *b = kv_batch_begin(kv);
 
-	if (!nt)
-		goto nomem;
-	n = jmap_find(&nt->ns, ns);
-	if (n) {
-		inner = n->val;
-	} else {
-		inner = calloc(1, sizeof(*inner));
-		if (!inner || jmap_put(&nt->ns, ns, inner, &old) < 0) {
-			free(inner);
-			goto nomem;
-		}
+	if (!b || kv_batch_put(b, ns, key, value) < 0) {
+		kv_batch_abort(b);
+		snprintf(err, errlen, "out of memory");
+		return RMQNS_ENOMEM;
 	}
-	copy = strdup(value);
-	if (!copy || jmap_put(inner, key, copy, &old) < 0)
-		goto nomem;
-	free(old);
-	return table_commit(kv, nt, err, errlen);
-nomem:
-	free(copy);
-	table_free(nt);
-	snprintf(err, errlen, "out of memory");
-	return RMQNS_ENOMEM;
+	return kv_batch_commit(b, err, errlen);
 }
 
 int kv_delete(struct kv_store *kv, const char *ns, const char *key, char *err, size_t errlen)
 {
-	struct kv_table *nt = table_clone(kv->table);
-	struct jmap_entry *n;
-	int found;
+	struct kv_batch *b = kv_batch_begin(kv);
 
-	if (!nt) {
+	if (!b) {
 		snprintf(err, errlen, "out of memory");
 		return RMQNS_ENOMEM;
 	}
-	/* no namespace or key: nothing to remove, the file is still rewritten */
-	n = ns && key ? jmap_find(&nt->ns, ns) : NULL;
-	if (n)
-		free(jmap_remove(n->val, key, &found));
-	return table_commit(kv, nt, err, errlen);
+	kv_batch_delete(b, ns, key);
+	return kv_batch_commit(b, err, errlen);
 }

@@ -1,7 +1,8 @@
 /* Handlers for the KV config requests: PUT_KV_CONFIG (100), GET_KV_CONFIG
  * (101), DELETE_KV_CONFIG (102), GET_KVLIST_BY_NAMESPACE (219). Reads are
- * answered here inside an RCU read-side section; changes go to the
- * registrar, which writes the file before the answer leaves. */
+ * answered here inside an RCU read-side section; changes go to the KV
+ * writer, which writes the file before the answer leaves. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -13,7 +14,6 @@
 #include "rmqns/handlers.h"
 #include "rmqns/kv.h"
 #include "rmqns/log.h"
-#include "rmqns/registrar.h"
 #include "rmqns/remoting.h"
 #include "rmqns/request.h"
 
@@ -21,65 +21,55 @@
 #define KV_REMARK_NULL_KEY "namespace or key is null"
 #define KV_REMARK_NULL_VALUE "value is null"
 
-enum kv_op { KV_OP_PUT, KV_OP_DELETE };
-
-struct kv_mutation {
-	struct mutation m;
-	struct app *app;
+/* A change waiting for the KV writer, with the request it answers. */
+struct kv_request {
+	struct kv_change change;
 	struct request *req; /* owned; ns/key/value point into its command */
-	enum kv_op op;
-	const char *ns;
-	const char *key;
-	const char *value;
 };
 
-static void kv_mutation_apply(struct mutation *m)
+/* Runs on the KV writer thread once the change's batch is on disk (or failed). */
+static void kv_request_done(struct kv_change *c, int rc, const char *err)
 {
-	struct kv_mutation *km = caa_container_of(m, struct kv_mutation, m);
-	struct request *req = km->req;
-	char err[512], remark[600];
-	int rc;
+	struct kv_request *kr = caa_container_of(c, struct kv_request, change);
+	struct request *req = kr->req;
+	bool put = c->op == KV_CHANGE_PUT;
+	char remark[600];
 
-	if (km->op == KV_OP_PUT) {
-		rc = kv_put(km->app->kv, km->ns, km->key, km->value, err, sizeof(err));
-		if (rc == 0)
-			log_info("PUT_KV_CONFIG from %s: %.200s / %.200s = %.200s", req->peer, km->ns, km->key, km->value);
-	} else {
-		rc = kv_delete(km->app->kv, km->ns, km->key, err, sizeof(err));
-		if (rc == 0)
-			log_info("DELETE_KV_CONFIG from %s: %.200s / %.200s", req->peer,
-				 km->ns ? km->ns : "null", km->key ? km->key : "null");
-	}
 	if (rc < 0) {
 		snprintf(remark, sizeof(remark), "%s_KV_CONFIG failed, nothing changed: %s",
-			 km->op == KV_OP_PUT ? "PUT" : "DELETE", err);
+			 put ? "PUT" : "DELETE", err ? err : rmqns_strerror(rc));
 		log_error("%s (request from %s)", remark, req->peer);
 		request_reply_code(req, RSP_SYSTEM_ERROR, remark);
 	} else {
+		if (put)
+			log_info("PUT_KV_CONFIG from %s: %.200s / %.200s = %.200s", req->peer, c->ns, c->key,
+				 c->value);
+		else
+			log_info("DELETE_KV_CONFIG from %s: %.200s / %.200s", req->peer,
+				 c->ns ? c->ns : "null", c->key ? c->key : "null");
 		request_reply_code(req, RSP_SUCCESS, NULL);
 	}
 	request_free(req);
-	free(km);
+	free(kr);
 }
 
-static void kv_submit(struct app *app, struct request *req, enum kv_op op, const char *ns,
+static void kv_submit(struct app *app, struct request *req, enum kv_change_op op, const char *ns,
 		      const char *key, const char *value)
 {
-	struct kv_mutation *km = calloc(1, sizeof(*km));
+	struct kv_request *kr = calloc(1, sizeof(*kr));
 
-	if (!km) {
+	if (!kr) {
 		request_reply_code(req, RSP_SYSTEM_ERROR, "out of memory");
 		request_free(req);
 		return;
 	}
-	km->m.apply = kv_mutation_apply;
-	km->app = app;
-	km->req = req;
-	km->op = op;
-	km->ns = ns;
-	km->key = key;
-	km->value = value;
-	registrar_submit(app->registrar, &km->m);
+	kr->req = req;
+	kr->change.op = op;
+	kr->change.ns = ns;
+	kr->change.key = key;
+	kr->change.value = value;
+	kr->change.done = kv_request_done;
+	kv_writer_submit(app->kv_writer, &kr->change);
 }
 
 static void handle_put_kv(struct app *app, struct request *req)
@@ -100,14 +90,14 @@ static void handle_put_kv(struct app *app, struct request *req)
 		request_free(req);
 		return;
 	}
-	kv_submit(app, req, KV_OP_PUT, ns, key, value);
+	kv_submit(app, req, KV_CHANGE_PUT, ns, key, value);
 }
 
 static void handle_delete_kv(struct app *app, struct request *req)
 {
 	/* As in Java, a missing namespace or key removes nothing and still
 	 * rewrites the file, code 0. */
-	kv_submit(app, req, KV_OP_DELETE, remoting_ext_get(&req->cmd, "namespace"),
+	kv_submit(app, req, KV_CHANGE_DELETE, remoting_ext_get(&req->cmd, "namespace"),
 		  remoting_ext_get(&req->cmd, "key"), NULL);
 }
 

@@ -1,0 +1,236 @@
+/* The KV writer (kv.h): the KV store's only writer, on a thread of its
+ * own, so that the fsyncs of a KV write never hold up the registrar (and
+ * with it every registration, heartbeat and expiry). Changes arrive on a
+ * wait-free queue and are committed in groups: one file write covers
+ * every change queued while the previous write waited on the disk, so a
+ * burst of PUTs costs a few writes, not one each, and every answer still
+ * leaves only once its change is on disk. */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <urcu.h>
+#include <urcu/wfcqueue.h>
+
+#include "rmqns/err.h"
+#include "rmqns/kv.h"
+#include "rmqns/log.h"
+#include "rmqns/race.h"
+
+struct kv_writer {
+	struct __cds_wfcq_head head;
+	struct cds_wfcq_tail tail;
+	struct kv_store *kv;
+	int wakefd;
+	pthread_t thread;
+	bool started;
+	atomic_bool stop;
+	/* written by whoever drains (the thread, or destroy after the join) */
+	atomic_ulong changes;
+	atomic_ulong writes;
+};
+
+struct kv_writer *kv_writer_create(struct kv_store *kv)
+{
+	struct kv_writer *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return NULL;
+	__cds_wfcq_init(&w->head, &w->tail);
+	w->kv = kv;
+	w->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (w->wakefd < 0) {
+		log_error("KV writer: eventfd: %s", strerror(errno));
+		free(w);
+		return NULL;
+	}
+	atomic_init(&w->stop, false);
+	atomic_init(&w->changes, 0);
+	atomic_init(&w->writes, 0);
+	return w;
+}
+
+static void kv_writer_wake(struct kv_writer *w)
+{
+	uint64_t one = 1;
+	ssize_t n;
+
+	do
+		n = write(w->wakefd, &one, sizeof(one));
+	while (n < 0 && errno == EINTR);
+	/* EAGAIN: the counter is already huge, the thread is woken anyway */
+}
+
+void kv_writer_submit(struct kv_writer *w, struct kv_change *c)
+{
+	cds_wfcq_node_init(&c->node);
+	c->rc = RMQNS_OK;
+	race_release(c);
+	/* only the first change into an empty queue needs a wake-up: the
+	 * thread takes the whole queue and looks again before sleeping */
+	if (!cds_wfcq_enqueue(&w->head, &w->tail, &c->node))
+		kv_writer_wake(w);
+}
+
+static struct kv_change *change_of(struct cds_wfcq_node *node)
+{
+	return caa_container_of(node, struct kv_change, node);
+}
+
+/* Commits everything queued as one batch, then answers it in arrival
+ * order; returns how many changes it took. */
+static unsigned long kv_writer_drain(struct kv_writer *w)
+{
+	struct __cds_wfcq_head head;
+	struct cds_wfcq_tail tail;
+	struct cds_wfcq_node *node, *next;
+	struct kv_batch *b;
+	unsigned long n = 0, applied = 0;
+	char err[512] = "";
+	int rc = RMQNS_OK;
+
+	__cds_wfcq_init(&head, &tail);
+	if (__cds_wfcq_splice_blocking(&head, &tail, &w->head, &w->tail) == CDS_WFCQ_RET_SRC_EMPTY)
+		return 0;
+	b = kv_batch_begin(w->kv);
+	if (!b) {
+		rc = RMQNS_ENOMEM;
+		snprintf(err, sizeof(err), "out of memory");
+	}
+	__cds_wfcq_for_each_blocking(&head, &tail, node) {
+		struct kv_change *c = change_of(node);
+
+		race_acquire(c);
+		n++;
+		if (!b)
+			continue;
+		if (c->op == KV_CHANGE_PUT) {
+			c->rc = kv_batch_put(b, c->ns, c->key, c->value);
+		} else {
+			kv_batch_delete(b, c->ns, c->key);
+			c->rc = RMQNS_OK;
+		}
+		if (c->rc == RMQNS_OK)
+			applied++;
+	}
+	if (applied) {
+		rc = kv_batch_commit(b, err, sizeof(err));
+		atomic_fetch_add(&w->writes, 1);
+		log_debug("KV writer: %lu changes in one file write%s", applied, rc < 0 ? " (failed)" : "");
+	} else {
+		kv_batch_abort(b); /* nothing to write: every change failed on its own */
+	}
+	atomic_fetch_add(&w->changes, n);
+	__cds_wfcq_for_each_blocking_safe(&head, &tail, node, next) {
+		struct kv_change *c = change_of(node);
+
+		if (c->rc < 0)
+			c->done(c, c->rc, "out of memory");
+		else
+			c->done(c, rc, rc < 0 ? err : NULL);
+	}
+	return n;
+}
+
+static void *kv_writer_main(void *arg)
+{
+	struct kv_writer *w = arg;
+	struct pollfd pfd = { .fd = w->wakefd, .events = POLLIN };
+
+	log_set_thread_name("kv-writer");
+	pthread_setname_np(pthread_self(), "kv-writer");
+	rcu_register_thread(); /* call_rcu frees the replaced tables */
+	for (;;) {
+		uint64_t count;
+
+		kv_writer_drain(w);
+		if (atomic_load(&w->stop))
+			break;
+		if (poll(&pfd, 1, -1) < 0) {
+			if (errno != EINTR)
+				log_error("KV writer: poll: %s", strerror(errno));
+			continue;
+		}
+		if (read(w->wakefd, &count, sizeof(count)) < 0 && errno != EAGAIN)
+			log_error("KV writer: eventfd read: %s", strerror(errno));
+	}
+	/* stop was seen after a drain; what came in between is committed too */
+	kv_writer_drain(w);
+	rcu_unregister_thread();
+	return NULL;
+}
+
+int kv_writer_start(struct kv_writer *w)
+{
+	int rc = pthread_create(&w->thread, NULL, kv_writer_main, w);
+
+	if (rc != 0) {
+		log_error("KV writer: cannot start its thread: error %d", rc);
+		return RMQNS_ENOMEM;
+	}
+	w->started = true;
+	return RMQNS_OK;
+}
+
+void kv_writer_stop(struct kv_writer *w)
+{
+	if (!w || !w->started)
+		return;
+	atomic_store(&w->stop, true);
+	kv_writer_wake(w);
+	pthread_join(w->thread, NULL);
+	w->started = false;
+	log_info("KV writer stopped: %lu changes in %lu file writes", atomic_load(&w->changes),
+		 atomic_load(&w->writes));
+}
+
+/* Answers without committing: the last resort when no writer thread can run. */
+static void kv_writer_refuse(struct kv_writer *w)
+{
+	struct __cds_wfcq_head head;
+	struct cds_wfcq_tail tail;
+	struct cds_wfcq_node *node, *next;
+
+	__cds_wfcq_init(&head, &tail);
+	if (__cds_wfcq_splice_blocking(&head, &tail, &w->head, &w->tail) == CDS_WFCQ_RET_SRC_EMPTY)
+		return;
+	__cds_wfcq_for_each_blocking_safe(&head, &tail, node, next) {
+		struct kv_change *c = change_of(node);
+
+		race_acquire(c);
+		c->done(c, RMQNS_ECLOSED, "the KV writer is not running");
+	}
+}
+
+void kv_writer_destroy(struct kv_writer *w)
+{
+	if (!w)
+		return;
+	kv_writer_stop(w);
+	/* Changes queued after the thread's last look still owe an answer.
+	 * They are committed on a thread again, because freeing replaced
+	 * tables needs an RCU-registered one; with the stop flag set it
+	 * drains and leaves at once. */
+	if (!cds_wfcq_empty(&w->head, &w->tail)) {
+		log_warn("KV writer: committing changes submitted after it stopped");
+		if (kv_writer_start(w) == RMQNS_OK)
+			kv_writer_stop(w);
+		else
+			kv_writer_refuse(w);
+	}
+	close(w->wakefd);
+	free(w);
+}
+
+void kv_writer_counts(const struct kv_writer *w, unsigned long *changes, unsigned long *writes)
+{
+	*changes = atomic_load(&w->changes);
+	*writes = atomic_load(&w->writes);
+}
