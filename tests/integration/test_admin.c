@@ -750,6 +750,13 @@ Test(admin, usage_errors)
 	r = RUN("clusterList", "-x");
 	cr_assert_eq(r.code, 2);
 	run_free(&r);
+	r = RUN("clusterList", "--topic", "T", "-n", "127.0.0.1:1");
+	cr_assert_eq(r.code, 2, "an option of another command");
+	cr_assert_not_null(strstr(r.err, "clusterList takes no option --topic"), "%s", r.err);
+	run_free(&r);
+	r = RUN("topicRoute", "-t", "T", "extra", "-n", "127.0.0.1:1");
+	cr_assert_eq(r.code, 2);
+	run_free(&r);
 	r = RUN("clusterList", "-n", "nocolon");
 	cr_assert_eq(r.code, 2);
 	run_free(&r);

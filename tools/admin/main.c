@@ -91,11 +91,20 @@ static int parse(int argc, char **argv, const struct command *cmd, struct admin_
 	snprintf(optstring, sizeof optstring, ":hn:%s", cmd->opts);
 	ctx->timeout_ms = ADMIN_DEFAULT_TIMEOUT_MS;
 	optind = 1;
-	for (int ch; (ch = getopt_long(argc, argv, optstring, long_opts, NULL)) != -1;) {
+	int li = -1;
+	for (int ch; (ch = getopt_long(argc, argv, optstring, long_opts, &li)) != -1; li = -1) {
 		size_t ng = strlen(given);
 		if (ch < 128 && ch != ':' && ch != '?' && strchr(cmd->opts, ch) && ng + 1 < sizeof given) {
 			given[ng] = (char)ch;
 			given[ng + 1] = '\0';
+		}
+		/* long names reach every letter: keep each command to its own */
+		if (ch < 128 && ch != 'h' && ch != 'n' && ch != ':' && ch != '?' && !strchr(cmd->opts, ch)) {
+			if (li >= 0)
+				fprintf(stderr, "rmqns-admin: %s takes no option --%s\n", cmd->name, long_opts[li].name);
+			else
+				fprintf(stderr, "rmqns-admin: %s takes no option -%c\n", cmd->name, ch);
+			return -1;
 		}
 		switch (ch) {
 		case 'h': usage(stdout); exit(ADMIN_EXIT_OK);
