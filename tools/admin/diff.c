@@ -158,11 +158,6 @@ static int node_on_route(void *arg, size_t index, const struct remoting_cmd *ans
 	return 0;
 }
 
-static int str_ptr_cmp(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 static void *node_read(void *arg)
 {
 	struct diff_node *n = arg;
@@ -212,7 +207,7 @@ static void *node_read(void *arg)
 		if (json_string_value(s))
 			names[n->ntopics++] = json_string_value(s);
 	}
-	qsort(names, n->ntopics, sizeof *names, str_ptr_cmp);
+	qsort(names, n->ntopics, sizeof *names, ops_str_ptr_cmp);
 	for (i = 0; i < n->ntopics; i++)
 		n->topics[i].key = names[i];
 	if (routes_fetch(c, names, n->ntopics, n->timeout_ms, node_on_route, n, &r) < 0) {

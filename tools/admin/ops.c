@@ -1,6 +1,7 @@
 /* Reads, writes and output helpers shared by the subcommands (ops.h). */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "rmqns/json_body.h"
@@ -154,4 +155,32 @@ int ops_write_all(struct admin_ctx *ctx, const char *what, struct remoting_cmd *
 	if (failed == 0)
 		return ADMIN_EXIT_OK;
 	return ok > 0 ? ADMIN_EXIT_PARTIAL : fail_exit;
+}
+
+/* Asks the first server that answers; on code 0 with a JSON body, *out
+ * gets the body and *who the server. Otherwise reports and returns the
+ * exit code. */
+int ops_read_json(struct admin_ctx *ctx, struct remoting_cmd *req, json_t **out,
+		     const struct target **who)
+{
+	struct call_result r;
+	int idx = ops_read(ctx, req, &r);
+
+	*out = NULL;
+	if (idx < 0)
+		return admin_exit_for(&r);
+	*who = &ctx->targets.v[idx];
+	int ex = call_ok(&r) ? ADMIN_EXIT_OK : ops_fail(*who, &r);
+	if (ex == ADMIN_EXIT_OK) {
+		*out = ops_body_json(*who, &r);
+		if (!*out)
+			ex = ADMIN_EXIT_BAD_ANSWER;
+	}
+	call_result_clear(&r);
+	return ex;
+}
+
+int ops_str_ptr_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }

@@ -27,6 +27,12 @@ typedef void (*ops_write_ok_fn)(void *arg, const struct target *t, const struct 
 int ops_write_all(struct admin_ctx *ctx, const char *what, struct remoting_cmd *req,
 		  ops_write_ok_fn on_ok, void *arg);
 
+/* ops_read, then the body: on code 0 with a JSON body, *out gets the body
+ * and *who the server that answered. Otherwise the failure is reported on
+ * stderr and its exit code returned. */
+int ops_read_json(struct admin_ctx *ctx, struct remoting_cmd *req, json_t **out,
+		  const struct target **who);
+
 /* Reports a failed read answer (code != 0) on stderr and returns its exit code. */
 int ops_fail(const struct target *t, const struct call_result *r);
 
@@ -39,6 +45,9 @@ int ops_print_json(json_t *v);
 
 /* The string member key of obj, or "" */
 const char *ops_str(const json_t *obj, const char *key);
+
+/* qsort/bsearch comparison of two (const char *) elements. */
+int ops_str_ptr_cmp(const void *a, const void *b);
 
 /* Sets one ext field pair list on req (pairs of key, value; NULL ends). */
 #define OPS_MAX_EXT 8
