@@ -22,7 +22,10 @@ struct client_reply {
 };
 
 /* Connects to host:port (numeric address or name) within timeout_ms.
- * NULL with *err set (RMQNS_EIO, RMQNS_ENOMEM, RMQNS_EINVAL) on failure. */
+ * NULL with *err set on failure: RMQNS_EAGAIN (no answer within
+ * timeout_ms), RMQNS_ECLOSED (refused: nobody listens there), RMQNS_EIO
+ * (any other socket error), RMQNS_ENOMEM, RMQNS_EINVAL (bad port, or a host
+ * that does not resolve). */
 struct client *client_connect(const char *host, int port, int timeout_ms, int *err);
 
 /* Encodes cmd (its serialize, opaque and flag as given) and writes it. */

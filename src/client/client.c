@@ -99,21 +99,26 @@ struct client *client_connect(const char *host, int port, int timeout_ms, int *e
 		return NULL;
 	}
 	int rc = connect(c->fd, res->ai_addr, res->ai_addrlen);
+	int cause = rc < 0 ? errno : 0;
 	freeaddrinfo(res);
-	if (rc < 0 && errno == EINPROGRESS) {
+	if (rc < 0 && cause == EINPROGRESS) {
 		int soerr = 0;
 		socklen_t len = sizeof soerr;
 		rc = client_wait(c, POLLOUT, client_deadline(timeout_ms));
-		if (rc == 0 && getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == 0 && soerr == 0)
-			rc = 0;
+		if (rc == RMQNS_EAGAIN)
+			cause = ETIMEDOUT;
+		else if (rc < 0 || getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &soerr, &len) != 0)
+			cause = EIO;
 		else
-			rc = -1;
+			cause = soerr;
+		rc = cause == 0 ? 0 : -1;
 	}
 	if (rc < 0) {
 		close(c->fd);
 		free(c->rbuf);
 		free(c);
-		*err = RMQNS_EIO;
+		/* Tools tell the operator which of the two it was. */
+		*err = cause == ETIMEDOUT ? RMQNS_EAGAIN : cause == ECONNREFUSED ? RMQNS_ECLOSED : RMQNS_EIO;
 		return NULL;
 	}
 	int one = 1;

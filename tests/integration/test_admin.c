@@ -1,0 +1,770 @@
+/* rmqns-admin against the real server: every subcommand, its table and
+ * --json output, the exit codes, writes to several servers (one of them
+ * dead), a refused write with its code and remark, a timeout against a
+ * listener that never answers, and clusterDiff finding (and not finding)
+ * differences between two servers. Brokers are registered over
+ * connections the test keeps open for its whole length. */
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+#include <jansson.h>
+
+#include "harness.h"
+#include "rmqns/buf.h"
+
+#define T HARNESS_IO_TIMEOUT_MS
+#define MAX_BROKER_CONNS 16
+#define ADMIN_RUN_LIMIT_MS 30000
+
+static struct harness_server srv[2];
+static struct client *broker_conns[MAX_BROKER_CONNS];
+static size_t nbroker_conns;
+static char dir[64];
+static int silent_fd = -1;
+
+static void admin_init(void)
+{
+	cr_assert_eq(harness_mkdtemp(dir, sizeof dir, "rmqns-admin"), 0);
+}
+
+static void admin_fini(void)
+{
+	for (size_t i = 0; i < nbroker_conns; i++)
+		client_close(broker_conns[i]);
+	nbroker_conns = 0;
+	if (silent_fd >= 0)
+		close(silent_fd);
+	silent_fd = -1;
+	cr_expect_eq(harness_cleanup(&srv[0]), 0, "server 0 did not stop cleanly");
+	cr_expect_eq(harness_cleanup(&srv[1]), 0, "server 1 did not stop cleanly");
+	harness_rmdir(dir);
+}
+
+TestSuite(admin, .init = admin_init, .fini = admin_fini, .timeout = 120);
+
+static void start(int i, const char *const *args)
+{
+	cr_assert_eq(harness_start(&srv[i], args), 0, "server %d did not start", i);
+}
+
+static char *addr_of(int i)
+{
+	static char bufs[4][32];
+	static int next;
+	char *b = bufs[next++ % 4];
+	snprintf(b, 32, "127.0.0.1:%d", srv[i].port);
+	return b;
+}
+
+/* A loopback port nobody listens on (bound, then closed). */
+static int dead_port(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof a;
+	cr_assert(fd >= 0);
+	cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+	cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+	close(fd);
+	return ntohs(a.sin_port);
+}
+
+/* A listener that accepts (run_admin accepts for it) and never answers. */
+static int silent_listener(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof a;
+	silent_fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	cr_assert(silent_fd >= 0);
+	cr_assert_eq(bind(silent_fd, (struct sockaddr *)&a, sizeof a), 0);
+	cr_assert_eq(listen(silent_fd, 16), 0);
+	cr_assert_eq(getsockname(silent_fd, (struct sockaddr *)&a, &len), 0);
+	return ntohs(a.sin_port);
+}
+
+struct run {
+	int code; /* exit status */
+	char *out, *err;
+};
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+/* Runs rmqns-admin with the arguments (NULL-terminated) to completion,
+ * accepting connections on the silent listener meanwhile. Killed (and the
+ * test failed) if it runs past ADMIN_RUN_LIMIT_MS. */
+static struct run run_admin(const char *const *args)
+{
+	static int seq;
+	struct run r = { 0 };
+	char *outp = NULL, *errp = NULL;
+	const char *argv[32];
+	int held[16], nheld = 0;
+	size_t n = 0;
+
+	cr_assert(asprintf(&outp, "%s/out-%d", dir, seq) > 0);
+	cr_assert(asprintf(&errp, "%s/err-%d", dir, seq++) > 0);
+	argv[n++] = RMQNS_ADMIN_BIN;
+	for (; args[n - 1] && n < 31; n++)
+		argv[n] = args[n - 1];
+	argv[n] = NULL;
+
+	pid_t pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		int o = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		int e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		if (o < 0 || e < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0)
+			_exit(127);
+		unsetenv("NAMESRV_ADDR");
+		execv(RMQNS_ADMIN_BIN, (char *const *)argv);
+		_exit(127);
+	}
+	int status = 0, waited = 0;
+	for (;;) {
+		pid_t w = waitpid(pid, &status, WNOHANG);
+		if (w == pid)
+			break;
+		if (silent_fd >= 0 && nheld < 16) {
+			int c = accept(silent_fd, NULL, NULL);
+			if (c >= 0)
+				held[nheld++] = c;
+		}
+		if (waited > ADMIN_RUN_LIMIT_MS) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			cr_assert_fail("rmqns-admin %s did not finish", args[0]);
+		}
+		sleep_ms(2);
+		waited += 2;
+	}
+	for (int i = 0; i < nheld; i++)
+		close(held[i]);
+	cr_assert(WIFEXITED(status), "rmqns-admin %s died (status %d)", args[0], status);
+	r.code = WEXITSTATUS(status);
+	r.out = harness_slurp(outp);
+	r.err = harness_slurp(errp);
+	cr_assert(r.out && r.err);
+	free(outp);
+	free(errp);
+	return r;
+}
+
+static void run_free(struct run *r)
+{
+	free(r->out);
+	free(r->err);
+}
+
+static json_t *run_json(const struct run *r)
+{
+	json_error_t e;
+	json_t *v = json_loads(r->out, 0, &e);
+	cr_assert_not_null(v, "not JSON (%s): %s", e.text, r->out);
+	return v;
+}
+
+#define RUN(...) run_admin((const char *const[]){ __VA_ARGS__, NULL })
+
+/* ---- brokers ---- */
+
+struct topic_spec {
+	const char *name;
+	int queues; /* read and write */
+	int perm;
+};
+
+/* Registers a broker on a connection kept open until the test ends. The
+ * body always holds at least two topics: a first registration with one
+ * would be taken for an incremental one and refused. */
+static void reg_broker(int s, const char *cluster, const char *name, const char *addr, int id,
+		       bool acting, const struct topic_spec *topics, size_t ntopics)
+{
+	struct buf body = BUF_INIT;
+	char ids[16];
+	struct remoting_cmd req;
+	struct client_reply *r = NULL;
+
+	cr_assert(nbroker_conns < MAX_BROKER_CONNS);
+	cr_assert(ntopics >= 1, "a filler and one topic at least");
+	struct client *c = harness_connect(&srv[s]);
+	cr_assert_not_null(c);
+	broker_conns[nbroker_conns++] = c;
+	cr_assert_eq(buf_printf(&body, "{\"filterServerList\":[],\"topicConfigSerializeWrapper\":{"
+				       "\"dataVersion\":{\"counter\":1,\"stateVersion\":0,\"timestamp\":1},"
+				       "\"topicConfigTable\":{\"filler-%s\":{\"perm\":6,\"readQueueNums\":1,"
+				       "\"topicName\":\"filler-%s\",\"writeQueueNums\":1}", name, name), 0);
+	for (size_t i = 0; i < ntopics; i++)
+		cr_assert_eq(buf_printf(&body, ",\"%s\":{\"perm\":%d,\"readQueueNums\":%d,\"topicName\":\"%s\","
+					       "\"writeQueueNums\":%d}", topics[i].name, topics[i].perm,
+					topics[i].queues, topics[i].name, topics[i].queues), 0);
+	cr_assert_eq(buf_append_str(&body, "}}}"), 0);
+	snprintf(ids, sizeof ids, "%d", id);
+	struct remoting_ext_field ext[] = {
+		{ "brokerName", name }, { "brokerAddr", addr }, { "clusterName", cluster },
+		{ "haServerAddr", "127.0.0.1:1" }, { "brokerId", ids },
+		{ "enableActingMaster", acting ? "true" : "false" },
+	};
+	harness_request_init(&req, 103, REMOTING_JSON);
+	req.ext = ext;
+	req.ext_count = sizeof ext / sizeof ext[0];
+	req.body = body.data;
+	req.body_len = (uint32_t)body.len;
+	cr_assert_eq(client_call(c, &req, &r, T), 0);
+	cr_assert_eq(r->cmd.code, 0, "registration refused: %s", r->cmd.remark ? r->cmd.remark : "");
+	client_reply_free(r);
+	buf_free(&body);
+}
+
+static const struct topic_spec topic_a[] = { { "TopicA", 4, 6 } };
+
+/* ---- reads ---- */
+
+Test(admin, cluster_list_table_and_json)
+{
+	start(0, NULL);
+	reg_broker(0, "C1", "broker-a", "10.0.0.1:10911", 0, false, topic_a, 1);
+	reg_broker(0, "C1", "broker-a", "10.0.0.2:10911", 1, false, topic_a, 1);
+	reg_broker(0, "C2", "broker-b", "10.0.0.3:10911", 0, false, topic_a, 1);
+
+	struct run r = RUN("clusterList", "-n", addr_of(0));
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	cr_assert_str_eq(r.out,
+			 "#Cluster Name     #Broker Name            #BID  #Addr\n"
+			 "C1                broker-a                0     10.0.0.1:10911\n"
+			 "C1                broker-a                1     10.0.0.2:10911\n"
+			 "C2                broker-b                0     10.0.0.3:10911\n");
+	run_free(&r);
+
+	r = RUN("clusterList", "--json", "-n", addr_of(0));
+	cr_assert_eq(r.code, 0);
+	json_t *v = run_json(&r), *b = json_object_get(v, "brokers");
+	cr_assert_eq(json_array_size(b), 3);
+	cr_assert_str_eq(json_string_value(json_object_get(json_array_get(b, 1), "addr")), "10.0.0.2:10911");
+	cr_assert_eq(json_integer_value(json_object_get(json_array_get(b, 1), "brokerId")), 1);
+	cr_assert_str_eq(json_string_value(json_object_get(json_array_get(b, 2), "cluster")), "C2");
+	cr_assert_str_eq(json_string_value(json_object_get(v, "server")), addr_of(0));
+	json_decref(v);
+	run_free(&r);
+}
+
+Test(admin, brokers_roles)
+{
+	start(0, NULL);
+	reg_broker(0, "C1", "broker-a", "10.0.0.1:10911", 0, false, topic_a, 1);
+	reg_broker(0, "C1", "broker-a", "10.0.0.2:10911", 1, false, topic_a, 1);
+
+	struct run r = RUN("brokers", "-n", addr_of(0));
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	cr_assert_not_null(strstr(r.out, "#Role"), "%s", r.out);
+	cr_assert_not_null(strstr(r.out, "0     master         10.0.0.1:10911\n"), "%s", r.out);
+	cr_assert_not_null(strstr(r.out, "1     slave          10.0.0.2:10911\n"), "%s", r.out);
+	run_free(&r);
+	r = RUN("brokers", "--json", "-n", addr_of(0));
+	json_t *v = run_json(&r), *b = json_object_get(v, "brokers");
+	cr_assert_eq(json_array_size(b), 2);
+	cr_assert_str_eq(json_string_value(json_object_get(json_array_get(b, 0), "role")), "master");
+	cr_assert_str_eq(json_string_value(json_object_get(json_array_get(b, 1), "role")), "slave");
+	json_decref(v);
+	run_free(&r);
+}
+
+/* A slave-only group with acting master on, its topic read-only: the
+ * server routes its lowest id as 0 only while supportActingMaster is on. */
+Test(admin, brokers_acting_master_only_when_routed_so)
+{
+	static const struct topic_spec ro[] = { { "TopicRO", 2, 4 } };
+	static const char *const on[] = { "--supportActingMaster=true", NULL };
+	start(0, on);
+	start(1, NULL);
+	reg_broker(0, "C1", "broker-s", "10.0.0.7:10911", 2, true, ro, 1);
+	reg_broker(1, "C1", "broker-s", "10.0.0.7:10911", 2, true, ro, 1);
+
+	struct run r = RUN("brokers", "-n", addr_of(0));
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	cr_assert_not_null(strstr(r.out, "2     acting master  10.0.0.7:10911\n"), "%s", r.out);
+	run_free(&r);
+	r = RUN("brokers", "-n", addr_of(1));
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	cr_assert_not_null(strstr(r.out, "2     slave          10.0.0.7:10911\n"), "%s", r.out);
+	run_free(&r);
+}
+
+Test(admin, topic_route_and_missing_topic)
+{
+	start(0, NULL);
+	reg_broker(0, "C1", "broker-a", "10.0.0.1:10911", 0, false, topic_a, 1);
+
+	struct run r = RUN("topicRoute", "-t", "TopicA", "-n", addr_of(0));
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	cr_assert_not_null(strstr(r.out, "C1                broker-a                0     10.0.0.1:10911\n"), "%s", r.out);
+	cr_assert_not_null(strstr(r.out, "broker-a                4           4           6      0"), "%s", r.out);
+	run_free(&r);
+
+	r = RUN("topicRoute", "--json", "-t", "TopicA", "-n", addr_of(0));
+	json_t *v = run_json(&r);
+	json_t *q = json_array_get(json_object_get(v, "queueDatas"), 0);
+	cr_assert_eq(json_integer_value(json_object_get(q, "readQueueNums")), 4);
+	cr_assert_eq(json_integer_value(json_object_get(q, "perm")), 6);
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(
+		json_array_get(json_object_get(v, "brokerDatas"), 0), "brokerAddrs"), "0")), "10.0.0.1:10911");
+	json_decref(v);
+	run_free(&r);
+
+	r = RUN("topicRoute", "-t", "NoSuchTopic", "-n", addr_of(0));
+	cr_assert_eq(r.code, 4);
+	cr_assert_not_null(strstr(r.err, "code 17 (TOPIC_NOT_EXIST): No topic route info in name server for the topic: NoSuchTopic"),
+			   "%s", r.err);
+	run_free(&r);
+}
+
+Test(admin, topic_list_plain_by_cluster_and_json)
+{
+	static const struct topic_spec b[] = { { "TopicB", 2, 6 }, { "%RETRY%g", 1, 6 } };
+	start(0, NULL);
+	reg_broker(0, "C1", "broker-a", "10.0.0.1:10911", 0, false, topic_a, 1);
+	reg_broker(0, "C2", "broker-b", "10.0.0.2:10911", 0, false, b, 2);
+
+	struct run r = RUN("topicList", "-n", addr_of(0));
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	cr_assert_str_eq(r.out, "%RETRY%g\nTopicA\nTopicB\nfiller-broker-a\nfiller-broker-b\n");
+	run_free(&r);
+
+	r = RUN("topicList", "-c", "-n", addr_of(0));
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	cr_assert_not_null(strstr(r.out, "#Cluster Name         #Topic\n"), "%s", r.out);
+	cr_assert_not_null(strstr(r.out, "C1                    TopicA\n"), "%s", r.out);
+	cr_assert_not_null(strstr(r.out, "C2                    TopicB\n"), "%s", r.out);
+	cr_assert_null(strstr(r.out, "%RETRY%"), "retry topics are left out: %s", r.out);
+	run_free(&r);
+
+	r = RUN("topicList", "-c", "--json", "-n", addr_of(0));
+	json_t *v = run_json(&r), *t = json_object_get(v, "topics");
+	cr_assert_eq(json_array_size(t), 4);
+	cr_assert_str_eq(json_string_value(json_object_get(json_array_get(t, 0), "topic")), "TopicA");
+	cr_assert_str_eq(json_string_value(json_object_get(json_array_get(t, 0), "cluster")), "C1");
+	json_decref(v);
+	run_free(&r);
+
+	r = RUN("topicList", "--json", "-n", addr_of(0));
+	v = run_json(&r);
+	cr_assert_eq(json_array_size(json_object_get(v, "topicList")), 5);
+	json_decref(v);
+	run_free(&r);
+}
+
+/* ---- config ---- */
+
+Test(admin, namesrv_config_written_to_both_servers)
+{
+	start(0, NULL);
+	start(1, NULL);
+	char list[80];
+	snprintf(list, sizeof list, "%s;%s", addr_of(0), addr_of(1));
+
+	struct run r = RUN("getNamesrvConfig", "-n", addr_of(1));
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	char head[80];
+	snprintf(head, sizeof head, "============%s============\n", addr_of(1));
+	cr_assert(strncmp(r.out, head, strlen(head)) == 0, "%s", r.out);
+	char line[100];
+	snprintf(line, sizeof line, "\n%-50s=  %s\n", "orderMessageEnable", "false");
+	cr_assert_not_null(strstr(r.out, line), "%s", r.out);
+	run_free(&r);
+
+	r = RUN("updateNamesrvConfig", "-k", "orderMessageEnable", "-v", "true", "-n", list);
+	cr_assert_eq(r.code, 0, "%s%s", r.out, r.err);
+	char want[200];
+	snprintf(want, sizeof want, "updateNamesrvConfig %s OK\nupdateNamesrvConfig %s OK\n", addr_of(0), addr_of(1));
+	cr_assert_str_eq(r.out, want);
+	run_free(&r);
+
+	for (int i = 0; i < 2; i++) {
+		r = RUN("getNamesrvConfig", "--json", "-n", addr_of(i));
+		json_t *v = run_json(&r);
+		cr_assert_str_eq(json_string_value(json_object_get(json_object_get(v, "config"),
+								   "orderMessageEnable")), "true", "server %d", i);
+		json_decref(v);
+		run_free(&r);
+	}
+}
+
+Test(admin, refused_write_gives_code_and_remark)
+{
+	start(0, NULL);
+	struct run r = RUN("updateNamesrvConfig", "-k", "configStorePath", "-v", "/tmp/elsewhere", "-n", addr_of(0));
+	cr_assert_eq(r.code, 4, "exit %d: %s", r.code, r.out);
+	char want[200];
+	snprintf(want, sizeof want,
+		 "updateNamesrvConfig %s FAILED: code 16 (NO_PERMISSION): Can not update config in black list.\n",
+		 addr_of(0));
+	cr_assert_str_eq(r.out, want);
+	run_free(&r);
+
+	r = RUN("updateNamesrvConfig", "--json", "-k", "configStorePath", "-v", "/tmp/elsewhere", "-n", addr_of(0));
+	cr_assert_eq(r.code, 4);
+	json_t *v = run_json(&r), *res = json_array_get(json_object_get(v, "results"), 0);
+	cr_assert(json_is_false(json_object_get(res, "ok")));
+	cr_assert_eq(json_integer_value(json_object_get(res, "code")), 16);
+	cr_assert_str_eq(json_string_value(json_object_get(res, "remark")), "Can not update config in black list.");
+	json_decref(v);
+	run_free(&r);
+}
+
+/* ---- dead and silent servers ---- */
+
+Test(admin, list_with_a_dead_server)
+{
+	start(0, NULL);
+	reg_broker(0, "C1", "broker-a", "10.0.0.1:10911", 0, false, topic_a, 1);
+	char dead[32], list[80];
+	snprintf(dead, sizeof dead, "127.0.0.1:%d", dead_port());
+	snprintf(list, sizeof list, "%s; %s", dead, addr_of(0));
+
+	/* a read falls through to the live server */
+	struct run r = RUN("clusterList", "-n", list);
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	cr_assert_not_null(strstr(r.out, "broker-a"));
+	char want[160];
+	snprintf(want, sizeof want, "rmqns-admin: %s: connection refused; trying the next NameServer\n", dead);
+	cr_assert_str_eq(r.err, want);
+	run_free(&r);
+
+	/* a write says where it took effect */
+	r = RUN("updateKvConfig", "-s", "NS", "-k", "k", "-v", "v", "-n", list);
+	cr_assert_eq(r.code, 5, "partial: exit %d", r.code);
+	char want2[200];
+	snprintf(want2, sizeof want2, "updateKvConfig %s FAILED: connection refused\nupdateKvConfig %s OK\n", dead,
+		 addr_of(0));
+	cr_assert_str_eq(r.out, want2);
+	run_free(&r);
+
+	r = RUN("updateKvConfig", "--json", "-s", "NS", "-k", "k", "-v", "v2", "-n", list);
+	cr_assert_eq(r.code, 5);
+	json_t *v = run_json(&r), *res = json_object_get(v, "results");
+	cr_assert_eq(json_integer_value(json_object_get(v, "succeeded")), 1);
+	cr_assert_eq(json_integer_value(json_object_get(v, "failed")), 1);
+	cr_assert(json_is_false(json_object_get(json_array_get(res, 0), "ok")));
+	cr_assert_str_eq(json_string_value(json_object_get(json_array_get(res, 0), "error")), "connection refused");
+	cr_assert(json_is_true(json_object_get(json_array_get(res, 1), "ok")));
+	json_decref(v);
+	run_free(&r);
+
+	r = RUN("getKvConfig", "-s", "NS", "-k", "k", "-n", addr_of(0));
+	cr_assert_str_eq(r.out, "v2\n");
+	run_free(&r);
+
+	/* every server dead: nothing answered */
+	r = RUN("clusterList", "-n", dead);
+	cr_assert_eq(r.code, 3);
+	run_free(&r);
+}
+
+Test(admin, timeout_against_a_listener_that_never_answers)
+{
+	char silent[32];
+	snprintf(silent, sizeof silent, "127.0.0.1:%d", silent_listener());
+
+	struct run r = RUN("clusterList", "--timeout", "300", "-n", silent);
+	cr_assert_eq(r.code, 3, "exit %d", r.code);
+	char want[160];
+	snprintf(want, sizeof want, "rmqns-admin: %s: timed out after 300 ms waiting for the answer\n", silent);
+	cr_assert_str_eq(r.err, want);
+	run_free(&r);
+
+	r = RUN("probe", "--timeout", "300", "-n", silent);
+	cr_assert_neq(r.code, 0);
+	cr_assert_not_null(strstr(r.out, "FAILED: timed out after 300 ms waiting for the answer"), "%s", r.out);
+	run_free(&r);
+
+	r = RUN("deleteTopic", "--timeout", "300", "-t", "x", "-n", silent);
+	cr_assert_eq(r.code, 3);
+	run_free(&r);
+}
+
+Test(admin, probe)
+{
+	start(0, NULL);
+	struct run r = RUN("probe", "-n", addr_of(0));
+	cr_assert_eq(r.code, 0, "%s%s", r.out, r.err);
+	cr_assert(strncmp(r.out, addr_of(0), strlen(addr_of(0))) == 0 && strstr(r.out, " OK "), "%s", r.out);
+	run_free(&r);
+
+	r = RUN("probe", "--json", "-n", addr_of(0));
+	json_t *v = run_json(&r);
+	cr_assert(json_is_true(json_object_get(v, "ok")));
+	json_decref(v);
+	run_free(&r);
+
+	char dead[32];
+	snprintf(dead, sizeof dead, "127.0.0.1:%d", dead_port());
+	r = RUN("probe", "-n", dead);
+	cr_assert_eq(r.code, 3);
+	cr_assert_not_null(strstr(r.out, "FAILED: connection refused"), "%s", r.out);
+	run_free(&r);
+}
+
+/* ---- KV, order config, permissions, delete ---- */
+
+Test(admin, kv_config_round_trip)
+{
+	start(0, NULL);
+	struct run r = RUN("updateKvConfig", "-s", "NS", "-k", "alpha", "-v", "1", "-n", addr_of(0));
+	cr_assert_eq(r.code, 0, "%s", r.out);
+	run_free(&r);
+	r = RUN("updateKvConfig", "-s", "NS", "-k", "beta", "-v", "two words", "-n", addr_of(0));
+	run_free(&r);
+
+	r = RUN("getKvConfig", "-s", "NS", "-k", "beta", "-n", addr_of(0));
+	cr_assert_eq(r.code, 0);
+	cr_assert_str_eq(r.out, "two words\n");
+	run_free(&r);
+
+	r = RUN("getKvList", "-s", "NS", "-n", addr_of(0));
+	cr_assert_eq(r.code, 0);
+	cr_assert_str_eq(r.out, "#Key                                      #Value\n"
+				"alpha                                     1\n"
+				"beta                                      two words\n");
+	run_free(&r);
+	r = RUN("getKvList", "--json", "-s", "NS", "-n", addr_of(0));
+	json_t *v = run_json(&r);
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(v, "table"), "alpha")), "1");
+	json_decref(v);
+	run_free(&r);
+
+	r = RUN("deleteKvConfig", "-s", "NS", "-k", "alpha", "-n", addr_of(0));
+	cr_assert_eq(r.code, 0);
+	run_free(&r);
+	r = RUN("getKvConfig", "-s", "NS", "-k", "alpha", "-n", addr_of(0));
+	cr_assert_eq(r.code, 4);
+	cr_assert_not_null(strstr(r.err, "code 22 (QUERY_NOT_FOUND): No config item, Namespace: NS Key: alpha"), "%s", r.err);
+	run_free(&r);
+	r = RUN("getKvList", "-s", "Nope", "-n", addr_of(0));
+	cr_assert_eq(r.code, 4);
+	run_free(&r);
+}
+
+Test(admin, update_order_conf)
+{
+	start(0, NULL);
+	struct run r = RUN("updateOrderConf", "-t", "TopicO", "-m", "put", "-v", "broker-a:4;broker-b:4", "-n", addr_of(0));
+	cr_assert_eq(r.code, 0, "%s%s", r.out, r.err);
+	run_free(&r);
+	r = RUN("getKvConfig", "-s", "ORDER_TOPIC_CONFIG", "-k", "TopicO", "-n", addr_of(0));
+	cr_assert_str_eq(r.out, "broker-a:4;broker-b:4\n");
+	run_free(&r);
+	r = RUN("updateOrderConf", "-t", "TopicO", "-m", "get", "-n", addr_of(0));
+	cr_assert_eq(r.code, 0);
+	cr_assert_str_eq(r.out, "get orderConf success. topic=[TopicO], orderConf=[broker-a:4;broker-b:4]\n");
+	run_free(&r);
+	r = RUN("updateOrderConf", "-t", "TopicO", "-m", "put", "-n", addr_of(0));
+	cr_assert_eq(r.code, 2, "put without -v");
+	run_free(&r);
+	r = RUN("updateOrderConf", "-t", "TopicO", "-m", "delete", "-n", addr_of(0));
+	cr_assert_eq(r.code, 0);
+	run_free(&r);
+	r = RUN("updateOrderConf", "-t", "TopicO", "-m", "get", "-n", addr_of(0));
+	cr_assert_eq(r.code, 4);
+	run_free(&r);
+}
+
+static long long route_perm(int s, const char *topic)
+{
+	struct run r = RUN("topicRoute", "--json", "-t", topic, "-n", addr_of(s));
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	json_t *v = run_json(&r);
+	long long p = json_integer_value(json_object_get(json_array_get(json_object_get(v, "queueDatas"), 0), "perm"));
+	json_decref(v);
+	run_free(&r);
+	return p;
+}
+
+Test(admin, wipe_and_add_write_perm)
+{
+	start(0, NULL);
+	start(1, NULL);
+	reg_broker(0, "C1", "broker-a", "10.0.0.1:10911", 0, false, topic_a, 1);
+	reg_broker(1, "C1", "broker-a", "10.0.0.1:10911", 0, false, topic_a, 1);
+	char list[80];
+	snprintf(list, sizeof list, "%s;%s", addr_of(0), addr_of(1));
+
+	struct run r = RUN("wipeWritePerm", "-b", "broker-a", "-n", list);
+	cr_assert_eq(r.code, 0, "%s", r.out);
+	char want[200];
+	snprintf(want, sizeof want, "wipeWritePerm %s OK, 2 topics\nwipeWritePerm %s OK, 2 topics\n", addr_of(0),
+		 addr_of(1));
+	cr_assert_str_eq(r.out, want);
+	run_free(&r);
+	cr_assert_eq(route_perm(0, "TopicA"), 4);
+	cr_assert_eq(route_perm(1, "TopicA"), 4);
+
+	r = RUN("addWritePerm", "--json", "-b", "broker-a", "-n", list);
+	cr_assert_eq(r.code, 0);
+	json_t *v = run_json(&r);
+	cr_assert_eq(json_integer_value(json_object_get(json_array_get(json_object_get(v, "results"), 1),
+							"addTopicCount")), 2);
+	json_decref(v);
+	run_free(&r);
+	cr_assert_eq(route_perm(0, "TopicA"), 6);
+	cr_assert_eq(route_perm(1, "TopicA"), 6);
+}
+
+Test(admin, delete_topic)
+{
+	start(0, NULL);
+	reg_broker(0, "C1", "broker-a", "10.0.0.1:10911", 0, false, topic_a, 1);
+	struct run r = RUN("deleteTopic", "-t", "TopicA", "-c", "OtherCluster", "-n", addr_of(0));
+	cr_assert_eq(r.code, 0);
+	run_free(&r);
+	cr_assert_eq(route_perm(0, "TopicA"), 6, "another cluster's delete leaves it");
+
+	r = RUN("deleteTopic", "-t", "TopicA", "-c", "C1", "-n", addr_of(0));
+	cr_assert_eq(r.code, 0);
+	char want[100];
+	snprintf(want, sizeof want, "deleteTopic %s OK\n", addr_of(0));
+	cr_assert_str_eq(r.out, want);
+	run_free(&r);
+	r = RUN("topicRoute", "-t", "TopicA", "-n", addr_of(0));
+	cr_assert_eq(r.code, 4, "gone after the delete");
+	run_free(&r);
+	r = RUN("deleteTopic", "-t", "filler-broker-a", "-n", addr_of(0));
+	cr_assert_eq(r.code, 0);
+	run_free(&r);
+	r = RUN("topicList", "-n", addr_of(0));
+	cr_assert_str_eq(r.out, "");
+	run_free(&r);
+}
+
+/* ---- clusterDiff ---- */
+
+Test(admin, cluster_diff_finds_a_broker_and_queues)
+{
+	static const struct topic_spec q4[] = { { "TopicA", 4, 6 }, { "TopicQ", 4, 6 } };
+	static const struct topic_spec q8[] = { { "TopicA", 4, 6 }, { "TopicQ", 8, 6 } };
+	start(0, NULL);
+	start(1, NULL);
+	reg_broker(0, "C1", "broker-a", "10.0.0.1:10911", 0, false, q4, 2);
+	reg_broker(1, "C1", "broker-a", "10.0.0.1:10911", 0, false, q8, 2);
+	static const struct topic_spec tb[] = { { "TopicB", 2, 6 } };
+	reg_broker(0, "C1", "broker-b", "10.0.0.2:10911", 0, false, tb, 1);
+	char list[80];
+	snprintf(list, sizeof list, "%s;%s", addr_of(0), addr_of(1));
+
+	struct run r = RUN("clusterDiff", "-n", list);
+	cr_assert_eq(r.code, 1, "exit %d: %s%s", r.code, r.out, r.err);
+	char want[1024];
+	snprintf(want, sizeof want,
+		 "broker broker-b:\n"
+		 "  %-24s cluster C1: 0=10.0.0.2:10911\n"
+		 "  %-24s (missing)\n"
+		 "topic TopicB:\n"
+		 "  %-24s broker-b r2 w2 perm6\n"
+		 "  %-24s (missing)\n"
+		 "topic TopicQ:\n"
+		 "  %-24s broker-a r4 w4 perm6\n"
+		 "  %-24s broker-a r8 w8 perm6\n"
+		 "topic filler-broker-b:\n"
+		 "  %-24s broker-b r1 w1 perm6\n"
+		 "  %-24s (missing)\n"
+		 "2 brokers compared, 1 differ; 5 topics compared, 3 differ: the NameServers DISAGREE\n",
+		 addr_of(0), addr_of(1), addr_of(0), addr_of(1), addr_of(0), addr_of(1), addr_of(0), addr_of(1));
+	cr_assert_str_eq(r.out, want);
+	run_free(&r);
+
+	r = RUN("clusterDiff", "--json", "-n", list);
+	cr_assert_eq(r.code, 1);
+	json_t *v = run_json(&r), *d = json_object_get(v, "differences");
+	cr_assert(json_is_false(json_object_get(v, "agree")));
+	cr_assert_eq(json_array_size(d), 4);
+	json_t *b = json_array_get(d, 0);
+	cr_assert_str_eq(json_string_value(json_object_get(b, "kind")), "broker");
+	cr_assert_str_eq(json_string_value(json_object_get(b, "name")), "broker-b");
+	cr_assert(json_is_null(json_object_get(json_object_get(b, "states"), addr_of(1))));
+	json_t *t = json_array_get(d, 2);
+	cr_assert_str_eq(json_string_value(json_object_get(t, "name")), "TopicQ");
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(t, "states"), addr_of(1))),
+			 "broker-a r8 w8 perm6");
+	json_decref(v);
+	run_free(&r);
+}
+
+Test(admin, cluster_diff_none_when_nodes_agree)
+{
+	static const struct topic_spec q[] = { { "TopicA", 4, 6 }, { "TopicQ", 8, 6 } };
+	start(0, NULL);
+	start(1, NULL);
+	for (int s = 0; s < 2; s++) {
+		reg_broker(s, "C1", "broker-a", "10.0.0.1:10911", 0, false, q, 2);
+		reg_broker(s, "C1", "broker-a", "10.0.0.9:10911", 1, false, q, 2);
+		reg_broker(s, "C2", "broker-b", "10.0.0.2:10911", 0, false, q, 1);
+	}
+	char list[80];
+	snprintf(list, sizeof list, "%s;%s", addr_of(0), addr_of(1));
+	struct run r = RUN("clusterDiff", "-n", list);
+	cr_assert_eq(r.code, 0, "%s%s", r.out, r.err);
+	cr_assert_str_eq(r.out, "2 brokers compared, 0 differ; 4 topics compared, 0 differ: the NameServers agree\n");
+	run_free(&r);
+
+	r = RUN("clusterDiff", "--json", "-n", list);
+	json_t *v = run_json(&r);
+	cr_assert(json_is_true(json_object_get(v, "agree")));
+	cr_assert_eq(json_integer_value(json_object_get(v, "topicsCompared")), 4);
+	cr_assert_eq(json_array_size(json_object_get(v, "differences")), 0);
+	json_decref(v);
+	run_free(&r);
+
+	/* one node down: no verdict, an error */
+	char dead[32], list2[80];
+	snprintf(dead, sizeof dead, "127.0.0.1:%d", dead_port());
+	snprintf(list2, sizeof list2, "%s;%s", addr_of(0), dead);
+	r = RUN("clusterDiff", "-n", list2);
+	cr_assert_eq(r.code, 3);
+	cr_assert_not_null(strstr(r.err, "connection refused"), "%s", r.err);
+	run_free(&r);
+}
+
+/* ---- command line ---- */
+
+Test(admin, usage_errors)
+{
+	struct run r = RUN("topicRoute", "-n", "127.0.0.1:1");
+	cr_assert_eq(r.code, 2);
+	cr_assert_not_null(strstr(r.err, "topicRoute needs -t"), "%s", r.err);
+	run_free(&r);
+	r = RUN("noSuchCommand");
+	cr_assert_eq(r.code, 2);
+	run_free(&r);
+	r = RUN("clusterList", "-x");
+	cr_assert_eq(r.code, 2);
+	run_free(&r);
+	r = RUN("clusterList", "--topic", "T", "-n", "127.0.0.1:1");
+	cr_assert_eq(r.code, 2, "an option of another command");
+	cr_assert_not_null(strstr(r.err, "clusterList takes no option --topic"), "%s", r.err);
+	run_free(&r);
+	r = RUN("topicRoute", "-t", "T", "extra", "-n", "127.0.0.1:1");
+	cr_assert_eq(r.code, 2);
+	run_free(&r);
+	r = RUN("clusterList", "-n", "nocolon");
+	cr_assert_eq(r.code, 2);
+	run_free(&r);
+	r = RUN("clusterDiff", "-n", "127.0.0.1:1");
+	cr_assert_eq(r.code, 2, "one server is nothing to compare");
+	run_free(&r);
+	r = RUN("--help");
+	cr_assert_eq(r.code, 0);
+	cr_assert_not_null(strstr(r.out, "clusterDiff"));
+	run_free(&r);
+}

@@ -1,0 +1,59 @@
+/* The two ways rmqns-admin asks its NameServers, plus output helpers:
+ * a read goes to the first server that answers (the others are skipped
+ * with a warning), a write goes to every server and says, per server,
+ * whether it took effect. */
+#ifndef ADMIN_OPS_H
+#define ADMIN_OPS_H
+
+#include <jansson.h>
+
+#include "admin.h"
+
+/* Sends req to the servers in order until one answers (any code). Returns
+ * the index of that server with r->reply set, or -1 when none answered
+ * (r holds the last failure, already reported on stderr). */
+int ops_read(struct admin_ctx *ctx, struct remoting_cmd *req, struct call_result *r);
+
+/* For a successful write on t: the text after "<server> " in the human
+ * line (e.g. "OK, 3 topics"), and extra members for the JSON result. */
+typedef void (*ops_write_ok_fn)(void *arg, const struct target *t, const struct call_result *r,
+				char *text, size_t n, json_t *result);
+
+/* Sends req to every server. Human output: one line per server,
+ * "<what> <server> OK..." or "<what> <server> FAILED: <reason>"; JSON:
+ * {"results":[{"server":..,"ok":..,...}]}. Returns 0 when every server
+ * took it, ADMIN_EXIT_PARTIAL when some did, else the exit code of the
+ * failures. on_ok may be NULL. */
+int ops_write_all(struct admin_ctx *ctx, const char *what, struct remoting_cmd *req,
+		  ops_write_ok_fn on_ok, void *arg);
+
+/* ops_read, then the body: on code 0 with a JSON body, *out gets the body
+ * and *who the server that answered. Otherwise the failure is reported on
+ * stderr and its exit code returned. */
+int ops_read_json(struct admin_ctx *ctx, struct remoting_cmd *req, json_t **out,
+		  const struct target **who);
+
+/* Reports a failed read answer (code != 0) on stderr and returns its exit code. */
+int ops_fail(const struct target *t, const struct call_result *r);
+
+/* The body of a successful answer as JSON; NULL (reported) when it has
+ * none or it does not parse. */
+json_t *ops_body_json(const struct target *t, const struct call_result *r);
+
+/* Prints v (stealing the reference) as indented JSON and a newline. */
+int ops_print_json(json_t *v);
+
+/* The string member key of obj, or "" */
+const char *ops_str(const json_t *obj, const char *key);
+
+/* qsort/bsearch comparison of two (const char *) elements. */
+int ops_str_ptr_cmp(const void *a, const void *b);
+
+/* Sets one ext field pair list on req (pairs of key, value; NULL ends). */
+#define OPS_MAX_EXT 8
+struct ops_ext {
+	struct remoting_ext_field f[OPS_MAX_EXT];
+};
+void ops_set_ext(struct remoting_cmd *req, struct ops_ext *store, ...);
+
+#endif

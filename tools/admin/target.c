@@ -1,0 +1,169 @@
+/* Addressing and single requests for rmqns-admin (target.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rmqns/err.h"
+#include "target.h"
+
+static int target_parse_one(const char *s, size_t len, struct target *t)
+{
+	const char *colon;
+	size_t hlen;
+
+	if (len == 0 || len >= sizeof t->name)
+		return -1;
+	memcpy(t->name, s, len);
+	t->name[len] = '\0';
+	if (t->name[0] == '[') {
+		char *close = strchr(t->name, ']');
+		if (!close || close[1] != ':')
+			return -1;
+		hlen = (size_t)(close - t->name) - 1;
+		memcpy(t->host, t->name + 1, hlen);
+		colon = close + 1;
+	} else {
+		colon = strrchr(t->name, ':');
+		if (!colon)
+			return -1;
+		hlen = (size_t)(colon - t->name);
+		memcpy(t->host, t->name, hlen);
+	}
+	t->host[hlen] = '\0';
+	char *end;
+	long port = strtol(colon + 1, &end, 10);
+	if (hlen == 0 || *end != '\0' || end == colon + 1 || port <= 0 || port > 65535)
+		return -1;
+	t->port = (int)port;
+	return 0;
+}
+
+int target_list_parse(const char *spec, struct target_list *out, char *err, size_t err_len)
+{
+	out->n = 0;
+	for (const char *p = spec; *p;) {
+		const char *semi = strchr(p, ';');
+		const char *end = semi ? semi : p + strlen(p);
+		const char *b = p, *e = end;
+		while (b < e && (*b == ' ' || *b == '\t'))
+			b++;
+		while (e > b && (e[-1] == ' ' || e[-1] == '\t'))
+			e--;
+		if (e > b) {
+			if (out->n == TARGET_MAX) {
+				snprintf(err, err_len, "more than %d NameServers", TARGET_MAX);
+				return -1;
+			}
+			if (target_parse_one(b, (size_t)(e - b), &out->v[out->n]) < 0) {
+				snprintf(err, err_len, "bad NameServer address \"%.*s\" (want host:port)",
+					 (int)(e - b), b);
+				return -1;
+			}
+			out->n++;
+		}
+		p = semi ? semi + 1 : end;
+	}
+	if (out->n == 0) {
+		snprintf(err, err_len, "no NameServer address in \"%s\"", spec);
+		return -1;
+	}
+	return 0;
+}
+
+void target_request_init(struct remoting_cmd *req, int32_t code)
+{
+	memset(req, 0, sizeof *req);
+	req->code = code;
+	req->language = LANG_OTHER;
+	req->version = RMQNS_SERVER_VERSION;
+	req->serialize = REMOTING_JSON;
+}
+
+struct client *target_connect(const struct target *t, int timeout_ms, struct call_result *r)
+{
+	int err = 0;
+
+	memset(r, 0, sizeof *r);
+	r->timeout_ms = timeout_ms;
+	struct client *c = client_connect(t->host, t->port, timeout_ms, &err);
+	if (c)
+		return c;
+	switch (err) {
+	case RMQNS_ECLOSED: r->status = CALL_CONN_REFUSED; break;
+	case RMQNS_EAGAIN: r->status = CALL_CONN_TIMEOUT; break;
+	case RMQNS_ENOMEM: r->status = CALL_NOMEM; break;
+	default: r->status = CALL_CONN_FAILED; break;
+	}
+	return NULL;
+}
+
+void target_call_on(struct client *c, struct remoting_cmd *req, int timeout_ms,
+		    struct call_result *r)
+{
+	memset(r, 0, sizeof *r);
+	r->timeout_ms = timeout_ms;
+	int rc = client_call(c, req, &r->reply, timeout_ms);
+	switch (rc) {
+	case RMQNS_OK: r->status = CALL_ANSWERED; break;
+	case RMQNS_EAGAIN: r->status = CALL_TIMEOUT; break;
+	case RMQNS_ECLOSED: r->status = CALL_CLOSED; break;
+	case RMQNS_ENOMEM: r->status = CALL_NOMEM; break;
+	default: r->status = CALL_BAD_FRAME; break;
+	}
+}
+
+void target_call(const struct target *t, struct remoting_cmd *req, int timeout_ms,
+		 struct call_result *r)
+{
+	struct client *c = target_connect(t, timeout_ms, r);
+	if (!c)
+		return;
+	target_call_on(c, req, timeout_ms, r);
+	client_close(c);
+}
+
+const char *call_code_name(int32_t code)
+{
+	switch (code) {
+	case 0: return "SUCCESS";
+	case 1: return "SYSTEM_ERROR";
+	case 2: return "SYSTEM_BUSY";
+	case 3: return "REQUEST_CODE_NOT_SUPPORTED";
+	case 16: return "NO_PERMISSION";
+	case 17: return "TOPIC_NOT_EXIST";
+	case 22: return "QUERY_NOT_FOUND";
+	case 1500: return "GO_AWAY";
+	default: return "?";
+	}
+}
+
+void call_describe(const struct call_result *r, char *out, size_t n)
+{
+	switch (r->status) {
+	case CALL_ANSWERED: {
+		const struct remoting_cmd *c = &r->reply->cmd;
+		if (c->remark && *c->remark)
+			snprintf(out, n, "code %d (%s): %s", c->code, call_code_name(c->code), c->remark);
+		else
+			snprintf(out, n, "code %d (%s)", c->code, call_code_name(c->code));
+		break;
+	}
+	case CALL_CONN_REFUSED: snprintf(out, n, "connection refused"); break;
+	case CALL_CONN_TIMEOUT:
+		snprintf(out, n, "timed out after %d ms connecting", r->timeout_ms);
+		break;
+	case CALL_CONN_FAILED: snprintf(out, n, "cannot connect"); break;
+	case CALL_TIMEOUT:
+		snprintf(out, n, "timed out after %d ms waiting for the answer", r->timeout_ms);
+		break;
+	case CALL_CLOSED: snprintf(out, n, "connection closed by the server"); break;
+	case CALL_BAD_FRAME: snprintf(out, n, "the answer is not a remoting frame"); break;
+	case CALL_NOMEM: snprintf(out, n, "out of memory"); break;
+	}
+}
+
+void call_result_clear(struct call_result *r)
+{
+	client_reply_free(r->reply);
+	r->reply = NULL;
+}
