@@ -241,7 +241,7 @@ Test(bench_reqs, compressed_body_layout_4x)
 Test(bench_reqs, simple_request)
 {
 	struct buf b = BUF_INIT;
-	cr_assert_eq(reqs_simple_append(106, 9, 479, 1, &b), RMQNS_OK);
+	cr_assert_eq(reqs_simple_append(REQ_GET_BROKER_CLUSTER_INFO, 9, 479, 1, &b), RMQNS_OK);
 	struct remoting_cmd cmd;
 	cr_assert_eq(remoting_decode(b.data, b.len, &cmd), RMQNS_OK);
 	cr_assert_eq(cmd.code, 106);

@@ -30,7 +30,7 @@ static int reqs_route_encode(int32_t version, int serialize, const char *topic, 
 {
 	struct remoting_ext_field ext = { .key = "topic", .value = topic };
 	struct remoting_cmd cmd = {
-		.code = REQS_CODE_GET_ROUTEINFO, .language = LANG_JAVA, .version = version,
+		.code = REQ_GET_ROUTEINFO_BY_TOPIC, .language = LANG_JAVA, .version = version,
 		.opaque = opaque, .flag = 0, .ext = &ext, .ext_count = 1, .ext_present = true,
 		.serialize = serialize ? REMOTING_ROCKETMQ : REMOTING_JSON,
 	};
@@ -342,7 +342,7 @@ int reqs_register_head(const struct reqs_broker *b, uint32_t variant, int32_t op
 		{ "bodyCrc32", crc },
 	};
 	struct remoting_cmd cmd = {
-		.code = REQS_CODE_REGISTER_BROKER, .language = LANG_JAVA, .version = b->version,
+		.code = REQ_REGISTER_BROKER, .language = LANG_JAVA, .version = b->version,
 		.opaque = opaque, .ext = ext, .ext_count = sizeof(ext) / sizeof(ext[0]),
 		.ext_present = true, .serialize = b->serialize ? REMOTING_ROCKETMQ : REMOTING_JSON,
 	};

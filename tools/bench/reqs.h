@@ -2,7 +2,8 @@
  * the project's encoder produced once (so per-request cost is a few
  * copies), REGISTER_BROKER heads and bodies in the plain JSON (§5.5) and
  * compressed (§5.6) layouts, and the small probe used by `startup`.
- * Topic and broker naming lives here too, so every scenario agrees. */
+ * Topic and broker naming lives here too, so every scenario agrees. The
+ * request codes are the project's own (enum request_code, remoting.h). */
 #ifndef BENCH_REQS_H
 #define BENCH_REQS_H
 
@@ -11,11 +12,9 @@
 #include <stdint.h>
 
 #include "rmqns/buf.h"
+#include "rmqns/remoting.h"
 #include "opts.h"
 
-#define REQS_CODE_REGISTER_BROKER 103
-#define REQS_CODE_GET_ROUTEINFO 105
-#define REQS_CODE_GET_CLUSTER_INFO 106
 #define REQS_NAME_MAX 160
 
 /* Topic j of broker b: PREFIX-b<b>-t<j> (distinct) or PREFIX-t<j> (shared). */
