@@ -24,6 +24,8 @@
 #define NS_PER_S 1000000000ull
 /* Seeding and first registrations of big brokers can take a while, but not for ever. */
 #define SETUP_LIMIT_NS (180ull * NS_PER_S)
+/* A heartbeat broker registers this many topics, once. */
+#define RUN_HEARTBEAT_TOPICS 10
 
 static volatile sig_atomic_t interrupted;
 
@@ -89,6 +91,13 @@ struct run {
 	uint32_t nroute;
 	struct engine load;        /* register / storm / churn */
 	bool have_load;
+	/* mixed: liveness traffic */
+	struct reqs_broker *hb_brokers;
+	uint32_t nhb;
+	struct engine hb;          /* 904 + 322 */
+	bool have_hb;
+	struct engine kv;          /* PUT_KV_CONFIG */
+	bool have_kv;
 	uint64_t t0, t_seed_start;
 	double seed_s;
 	struct stats merged[2];
@@ -238,13 +247,15 @@ static void progress_print(struct run *r, uint32_t sec)
 	fprintf(stderr, "%s\n", line);
 }
 
+/* Measured time of st[p]; p % 2 is its phase. */
 static double run_role_wall(const struct engine *e, int p, uint64_t t0)
 {
-	uint64_t from = t0 + (p == 1 ? e->phase_ns : e->send_from_ns);
+	int phase = p % 2;
+	uint64_t from = t0 + (phase == 1 ? e->phase_ns : e->send_from_ns);
 	uint64_t to;
 	if (e->ended_by_budget || !e->duration_ns)
 		to = e->last_answer_ns[p] > from ? e->last_answer_ns[p] : e->window_end_ns;
-	else if (p == 0 && e->phase_ns)
+	else if (phase == 0 && e->phase_ns)
 		to = t0 + e->phase_ns;
 	else
 		to = e->window_end_ns < t0 + e->duration_ns ? e->window_end_ns : t0 + e->duration_ns;
@@ -316,6 +327,13 @@ static void run_free(struct run *r)
 	free(r->route);
 	if (r->have_load)
 		engine_destroy(&r->load);
+	if (r->have_hb)
+		engine_destroy(&r->hb);
+	if (r->have_kv)
+		engine_destroy(&r->kv);
+	for (uint32_t i = 0; r->hb_brokers && i < r->nhb; i++)
+		reqs_broker_free(&r->hb_brokers[i]);
+	free(r->hb_brokers);
 	for (uint32_t i = 0; r->seed_brokers && i < r->nseed; i++)
 		reqs_broker_free(&r->seed_brokers[i]);
 	free(r->seed_brokers);
@@ -329,6 +347,41 @@ static void run_free(struct run *r)
 		stats_destroy(&r->merged[0]);
 		stats_destroy(&r->merged[1]);
 	}
+}
+
+/* mixed: the heartbeat brokers and the KV writer, over both phases. */
+static int run_start_liveness(struct run *r, uint64_t dur)
+{
+	const struct bench_opts *o = r->o;
+	uint64_t phase = o->no_idle ? 0 : dur / 2;
+	int rc = RMQNS_OK;
+	if (r->nhb) {
+		rc = engine_init(&r->hb, ENG_HEARTBEAT, &r->ctx, 0, r->nhb, r->nhb,
+				 o->no_idle ? "heartbeat_storm" : "heartbeat_idle", "heartbeat_storm");
+		r->have_hb = true;
+		if (!rc)
+			rc = engine_second_kind(&r->hb, o->no_idle ? "query_dv_storm" : "query_dv_idle",
+						"query_dv_storm");
+		r->hb.brokers = r->hb_brokers;
+		r->hb.interval_ns = o->heartbeat_interval_ns;
+		r->hb.duration_ns = dur;
+		r->hb.phase_ns = phase;
+		r->hb.drain_ns = o->timeout_ns;
+		if (!rc)
+			rc = engine_start(&r->hb);
+	}
+	if (!rc && o->kv_interval_ns) {
+		rc = engine_init(&r->kv, ENG_KV, &r->ctx, 0, 1, 1,
+				 o->no_idle ? "kv_put_storm" : "kv_put_idle", "kv_put_storm");
+		r->have_kv = true;
+		r->kv.interval_ns = o->kv_interval_ns;
+		r->kv.duration_ns = dur;
+		r->kv.phase_ns = phase;
+		r->kv.drain_ns = o->timeout_ns;
+		if (!rc)
+			rc = engine_start(&r->kv);
+	}
+	return rc;
 }
 
 static int run_scenario(struct bench_opts *o)
@@ -364,6 +417,13 @@ static int run_scenario(struct bench_opts *o)
 		r.nload = o->storm_brokers;
 		rc = run_build_brokers(&r, &r.load_brokers, r.nload, bp, tp, LAYOUT_DISTINCT,
 				       o->storm_topics, true, o->brokers);
+		if (!rc && o->heartbeats) {
+			snprintf(bp, sizeof(bp), "%s-hb", o->broker_prefix);
+			snprintf(tp, sizeof(tp), "%sHb", o->topic_prefix);
+			r.nhb = o->heartbeats;
+			rc = run_build_brokers(&r, &r.hb_brokers, r.nhb, bp, tp, LAYOUT_DISTINCT,
+					       RUN_HEARTBEAT_TOPICS, false, o->brokers + o->storm_brokers);
+		}
 	}
 	if (rc) {
 		if (rc != RMQNS_ETOOBIG)
@@ -453,6 +513,8 @@ static int run_scenario(struct bench_opts *o)
 		if (!rc)
 			rc = engine_start(&r.load);
 	}
+	if (!rc && o->scenario == SC_MIXED)
+		rc = run_start_liveness(&r, dur);
 	if (!rc && o->scenario == SC_CHURN) {
 		rc = engine_init(&r.load, ENG_CHURN, &r.ctx, 0, o->conns, o->conns, "churn", NULL);
 		r.have_load = true;
@@ -468,6 +530,10 @@ static int run_scenario(struct bench_opts *o)
 		rc = run_wait_ready(&r.route[i], "connecting");
 	if (!rc && r.have_load)
 		rc = run_wait_ready(&r.load, o->scenario == SC_CHURN ? "churn" : "first registrations");
+	if (!rc && r.have_hb)
+		rc = run_wait_ready(&r.hb, "heartbeat brokers");
+	if (!rc && r.have_kv)
+		rc = run_wait_ready(&r.kv, "kv connection");
 	if (rc) {
 		exit_code = 1;
 		goto stop;
@@ -488,6 +554,10 @@ static int run_scenario(struct bench_opts *o)
 		engine_go(&r.route[i], r.t0);
 	if (r.have_load)
 		engine_go(&r.load, r.t0);
+	if (r.have_hb)
+		engine_go(&r.hb, r.t0);
+	if (r.have_kv)
+		engine_go(&r.kv, r.t0);
 
 	bool show = o->progress == 1 || (o->progress == -1 && isatty(STDERR_FILENO));
 	uint32_t sec = 1;
@@ -497,7 +567,8 @@ static int run_scenario(struct bench_opts *o)
 			done = bench_now_ns() >= r.t0 + dur || engine_state(&r.seed) == ENG_FAILED;
 		else
 			done = group_done(r.route, r.nroute) && (o->scenario == SC_MIXED || !r.have_load ||
-								group_done(&r.load, 1));
+								group_done(&r.load, 1)) &&
+			       (!r.have_hb || group_done(&r.hb, 1)) && (!r.have_kv || group_done(&r.kv, 1));
 		if (done)
 			break;
 		if (interrupted) {
@@ -505,6 +576,10 @@ static int run_scenario(struct bench_opts *o)
 				engine_stop(&r.route[i]);
 			if (r.have_load)
 				engine_stop(&r.load);
+			if (r.have_hb)
+				engine_stop(&r.hb);
+			if (r.have_kv)
+				engine_stop(&r.kv);
 			if (r.have_seed && o->scenario == SC_SEED)
 				break;
 		}
@@ -530,6 +605,10 @@ stop:
 		t_after = bench_now_ns();
 	if (r.have_load)
 		engine_stop(&r.load);
+	if (r.have_hb)
+		engine_stop(&r.hb);
+	if (r.have_kv)
+		engine_stop(&r.kv);
 	for (uint32_t i = 0; i < r.nroute; i++)
 		engine_stop(&r.route[i]);
 	if (r.have_seed)
@@ -538,6 +617,10 @@ stop:
 		engine_join(&r.route[i]);
 	if (r.have_load)
 		engine_join(&r.load);
+	if (r.have_hb)
+		engine_join(&r.hb);
+	if (r.have_kv)
+		engine_join(&r.kv);
 	if (r.have_seed)
 		engine_join(&r.seed);
 	if (exit_code) {
@@ -551,6 +634,14 @@ stop:
 		}
 	if (r.have_load && engine_state(&r.load) == ENG_FAILED) {
 		fprintf(stderr, "rmqns-bench: %s\n", r.load.fail_msg);
+		exit_code = 1;
+	}
+	if (r.have_hb && engine_state(&r.hb) == ENG_FAILED) {
+		fprintf(stderr, "rmqns-bench: heartbeats: %s\n", r.hb.fail_msg);
+		exit_code = 1;
+	}
+	if (r.have_kv && engine_state(&r.kv) == ENG_FAILED) {
+		fprintf(stderr, "rmqns-bench: kv: %s\n", r.kv.fail_msg);
 		exit_code = 1;
 	}
 	if (r.have_seed && engine_state(&r.seed) == ENG_FAILED) {
@@ -589,6 +680,13 @@ stop:
 	}
 	if (r.have_load)
 		report_add_role(&rep, r.load.st[0].name, &r.load.st[0], run_role_wall(&r.load, 0, r.t0));
+	struct engine *paced[2] = { r.have_hb ? &r.hb : NULL, r.have_kv ? &r.kv : NULL };
+	for (int k = 0; k < 2; k++) {
+		struct engine *e = paced[k];
+		for (uint32_t p = 0; e && p < e->nstats; p++)
+			if (p % 2 == 0 || e->phase_ns)
+				report_add_role(&rep, e->st[p].name, &e->st[p], run_role_wall(e, (int)p, r.t0));
+	}
 	if (o->scenario == SC_SEED)
 		report_add_role(&rep, "seed", &r.seed.st[0], (double)(t_after - t_seed) / 1e9);
 	if (have_server) {

@@ -227,6 +227,61 @@ out:
 	return s;
 }
 
+/* The liveness roles of mixed, by kind and phase. */
+static const struct {
+	const char *label, *idle, *storm, *key;
+} report_liveness[] = {
+	{ "103 storm registrations:", NULL, "register_storm", "register_storm" },
+	{ "904 heartbeat:", "heartbeat_idle", "heartbeat_storm", "heartbeat" },
+	{ "322 data version:", "query_dv_idle", "query_dv_storm", "query_dv" },
+	{ "100 kv put:", "kv_put_idle", "kv_put_storm", "kv_put" },
+};
+
+static json_t *report_json_brief(const struct report_role *rr)
+{
+	json_t *o = json_object();
+	if (!o)
+		return NULL;
+	const struct hist *h = &rr->st->lat;
+	int bad = 0;
+	bad |= jset(o, "ok", json_integer((json_int_t)rr->st->ok));
+	bad |= jset(o, "errors", json_integer((json_int_t)stats_errors(rr->st)));
+	bad |= jset(o, "p50_us", json_real(us(hist_percentile(h, 50.0))));
+	bad |= jset(o, "p99_us", json_real(us(hist_percentile(h, 99.0))));
+	bad |= jset(o, "max_us", json_real(us(h->max)));
+	if (bad) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* mixed.liveness.{register_storm,heartbeat,query_dv,kv_put}.{idle,storm}: p50/p99/max. */
+static int report_json_liveness(const struct report *r, json_t *m)
+{
+	json_t *l = json_object();
+	int bad = !l;
+	for (size_t i = 0; l && i < sizeof(report_liveness) / sizeof(report_liveness[0]); i++) {
+		const struct report_role *ri = report_liveness[i].idle
+			? report_role(r, report_liveness[i].idle) : NULL;
+		const struct report_role *rs = report_role(r, report_liveness[i].storm);
+		if (!ri && !rs)
+			continue;
+		json_t *k = json_object();
+		bad |= !k;
+		if (!k)
+			break;
+		if (ri)
+			bad |= jset(k, "idle", report_json_brief(ri));
+		if (rs)
+			bad |= jset(k, "storm", report_json_brief(rs));
+		bad |= json_object_set_new(l, report_liveness[i].key, k);
+	}
+	if (l)
+		bad |= json_object_set_new(m, "liveness", l);
+	return bad;
+}
+
 json_t *report_to_json(const struct report *r)
 {
 	json_t *doc = json_object(), *roles = json_object();
@@ -255,6 +310,8 @@ json_t *report_to_json(const struct report *r)
 	const struct report_role *storm = report_role(r, "route_storm");
 	if (idle && storm && !bad) {
 		json_t *m = json_object();
+		if (m)
+			bad |= report_json_liveness(r, m);
 		double ip99 = (double)hist_percentile(&idle->st->lat, 99.0);
 		double sp99 = (double)hist_percentile(&storm->st->lat, 99.0);
 		double ip50 = (double)hist_percentile(&idle->st->lat, 50.0);
@@ -348,6 +405,34 @@ static void report_print_role(FILE *f, const struct report_role *rr)
 			(double)s->bytes_in / (double)s->answered);
 }
 
+static void report_print_brief(FILE *f, const char *phase, const struct report_role *rr)
+{
+	const struct hist *h = &rr->st->lat;
+	fprintf(f, " %s p50 %.3f ms, p99 %.3f ms, max %.3f ms (%llu ok)", phase,
+		(double)hist_percentile(h, 50.0) / 1e6, (double)hist_percentile(h, 99.0) / 1e6,
+		(double)h->max / 1e6, (unsigned long long)rr->st->ok);
+}
+
+/* One line per liveness kind, in a fixed form scripts read (targets.sh). */
+static void report_print_liveness(FILE *f, const struct report *r)
+{
+	for (size_t i = 0; i < sizeof(report_liveness) / sizeof(report_liveness[0]); i++) {
+		const struct report_role *ri = report_liveness[i].idle
+			? report_role(r, report_liveness[i].idle) : NULL;
+		const struct report_role *rs = report_role(r, report_liveness[i].storm);
+		if (!ri && !rs)
+			continue;
+		fprintf(f, "%-25s", report_liveness[i].label);
+		if (ri)
+			report_print_brief(f, "idle", ri);
+		if (ri && rs)
+			fputs(" |", f);
+		if (rs)
+			report_print_brief(f, "storm", rs);
+		fputc('\n', f);
+	}
+}
+
 void report_print_text(FILE *f, const struct report *r)
 {
 	const struct bench_opts *o = r->opts;
@@ -384,6 +469,7 @@ void report_print_text(FILE *f, const struct report *r)
 		double it = report_rate(idle), st = report_rate(storm);
 		fprintf(f, "storm vs idle: p99 x %.2f, throughput x %.2f\n", ip99 > 0 ? sp99 / ip99 : 0.0,
 			it > 0 ? st / it : 0.0);
+		report_print_liveness(f, r);
 	}
 	if (r->have_server) {
 		double cpu = r->after.cpu_s - r->before.cpu_s;

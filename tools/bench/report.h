@@ -15,7 +15,7 @@
 #include "procstat.h"
 #include "stats.h"
 
-#define REPORT_MAX_ROLES 6
+#define REPORT_MAX_ROLES 16
 
 struct report_role {
 	const char *key;      /* "route", "route_idle", "route_storm", "register", "churn", "seed" */
