@@ -18,7 +18,9 @@
 #include "opts.h"
 #include "procstat.h"
 #include "report.h"
+#include "disconnect.h"
 #include "reqs.h"
+#include "run.h"
 #include "startup.h"
 
 #define NS_PER_S 1000000000ull
@@ -27,22 +29,22 @@
 /* A heartbeat broker registers this many topics, once. */
 #define RUN_HEARTBEAT_TOPICS 10
 
-static volatile sig_atomic_t interrupted;
+volatile sig_atomic_t bench_interrupted;
 
 static void on_sigint(int sig)
 {
 	(void)sig;
-	interrupted = 1;
+	bench_interrupted = 1;
 }
 
-static void sleep_ns(uint64_t ns)
+void run_sleep_ns(uint64_t ns)
 {
 	struct timespec ts = { .tv_sec = (time_t)(ns / NS_PER_S), .tv_nsec = (long)(ns % NS_PER_S) };
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR && !interrupted)
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR && !bench_interrupted)
 		;
 }
 
-static int resolve_addr(const char *addr, struct sockaddr_storage *out, socklen_t *len)
+int run_resolve_addr(const char *addr, struct sockaddr_storage *out, socklen_t *len)
 {
 	char host[256];
 	const char *colon = strrchr(addr, ':');
@@ -130,12 +132,11 @@ static int run_build_topics(struct run *r)
 	return RMQNS_OK;
 }
 
-static int run_build_brokers(struct run *r, struct reqs_broker **out, uint32_t n,
-			     const char *broker_prefix, const char *topic_prefix,
-			     enum bench_layout layout, uint32_t topics, bool dv_change,
-			     uint32_t index_base)
+int run_build_brokers(const struct bench_opts *o, struct reqs_broker **out, uint32_t n,
+		      const char *broker_prefix, const char *topic_prefix,
+		      enum bench_layout layout, uint32_t topics, bool dv_change,
+		      uint32_t index_base)
 {
-	struct bench_opts *o = r->o;
 	struct reqs_body_spec spec = {
 		.topic_prefix = topic_prefix, .layout = layout, .topics = topics,
 		.queues = o->queues, .compressed = o->compressed, .version = o->version,
@@ -162,7 +163,14 @@ static int run_build_brokers(struct run *r, struct reqs_broker **out, uint32_t n
 	return RMQNS_OK;
 }
 
-static int run_wait_ready(struct engine *e, const char *what)
+void run_free_brokers(struct reqs_broker *b, uint32_t n)
+{
+	for (uint32_t i = 0; b && i < n; i++)
+		reqs_broker_free(&b[i]);
+	free(b);
+}
+
+int run_wait_ready(struct engine *e, const char *what)
 {
 	uint64_t deadline = bench_now_ns() + SETUP_LIMIT_NS;
 	for (;;) {
@@ -173,11 +181,11 @@ static int run_wait_ready(struct engine *e, const char *what)
 			fprintf(stderr, "rmqns-bench: %s: %s\n", what, e->fail_msg);
 			return RMQNS_ECLOSED;
 		}
-		if (s == ENG_DONE || interrupted || bench_now_ns() > deadline) {
+		if (s == ENG_DONE || bench_interrupted || bench_now_ns() > deadline) {
 			fprintf(stderr, "rmqns-bench: %s: not ready in time\n", what);
 			return RMQNS_ECLOSED;
 		}
-		sleep_ns(1000000);
+		run_sleep_ns(1000000);
 	}
 }
 
@@ -262,9 +270,8 @@ static double run_role_wall(const struct engine *e, int p, uint64_t t0)
 	return to > from ? (double)(to - from) / 1e9 : 0.0;
 }
 
-static int run_output(struct run *r, struct report *rep)
+int run_output(const struct bench_opts *o, struct report *rep)
 {
-	struct bench_opts *o = r->o;
 	json_t *doc = report_to_json(rep);
 	if (!doc) {
 		fprintf(stderr, "rmqns-bench: out of memory building the report\n");
@@ -331,15 +338,9 @@ static void run_free(struct run *r)
 		engine_destroy(&r->hb);
 	if (r->have_kv)
 		engine_destroy(&r->kv);
-	for (uint32_t i = 0; r->hb_brokers && i < r->nhb; i++)
-		reqs_broker_free(&r->hb_brokers[i]);
-	free(r->hb_brokers);
-	for (uint32_t i = 0; r->seed_brokers && i < r->nseed; i++)
-		reqs_broker_free(&r->seed_brokers[i]);
-	free(r->seed_brokers);
-	for (uint32_t i = 0; r->load_brokers && i < r->nload; i++)
-		reqs_broker_free(&r->load_brokers[i]);
-	free(r->load_brokers);
+	run_free_brokers(r->hb_brokers, r->nhb);
+	run_free_brokers(r->seed_brokers, r->nseed);
+	run_free_brokers(r->load_brokers, r->nload);
 	free(r->ctx.topics);
 	free(r->topic_store);
 	reqs_route_tpl_free(&r->ctx.tpl);
@@ -390,7 +391,7 @@ static int run_scenario(struct bench_opts *o)
 	memset(&r, 0, sizeof(r));
 	r.o = o;
 	r.ctx.o = o;
-	int rc = resolve_addr(o->addr, &r.ctx.addr, &r.ctx.addr_len);
+	int rc = run_resolve_addr(o->addr, &r.ctx.addr, &r.ctx.addr_len);
 	if (rc) {
 		fprintf(stderr, "rmqns-bench: cannot resolve --addr %s\n", o->addr);
 		return 2;
@@ -402,12 +403,12 @@ static int run_scenario(struct bench_opts *o)
 		rc = run_build_topics(&r);
 	if (!rc && seeding) {
 		r.nseed = o->brokers;
-		rc = run_build_brokers(&r, &r.seed_brokers, r.nseed, o->broker_prefix, o->topic_prefix,
+		rc = run_build_brokers(o, &r.seed_brokers, r.nseed, o->broker_prefix, o->topic_prefix,
 				       o->layout, o->broker_topics, false, 0);
 	}
 	if (!rc && o->scenario == SC_REGISTER) {
 		r.nload = o->brokers;
-		rc = run_build_brokers(&r, &r.load_brokers, r.nload, o->broker_prefix, o->topic_prefix,
+		rc = run_build_brokers(o, &r.load_brokers, r.nload, o->broker_prefix, o->topic_prefix,
 				       o->layout, o->broker_topics, o->dv_change, 0);
 	}
 	if (!rc && o->scenario == SC_MIXED) {
@@ -415,13 +416,13 @@ static int run_scenario(struct bench_opts *o)
 		snprintf(bp, sizeof(bp), "%s-storm", o->broker_prefix);
 		snprintf(tp, sizeof(tp), "%sStorm", o->topic_prefix);
 		r.nload = o->storm_brokers;
-		rc = run_build_brokers(&r, &r.load_brokers, r.nload, bp, tp, LAYOUT_DISTINCT,
+		rc = run_build_brokers(o, &r.load_brokers, r.nload, bp, tp, LAYOUT_DISTINCT,
 				       o->storm_topics, true, o->brokers);
 		if (!rc && o->heartbeats) {
 			snprintf(bp, sizeof(bp), "%s-hb", o->broker_prefix);
 			snprintf(tp, sizeof(tp), "%sHb", o->topic_prefix);
 			r.nhb = o->heartbeats;
-			rc = run_build_brokers(&r, &r.hb_brokers, r.nhb, bp, tp, LAYOUT_DISTINCT,
+			rc = run_build_brokers(o, &r.hb_brokers, r.nhb, bp, tp, LAYOUT_DISTINCT,
 					       RUN_HEARTBEAT_TOPICS, false, o->brokers + o->storm_brokers);
 		}
 	}
@@ -571,7 +572,7 @@ static int run_scenario(struct bench_opts *o)
 			       (!r.have_hb || group_done(&r.hb, 1)) && (!r.have_kv || group_done(&r.kv, 1));
 		if (done)
 			break;
-		if (interrupted) {
+		if (bench_interrupted) {
 			for (uint32_t i = 0; i < r.nroute; i++)
 				engine_stop(&r.route[i]);
 			if (r.have_load)
@@ -592,7 +593,7 @@ static int run_scenario(struct bench_opts *o)
 			continue;
 		}
 		uint64_t nap = next - now;
-		sleep_ns(nap > 20000000ull ? 20000000ull : nap);
+		run_sleep_ns(nap > 20000000ull ? 20000000ull : nap);
 	}
 	t_after = bench_now_ns();
 	if (have_server && procstat_read(o->pid, &after) != RMQNS_OK) {
@@ -696,20 +697,20 @@ stop:
 		rep.after = after;
 		rep.server_wall_s = (double)(t_after - t_before) / 1e9;
 	}
-	if (run_output(&r, &rep))
+	if (run_output(o, &rep))
 		exit_code = exit_code ? exit_code : 1;
 	for (size_t i = 0; i < rep.nroles; i++)
 		if (stats_errors(rep.roles[i].st) || rep.roles[i].st->ok == 0)
 			exit_code = 1;
 	run_free(&r);
-	return interrupted && !exit_code ? 130 : exit_code;
+	return bench_interrupted && !exit_code ? 130 : exit_code;
 }
 
 static int run_startup(struct bench_opts *o)
 {
 	struct sockaddr_storage addr;
 	socklen_t len;
-	if (resolve_addr(o->addr, &addr, &len)) {
+	if (run_resolve_addr(o->addr, &addr, &len)) {
 		fprintf(stderr, "rmqns-bench: cannot resolve --addr %s\n", o->addr);
 		return 2;
 	}
@@ -733,10 +734,7 @@ static int run_startup(struct bench_opts *o)
 	rep.nstartup = o->runs;
 	rep.have_startup_rss = rss != 0;
 	rep.startup_rss_kb = rss;
-	struct run r;
-	memset(&r, 0, sizeof(r));
-	r.o = o;
-	rc = run_output(&r, &rep);
+	rc = run_output(o, &rep);
 	free(ms);
 	return rc ? 1 : 0;
 }
@@ -790,6 +788,8 @@ int main(int argc, char **argv)
 		return run_ratio(&o);
 	case SC_STARTUP:
 		return run_startup(&o);
+	case SC_DISCONNECT:
+		return disconnect_run(&o);
 	default:
 		return run_scenario(&o);
 	}

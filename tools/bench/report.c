@@ -282,6 +282,52 @@ static int report_json_liveness(const struct report *r, json_t *m)
 	return bad;
 }
 
+static json_t *report_json_disconnect(const struct report *r)
+{
+	const struct report_disconnect *x = r->disconnect;
+	const struct report_role *fr = report_role(r, "register_fresh");
+	json_t *o = json_object(), *f = json_object(), *each = json_array();
+	int bad = !o || !f || !each;
+	if (bad)
+		goto out;
+	bad |= jset(o, "brokers", json_integer(x->brokers));
+	bad |= jset(o, "topics_per_broker", json_integer(x->topics));
+	bad |= jset(o, "connections_closed", json_integer(x->closed));
+	bad |= jset(o, "close_spread_us", json_real(x->close_spread_us));
+	bad |= jset(o, "brokers_gone", json_boolean(x->brokers_gone));
+	if (x->brokers_gone)
+		bad |= jset(o, "brokers_gone_ms", json_real(x->brokers_gone_ms));
+	bad |= jset(o, "routes_gone", json_boolean(x->routes_gone));
+	if (x->routes_gone)
+		bad |= jset(o, "routes_gone_ms", json_real(x->routes_gone_ms));
+	bad |= jset(o, "waited_ms", json_real(x->waited_ms));
+	bad |= jset(o, "samples_per_broker", json_integer(x->samples));
+	bad |= jset(o, "polls", json_integer(x->polls));
+	bad |= jset(o, "route_checks", json_integer(x->route_checks));
+	bad |= jset(f, "topics", json_integer(x->fresh_topics));
+	bad |= jset(f, "count", json_integer((json_int_t)x->fresh_count));
+	if (x->nfresh)
+		bad |= jset(f, "first_ms", json_real(x->fresh_ms[0]));
+	if (fr) {
+		const struct hist *h = &fr->st->lat;
+		bad |= jset(f, "p50_ms", json_real((double)hist_percentile(h, 50.0) / 1e6));
+		bad |= jset(f, "p99_ms", json_real((double)hist_percentile(h, 99.0) / 1e6));
+		bad |= jset(f, "max_ms", json_real((double)h->max / 1e6));
+	}
+	for (size_t i = 0; i < x->nfresh && !bad; i++)
+		bad |= json_array_append_new(each, json_real(x->fresh_ms[i]));
+	bad |= json_object_set(f, "each_ms", each);
+	bad |= json_object_set(o, "fresh_registration", f);
+out:
+	json_decref(f);
+	json_decref(each);
+	if (bad) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
 json_t *report_to_json(const struct report *r)
 {
 	json_t *doc = json_object(), *roles = json_object();
@@ -325,6 +371,8 @@ json_t *report_to_json(const struct report *r)
 			bad |= json_object_set_new(doc, "mixed", m);
 		}
 	}
+	if (r->disconnect && !bad)
+		bad |= jset(doc, "disconnect", report_json_disconnect(r));
 	if (r->have_server)
 		bad |= jset(doc, "server", report_json_server(r));
 	if (r->nstartup)
@@ -433,11 +481,49 @@ static void report_print_liveness(FILE *f, const struct report *r)
 	}
 }
 
+/* Lines in a fixed form scripts read (targets.sh): "routes gone after X ms",
+ * "registrations ... max X ms". */
+static void report_print_disconnect(FILE *f, const struct report *r)
+{
+	const struct report_disconnect *x = r->disconnect;
+	fprintf(f, "disconnect: %u connections of %u brokers x %u topics closed within %.1f us\n",
+		x->closed, x->brokers, x->topics, x->close_spread_us);
+	if (x->brokers_gone)
+		fprintf(f, "  brokers gone from GET_BROKER_CLUSTER_INFO after %.1f ms\n", x->brokers_gone_ms);
+	if (x->routes_gone)
+		fprintf(f, "  routes gone after %.1f ms (%u sampled topics a broker answer 17; %u polls)\n",
+			x->routes_gone_ms, x->samples, x->polls);
+	else
+		fprintf(f, "  routes NOT gone after %.1f ms (%u polls)\n", x->waited_ms, x->polls);
+	const struct report_role *fr = report_role(r, "register_fresh");
+	if (fr && fr->st->lat.count) {
+		const struct hist *h = &fr->st->lat;
+		fprintf(f, "  fresh broker, %u topics, %llu registrations meanwhile: first %.2f ms, "
+			"p50 %.2f ms, max %.2f ms\n", x->fresh_topics, x->fresh_count,
+			x->nfresh ? x->fresh_ms[0] : 0.0, (double)hist_percentile(h, 50.0) / 1e6,
+			(double)h->max / 1e6);
+		fprintf(f, "  each (ms):");
+		for (size_t i = 0; i < x->nfresh && i < 20; i++)
+			fprintf(f, " %.2f", x->fresh_ms[i]);
+		fprintf(f, "%s\n", x->nfresh > 20 ? " ..." : "");
+	}
+	const struct report_role *rb = report_role(r, "route_before");
+	const struct report_role *rd = report_role(r, "route_during");
+	if (rb && rd && rb->st->lat.count && rd->st->lat.count)
+		fprintf(f, "  route queries during / before: p50 x %.2f, p99 x %.2f, max %.2f ms\n",
+			(double)hist_percentile(&rd->st->lat, 50.0) /
+				(double)hist_percentile(&rb->st->lat, 50.0),
+			(double)hist_percentile(&rd->st->lat, 99.0) /
+				(double)hist_percentile(&rb->st->lat, 99.0),
+			(double)rd->st->lat.max / 1e6);
+}
+
 void report_print_text(FILE *f, const struct report *r)
 {
 	const struct bench_opts *o = r->opts;
 	fprintf(f, "rmqns-bench %s -> %s\n", r->scenario ? r->scenario : "?", r->target ? r->target : "?");
-	bool queries = o && (o->scenario == SC_ROUTE || o->scenario == SC_MIXED || o->scenario == SC_CHURN);
+	bool queries = o && (o->scenario == SC_ROUTE || o->scenario == SC_MIXED ||
+			     o->scenario == SC_CHURN || o->scenario == SC_DISCONNECT);
 	if (queries) {
 		fprintf(f, "  %u conns x depth %u, %s, version %d, %s headers, %u thread(s)\n", o->conns,
 			o->scenario == SC_CHURN ? 1 : o->depth,
@@ -471,6 +557,8 @@ void report_print_text(FILE *f, const struct report *r)
 			it > 0 ? st / it : 0.0);
 		report_print_liveness(f, r);
 	}
+	if (r->disconnect)
+		report_print_disconnect(f, r);
 	if (r->have_server) {
 		double cpu = r->after.cpu_s - r->before.cpu_s;
 		fprintf(f, "server pid %ld: cpu %.2f s (user %.2f, sys %.2f) = %.0f%% of one core, "
@@ -737,6 +825,11 @@ size_t report_figures(json_t *doc, struct report_figure *out, size_t cap)
 	json_t *m = json_object_get(doc, "mixed");
 	report_fig(out, cap, &n, "mixed", "p99_ratio", json_object_get(m, "p99_ratio"), false);
 	report_fig(out, cap, &n, "mixed", "throughput_ratio", json_object_get(m, "throughput_ratio"), true);
+	json_t *dc = json_object_get(doc, "disconnect");
+	report_fig(out, cap, &n, "disconnect", "routes_gone_ms", json_object_get(dc, "routes_gone_ms"), false);
+	json_t *fr = json_object_get(dc, "fresh_registration");
+	report_fig(out, cap, &n, "disconnect", "fresh_p50_ms", json_object_get(fr, "p50_ms"), false);
+	report_fig(out, cap, &n, "disconnect", "fresh_max_ms", json_object_get(fr, "max_ms"), false);
 	json_t *s = json_object_get(doc, "server");
 	report_fig(out, cap, &n, "server", "cpu_pct", json_object_get(s, "cpu_pct"), false);
 	report_fig(out, cap, &n, "server", "rss_kb_after", json_object_get(s, "rss_kb_after"), false);
