@@ -649,7 +649,9 @@ int disconnect_run(const struct bench_opts *o)
 	dc_snapshot(&d, first);
 	d.poll_errors = d.poll.errors;
 	/* the registration in flight when the routes went counts too */
-	dc_loop(&d, bench_now_ns() + o->reg_timeout_ns, DL_DRAIN);
+	dc_loop(&d, d.fr.sent_ns + o->reg_timeout_ns, DL_DRAIN);
+	if (d.fr.busy)
+		stats_record_transport(&d.fr.st, STATS_ERR_TIMEOUT, 1);
 	bool have_after = have_before && procstat_read(o->pid, &after) == RMQNS_OK;
 	uint64_t t_after = bench_now_ns();
 	if (o->progress != 0) {
