@@ -132,12 +132,11 @@ int engine_init(struct engine *e, enum engine_kind kind, const struct bench_ctx 
 	return RMQNS_OK;
 }
 
-int engine_second_kind(struct engine *e, const char *name2, const char *name3)
+void engine_second_kind(struct engine *e, const char *name2, const char *name3)
 {
 	snprintf(e->st[2].name, sizeof(e->st[2].name), "%s", name2);
 	snprintf(e->st[3].name, sizeof(e->st[3].name), "%s", name3 ? name3 : name2);
 	e->nstats = 4;
-	return RMQNS_OK;
 }
 
 static void conn_free_buffers(struct bconn *c)

@@ -103,7 +103,7 @@ int engine_init(struct engine *e, enum engine_kind kind, const struct bench_ctx 
 		uint32_t first_conn, uint32_t nconns, uint32_t total_conns,
 		const char *name0, const char *name1);
 /* A heartbeat engine: names of the stats of its second request kind. */
-int engine_second_kind(struct engine *e, const char *name2, const char *name3);
+void engine_second_kind(struct engine *e, const char *name2, const char *name3);
 void engine_destroy(struct engine *e);
 int engine_start(struct engine *e);
 void engine_join(struct engine *e);

@@ -361,8 +361,8 @@ static int run_start_liveness(struct run *r, uint64_t dur)
 				 o->no_idle ? "heartbeat_storm" : "heartbeat_idle", "heartbeat_storm");
 		r->have_hb = true;
 		if (!rc)
-			rc = engine_second_kind(&r->hb, o->no_idle ? "query_dv_storm" : "query_dv_idle",
-						"query_dv_storm");
+			engine_second_kind(&r->hb, o->no_idle ? "query_dv_storm" : "query_dv_idle",
+					   "query_dv_storm");
 		r->hb.brokers = r->hb_brokers;
 		r->hb.interval_ns = o->heartbeat_interval_ns;
 		r->hb.duration_ns = dur;

@@ -354,22 +354,25 @@ json_t *report_to_json(const struct report *r)
 	bad |= json_object_set(doc, "roles", roles);
 	const struct report_role *idle = report_role(r, "route_idle");
 	const struct report_role *storm = report_role(r, "route_storm");
-	if (idle && storm && !bad) {
+	/* mixed: the storm/idle ratios, and the liveness roles (also without an idle phase) */
+	bool liveness = report_role(r, "register_storm") != NULL;
+	if ((idle && storm) || liveness) {
 		json_t *m = json_object();
-		if (m)
-			bad |= report_json_liveness(r, m);
-		double ip99 = (double)hist_percentile(&idle->st->lat, 99.0);
-		double sp99 = (double)hist_percentile(&storm->st->lat, 99.0);
-		double ip50 = (double)hist_percentile(&idle->st->lat, 50.0);
-		double sp50 = (double)hist_percentile(&storm->st->lat, 50.0);
-		double it = report_rate(idle), st = report_rate(storm);
 		bad |= !m;
-		if (m) {
+		if (m && liveness)
+			bad |= report_json_liveness(r, m);
+		if (m && idle && storm) {
+			double ip99 = (double)hist_percentile(&idle->st->lat, 99.0);
+			double sp99 = (double)hist_percentile(&storm->st->lat, 99.0);
+			double ip50 = (double)hist_percentile(&idle->st->lat, 50.0);
+			double sp50 = (double)hist_percentile(&storm->st->lat, 50.0);
+			double it = report_rate(idle), st = report_rate(storm);
 			bad |= jset(m, "p50_ratio", json_real(ip50 > 0 ? sp50 / ip50 : 0.0));
 			bad |= jset(m, "p99_ratio", json_real(ip99 > 0 ? sp99 / ip99 : 0.0));
 			bad |= jset(m, "throughput_ratio", json_real(it > 0 ? st / it : 0.0));
-			bad |= json_object_set_new(doc, "mixed", m);
 		}
+		if (m)
+			bad |= json_object_set_new(doc, "mixed", m);
 	}
 	if (r->disconnect && !bad)
 		bad |= jset(doc, "disconnect", report_json_disconnect(r));
@@ -555,8 +558,8 @@ void report_print_text(FILE *f, const struct report *r)
 		double it = report_rate(idle), st = report_rate(storm);
 		fprintf(f, "storm vs idle: p99 x %.2f, throughput x %.2f\n", ip99 > 0 ? sp99 / ip99 : 0.0,
 			it > 0 ? st / it : 0.0);
-		report_print_liveness(f, r);
 	}
+	report_print_liveness(f, r);
 	if (r->disconnect)
 		report_print_disconnect(f, r);
 	if (r->have_server) {
