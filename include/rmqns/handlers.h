@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "rmqns/remoting.h" /* enum request_code */
+
 struct app;
 struct request;
 
@@ -35,32 +37,5 @@ extern const struct handler handlers_config[];
 
 /* The handler for a request code, or NULL (the caller answers code 3). */
 const struct handler *handler_lookup(int32_t code);
-
-/* Request codes (protocol.md §4). */
-enum request_code {
-	REQ_PUT_KV_CONFIG = 100,
-	REQ_GET_KV_CONFIG = 101,
-	REQ_DELETE_KV_CONFIG = 102,
-	REQ_REGISTER_BROKER = 103,
-	REQ_UNREGISTER_BROKER = 104,
-	REQ_GET_ROUTEINFO_BY_TOPIC = 105,
-	REQ_GET_BROKER_CLUSTER_INFO = 106,
-	REQ_WIPE_WRITE_PERM_OF_BROKER = 205,
-	REQ_GET_ALL_TOPIC_LIST_FROM_NAMESERVER = 206,
-	REQ_DELETE_TOPIC_IN_NAMESRV = 216,
-	REQ_REGISTER_TOPIC_IN_NAMESRV = 217,
-	REQ_GET_KVLIST_BY_NAMESPACE = 219,
-	REQ_GET_TOPICS_BY_CLUSTER = 224,
-	REQ_GET_SYSTEM_TOPIC_LIST_FROM_NS = 304,
-	REQ_GET_UNIT_TOPIC_LIST = 311,
-	REQ_GET_HAS_UNIT_SUB_TOPIC_LIST = 312,
-	REQ_GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST = 313,
-	REQ_UPDATE_NAMESRV_CONFIG = 318,
-	REQ_GET_NAMESRV_CONFIG = 319,
-	REQ_QUERY_DATA_VERSION = 322,
-	REQ_ADD_WRITE_PERM_OF_BROKER = 327,
-	REQ_GET_BROKER_MEMBER_GROUP = 901,
-	REQ_BROKER_HEARTBEAT = 904,
-};
 
 #endif

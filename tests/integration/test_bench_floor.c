@@ -224,3 +224,33 @@ Test(bench_floor, refuses_a_dead_address)
 	int st = bench_run_capture(argv, 30000, NULL);
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 1, "no server: exit status 1");
 }
+
+Test(bench_floor, mixed_with_liveness_traffic)
+{
+	const char *a[] = { "mixed", "-d", "2s", "--storm-brokers", "2", "--storm-topics", "1000",
+			    "--heartbeats", "--kv-interval", "10ms", NULL };
+	json_t *d = run(a);
+	bench_assert_clean(d, "mixed with liveness");
+	json_t *roles = json_object_get(d, "roles");
+	/* the floor answers at once: four brokers every 10 ms over a 1 s phase */
+	json_int_t hb = json_integer_value(json_object_get(json_object_get(roles, "heartbeat_storm"), "ok"));
+	cr_assert(hb > 0 && hb <= 4 * 110, "%lld heartbeats", (long long)hb);
+	cr_assert_gt(json_integer_value(json_object_get(json_object_get(roles, "query_dv_idle"), "ok")), 0);
+	cr_assert_gt(json_integer_value(json_object_get(json_object_get(roles, "kv_put_storm"), "ok")), 0);
+	json_decref(d);
+}
+
+Test(bench_floor, disconnect_needs_a_server_that_lists_brokers)
+{
+	/* the floor answers 106 with a route body: no broker is ever listed,
+	 * so there is nothing whose removal could be timed */
+	char addr[64];
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", floor_port);
+	char *argv[] = { RMQNS_BENCH_BIN, "disconnect", "-a", addr, "-b", "2", "-t", "10",
+			 "--json", "--quiet", NULL };
+	char *out = NULL;
+	int st = bench_run_capture(argv, 60000, &out);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 1, "exit status 1");
+	cr_assert_null(strstr(out, "routes_gone"), "no figures: %s", out);
+	free(out);
+}

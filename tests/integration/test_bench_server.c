@@ -1,8 +1,12 @@
 /* rmqns-bench against the real rmqns: every scenario runs about a second
  * and must end with answers and no error (seeded topics route, brokers
  * register, churn and the storm leave the route path clean); queries for
- * topics nobody registered are counted as code 17. */
+ * topics nobody registered are counted as code 17. What the liveness
+ * traffic wrote and what the mass disconnect removed is checked again on
+ * the server with a client of the test's own. */
 #include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +18,8 @@
 
 #include "bench_run.h"
 #include "harness.h"
+#include "rmqns/client.h"
+#include "rmqns/remoting.h"
 
 static struct harness_server srv;
 
@@ -155,4 +161,120 @@ Test(bench_server, startup_of_rmqns)
 	char rm[128];
 	snprintf(rm, sizeof(rm), "rm -rf %s", home);
 	cr_assert_eq(system(rm), 0);
+}
+
+/* One request with ext fields (key, value pairs, NULL-ended) on a new connection. */
+static struct client_reply *ask(int32_t code, ...)
+{
+	struct remoting_ext_field ext[4];
+	uint32_t n = 0;
+	va_list ap;
+	va_start(ap, code);
+	for (const char *k; n < 4 && (k = va_arg(ap, const char *)) != NULL; n++) {
+		ext[n].key = k;
+		ext[n].value = va_arg(ap, const char *);
+	}
+	va_end(ap);
+	struct client *c = harness_connect(&srv);
+	cr_assert_not_null(c);
+	struct remoting_cmd req;
+	harness_request_init(&req, code, REMOTING_JSON);
+	req.ext = ext;
+	req.ext_count = n;
+	req.ext_present = n > 0;
+	struct client_reply *r = NULL;
+	cr_assert_eq(client_call(c, &req, &r, 10000), 0, "no answer to code %d", code);
+	client_close(c);
+	return r;
+}
+
+static bool body_has(const struct client_reply *r, const char *text)
+{
+	return r->cmd.body && memmem(r->cmd.body, r->cmd.body_len, text, strlen(text));
+}
+
+Test(bench_server, mixed_with_liveness_traffic)
+{
+	const char *a[] = { "mixed", "-d", "2s", "--storm-brokers", "2", "--storm-topics", "1000",
+			    "-b", "3", "-t", "20", "--heartbeats", "2", "--heartbeat-interval", "10ms",
+			    "--kv-interval", "20ms", NULL };
+	json_t *d = run(a);
+	/* every role answered, none with an error: 904, 322 and 100 included */
+	bench_assert_clean(d, "mixed with liveness");
+	json_t *roles = json_object_get(d, "roles");
+	static const char *const keys[] = { "heartbeat_idle", "heartbeat_storm", "query_dv_idle",
+					    "query_dv_storm", "kv_put_idle", "kv_put_storm",
+					    "register_storm" };
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		json_t *r = json_object_get(roles, keys[i]);
+		cr_assert_not_null(r, "role %s", keys[i]);
+		cr_assert_gt(json_integer_value(json_object_get(r, "ok")), 0, "%s answered", keys[i]);
+	}
+	/* two brokers, 904 and 322 each, at most one of each in flight: never
+	 * more answers than one per interval per broker and kind */
+	json_int_t hb = json_integer_value(json_object_get(json_object_get(roles, "heartbeat_idle"), "ok"));
+	cr_assert_leq(hb, 2 * 110, "%lld heartbeats in a 1 s phase", (long long)hb);
+	json_t *l = json_object_get(json_object_get(d, "mixed"), "liveness");
+	cr_assert_gt(json_integer_value(json_object_get(json_object_get(json_object_get(l, "heartbeat"),
+		"storm"), "ok")), 0);
+	cr_assert_gt(json_number_value(json_object_get(json_object_get(json_object_get(l,
+		"register_storm"), "storm"), "p99_us")), 0.0);
+	json_decref(d);
+	/* the puts are on the server */
+	struct client_reply *r = ask(REQ_GET_KVLIST_BY_NAMESPACE, "namespace", "BenchKV", NULL);
+	cr_assert_eq(r->cmd.code, 0);
+	cr_assert(body_has(r, "key-0"), "the KV namespace holds the bench's keys");
+	client_reply_free(r);
+}
+
+Test(bench_server, mixed_open_loop)
+{
+	const char *a[] = { "mixed", "-d", "2s", "-r", "2000", "--storm-brokers", "2",
+			    "--storm-topics", "1000", "-b", "2", "-t", "10", NULL };
+	json_t *d = run(a);
+	bench_assert_clean(d, "mixed open loop");
+	json_t *roles = json_object_get(d, "roles");
+	cr_assert(json_is_true(json_object_get(json_object_get(roles, "route_idle"), "open_loop")));
+	cr_assert(json_is_true(json_object_get(json_object_get(roles, "route_storm"), "open_loop")));
+	cr_assert_gt(json_number_value(json_object_get(json_object_get(d, "mixed"), "p99_ratio")), 0.0);
+	json_decref(d);
+}
+
+Test(bench_server, disconnect_removes_every_route)
+{
+	const char *a[] = { "disconnect", "-b", "3", "-t", "50", "-d", "30s", NULL };
+	json_t *d = run(a);
+	json_t *x = json_object_get(d, "disconnect");
+	cr_assert_not_null(x);
+	cr_assert_eq(json_integer_value(json_object_get(x, "connections_closed")), 3);
+	cr_assert(json_is_true(json_object_get(x, "brokers_gone")));
+	cr_assert(json_is_true(json_object_get(x, "routes_gone")));
+	double bg = json_number_value(json_object_get(x, "brokers_gone_ms"));
+	double rg = json_number_value(json_object_get(x, "routes_gone_ms"));
+	cr_assert(bg >= 0 && rg >= bg, "brokers gone %f ms, routes %f ms", bg, rg);
+	cr_assert_geq(json_integer_value(json_object_get(x, "polls")), 1);
+	cr_assert_geq(json_integer_value(json_object_get(x, "route_checks")), 1);
+	/* the fresh broker's registrations: as many latencies as answers */
+	json_t *f = json_object_get(x, "fresh_registration");
+	json_int_t count = json_integer_value(json_object_get(f, "count"));
+	cr_assert_geq(count, 1);
+	cr_assert_eq((json_int_t)json_array_size(json_object_get(f, "each_ms")), count);
+	cr_assert_gt(json_number_value(json_object_get(f, "first_ms")), 0.0);
+	json_t *roles = json_object_get(d, "roles");
+	json_t *fr = json_object_get(roles, "register_fresh");
+	cr_assert_eq(json_integer_value(json_object_get(fr, "ok")), count);
+	cr_assert_gt(json_integer_value(json_object_get(json_object_get(roles, "route_before"), "ok")), 0);
+	const char *key;
+	json_t *r;
+	json_object_foreach(roles, key, r)
+		cr_assert_eq(json_integer_value(json_object_get(r, "errors")), 0, "%s: errors", key);
+	json_decref(d);
+	/* seen from outside: none of the three brokers, none of their topics */
+	struct client_reply *c = ask(REQ_GET_BROKER_CLUSTER_INFO, NULL);
+	cr_assert_eq(c->cmd.code, 0);
+	cr_assert(!body_has(c, "\"bench-broker-0\"") && !body_has(c, "\"bench-broker-2\""));
+	client_reply_free(c);
+	c = ask(REQ_GET_ROUTEINFO_BY_TOPIC, "topic", "BenchTopic-b1-t25", NULL);
+	cr_assert_eq(c->cmd.code, 17);
+	client_reply_free(c);
 }

@@ -131,6 +131,89 @@ Test(bench_opts, refusals)
 	cr_assert_eq(o.runs, 3);
 }
 
+Test(bench_opts, disconnect_defaults)
+{
+	struct bench_opts o;
+	char err[256];
+	cr_assert_eq(parse(&o, err, "disconnect", NULL), 0, "%s", err);
+	cr_assert_eq(o.scenario, SC_DISCONNECT);
+	cr_assert_str_eq(opts_scenario_name(o.scenario), "disconnect");
+	/* the shape: 32 brokers x 40,000 distinct topics x 8 queues */
+	cr_assert_eq(o.brokers, 32);
+	cr_assert_eq(o.broker_topics, 40000);
+	cr_assert_eq(o.queues, 8);
+	cr_assert_eq(o.layout, LAYOUT_DISTINCT);
+	/* seeding 32 big bodies at once: a generous registration timeout, no
+	 * re-registration while it runs */
+	cr_assert_eq(o.reg_timeout_ns, 180000000000ull);
+	cr_assert_geq(o.keepalive_ns, 60000000000ull);
+	/* a small closed loop of route queries; -d bounds the wait */
+	cr_assert_eq(o.conns, 2);
+	cr_assert_eq(o.depth, 1);
+	cr_assert_eq(o.duration_ns, 60000000000ull);
+	cr_assert_eq(o.poll_interval_ns, 5000000ull);
+	cr_assert(!o.dv_change);
+	/* small shapes for tests, and explicit values win */
+	cr_assert_eq(parse(&o, err, "disconnect", "-b", "3", "-t", "50", "--poll-interval", "10ms",
+			   "--register-timeout", "20s", "--keepalive", "1s", "-c", "4", "-d", "5s",
+			   NULL), 0, "%s", err);
+	cr_assert_eq(o.brokers, 3);
+	cr_assert_eq(o.broker_topics, 50);
+	cr_assert_eq(o.poll_interval_ns, 10000000ull);
+	cr_assert_eq(o.reg_timeout_ns, 20000000000ull);
+	cr_assert_eq(o.keepalive_ns, 1000000000ull);
+	cr_assert_eq(o.conns, 4);
+	cr_assert_eq(o.duration_ns, 5000000000ull);
+	/* other scenarios keep theirs */
+	cr_assert_eq(parse(&o, err, "seed", NULL), 0, "%s", err);
+	cr_assert_eq(o.brokers, 10);
+	cr_assert_eq(o.reg_timeout_ns, 60000000000ull);
+	cr_assert_eq(o.keepalive_ns, 30000000000ull);
+	/* refusals */
+	cr_assert_neq(parse(&o, err, "disconnect", "-n", "100", NULL), 0);
+	cr_assert_not_null(strstr(err, "--duration"));
+	cr_assert_neq(parse(&o, err, "disconnect", "-r", "1000", NULL), 0);
+	cr_assert_neq(parse(&o, err, "disconnect", "--poll-interval", "0", NULL), 0);
+	cr_assert_neq(parse(&o, err, "disconnect", "--poll-interval", "2s", NULL), 0);
+	cr_assert_neq(parse(&o, err, "route", "--poll-interval", "5ms", NULL), 0);
+	cr_assert_not_null(strstr(err, "disconnect only"));
+}
+
+Test(bench_opts, liveness_options)
+{
+	struct bench_opts o;
+	char err[256];
+	cr_assert_eq(parse(&o, err, "mixed", NULL), 0, "%s", err);
+	cr_assert_eq(o.heartbeats, 0);
+	cr_assert_eq(o.kv_interval_ns, 0);
+	cr_assert_eq(o.heartbeat_interval_ns, 10000000ull);
+	/* alone: four brokers */
+	cr_assert_eq(parse(&o, err, "mixed", "--heartbeats", NULL), 0, "%s", err);
+	cr_assert_eq(o.heartbeats, 4);
+	cr_assert_eq(parse(&o, err, "mixed", "--heartbeats", "--kv-interval", "10ms", NULL), 0, "%s",
+		     err);
+	cr_assert_eq(o.heartbeats, 4);
+	cr_assert_eq(o.kv_interval_ns, 10000000ull);
+	/* with a count, either form */
+	cr_assert_eq(parse(&o, err, "mixed", "--heartbeats", "7", "-d", "2s", NULL), 0, "%s", err);
+	cr_assert_eq(o.heartbeats, 7);
+	cr_assert_eq(o.duration_ns, 2000000000ull);
+	cr_assert_eq(parse(&o, err, "mixed", "--heartbeats=2", "--heartbeat-interval", "5ms",
+			   "--rate", "30k", NULL), 0, "%s", err);
+	cr_assert_eq(o.heartbeats, 2);
+	cr_assert_eq(o.heartbeat_interval_ns, 5000000ull);
+	cr_assert_float_eq(o.rate, 30000.0, 1e-9);
+	/* refusals */
+	cr_assert_neq(parse(&o, err, "mixed", "--heartbeats=0", NULL), 0);
+	cr_assert_neq(parse(&o, err, "mixed", "--heartbeats=x", NULL), 0);
+	cr_assert_neq(parse(&o, err, "mixed", "--heartbeat-interval", "0", NULL), 0);
+	cr_assert_neq(parse(&o, err, "mixed", "--kv-interval", "10us", NULL), 0);
+	cr_assert_neq(parse(&o, err, "mixed", "--kv-interval", "soon", NULL), 0);
+	cr_assert_neq(parse(&o, err, "route", "--heartbeats", NULL), 0);
+	cr_assert_not_null(strstr(err, "mixed only"));
+	cr_assert_neq(parse(&o, err, "register", "--kv-interval", "10ms", NULL), 0);
+}
+
 Test(bench_opts, ratio_and_help)
 {
 	struct bench_opts o;
@@ -159,7 +242,8 @@ Test(bench_opts, ratio_and_help)
 		"--compressed", "--dv", "--interval", "--keepalive", "--no-seed", "--cluster",
 		"--broker-prefix", "--topic-prefix", "--broker-port", "--storm-brokers",
 		"--storm-topics", "--no-idle", "--pid", "--json", "--plot", "--floor", "--progress",
-		"--quiet", "--exec", "--runs", "--help" };
+		"--quiet", "--exec", "--runs", "--help", "--heartbeats", "--heartbeat-interval",
+		"--kv-interval", "--poll-interval", "disconnect" };
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		cr_assert_not_null(strstr(text, names[i]), "usage lacks %s", names[i]);
 	free(text);

@@ -299,3 +299,128 @@ Test(bench_output, figures_and_ratio_of_medians)
 	json_decref(b[0]);
 	json_decref(b[1]);
 }
+
+/* The liveness roles of mixed: JSON by kind and phase, and the fixed text
+ * lines targets.sh reads. */
+Test(bench_output, mixed_liveness_lines)
+{
+	struct stats idle, storm, hb_i, hb_s, reg;
+	cr_assert_eq(stats_init(&idle, "route_idle", false), 0);
+	cr_assert_eq(stats_init(&storm, "route_storm", false), 0);
+	cr_assert_eq(stats_init(&hb_i, "heartbeat_idle", false), 0);
+	cr_assert_eq(stats_init(&hb_s, "heartbeat_storm", false), 0);
+	cr_assert_eq(stats_init(&reg, "register_storm", false), 0);
+	for (uint64_t i = 1; i <= 100; i++) {
+		stats_record_answer(&idle, 0, 100000, 0);
+		stats_record_answer(&storm, 0, 200000, 0);
+		stats_record_answer(&hb_i, 0, 500000, 0);          /* 0.5 ms */
+		stats_record_answer(&hb_s, 0, i == 100 ? 9000000 : 1000000, 0);
+		stats_record_answer(&reg, 0, 20000000, 0);         /* 20 ms */
+	}
+	struct report r;
+	memset(&r, 0, sizeof(r));
+	r.scenario = "mixed";
+	r.target = "t";
+	report_add_role(&r, "route_idle", &idle, 1.0);
+	report_add_role(&r, "route_storm", &storm, 1.0);
+	report_add_role(&r, "register_storm", &reg, 1.0);
+	report_add_role(&r, "heartbeat_idle", &hb_i, 1.0);
+	report_add_role(&r, "heartbeat_storm", &hb_s, 1.0);
+	json_t *doc = report_to_json(&r);
+	cr_assert_not_null(doc);
+	json_t *l = json_object_get(json_object_get(doc, "mixed"), "liveness");
+	json_t *hs = json_object_get(json_object_get(l, "heartbeat"), "storm");
+	cr_assert_eq(json_integer_value(json_object_get(hs, "ok")), 100);
+	double p99 = json_real_value(json_object_get(hs, "p99_us"));
+	cr_assert(p99 > 990 && p99 < 1010, "p99 %f", p99);
+	double mx = json_real_value(json_object_get(hs, "max_us"));
+	cr_assert(mx > 8900 && mx < 9100, "max %f", mx);
+	cr_assert_not_null(json_object_get(json_object_get(l, "heartbeat"), "idle"));
+	cr_assert_not_null(json_object_get(json_object_get(l, "register_storm"), "storm"));
+	cr_assert_null(json_object_get(json_object_get(l, "register_storm"), "idle"));
+	cr_assert_null(json_object_get(l, "kv_put"), "no kv roles, no kv entry");
+	json_decref(doc);
+	char *text = capture(report_print_text, &r);
+	char *hb = line_of(text, "904 heartbeat:");
+	cr_assert_not_null(hb, "%s", text);
+	cr_assert_not_null(strstr(hb, "idle p50 0.50"), "%s", hb);
+	cr_assert_not_null(strstr(hb, "| storm p50 1.0"), "%s", hb);
+	char *rg = line_of(text, "103 storm registrations:");
+	cr_assert_not_null(rg, "%s", text);
+	cr_assert_not_null(strstr(rg, "storm p50 20."), "%s", rg);
+	cr_assert_null(strstr(text, "100 kv put:"));
+	free(hb);
+	free(rg);
+	free(text);
+	stats_destroy(&idle);
+	stats_destroy(&storm);
+	stats_destroy(&hb_i);
+	stats_destroy(&hb_s);
+	stats_destroy(&reg);
+}
+
+Test(bench_output, disconnect_figures)
+{
+	struct stats before, during, fresh;
+	cr_assert_eq(stats_init(&before, "route_before", false), 0);
+	cr_assert_eq(stats_init(&during, "route_during", false), 0);
+	cr_assert_eq(stats_init(&fresh, "register_fresh", false), 0);
+	for (int i = 0; i < 10; i++) {
+		stats_record_answer(&before, 0, 50000, 0);
+		stats_record_answer(&during, 0, 100000, 0);
+	}
+	static const double each[] = { 40.0, 3.0, 2.0 };
+	for (int i = 0; i < 3; i++)
+		stats_record_answer(&fresh, 0, (uint64_t)(each[i] * 1e6), 0);
+	struct report_disconnect x = {
+		.brokers = 32, .topics = 40000, .samples = 3, .closed = 32, .close_spread_us = 500,
+		.brokers_gone = true, .brokers_gone_ms = 900.5, .routes_gone = true,
+		.routes_gone_ms = 905.25, .waited_ms = 905.25, .polls = 150, .route_checks = 2,
+		.fresh_topics = 100, .fresh_ms = each, .nfresh = 3, .fresh_count = 3,
+	};
+	struct report r;
+	memset(&r, 0, sizeof(r));
+	r.scenario = "disconnect";
+	r.target = "t";
+	r.disconnect = &x;
+	report_add_role(&r, "route_before", &before, 1.0);
+	report_add_role(&r, "route_during", &during, 0.9);
+	report_add_role(&r, "register_fresh", &fresh, 0.9);
+	json_t *doc = report_to_json(&r);
+	cr_assert_not_null(doc);
+	json_t *d = json_object_get(doc, "disconnect");
+	cr_assert(json_is_true(json_object_get(d, "routes_gone")));
+	cr_assert_float_eq(json_real_value(json_object_get(d, "routes_gone_ms")), 905.25, 1e-9);
+	cr_assert_eq(json_integer_value(json_object_get(d, "connections_closed")), 32);
+	json_t *f = json_object_get(d, "fresh_registration");
+	cr_assert_eq(json_integer_value(json_object_get(f, "count")), 3);
+	cr_assert_eq(json_array_size(json_object_get(f, "each_ms")), 3);
+	cr_assert_float_eq(json_real_value(json_object_get(f, "first_ms")), 40.0, 1e-9);
+	double mx = json_real_value(json_object_get(f, "max_ms"));
+	cr_assert(mx > 39.5 && mx < 40.5, "max %f", mx);
+	struct report_figure figs[64];
+	size_t nf = report_figures(doc, figs, 64);
+	bool seen = false;
+	for (size_t i = 0; i < nf; i++)
+		seen = seen || strcmp(figs[i].name, "disconnect.routes_gone_ms") == 0;
+	cr_assert(seen, "compare.sh sees the removal time");
+	json_decref(doc);
+	char *text = capture(report_print_text, &r);
+	cr_assert_not_null(strstr(text, "routes gone after 905.2 ms"), "%s", text);
+	cr_assert_not_null(strstr(text, "3 registrations meanwhile: first 40.00 ms"), "%s", text);
+	cr_assert_not_null(strstr(text, "each (ms): 40.00 3.00 2.00"), "%s", text);
+	cr_assert_not_null(strstr(text, "p50 x 2.00"), "%s", text);
+	free(text);
+	/* not gone: said so, no time given */
+	x.routes_gone = false;
+	text = capture(report_print_text, &r);
+	cr_assert_not_null(strstr(text, "routes NOT gone after 905.2 ms"), "%s", text);
+	free(text);
+	doc = report_to_json(&r);
+	cr_assert(json_is_false(json_object_get(json_object_get(doc, "disconnect"), "routes_gone")));
+	cr_assert_null(json_object_get(json_object_get(doc, "disconnect"), "routes_gone_ms"));
+	json_decref(doc);
+	stats_destroy(&before);
+	stats_destroy(&during);
+	stats_destroy(&fresh);
+}

@@ -241,7 +241,7 @@ Test(bench_reqs, compressed_body_layout_4x)
 Test(bench_reqs, simple_request)
 {
 	struct buf b = BUF_INIT;
-	cr_assert_eq(reqs_simple_append(106, 9, 479, 1, &b), RMQNS_OK);
+	cr_assert_eq(reqs_simple_append(REQ_GET_BROKER_CLUSTER_INFO, 9, 479, 1, &b), RMQNS_OK);
 	struct remoting_cmd cmd;
 	cr_assert_eq(remoting_decode(b.data, b.len, &cmd), RMQNS_OK);
 	cr_assert_eq(cmd.code, 106);
@@ -250,4 +250,63 @@ Test(bench_reqs, simple_request)
 	cr_assert_eq(cmd.body_len, 0);
 	remoting_cmd_release(&cmd);
 	buf_free(&b);
+}
+
+Test(bench_reqs, liveness_requests_of_a_broker)
+{
+	struct bench_opts o = opts_for(479, false);
+	struct reqs_body_spec spec = { .topic_prefix = "T", .layout = LAYOUT_DISTINCT, .topics = 2,
+				       .queues = 1, .compressed = false, .version = 479 };
+	struct reqs_broker br;
+	cr_assert_eq(reqs_broker_init(&br, &o, &spec, "hb", 1, false), RMQNS_OK);
+	struct buf f = BUF_INIT;
+	struct remoting_cmd cmd;
+
+	/* 904: the three fields a 5.x broker fills in, no body */
+	cr_assert_eq(reqs_heartbeat_append(&br, 5, &f), RMQNS_OK);
+	cr_assert_eq(remoting_decode(f.data, f.len, &cmd), RMQNS_OK);
+	cr_assert_eq(cmd.code, 904);
+	cr_assert_eq(cmd.opaque, 5);
+	cr_assert(!remoting_is_response(&cmd));
+	cr_assert_str_eq(remoting_ext_get(&cmd, "clusterName"), "C1");
+	cr_assert_str_eq(remoting_ext_get(&cmd, "brokerAddr"), br.addr);
+	cr_assert_str_eq(remoting_ext_get(&cmd, "brokerName"), "hb-1");
+	cr_assert_eq(cmd.body_len, 0);
+	remoting_cmd_release(&cmd);
+
+	/* 322: the identity and, as body, the data version of the registered body */
+	f.len = 0;
+	cr_assert_eq(reqs_query_dv_append(&br, 0, 6, &f), RMQNS_OK);
+	cr_assert_eq(reqs_query_dv_append(&br, 1, 7, &f), RMQNS_EINVAL, "one body only");
+	cr_assert_eq(remoting_decode(f.data, f.len, &cmd), RMQNS_OK);
+	cr_assert_eq(cmd.code, 322);
+	cr_assert_str_eq(remoting_ext_get(&cmd, "brokerName"), "hb-1");
+	cr_assert_str_eq(remoting_ext_get(&cmd, "brokerAddr"), br.addr);
+	cr_assert_str_eq(remoting_ext_get(&cmd, "clusterName"), "C1");
+	cr_assert_str_eq(remoting_ext_get(&cmd, "brokerId"), "0");
+	json_t *dv = json_loadb((const char *)cmd.body, cmd.body_len, 0, NULL);
+	cr_assert_not_null(dv);
+	int err = 0;
+	json_t *body = json_body_parse(br.body[0].data, br.body[0].len, &err);
+	cr_assert_not_null(body);
+	json_t *reg = json_object_get(json_object_get(body, "topicConfigSerializeWrapper"), "dataVersion");
+	cr_assert(json_equal(dv, reg), "322 carries the registered data version");
+	cr_assert_eq(json_integer_value(json_object_get(dv, "counter")), 1);
+	json_decref(dv);
+	json_decref(body);
+	remoting_cmd_release(&cmd);
+
+	/* 100 */
+	f.len = 0;
+	cr_assert_eq(reqs_kv_put_append("NS", "k", "v 1", 8, 479, 1, &f), RMQNS_OK);
+	cr_assert_eq(remoting_decode(f.data, f.len, &cmd), RMQNS_OK);
+	cr_assert_eq(cmd.code, 100);
+	cr_assert_eq(cmd.opaque, 8);
+	cr_assert_eq(cmd.serialize, REMOTING_ROCKETMQ);
+	cr_assert_str_eq(remoting_ext_get(&cmd, "namespace"), "NS");
+	cr_assert_str_eq(remoting_ext_get(&cmd, "key"), "k");
+	cr_assert_str_eq(remoting_ext_get(&cmd, "value"), "v 1");
+	remoting_cmd_release(&cmd);
+	buf_free(&f);
+	reqs_broker_free(&br);
 }

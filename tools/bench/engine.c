@@ -33,12 +33,16 @@
 #define TARGET_NONE (-2)  /* a seeded broker's first registration in register/storm */
 #define TARGET_WARM (-1)
 
+/* What a slot carries, for engines that send more than one kind. */
+enum slot_kind { SK_MAIN = 0, SK_SECOND = 1, SK_REGISTER = 2 };
+
 enum conn_state { CS_DOWN = 0, CS_CONNECTING, CS_OPEN };
 
 struct slot {
 	int32_t opaque;
 	bool busy;
 	int8_t target;       /* TARGET_* or the stats index */
+	int8_t kind;         /* enum slot_kind */
 	uint64_t intended_ns;
 	uint64_t sent_ns;
 };
@@ -72,6 +76,11 @@ struct bconn {
 	bool registered_once;
 	uint32_t variant;
 	uint64_t next_send_ns;
+	/* heartbeat / kv: when each kind is next due, and whether it is in flight */
+	uint64_t next_due[2];
+	bool kind_busy[2];
+	bool needs_register;   /* a heartbeat broker on a new connection */
+	uint64_t kv_seq;
 	/* churn */
 	uint64_t cycle_start;
 	uint32_t answers_left;
@@ -103,13 +112,14 @@ int engine_init(struct engine *e, enum engine_kind kind, const struct bench_ctx 
 	e->next_second = 1;
 	atomic_init(&e->t0, 0);
 	atomic_init(&e->stop, 0);
+	atomic_init(&e->cut_ns, 0);
 	atomic_init(&e->state, ENG_STARTING);
 	atomic_init(&e->registered, 0);
 	bool open = kind == ENG_ROUTE && ctx->o->rate > 0;
-	int rc = stats_init(&e->st[0], name0, open);
-	if (rc)
-		return rc;
-	rc = stats_init(&e->st[1], name1 ? name1 : name0, open);
+	e->nstats = 2;
+	int rc = RMQNS_OK;
+	for (int p = 0; p < ENG_MAX_STATS && !rc; p++)
+		rc = stats_init(&e->st[p], p % 2 && name1 ? name1 : name0, open);
 	if (!rc)
 		rc = stats_init(&e->warm, "warmup", open);
 	if (rc)
@@ -120,6 +130,13 @@ int engine_init(struct engine *e, enum engine_kind kind, const struct bench_ctx 
 	for (uint32_t i = 0; i < nconns; i++)
 		e->conns[i].fd = -1;
 	return RMQNS_OK;
+}
+
+void engine_second_kind(struct engine *e, const char *name2, const char *name3)
+{
+	snprintf(e->st[2].name, sizeof(e->st[2].name), "%s", name2);
+	snprintf(e->st[3].name, sizeof(e->st[3].name), "%s", name3 ? name3 : name2);
+	e->nstats = 4;
 }
 
 static void conn_free_buffers(struct bconn *c)
@@ -144,8 +161,8 @@ void engine_destroy(struct engine *e)
 	if (e->epfd >= 0)
 		close(e->epfd);
 	e->epfd = -1;
-	stats_destroy(&e->st[0]);
-	stats_destroy(&e->st[1]);
+	for (int p = 0; p < ENG_MAX_STATS; p++)
+		stats_destroy(&e->st[p]);
 	stats_destroy(&e->warm);
 }
 
@@ -157,6 +174,26 @@ void engine_go(struct engine *e, uint64_t t0)
 void engine_stop(struct engine *e)
 {
 	atomic_store_explicit(&e->stop, 1, memory_order_release);
+}
+
+void engine_cut(struct engine *e, uint64_t at_ns)
+{
+	atomic_store_explicit(&e->cut_ns, at_ns ? at_ns : 1, memory_order_release);
+}
+
+uint32_t engine_close_conns(struct engine *e, uint64_t *first_ns, uint64_t *last_ns)
+{
+	uint32_t n = 0;
+	*first_ns = bench_now_ns();
+	for (uint32_t i = 0; i < e->nconns; i++) {
+		if (e->conns[i].fd >= 0) {
+			close(e->conns[i].fd);
+			e->conns[i].fd = -1;
+			n++;
+		}
+	}
+	*last_ns = bench_now_ns();
+	return n;
 }
 
 enum engine_state engine_state(struct engine *e)
@@ -209,9 +246,15 @@ static struct stats *eng_stats(struct engine *e, int8_t target)
 	return &e->st[target];
 }
 
+static bool eng_cut(struct engine *e, uint64_t now)
+{
+	uint64_t cut = atomic_load_explicit(&e->cut_ns, memory_order_acquire);
+	return cut && now >= cut;
+}
+
 static bool eng_window_open(struct engine *e, uint64_t t0, uint64_t now)
 {
-	if (!t0 || eng_stopping(e) || e->budget == 0)
+	if (!t0 || eng_stopping(e) || e->budget == 0 || eng_cut(e, now))
 		return false;
 	if (now + e->warmup_ns < t0 + e->send_from_ns)
 		return false;
@@ -224,7 +267,8 @@ static bool eng_window_over(struct engine *e, uint64_t t0, uint64_t now)
 {
 	if (!t0)
 		return false;
-	return eng_stopping(e) || e->budget == 0 || (e->duration_ns && now >= t0 + e->duration_ns);
+	return eng_stopping(e) || e->budget == 0 || eng_cut(e, now) ||
+	       (e->duration_ns && now >= t0 + e->duration_ns);
 }
 
 static void eng_mark_dirty(struct engine *e, struct bconn *c)
@@ -351,6 +395,9 @@ static void conn_down(struct engine *e, struct bconn *c, uint64_t now, int err)
 	conn_reset_slots(c, e->depth);
 	c->retry_at = now + (err >= 0 ? ENG_RECONNECT_NS : 0);
 	c->next_send_ns = 0; /* a broker re-registers at once on a new connection */
+	c->kind_busy[0] = c->kind_busy[1] = false;
+	if (e->kind == ENG_HEARTBEAT && c->registered_once)
+		c->needs_register = true;
 }
 
 /* ---- sending ---- */
@@ -398,6 +445,7 @@ static void conn_send_route(struct engine *e, struct bconn *c, uint64_t intended
 	sl->intended_ns = intended;
 	sl->sent_ns = now;
 	sl->target = target;
+	sl->kind = SK_MAIN;
 	struct stats *s = eng_stats(e, target);
 	if (s) {
 		s->sent++;
@@ -429,6 +477,7 @@ static void conn_send_register(struct engine *e, struct bconn *c, uint32_t varia
 	c->variant = variant;
 	sl->intended_ns = sl->sent_ns = now;
 	sl->target = target;
+	sl->kind = SK_REGISTER;
 	struct stats *s = eng_stats(e, target);
 	if (s) {
 		s->sent++;
@@ -436,6 +485,50 @@ static void conn_send_register(struct engine *e, struct bconn *c, uint32_t varia
 	}
 	if (target >= 0 && e->budget != UINT64_MAX)
 		e->budget--;
+	e->sent_total++;
+	eng_mark_dirty(e, c);
+}
+
+/* A heartbeat engine's 904 (SK_MAIN) or 322 (SK_SECOND), or a kv
+ * engine's PUT_KV_CONFIG; one of each kind in flight, the next due one
+ * interval after this send. */
+static void conn_send_paced(struct engine *e, struct bconn *c, int kind, uint64_t now,
+			    int8_t phase)
+{
+	int32_t opaque;
+	struct slot *sl = conn_take_slot(c, e->depth, &opaque);
+	if (!sl)
+		return;
+	const struct bench_opts *o = e->ctx->o;
+	size_t before = c->out.len;
+	int rc;
+	if (e->kind == ENG_KV) {
+		char key[32], value[48];
+		snprintf(key, sizeof(key), "key-%u", (unsigned)(c->kv_seq % 64));
+		snprintf(value, sizeof(value), "value-%llu", (unsigned long long)c->kv_seq);
+		c->kv_seq++;
+		rc = reqs_kv_put_append("BenchKV", key, value, opaque, o->version, o->serialize, &c->out);
+	} else if (kind == SK_MAIN) {
+		rc = reqs_heartbeat_append(&e->brokers[c->index], opaque, &c->out);
+	} else {
+		rc = reqs_query_dv_append(&e->brokers[c->index], 0, opaque, &c->out);
+	}
+	if (rc) {
+		conn_give_slot(c, sl);
+		eng_fail(e, "out of memory building a request");
+		return;
+	}
+	int8_t target = phase >= 0 && kind == SK_SECOND ? (int8_t)(phase + 2) : phase;
+	sl->intended_ns = sl->sent_ns = now;
+	sl->target = target;
+	sl->kind = (int8_t)kind;
+	c->kind_busy[kind] = true;
+	c->next_due[kind] = now + e->interval_ns;
+	struct stats *s = eng_stats(e, target);
+	if (s) {
+		s->sent++;
+		s->bytes_out += c->out.len - before;
+	}
 	e->sent_total++;
 	eng_mark_dirty(e, c);
 }
@@ -524,6 +617,30 @@ static void conn_pump(struct engine *e, struct bconn *c, uint64_t t0, uint64_t n
 		if (c->next_send_ns < *wake)
 			*wake = c->next_send_ns;
 		break;
+	case ENG_HEARTBEAT:
+	case ENG_KV: {
+		if (e->kind == ENG_HEARTBEAT && (!c->registered_once || c->needs_register)) {
+			/* registered once at the start, again on a new connection: the
+			 * server drops a broker whose registering connection closed */
+			if (!c->inflight && (c->needs_register || engine_state(e) == ENG_STARTING))
+				conn_send_register(e, c, 0, now, TARGET_NONE);
+			break;
+		}
+		if (!eng_window_open(e, t0, now))
+			break;
+		int kinds = e->kind == ENG_HEARTBEAT ? 2 : 1;
+		for (int k = 0; k < kinds; k++) {
+			if (c->kind_busy[k])
+				continue;
+			if (now < c->next_due[k]) {
+				if (c->next_due[k] < *wake)
+					*wake = c->next_due[k];
+				continue;
+			}
+			conn_send_paced(e, c, k, now, eng_target(e, t0, now));
+		}
+		break;
+	}
 	}
 }
 
@@ -543,6 +660,7 @@ static void conn_on_answer(struct engine *e, struct bconn *c, const struct remot
 		return;
 	}
 	int8_t target = sl->target;
+	int8_t kind = sl->kind;
 	struct stats *s = eng_stats(e, target);
 	uint64_t lat = rate_latency_ns(sl->intended_ns, now);
 	uint64_t svc = rate_latency_ns(sl->sent_ns, now);
@@ -588,6 +706,27 @@ static void conn_on_answer(struct engine *e, struct bconn *c, const struct remot
 		}
 		c->next_send_ns = now + (e->kind == ENG_SEED ? e->ctx->o->keepalive_ns
 							   : e->ctx->o->interval_ns);
+		break;
+	case ENG_HEARTBEAT:
+	case ENG_KV:
+		if (kind == SK_REGISTER) {
+			if (cmd->code != 0) {
+				eng_fail(e, "registration of %s refused: code %d%s%s",
+					 e->brokers[c->index].name, cmd->code, cmd->remark ? ", " : "",
+					 cmd->remark ? cmd->remark : "");
+				break;
+			}
+			if (!c->registered_once)
+				atomic_fetch_add_explicit(&e->registered, 1, memory_order_acq_rel);
+			c->registered_once = true;
+			c->needs_register = false;
+			break;
+		}
+		c->kind_busy[kind] = false;
+		if (s) {
+			s->bytes_in += frame_size;
+			stats_record_answer(s, cmd->code, lat, svc);
+		}
 		break;
 	}
 }
@@ -733,17 +872,17 @@ static void eng_close_seconds(struct engine *e, uint64_t t0, uint64_t now, bool 
 	while (now >= t0 + (uint64_t)e->next_second * NS_PER_S || final) {
 		uint32_t k = e->next_second;
 		int active = e->phase_ns && (uint64_t)(k - 1) * NS_PER_S >= e->phase_ns ? 1 : 0;
-		for (int p = 0; p < 2; p++) {
+		for (uint32_t p = 0; p < e->nstats; p++) {
 			struct stats *s = &e->st[p];
 			bool has = s->cur.count || s->cur_ok || s->cur_errors;
 			/* an engine that starts late (the storm) has no seconds before it */
 			bool started = (uint64_t)k * NS_PER_S > e->send_from_ns;
 			/* the idle phase is over: its late answers belong to its last second */
-			bool ended = p == 0 && e->phase_ns && (uint64_t)(k - 1) * NS_PER_S >= e->phase_ns;
+			bool ended = p % 2 == 0 && e->phase_ns && (uint64_t)(k - 1) * NS_PER_S >= e->phase_ns;
 			int rc = RMQNS_OK;
 			if (ended && has)
 				rc = stats_fold_second(s, k);
-			else if ((p == active && !final && started) || has)
+			else if (((int)(p % 2) == active && !final && started) || has)
 				rc = stats_close_second(s, k);
 			if (rc)
 				eng_fail(e, "out of memory (timeline)");
@@ -756,8 +895,9 @@ static void eng_close_seconds(struct engine *e, uint64_t t0, uint64_t now, bool 
 
 static void eng_scan_timeouts(struct engine *e, uint64_t now)
 {
-	uint64_t limit = e->kind == ENG_ROUTE || e->kind == ENG_CHURN ? e->ctx->o->timeout_ns
-								    : e->ctx->o->reg_timeout_ns;
+	const struct bench_opts *o = e->ctx->o;
+	bool queries = e->kind == ENG_ROUTE || e->kind == ENG_CHURN || e->kind == ENG_KV;
+	uint64_t limit = queries ? o->timeout_ns : o->reg_timeout_ns;
 	for (uint32_t i = 0; i < e->nconns; i++) {
 		struct bconn *c = &e->conns[i];
 		if (c->state == CS_CONNECTING && now - c->connect_start > limit) {
@@ -768,7 +908,9 @@ static void eng_scan_timeouts(struct engine *e, uint64_t now)
 		if (c->state != CS_OPEN || !c->inflight)
 			continue;
 		for (uint32_t k = 0; k < e->depth; k++) {
-			if (c->slots[k].busy && now - c->slots[k].sent_ns > limit) {
+			uint64_t lim = e->kind == ENG_HEARTBEAT && c->slots[k].kind != SK_REGISTER
+				? o->timeout_ns : limit;
+			if (c->slots[k].busy && now - c->slots[k].sent_ns > lim) {
 				errno = 0;
 				conn_down(e, c, now, STATS_ERR_TIMEOUT);
 				break;
@@ -790,10 +932,10 @@ static void eng_check_ready(struct engine *e)
 	if (engine_state(e) != ENG_STARTING)
 		return;
 	bool ready = true;
-	if (e->kind == ENG_ROUTE) {
+	if (e->kind == ENG_ROUTE || e->kind == ENG_KV) {
 		for (uint32_t i = 0; i < e->nconns; i++)
 			ready = ready && e->conns[i].state == CS_OPEN;
-	} else if (e->kind == ENG_REGISTER || e->kind == ENG_SEED) {
+	} else if (e->kind == ENG_REGISTER || e->kind == ENG_SEED || e->kind == ENG_HEARTBEAT) {
 		ready = atomic_load_explicit(&e->registered, memory_order_acquire) == e->nconns;
 	}
 	if (ready) {
@@ -910,9 +1052,10 @@ static void *eng_thread(void *arg)
 		eng_close_seconds(e, t0, e->window_end_ns, true);
 	for (uint32_t i = 0; i < e->nconns; i++) {
 		struct bconn *c = &e->conns[i];
-		if (c->fd >= 0)
+		if (c->fd >= 0 && !e->keep_fds) {
 			close(c->fd);
-		c->fd = -1;
+			c->fd = -1;
+		}
 		c->state = CS_DOWN;
 		conn_free_buffers(c);
 	}
@@ -927,10 +1070,15 @@ int engine_start(struct engine *e)
 	if (e->kind == ENG_ROUTE || e->kind == ENG_CHURN) {
 		if (x->ntopics == 0)
 			return RMQNS_EINVAL;
-	} else if (!e->brokers) {
+	} else if (e->kind == ENG_KV) {
+		if (!e->interval_ns)
+			return RMQNS_EINVAL;
+	} else if (!e->brokers || (e->kind == ENG_HEARTBEAT && !e->interval_ns)) {
 		return RMQNS_EINVAL;
 	}
-	if (e->kind != ENG_ROUTE)
+	if (e->kind == ENG_HEARTBEAT)
+		e->depth = 2; /* one 904 and one 322 */
+	else if (e->kind != ENG_ROUTE)
 		e->depth = 1;
 	e->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (e->epfd < 0)

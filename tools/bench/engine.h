@@ -33,7 +33,13 @@ enum engine_kind {
 	ENG_REGISTER,    /* brokers re-registering (register scenario, mixed storm) */
 	ENG_SEED,        /* brokers registered once, then kept alive */
 	ENG_CHURN,       /* connect, query, close */
+	ENG_HEARTBEAT,   /* brokers registered once, then 904 and 322 every interval */
+	ENG_KV,          /* one PUT_KV_CONFIG every interval */
 };
+
+/* The stats of an engine: st[phase] for its requests, and for a heartbeat
+ * engine st[2 + phase] for its second kind (322 beside 904). */
+#define ENG_MAX_STATS 4
 
 enum engine_state {
 	ENG_STARTING = 0,
@@ -62,10 +68,13 @@ struct engine {
 	uint64_t duration_ns;            /* sends stop at t0 + duration (0: only the budget) */
 	uint64_t phase_ns;               /* answers to sends at or after t0 + phase go to st[1] */
 	uint64_t drain_ns;               /* wait this long for answers after the window */
+	uint64_t interval_ns;            /* heartbeat / kv: between one connection's sends */
+	bool keep_fds;                   /* on stop, leave the connections open (engine_close_conns) */
 
 	/* set by the main thread */
 	_Atomic uint64_t t0;             /* 0 until the main thread says go */
 	atomic_int stop;
+	_Atomic uint64_t cut_ns;         /* non-zero: sending stops then (absolute), answers drain */
 	/* read by the main thread */
 	atomic_int state;                /* enum engine_state */
 	atomic_uint registered;          /* brokers whose first registration succeeded */
@@ -73,9 +82,10 @@ struct engine {
 	uint64_t t_ready_ns;             /* when the engine became ready */
 
 	/* results, read by the main thread after join */
-	struct stats st[2];              /* st[1] used when phase_ns is set */
+	struct stats st[ENG_MAX_STATS];  /* st[1] used when phase_ns is set */
+	uint32_t nstats;                 /* 2, or 4 for a heartbeat engine */
 	struct stats warm;               /* answers to warm-up sends (discarded) */
-	uint64_t last_answer_ns[2];
+	uint64_t last_answer_ns[ENG_MAX_STATS];
 	bool ended_by_budget;
 	uint64_t window_end_ns;          /* when sending stopped */
 
@@ -92,12 +102,19 @@ struct engine {
 int engine_init(struct engine *e, enum engine_kind kind, const struct bench_ctx *ctx,
 		uint32_t first_conn, uint32_t nconns, uint32_t total_conns,
 		const char *name0, const char *name1);
+/* A heartbeat engine: names of the stats of its second request kind. */
+void engine_second_kind(struct engine *e, const char *name2, const char *name3);
 void engine_destroy(struct engine *e);
 int engine_start(struct engine *e);
 void engine_join(struct engine *e);
 /* Sets the start of measurement (CLOCK_MONOTONIC ns). */
 void engine_go(struct engine *e, uint64_t t0);
 void engine_stop(struct engine *e);
+/* Ends the sending window at `at_ns` (CLOCK_MONOTONIC); answers still drain. */
+void engine_cut(struct engine *e, uint64_t at_ns);
+/* After engine_join of a keep_fds engine: closes its connections back to
+ * back and says when the first and the last close happened. */
+uint32_t engine_close_conns(struct engine *e, uint64_t *first_ns, uint64_t *last_ns);
 enum engine_state engine_state(struct engine *e);
 
 uint64_t bench_now_ns(void);

@@ -18,29 +18,33 @@
 #include "opts.h"
 #include "procstat.h"
 #include "report.h"
+#include "disconnect.h"
 #include "reqs.h"
+#include "run.h"
 #include "startup.h"
 
 #define NS_PER_S 1000000000ull
 /* Seeding and first registrations of big brokers can take a while, but not for ever. */
 #define SETUP_LIMIT_NS (180ull * NS_PER_S)
+/* A heartbeat broker registers this many topics, once. */
+#define RUN_HEARTBEAT_TOPICS 10
 
-static volatile sig_atomic_t interrupted;
+volatile sig_atomic_t bench_interrupted;
 
 static void on_sigint(int sig)
 {
 	(void)sig;
-	interrupted = 1;
+	bench_interrupted = 1;
 }
 
-static void sleep_ns(uint64_t ns)
+void run_sleep_ns(uint64_t ns)
 {
 	struct timespec ts = { .tv_sec = (time_t)(ns / NS_PER_S), .tv_nsec = (long)(ns % NS_PER_S) };
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR && !interrupted)
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR && !bench_interrupted)
 		;
 }
 
-static int resolve_addr(const char *addr, struct sockaddr_storage *out, socklen_t *len)
+int run_resolve_addr(const char *addr, struct sockaddr_storage *out, socklen_t *len)
 {
 	char host[256];
 	const char *colon = strrchr(addr, ':');
@@ -89,6 +93,13 @@ struct run {
 	uint32_t nroute;
 	struct engine load;        /* register / storm / churn */
 	bool have_load;
+	/* mixed: liveness traffic */
+	struct reqs_broker *hb_brokers;
+	uint32_t nhb;
+	struct engine hb;          /* 904 + 322 */
+	bool have_hb;
+	struct engine kv;          /* PUT_KV_CONFIG */
+	bool have_kv;
 	uint64_t t0, t_seed_start;
 	double seed_s;
 	struct stats merged[2];
@@ -121,12 +132,11 @@ static int run_build_topics(struct run *r)
 	return RMQNS_OK;
 }
 
-static int run_build_brokers(struct run *r, struct reqs_broker **out, uint32_t n,
-			     const char *broker_prefix, const char *topic_prefix,
-			     enum bench_layout layout, uint32_t topics, bool dv_change,
-			     uint32_t index_base)
+int run_build_brokers(const struct bench_opts *o, struct reqs_broker **out, uint32_t n,
+		      const char *broker_prefix, const char *topic_prefix,
+		      enum bench_layout layout, uint32_t topics, bool dv_change,
+		      uint32_t index_base)
 {
-	struct bench_opts *o = r->o;
 	struct reqs_body_spec spec = {
 		.topic_prefix = topic_prefix, .layout = layout, .topics = topics,
 		.queues = o->queues, .compressed = o->compressed, .version = o->version,
@@ -153,7 +163,14 @@ static int run_build_brokers(struct run *r, struct reqs_broker **out, uint32_t n
 	return RMQNS_OK;
 }
 
-static int run_wait_ready(struct engine *e, const char *what)
+void run_free_brokers(struct reqs_broker *b, uint32_t n)
+{
+	for (uint32_t i = 0; b && i < n; i++)
+		reqs_broker_free(&b[i]);
+	free(b);
+}
+
+int run_wait_ready(struct engine *e, const char *what)
 {
 	uint64_t deadline = bench_now_ns() + SETUP_LIMIT_NS;
 	for (;;) {
@@ -164,11 +181,11 @@ static int run_wait_ready(struct engine *e, const char *what)
 			fprintf(stderr, "rmqns-bench: %s: %s\n", what, e->fail_msg);
 			return RMQNS_ECLOSED;
 		}
-		if (s == ENG_DONE || interrupted || bench_now_ns() > deadline) {
+		if (s == ENG_DONE || bench_interrupted || bench_now_ns() > deadline) {
 			fprintf(stderr, "rmqns-bench: %s: not ready in time\n", what);
 			return RMQNS_ECLOSED;
 		}
-		sleep_ns(1000000);
+		run_sleep_ns(1000000);
 	}
 }
 
@@ -238,22 +255,23 @@ static void progress_print(struct run *r, uint32_t sec)
 	fprintf(stderr, "%s\n", line);
 }
 
+/* Measured time of st[p]; p % 2 is its phase. */
 static double run_role_wall(const struct engine *e, int p, uint64_t t0)
 {
-	uint64_t from = t0 + (p == 1 ? e->phase_ns : e->send_from_ns);
+	int phase = p % 2;
+	uint64_t from = t0 + (phase == 1 ? e->phase_ns : e->send_from_ns);
 	uint64_t to;
 	if (e->ended_by_budget || !e->duration_ns)
 		to = e->last_answer_ns[p] > from ? e->last_answer_ns[p] : e->window_end_ns;
-	else if (p == 0 && e->phase_ns)
+	else if (phase == 0 && e->phase_ns)
 		to = t0 + e->phase_ns;
 	else
 		to = e->window_end_ns < t0 + e->duration_ns ? e->window_end_ns : t0 + e->duration_ns;
 	return to > from ? (double)(to - from) / 1e9 : 0.0;
 }
 
-static int run_output(struct run *r, struct report *rep)
+int run_output(const struct bench_opts *o, struct report *rep)
 {
-	struct bench_opts *o = r->o;
 	json_t *doc = report_to_json(rep);
 	if (!doc) {
 		fprintf(stderr, "rmqns-bench: out of memory building the report\n");
@@ -316,12 +334,13 @@ static void run_free(struct run *r)
 	free(r->route);
 	if (r->have_load)
 		engine_destroy(&r->load);
-	for (uint32_t i = 0; r->seed_brokers && i < r->nseed; i++)
-		reqs_broker_free(&r->seed_brokers[i]);
-	free(r->seed_brokers);
-	for (uint32_t i = 0; r->load_brokers && i < r->nload; i++)
-		reqs_broker_free(&r->load_brokers[i]);
-	free(r->load_brokers);
+	if (r->have_hb)
+		engine_destroy(&r->hb);
+	if (r->have_kv)
+		engine_destroy(&r->kv);
+	run_free_brokers(r->hb_brokers, r->nhb);
+	run_free_brokers(r->seed_brokers, r->nseed);
+	run_free_brokers(r->load_brokers, r->nload);
 	free(r->ctx.topics);
 	free(r->topic_store);
 	reqs_route_tpl_free(&r->ctx.tpl);
@@ -331,13 +350,48 @@ static void run_free(struct run *r)
 	}
 }
 
+/* mixed: the heartbeat brokers and the KV writer, over both phases. */
+static int run_start_liveness(struct run *r, uint64_t dur)
+{
+	const struct bench_opts *o = r->o;
+	uint64_t phase = o->no_idle ? 0 : dur / 2;
+	int rc = RMQNS_OK;
+	if (r->nhb) {
+		rc = engine_init(&r->hb, ENG_HEARTBEAT, &r->ctx, 0, r->nhb, r->nhb,
+				 o->no_idle ? "heartbeat_storm" : "heartbeat_idle", "heartbeat_storm");
+		r->have_hb = true;
+		if (!rc)
+			engine_second_kind(&r->hb, o->no_idle ? "query_dv_storm" : "query_dv_idle",
+					   "query_dv_storm");
+		r->hb.brokers = r->hb_brokers;
+		r->hb.interval_ns = o->heartbeat_interval_ns;
+		r->hb.duration_ns = dur;
+		r->hb.phase_ns = phase;
+		r->hb.drain_ns = o->timeout_ns;
+		if (!rc)
+			rc = engine_start(&r->hb);
+	}
+	if (!rc && o->kv_interval_ns) {
+		rc = engine_init(&r->kv, ENG_KV, &r->ctx, 0, 1, 1,
+				 o->no_idle ? "kv_put_storm" : "kv_put_idle", "kv_put_storm");
+		r->have_kv = true;
+		r->kv.interval_ns = o->kv_interval_ns;
+		r->kv.duration_ns = dur;
+		r->kv.phase_ns = phase;
+		r->kv.drain_ns = o->timeout_ns;
+		if (!rc)
+			rc = engine_start(&r->kv);
+	}
+	return rc;
+}
+
 static int run_scenario(struct bench_opts *o)
 {
 	struct run r;
 	memset(&r, 0, sizeof(r));
 	r.o = o;
 	r.ctx.o = o;
-	int rc = resolve_addr(o->addr, &r.ctx.addr, &r.ctx.addr_len);
+	int rc = run_resolve_addr(o->addr, &r.ctx.addr, &r.ctx.addr_len);
 	if (rc) {
 		fprintf(stderr, "rmqns-bench: cannot resolve --addr %s\n", o->addr);
 		return 2;
@@ -349,12 +403,12 @@ static int run_scenario(struct bench_opts *o)
 		rc = run_build_topics(&r);
 	if (!rc && seeding) {
 		r.nseed = o->brokers;
-		rc = run_build_brokers(&r, &r.seed_brokers, r.nseed, o->broker_prefix, o->topic_prefix,
+		rc = run_build_brokers(o, &r.seed_brokers, r.nseed, o->broker_prefix, o->topic_prefix,
 				       o->layout, o->broker_topics, false, 0);
 	}
 	if (!rc && o->scenario == SC_REGISTER) {
 		r.nload = o->brokers;
-		rc = run_build_brokers(&r, &r.load_brokers, r.nload, o->broker_prefix, o->topic_prefix,
+		rc = run_build_brokers(o, &r.load_brokers, r.nload, o->broker_prefix, o->topic_prefix,
 				       o->layout, o->broker_topics, o->dv_change, 0);
 	}
 	if (!rc && o->scenario == SC_MIXED) {
@@ -362,8 +416,15 @@ static int run_scenario(struct bench_opts *o)
 		snprintf(bp, sizeof(bp), "%s-storm", o->broker_prefix);
 		snprintf(tp, sizeof(tp), "%sStorm", o->topic_prefix);
 		r.nload = o->storm_brokers;
-		rc = run_build_brokers(&r, &r.load_brokers, r.nload, bp, tp, LAYOUT_DISTINCT,
+		rc = run_build_brokers(o, &r.load_brokers, r.nload, bp, tp, LAYOUT_DISTINCT,
 				       o->storm_topics, true, o->brokers);
+		if (!rc && o->heartbeats) {
+			snprintf(bp, sizeof(bp), "%s-hb", o->broker_prefix);
+			snprintf(tp, sizeof(tp), "%sHb", o->topic_prefix);
+			r.nhb = o->heartbeats;
+			rc = run_build_brokers(o, &r.hb_brokers, r.nhb, bp, tp, LAYOUT_DISTINCT,
+					       RUN_HEARTBEAT_TOPICS, false, o->brokers + o->storm_brokers);
+		}
 	}
 	if (rc) {
 		if (rc != RMQNS_ETOOBIG)
@@ -453,6 +514,8 @@ static int run_scenario(struct bench_opts *o)
 		if (!rc)
 			rc = engine_start(&r.load);
 	}
+	if (!rc && o->scenario == SC_MIXED)
+		rc = run_start_liveness(&r, dur);
 	if (!rc && o->scenario == SC_CHURN) {
 		rc = engine_init(&r.load, ENG_CHURN, &r.ctx, 0, o->conns, o->conns, "churn", NULL);
 		r.have_load = true;
@@ -468,6 +531,10 @@ static int run_scenario(struct bench_opts *o)
 		rc = run_wait_ready(&r.route[i], "connecting");
 	if (!rc && r.have_load)
 		rc = run_wait_ready(&r.load, o->scenario == SC_CHURN ? "churn" : "first registrations");
+	if (!rc && r.have_hb)
+		rc = run_wait_ready(&r.hb, "heartbeat brokers");
+	if (!rc && r.have_kv)
+		rc = run_wait_ready(&r.kv, "kv connection");
 	if (rc) {
 		exit_code = 1;
 		goto stop;
@@ -488,6 +555,10 @@ static int run_scenario(struct bench_opts *o)
 		engine_go(&r.route[i], r.t0);
 	if (r.have_load)
 		engine_go(&r.load, r.t0);
+	if (r.have_hb)
+		engine_go(&r.hb, r.t0);
+	if (r.have_kv)
+		engine_go(&r.kv, r.t0);
 
 	bool show = o->progress == 1 || (o->progress == -1 && isatty(STDERR_FILENO));
 	uint32_t sec = 1;
@@ -497,14 +568,19 @@ static int run_scenario(struct bench_opts *o)
 			done = bench_now_ns() >= r.t0 + dur || engine_state(&r.seed) == ENG_FAILED;
 		else
 			done = group_done(r.route, r.nroute) && (o->scenario == SC_MIXED || !r.have_load ||
-								group_done(&r.load, 1));
+								group_done(&r.load, 1)) &&
+			       (!r.have_hb || group_done(&r.hb, 1)) && (!r.have_kv || group_done(&r.kv, 1));
 		if (done)
 			break;
-		if (interrupted) {
+		if (bench_interrupted) {
 			for (uint32_t i = 0; i < r.nroute; i++)
 				engine_stop(&r.route[i]);
 			if (r.have_load)
 				engine_stop(&r.load);
+			if (r.have_hb)
+				engine_stop(&r.hb);
+			if (r.have_kv)
+				engine_stop(&r.kv);
 			if (r.have_seed && o->scenario == SC_SEED)
 				break;
 		}
@@ -517,7 +593,7 @@ static int run_scenario(struct bench_opts *o)
 			continue;
 		}
 		uint64_t nap = next - now;
-		sleep_ns(nap > 20000000ull ? 20000000ull : nap);
+		run_sleep_ns(nap > 20000000ull ? 20000000ull : nap);
 	}
 	t_after = bench_now_ns();
 	if (have_server && procstat_read(o->pid, &after) != RMQNS_OK) {
@@ -530,6 +606,10 @@ stop:
 		t_after = bench_now_ns();
 	if (r.have_load)
 		engine_stop(&r.load);
+	if (r.have_hb)
+		engine_stop(&r.hb);
+	if (r.have_kv)
+		engine_stop(&r.kv);
 	for (uint32_t i = 0; i < r.nroute; i++)
 		engine_stop(&r.route[i]);
 	if (r.have_seed)
@@ -538,6 +618,10 @@ stop:
 		engine_join(&r.route[i]);
 	if (r.have_load)
 		engine_join(&r.load);
+	if (r.have_hb)
+		engine_join(&r.hb);
+	if (r.have_kv)
+		engine_join(&r.kv);
 	if (r.have_seed)
 		engine_join(&r.seed);
 	if (exit_code) {
@@ -551,6 +635,14 @@ stop:
 		}
 	if (r.have_load && engine_state(&r.load) == ENG_FAILED) {
 		fprintf(stderr, "rmqns-bench: %s\n", r.load.fail_msg);
+		exit_code = 1;
+	}
+	if (r.have_hb && engine_state(&r.hb) == ENG_FAILED) {
+		fprintf(stderr, "rmqns-bench: heartbeats: %s\n", r.hb.fail_msg);
+		exit_code = 1;
+	}
+	if (r.have_kv && engine_state(&r.kv) == ENG_FAILED) {
+		fprintf(stderr, "rmqns-bench: kv: %s\n", r.kv.fail_msg);
 		exit_code = 1;
 	}
 	if (r.have_seed && engine_state(&r.seed) == ENG_FAILED) {
@@ -589,6 +681,13 @@ stop:
 	}
 	if (r.have_load)
 		report_add_role(&rep, r.load.st[0].name, &r.load.st[0], run_role_wall(&r.load, 0, r.t0));
+	struct engine *paced[2] = { r.have_hb ? &r.hb : NULL, r.have_kv ? &r.kv : NULL };
+	for (int k = 0; k < 2; k++) {
+		struct engine *e = paced[k];
+		for (uint32_t p = 0; e && p < e->nstats; p++)
+			if (p % 2 == 0 || e->phase_ns)
+				report_add_role(&rep, e->st[p].name, &e->st[p], run_role_wall(e, (int)p, r.t0));
+	}
 	if (o->scenario == SC_SEED)
 		report_add_role(&rep, "seed", &r.seed.st[0], (double)(t_after - t_seed) / 1e9);
 	if (have_server) {
@@ -598,20 +697,20 @@ stop:
 		rep.after = after;
 		rep.server_wall_s = (double)(t_after - t_before) / 1e9;
 	}
-	if (run_output(&r, &rep))
+	if (run_output(o, &rep))
 		exit_code = exit_code ? exit_code : 1;
 	for (size_t i = 0; i < rep.nroles; i++)
 		if (stats_errors(rep.roles[i].st) || rep.roles[i].st->ok == 0)
 			exit_code = 1;
 	run_free(&r);
-	return interrupted && !exit_code ? 130 : exit_code;
+	return bench_interrupted && !exit_code ? 130 : exit_code;
 }
 
 static int run_startup(struct bench_opts *o)
 {
 	struct sockaddr_storage addr;
 	socklen_t len;
-	if (resolve_addr(o->addr, &addr, &len)) {
+	if (run_resolve_addr(o->addr, &addr, &len)) {
 		fprintf(stderr, "rmqns-bench: cannot resolve --addr %s\n", o->addr);
 		return 2;
 	}
@@ -635,10 +734,7 @@ static int run_startup(struct bench_opts *o)
 	rep.nstartup = o->runs;
 	rep.have_startup_rss = rss != 0;
 	rep.startup_rss_kb = rss;
-	struct run r;
-	memset(&r, 0, sizeof(r));
-	r.o = o;
-	rc = run_output(&r, &rep);
+	rc = run_output(o, &rep);
 	free(ms);
 	return rc ? 1 : 0;
 }
@@ -692,6 +788,8 @@ int main(int argc, char **argv)
 		return run_ratio(&o);
 	case SC_STARTUP:
 		return run_startup(&o);
+	case SC_DISCONNECT:
+		return disconnect_run(&o);
 	default:
 		return run_scenario(&o);
 	}

@@ -13,7 +13,7 @@
 static const char *const scenario_names[] = {
 	[SC_ROUTE] = "route", [SC_REGISTER] = "register", [SC_MIXED] = "mixed",
 	[SC_CHURN] = "churn", [SC_SEED] = "seed", [SC_STARTUP] = "startup",
-	[SC_RATIO] = "ratio",
+	[SC_RATIO] = "ratio", [SC_DISCONNECT] = "disconnect",
 };
 
 const char *opts_scenario_name(enum bench_scenario sc)
@@ -41,6 +41,14 @@ void opts_usage(FILE *f)
 "  mixed     route load, first idle, then during a registration storm of\n"
 "            --storm-brokers x --storm-topics re-registering as fast as answered;\n"
 "            reports both phases and their ratios.\n"
+"            With --heartbeats and --kv-interval, liveness traffic beside it\n"
+"            (BROKER_HEARTBEAT 904, QUERY_DATA_VERSION 322, PUT_KV_CONFIG 100),\n"
+"            measured in both phases.\n"
+"  disconnect  mass disconnect: B brokers x T topics (default 32 x 40000), each\n"
+"            on its own connection, close their connections at once; reports\n"
+"            the time until every route is gone, the latency of a fresh\n"
+"            broker's 100-topic registrations sent back to back meanwhile,\n"
+"            and of route queries on a broker that stays (-c x -p, 2 x 1).\n"
 "  churn     C concurrent cycles of connect, query, close.\n"
 "  seed      register brokers and keep them alive (re-register every\n"
 "            --keepalive) until the run ends, so other tools have routes.\n"
@@ -50,13 +58,15 @@ void opts_usage(FILE *f)
 "\n"
 "Target and bounds:\n"
 "  -a, --addr HOST:PORT      server address (default 127.0.0.1:9876)\n"
-"  -d, --duration TIME       measured run time (default 10s; mixed: both phases)\n"
+"  -d, --duration TIME       measured run time (default 10s; mixed: both phases;\n"
+"                            disconnect: the longest wait for the routes to go, 60s)\n"
 "  -n, --requests N          stop after N requests of the measured load\n"
 "      --warmup TIME         load before measuring starts (default 0)\n"
 "      --timeout TIME        a query answer later than this is an error and the\n"
 "                            connection is reopened (default 3s)\n"
 "      --register-timeout TIME  the same for registrations (default 60s: a body\n"
-"                            of 40,000 topics takes a server a while)\n"
+"                            of 40,000 topics takes a server a while; disconnect\n"
+"                            180s, for 32 such bodies at once)\n"
 "Route load (route, mixed, churn):\n"
 "  -c, --conns N             connections (churn: concurrent cycles) (default 8)\n"
 "  -p, --depth N             requests in flight per connection (default 4)\n"
@@ -91,6 +101,17 @@ void opts_usage(FILE *f)
 "      --storm-brokers N     brokers re-registering (default 4)\n"
 "      --storm-topics N      topics each (default 10000)\n"
 "      --no-idle             skip the idle phase\n"
+"Liveness traffic (mixed), reported per phase:\n"
+"      --heartbeats [N]      N more brokers (default 4), registered once with 10\n"
+"                            topics, each sending BROKER_HEARTBEAT (904) and\n"
+"                            QUERY_DATA_VERSION (322) every --heartbeat-interval,\n"
+"                            at most one of each in flight\n"
+"      --heartbeat-interval TIME  (default 10ms)\n"
+"      --kv-interval TIME    one PUT_KV_CONFIG (100) every TIME on a connection\n"
+"                            of its own, one in flight (default: none)\n"
+"Mass disconnect (disconnect):\n"
+"      --poll-interval TIME  between looks at GET_BROKER_CLUSTER_INFO (106) and\n"
+"                            the sampled routes (105) after the closes (default 5ms)\n"
 "Server process (local only):\n"
 "      --pid PID             report the server's CPU time and RSS before/after\n"
 "Output:\n"
@@ -203,6 +224,7 @@ enum {
 	OPT_KEEPALIVE, OPT_NO_SEED, OPT_CLUSTER, OPT_BROKER_PREFIX, OPT_TOPIC_PREFIX,
 	OPT_BROKER_PORT, OPT_STORM_BROKERS, OPT_STORM_TOPICS, OPT_NO_IDLE, OPT_PID, OPT_JSON,
 	OPT_PLOT, OPT_FLOOR, OPT_PROGRESS, OPT_QUIET, OPT_EXEC, OPT_RUNS, OPT_REG_TIMEOUT,
+	OPT_HEARTBEATS, OPT_HEARTBEAT_INTERVAL, OPT_KV_INTERVAL, OPT_POLL_INTERVAL,
 };
 
 static const struct option long_opts[] = {
@@ -236,6 +258,10 @@ static const struct option long_opts[] = {
 	{ "storm-brokers", required_argument, NULL, OPT_STORM_BROKERS },
 	{ "storm-topics", required_argument, NULL, OPT_STORM_TOPICS },
 	{ "no-idle", no_argument, NULL, OPT_NO_IDLE },
+	{ "heartbeats", optional_argument, NULL, OPT_HEARTBEATS },
+	{ "heartbeat-interval", required_argument, NULL, OPT_HEARTBEAT_INTERVAL },
+	{ "kv-interval", required_argument, NULL, OPT_KV_INTERVAL },
+	{ "poll-interval", required_argument, NULL, OPT_POLL_INTERVAL },
 	{ "pid", required_argument, NULL, OPT_PID },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "plot", required_argument, NULL, OPT_PLOT },
@@ -308,7 +334,7 @@ int opts_parse(int argc, char **argv, struct bench_opts *o, bool *help, char *er
 		return opts_parse_ratio(argc, argv, o, err, err_len);
 
 	/* 0 below means "not given": filled by the scenario's default after. */
-	bool dv_given = false;
+	bool dv_given = false, liveness_given = false, poll_given = false, keepalive_given = false;
 	optind = 0; /* GNU: start afresh, so the parser can run more than once */
 	opterr = 0;
 	int c;
@@ -423,6 +449,7 @@ int opts_parse(int argc, char **argv, struct bench_opts *o, bool *help, char *er
 		case OPT_KEEPALIVE:
 			if (opts_parse_duration(a, &o->keepalive_ns) || o->keepalive_ns < 100000000)
 				return opts_fail(err, err_len, "bad --keepalive '%s' (at least 100ms)", a);
+			keepalive_given = true;
 			break;
 		case OPT_NO_SEED:
 			o->no_seed = true;
@@ -453,6 +480,33 @@ int opts_parse(int argc, char **argv, struct bench_opts *o, bool *help, char *er
 			break;
 		case OPT_NO_IDLE:
 			o->no_idle = true;
+			break;
+		case OPT_HEARTBEATS:
+			/* "--heartbeats" alone, "--heartbeats=N" or "--heartbeats N" */
+			if (!a && optind < argc - 1 && opts_parse_count(argv[optind + 1], &v) == RMQNS_OK)
+				a = argv[1 + optind++];
+			if (!a)
+				o->heartbeats = 4;
+			else if (opts_u32(a, 1, 10000, &o->heartbeats))
+				return opts_fail(err, err_len, "bad --heartbeats '%s' (1..10000)", a);
+			liveness_given = true;
+			break;
+		case OPT_HEARTBEAT_INTERVAL:
+			if (opts_parse_duration(a, &o->heartbeat_interval_ns) ||
+			    o->heartbeat_interval_ns < 100000)
+				return opts_fail(err, err_len, "bad --heartbeat-interval '%s' (at least 100us)", a);
+			liveness_given = true;
+			break;
+		case OPT_KV_INTERVAL:
+			if (opts_parse_duration(a, &o->kv_interval_ns) || o->kv_interval_ns < 100000)
+				return opts_fail(err, err_len, "bad --kv-interval '%s' (at least 100us)", a);
+			liveness_given = true;
+			break;
+		case OPT_POLL_INTERVAL:
+			if (opts_parse_duration(a, &o->poll_interval_ns) || o->poll_interval_ns < 100000 ||
+			    o->poll_interval_ns > 1000000000ull)
+				return opts_fail(err, err_len, "bad --poll-interval '%s' (100us..1s)", a);
+			poll_given = true;
 			break;
 		case OPT_PID: {
 			uint64_t pid;
@@ -500,6 +554,26 @@ int opts_parse(int argc, char **argv, struct bench_opts *o, bool *help, char *er
 	/* per-scenario defaults */
 	if (o->scenario == SC_MIXED && o->duration_ns == 0 && o->requests)
 		return opts_fail(err, err_len, "mixed needs --duration: its phases are halves of it");
+	if (liveness_given && o->scenario != SC_MIXED)
+		return opts_fail(err, err_len,
+				 "--heartbeats, --heartbeat-interval and --kv-interval apply to mixed only");
+	if (poll_given && o->scenario != SC_DISCONNECT)
+		return opts_fail(err, err_len, "--poll-interval applies to disconnect only");
+	if (o->scenario == SC_DISCONNECT) {
+		if (o->requests)
+			return opts_fail(err, err_len,
+					 "disconnect runs until the routes are gone: bound it with --duration");
+		if (!o->duration_ns) o->duration_ns = 60000000000ull;
+		if (!o->brokers) o->brokers = 32;
+		if (!o->broker_topics) o->broker_topics = 40000;
+		if (!o->reg_timeout_ns) o->reg_timeout_ns = 180000000000ull;
+		if (!o->conns) o->conns = 2;
+		if (!o->depth) o->depth = 1;
+		if (!keepalive_given)
+			o->keepalive_ns = 100000000000ull; /* no re-registration while seeding */
+	}
+	if (!o->heartbeat_interval_ns) o->heartbeat_interval_ns = 10000000ull;
+	if (!o->poll_interval_ns) o->poll_interval_ns = 5000000ull;
 	if (o->duration_ns == 0 && o->requests == 0)
 		o->duration_ns = 10000000000ull;
 	if (o->scenario == SC_REGISTER) {

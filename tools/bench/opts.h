@@ -18,6 +18,7 @@ enum bench_scenario {
 	SC_SEED,
 	SC_STARTUP,
 	SC_RATIO,
+	SC_DISCONNECT,
 };
 
 enum bench_layout {
@@ -54,6 +55,12 @@ struct bench_opts {
 	uint32_t storm_brokers;
 	uint32_t storm_topics;
 	bool no_idle;            /* mixed: skip the idle phase */
+	/* mixed: liveness traffic beside the route load, measured per phase */
+	uint32_t heartbeats;     /* brokers sending 904 and 322 (0: none) */
+	uint64_t heartbeat_interval_ns;
+	uint64_t kv_interval_ns; /* one PUT_KV_CONFIG every this long (0: none) */
+	/* disconnect */
+	uint64_t poll_interval_ns; /* between looks at whether the routes are gone */
 	/* churn */
 	uint32_t churn_queries;
 	/* names */

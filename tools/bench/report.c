@@ -227,6 +227,107 @@ out:
 	return s;
 }
 
+/* The liveness roles of mixed, by kind and phase. */
+static const struct {
+	const char *label, *idle, *storm, *key;
+} report_liveness[] = {
+	{ "103 storm registrations:", NULL, "register_storm", "register_storm" },
+	{ "904 heartbeat:", "heartbeat_idle", "heartbeat_storm", "heartbeat" },
+	{ "322 data version:", "query_dv_idle", "query_dv_storm", "query_dv" },
+	{ "100 kv put:", "kv_put_idle", "kv_put_storm", "kv_put" },
+};
+
+static json_t *report_json_brief(const struct report_role *rr)
+{
+	json_t *o = json_object();
+	if (!o)
+		return NULL;
+	const struct hist *h = &rr->st->lat;
+	int bad = 0;
+	bad |= jset(o, "ok", json_integer((json_int_t)rr->st->ok));
+	bad |= jset(o, "errors", json_integer((json_int_t)stats_errors(rr->st)));
+	bad |= jset(o, "p50_us", json_real(us(hist_percentile(h, 50.0))));
+	bad |= jset(o, "p99_us", json_real(us(hist_percentile(h, 99.0))));
+	bad |= jset(o, "max_us", json_real(us(h->max)));
+	if (bad) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* mixed.liveness.{register_storm,heartbeat,query_dv,kv_put}.{idle,storm}: p50/p99/max. */
+static int report_json_liveness(const struct report *r, json_t *m)
+{
+	json_t *l = json_object();
+	int bad = !l;
+	for (size_t i = 0; l && i < sizeof(report_liveness) / sizeof(report_liveness[0]); i++) {
+		const struct report_role *ri = report_liveness[i].idle
+			? report_role(r, report_liveness[i].idle) : NULL;
+		const struct report_role *rs = report_role(r, report_liveness[i].storm);
+		if (!ri && !rs)
+			continue;
+		json_t *k = json_object();
+		bad |= !k;
+		if (!k)
+			break;
+		if (ri)
+			bad |= jset(k, "idle", report_json_brief(ri));
+		if (rs)
+			bad |= jset(k, "storm", report_json_brief(rs));
+		bad |= json_object_set_new(l, report_liveness[i].key, k);
+	}
+	if (l)
+		bad |= json_object_set_new(m, "liveness", l);
+	return bad;
+}
+
+static json_t *report_json_disconnect(const struct report *r)
+{
+	const struct report_disconnect *x = r->disconnect;
+	const struct report_role *fr = report_role(r, "register_fresh");
+	json_t *o = json_object(), *f = json_object(), *each = json_array();
+	int bad = !o || !f || !each;
+	if (bad)
+		goto out;
+	bad |= jset(o, "brokers", json_integer(x->brokers));
+	bad |= jset(o, "topics_per_broker", json_integer(x->topics));
+	bad |= jset(o, "connections_closed", json_integer(x->closed));
+	bad |= jset(o, "close_spread_us", json_real(x->close_spread_us));
+	bad |= jset(o, "brokers_gone", json_boolean(x->brokers_gone));
+	if (x->brokers_gone)
+		bad |= jset(o, "brokers_gone_ms", json_real(x->brokers_gone_ms));
+	bad |= jset(o, "routes_gone", json_boolean(x->routes_gone));
+	if (x->routes_gone)
+		bad |= jset(o, "routes_gone_ms", json_real(x->routes_gone_ms));
+	bad |= jset(o, "waited_ms", json_real(x->waited_ms));
+	bad |= jset(o, "samples_per_broker", json_integer(x->samples));
+	bad |= jset(o, "polls", json_integer(x->polls));
+	bad |= jset(o, "route_checks", json_integer(x->route_checks));
+	bad |= jset(f, "topics", json_integer(x->fresh_topics));
+	bad |= jset(f, "count", json_integer((json_int_t)x->fresh_count));
+	if (x->nfresh)
+		bad |= jset(f, "first_ms", json_real(x->fresh_ms[0]));
+	if (fr) {
+		const struct hist *h = &fr->st->lat;
+		bad |= jset(f, "p50_ms", json_real((double)hist_percentile(h, 50.0) / 1e6));
+		bad |= jset(f, "p99_ms", json_real((double)hist_percentile(h, 99.0) / 1e6));
+		bad |= jset(f, "max_ms", json_real((double)h->max / 1e6));
+	}
+	for (size_t i = 0; i < x->nfresh && !bad; i++)
+		bad |= json_array_append_new(each, json_real(x->fresh_ms[i]));
+	bad |= json_object_set(f, "each_ms", each);
+	bad |= json_object_set(o, "fresh_registration", f);
+out:
+	json_decref(f);
+	json_decref(each);
+	if (bad) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
 json_t *report_to_json(const struct report *r)
 {
 	json_t *doc = json_object(), *roles = json_object();
@@ -253,21 +354,28 @@ json_t *report_to_json(const struct report *r)
 	bad |= json_object_set(doc, "roles", roles);
 	const struct report_role *idle = report_role(r, "route_idle");
 	const struct report_role *storm = report_role(r, "route_storm");
-	if (idle && storm && !bad) {
+	/* mixed: the storm/idle ratios, and the liveness roles (also without an idle phase) */
+	bool liveness = report_role(r, "register_storm") != NULL;
+	if ((idle && storm) || liveness) {
 		json_t *m = json_object();
-		double ip99 = (double)hist_percentile(&idle->st->lat, 99.0);
-		double sp99 = (double)hist_percentile(&storm->st->lat, 99.0);
-		double ip50 = (double)hist_percentile(&idle->st->lat, 50.0);
-		double sp50 = (double)hist_percentile(&storm->st->lat, 50.0);
-		double it = report_rate(idle), st = report_rate(storm);
 		bad |= !m;
-		if (m) {
+		if (m && liveness)
+			bad |= report_json_liveness(r, m);
+		if (m && idle && storm) {
+			double ip99 = (double)hist_percentile(&idle->st->lat, 99.0);
+			double sp99 = (double)hist_percentile(&storm->st->lat, 99.0);
+			double ip50 = (double)hist_percentile(&idle->st->lat, 50.0);
+			double sp50 = (double)hist_percentile(&storm->st->lat, 50.0);
+			double it = report_rate(idle), st = report_rate(storm);
 			bad |= jset(m, "p50_ratio", json_real(ip50 > 0 ? sp50 / ip50 : 0.0));
 			bad |= jset(m, "p99_ratio", json_real(ip99 > 0 ? sp99 / ip99 : 0.0));
 			bad |= jset(m, "throughput_ratio", json_real(it > 0 ? st / it : 0.0));
-			bad |= json_object_set_new(doc, "mixed", m);
 		}
+		if (m)
+			bad |= json_object_set_new(doc, "mixed", m);
 	}
+	if (r->disconnect && !bad)
+		bad |= jset(doc, "disconnect", report_json_disconnect(r));
 	if (r->have_server)
 		bad |= jset(doc, "server", report_json_server(r));
 	if (r->nstartup)
@@ -348,11 +456,77 @@ static void report_print_role(FILE *f, const struct report_role *rr)
 			(double)s->bytes_in / (double)s->answered);
 }
 
+static void report_print_brief(FILE *f, const char *phase, const struct report_role *rr)
+{
+	const struct hist *h = &rr->st->lat;
+	fprintf(f, " %s p50 %.3f ms, p99 %.3f ms, max %.3f ms (%llu ok)", phase,
+		(double)hist_percentile(h, 50.0) / 1e6, (double)hist_percentile(h, 99.0) / 1e6,
+		(double)h->max / 1e6, (unsigned long long)rr->st->ok);
+}
+
+/* One line per liveness kind, in a fixed form scripts read (targets.sh). */
+static void report_print_liveness(FILE *f, const struct report *r)
+{
+	for (size_t i = 0; i < sizeof(report_liveness) / sizeof(report_liveness[0]); i++) {
+		const struct report_role *ri = report_liveness[i].idle
+			? report_role(r, report_liveness[i].idle) : NULL;
+		const struct report_role *rs = report_role(r, report_liveness[i].storm);
+		if (!ri && !rs)
+			continue;
+		fprintf(f, "%-25s", report_liveness[i].label);
+		if (ri)
+			report_print_brief(f, "idle", ri);
+		if (ri && rs)
+			fputs(" |", f);
+		if (rs)
+			report_print_brief(f, "storm", rs);
+		fputc('\n', f);
+	}
+}
+
+/* Lines in a fixed form scripts read (targets.sh): "routes gone after X ms",
+ * "registrations ... max X ms". */
+static void report_print_disconnect(FILE *f, const struct report *r)
+{
+	const struct report_disconnect *x = r->disconnect;
+	fprintf(f, "disconnect: %u connections of %u brokers x %u topics closed within %.1f us\n",
+		x->closed, x->brokers, x->topics, x->close_spread_us);
+	if (x->brokers_gone)
+		fprintf(f, "  brokers gone from GET_BROKER_CLUSTER_INFO after %.1f ms\n", x->brokers_gone_ms);
+	if (x->routes_gone)
+		fprintf(f, "  routes gone after %.1f ms (%u sampled topics a broker answer 17; %u polls)\n",
+			x->routes_gone_ms, x->samples, x->polls);
+	else
+		fprintf(f, "  routes NOT gone after %.1f ms (%u polls)\n", x->waited_ms, x->polls);
+	const struct report_role *fr = report_role(r, "register_fresh");
+	if (fr && fr->st->lat.count) {
+		const struct hist *h = &fr->st->lat;
+		fprintf(f, "  fresh broker, %u topics, %llu registrations meanwhile: first %.2f ms, "
+			"p50 %.2f ms, max %.2f ms\n", x->fresh_topics, x->fresh_count,
+			x->nfresh ? x->fresh_ms[0] : 0.0, (double)hist_percentile(h, 50.0) / 1e6,
+			(double)h->max / 1e6);
+		fprintf(f, "  each (ms):");
+		for (size_t i = 0; i < x->nfresh && i < 20; i++)
+			fprintf(f, " %.2f", x->fresh_ms[i]);
+		fprintf(f, "%s\n", x->nfresh > 20 ? " ..." : "");
+	}
+	const struct report_role *rb = report_role(r, "route_before");
+	const struct report_role *rd = report_role(r, "route_during");
+	if (rb && rd && rb->st->lat.count && rd->st->lat.count)
+		fprintf(f, "  route queries during / before: p50 x %.2f, p99 x %.2f, max %.2f ms\n",
+			(double)hist_percentile(&rd->st->lat, 50.0) /
+				(double)hist_percentile(&rb->st->lat, 50.0),
+			(double)hist_percentile(&rd->st->lat, 99.0) /
+				(double)hist_percentile(&rb->st->lat, 99.0),
+			(double)rd->st->lat.max / 1e6);
+}
+
 void report_print_text(FILE *f, const struct report *r)
 {
 	const struct bench_opts *o = r->opts;
 	fprintf(f, "rmqns-bench %s -> %s\n", r->scenario ? r->scenario : "?", r->target ? r->target : "?");
-	bool queries = o && (o->scenario == SC_ROUTE || o->scenario == SC_MIXED || o->scenario == SC_CHURN);
+	bool queries = o && (o->scenario == SC_ROUTE || o->scenario == SC_MIXED ||
+			     o->scenario == SC_CHURN || o->scenario == SC_DISCONNECT);
 	if (queries) {
 		fprintf(f, "  %u conns x depth %u, %s, version %d, %s headers, %u thread(s)\n", o->conns,
 			o->scenario == SC_CHURN ? 1 : o->depth,
@@ -385,6 +559,9 @@ void report_print_text(FILE *f, const struct report *r)
 		fprintf(f, "storm vs idle: p99 x %.2f, throughput x %.2f\n", ip99 > 0 ? sp99 / ip99 : 0.0,
 			it > 0 ? st / it : 0.0);
 	}
+	report_print_liveness(f, r);
+	if (r->disconnect)
+		report_print_disconnect(f, r);
 	if (r->have_server) {
 		double cpu = r->after.cpu_s - r->before.cpu_s;
 		fprintf(f, "server pid %ld: cpu %.2f s (user %.2f, sys %.2f) = %.0f%% of one core, "
@@ -651,6 +828,11 @@ size_t report_figures(json_t *doc, struct report_figure *out, size_t cap)
 	json_t *m = json_object_get(doc, "mixed");
 	report_fig(out, cap, &n, "mixed", "p99_ratio", json_object_get(m, "p99_ratio"), false);
 	report_fig(out, cap, &n, "mixed", "throughput_ratio", json_object_get(m, "throughput_ratio"), true);
+	json_t *dc = json_object_get(doc, "disconnect");
+	report_fig(out, cap, &n, "disconnect", "routes_gone_ms", json_object_get(dc, "routes_gone_ms"), false);
+	json_t *fr = json_object_get(dc, "fresh_registration");
+	report_fig(out, cap, &n, "disconnect", "fresh_p50_ms", json_object_get(fr, "p50_ms"), false);
+	report_fig(out, cap, &n, "disconnect", "fresh_max_ms", json_object_get(fr, "max_ms"), false);
 	json_t *s = json_object_get(doc, "server");
 	report_fig(out, cap, &n, "server", "cpu_pct", json_object_get(s, "cpu_pct"), false);
 	report_fig(out, cap, &n, "server", "rss_kb_after", json_object_get(s, "rss_kb_after"), false);

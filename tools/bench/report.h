@@ -15,12 +15,30 @@
 #include "procstat.h"
 #include "stats.h"
 
-#define REPORT_MAX_ROLES 6
+#define REPORT_MAX_ROLES 16
 
 struct report_role {
 	const char *key;      /* "route", "route_idle", "route_storm", "register", "churn", "seed" */
 	struct stats *st;
 	double wall_s;        /* measured time the role's figures are divided by */
+};
+
+/* The disconnect scenario's own figures; times since the first close. */
+struct report_disconnect {
+	unsigned brokers, topics;      /* the brokers that disconnected */
+	unsigned samples;              /* topics of each broker checked with 105 */
+	unsigned closed;               /* connections closed */
+	double close_spread_us;        /* first to last close */
+	bool brokers_gone, routes_gone;
+	double brokers_gone_ms;        /* 106 lists none of them */
+	double routes_gone_ms;         /* ... and every sampled topic answers 17 */
+	double waited_ms;              /* how long it looked */
+	unsigned polls;                /* 106 requests */
+	unsigned route_checks;         /* rounds of sampled 105s */
+	unsigned fresh_topics;
+	const double *fresh_ms;        /* the fresh broker's registrations, in order */
+	size_t nfresh;                 /* kept in fresh_ms */
+	unsigned long long fresh_count;
 };
 
 struct report {
@@ -42,6 +60,8 @@ struct report {
 	size_t nstartup;
 	bool have_startup_rss;
 	unsigned long long startup_rss_kb; /* RSS at the first answer of the last run */
+	/* disconnect */
+	const struct report_disconnect *disconnect;
 };
 
 void report_add_role(struct report *r, const char *key, struct stats *st, double wall_s);

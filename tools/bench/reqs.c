@@ -30,7 +30,7 @@ static int reqs_route_encode(int32_t version, int serialize, const char *topic, 
 {
 	struct remoting_ext_field ext = { .key = "topic", .value = topic };
 	struct remoting_cmd cmd = {
-		.code = REQS_CODE_GET_ROUTEINFO, .language = LANG_JAVA, .version = version,
+		.code = REQ_GET_ROUTEINFO_BY_TOPIC, .language = LANG_JAVA, .version = version,
 		.opaque = opaque, .flag = 0, .ext = &ext, .ext_count = 1, .ext_present = true,
 		.serialize = serialize ? REMOTING_ROCKETMQ : REMOTING_JSON,
 	};
@@ -307,7 +307,8 @@ int reqs_broker_init(struct reqs_broker *b, const struct bench_opts *o,
 	for (uint32_t v = 0; v < b->nbodies; v++) {
 		/* counters 1 and 2: each differs from the other, so alternating
 		 * them changes the stored data version on every registration */
-		int rc = reqs_register_body(&b->body[v], spec, index, (int64_t)v + 1, now_ms + v);
+		b->dv_timestamp[v] = now_ms + v;
+		int rc = reqs_register_body(&b->body[v], spec, index, (int64_t)v + 1, b->dv_timestamp[v]);
 		if (rc) {
 			reqs_broker_free(b);
 			return rc;
@@ -342,7 +343,7 @@ int reqs_register_head(const struct reqs_broker *b, uint32_t variant, int32_t op
 		{ "bodyCrc32", crc },
 	};
 	struct remoting_cmd cmd = {
-		.code = REQS_CODE_REGISTER_BROKER, .language = LANG_JAVA, .version = b->version,
+		.code = REQ_REGISTER_BROKER, .language = LANG_JAVA, .version = b->version,
 		.opaque = opaque, .ext = ext, .ext_count = sizeof(ext) / sizeof(ext[0]),
 		.ext_present = true, .serialize = b->serialize ? REMOTING_ROCKETMQ : REMOTING_JSON,
 	};
@@ -373,4 +374,65 @@ int reqs_simple_append(int32_t code, int32_t opaque, int32_t version, int serial
 		.serialize = serialize ? REMOTING_ROCKETMQ : REMOTING_JSON,
 	};
 	return remoting_encode(&cmd, out);
+}
+
+static int reqs_encode(int32_t code, struct remoting_ext_field *ext, uint32_t next,
+		       const struct buf *body, int32_t opaque, int32_t version, int serialize,
+		       struct buf *out)
+{
+	struct remoting_cmd cmd = {
+		.code = code, .language = LANG_JAVA, .version = version, .opaque = opaque,
+		.ext = ext, .ext_count = next, .ext_present = true,
+		.body = body ? body->data : NULL, .body_len = body ? (uint32_t)body->len : 0,
+		.serialize = serialize ? REMOTING_ROCKETMQ : REMOTING_JSON,
+	};
+	size_t before = out->len;
+	int rc = remoting_encode(&cmd, out);
+	if (rc)
+		out->len = before;
+	return rc;
+}
+
+int reqs_heartbeat_append(const struct reqs_broker *b, int32_t opaque, struct buf *out)
+{
+	struct remoting_ext_field ext[] = {
+		{ "clusterName", b->cluster },
+		{ "brokerAddr", b->addr },
+		{ "brokerName", b->name },
+	};
+	return reqs_encode(REQ_BROKER_HEARTBEAT, ext, 3, NULL, opaque, b->version, b->serialize, out);
+}
+
+int reqs_query_dv_append(const struct reqs_broker *b, uint32_t variant, int32_t opaque,
+			 struct buf *out)
+{
+	if (variant >= b->nbodies)
+		return RMQNS_EINVAL;
+	struct buf dv = BUF_INIT;
+	struct jw w;
+	jw_init(&w, &dv, JW_DEFAULT);
+	reqs_write_dv(&w, (int64_t)variant + 1, b->dv_timestamp[variant]);
+	int rc = jw_error(&w) ? RMQNS_ENOMEM : RMQNS_OK;
+	struct remoting_ext_field ext[] = {
+		{ "brokerName", b->name },
+		{ "brokerAddr", b->addr },
+		{ "clusterName", b->cluster },
+		{ "brokerId", "0" },
+	};
+	if (!rc)
+		rc = reqs_encode(REQ_QUERY_DATA_VERSION, ext, 4, &dv, opaque, b->version, b->serialize,
+				 out);
+	buf_free(&dv);
+	return rc;
+}
+
+int reqs_kv_put_append(const char *ns, const char *key, const char *value, int32_t opaque,
+		       int32_t version, int serialize, struct buf *out)
+{
+	struct remoting_ext_field ext[] = {
+		{ "namespace", ns },
+		{ "key", key },
+		{ "value", value },
+	};
+	return reqs_encode(REQ_PUT_KV_CONFIG, ext, 3, NULL, opaque, version, serialize, out);
 }

@@ -2,7 +2,8 @@
  * the project's encoder produced once (so per-request cost is a few
  * copies), REGISTER_BROKER heads and bodies in the plain JSON (§5.5) and
  * compressed (§5.6) layouts, and the small probe used by `startup`.
- * Topic and broker naming lives here too, so every scenario agrees. */
+ * Topic and broker naming lives here too, so every scenario agrees. The
+ * request codes are the project's own (enum request_code, remoting.h). */
 #ifndef BENCH_REQS_H
 #define BENCH_REQS_H
 
@@ -11,11 +12,9 @@
 #include <stdint.h>
 
 #include "rmqns/buf.h"
+#include "rmqns/remoting.h"
 #include "opts.h"
 
-#define REQS_CODE_REGISTER_BROKER 103
-#define REQS_CODE_GET_ROUTEINFO 105
-#define REQS_CODE_GET_CLUSTER_INFO 106
 #define REQS_NAME_MAX 160
 
 /* Topic j of broker b: PREFIX-b<b>-t<j> (distinct) or PREFIX-t<j> (shared). */
@@ -51,6 +50,7 @@ struct reqs_broker {
 	int serialize;
 	struct buf body[2];  /* two data versions, alternated when the version changes */
 	uint32_t crc[2];     /* masked CRC-32 of each body as sent */
+	int64_t dv_timestamp[2]; /* the data version of each body: counter v + 1, this timestamp */
 	uint32_t nbodies;
 };
 
@@ -83,6 +83,17 @@ int reqs_register_append(const struct reqs_broker *b, uint32_t variant, int32_t 
  * sends b->body[variant] right after, without copying it. */
 int reqs_register_head(const struct reqs_broker *b, uint32_t variant, int32_t opaque,
 		       struct buf *out);
+
+/* Liveness requests of a registered broker (protocol.md §4): BROKER_HEARTBEAT
+ * (904) with the three fields a 5.x broker fills in, and QUERY_DATA_VERSION
+ * (322) carrying the data version of body `variant` (so `changed` is false
+ * once that body is registered). */
+int reqs_heartbeat_append(const struct reqs_broker *b, int32_t opaque, struct buf *out);
+int reqs_query_dv_append(const struct reqs_broker *b, uint32_t variant, int32_t opaque,
+			 struct buf *out);
+/* PUT_KV_CONFIG (100) of (namespace, key, value). */
+int reqs_kv_put_append(const char *ns, const char *key, const char *value, int32_t opaque,
+		       int32_t version, int serialize, struct buf *out);
 
 /* Appends a request with no ext fields and no body (e.g. code 106). */
 int reqs_simple_append(int32_t code, int32_t opaque, int32_t version, int serialize,

@@ -47,7 +47,7 @@ static int startup_probe(const struct bench_opts *o, const struct sockaddr_stora
 		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &l) != 0 || e != 0)
 			goto out;
 	}
-	if (reqs_simple_append(REQS_CODE_GET_CLUSTER_INFO, 1, o->version, o->serialize, &req)) {
+	if (reqs_simple_append(REQ_GET_BROKER_CLUSTER_INFO, 1, o->version, o->serialize, &req)) {
 		result = RMQNS_ENOMEM;
 		goto out;
 	}
