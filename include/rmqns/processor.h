@@ -2,12 +2,11 @@
  * through two bounded lanes (LANE_ROUTE for cheap queries clients wait on,
  * LANE_DEFAULT for the rest). General workers serve the route lane first;
  * dedicated route workers serve only it, so a slow registration never holds
- * up a route query. Also: the dispatch fallback for unknown codes, and the
- * bounded MPMC ring the lanes are made of. */
+ * up a route query. Also: the dispatch fallback for unknown codes. The
+ * lanes are rings (ring.h). */
 #ifndef RMQNS_PROCESSOR_H
 #define RMQNS_PROCESSOR_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -58,31 +57,5 @@ const struct handler *processor_handler_for(int32_t code);
 /* Runs h on req (h takes ownership of req). Used by workers and by
  * reactors answering inline. */
 void processor_run(struct app *app, const struct handler *h, struct request *req);
-
-/* ---- bounded MPMC ring (Vyukov's sequence-numbered cells) ----
- * Any capacity >= 1 (not only powers of two). Push and pop never block
- * and never take a lock; push fails when the ring is full. */
-
-struct ring_cell {
-	_Atomic size_t seq;
-	void *item;
-};
-
-struct ring {
-	struct ring_cell *cells;
-	size_t cap;    /* items the ring holds */
-	size_t ncells; /* cap, but at least 2 (see ring_push) */
-	_Alignas(64) _Atomic size_t head; /* next push position */
-	_Alignas(64) _Atomic size_t tail; /* next pop position */
-};
-
-int ring_init(struct ring *r, size_t cap);
-void ring_destroy(struct ring *r);
-/* 0, or RMQNS_EFULL. item must not be NULL. */
-int ring_push(struct ring *r, void *item);
-/* The oldest item, or NULL when the ring is empty. */
-void *ring_pop(struct ring *r);
-/* A snapshot; exact only when no other thread is using the ring. */
-size_t ring_count(struct ring *r);
 
 #endif

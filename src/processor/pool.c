@@ -3,6 +3,7 @@
  * lock-free rings; the mutex and condition variables below are touched only
  * when a worker goes to sleep or somebody must wake one. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sys/resource.h>
 #include <unistd.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include "rmqns/log.h"
 #include "rmqns/processor.h"
 #include "rmqns/request.h"
+#include "rmqns/ring.h"
 
 enum pool_role { POOL_GENERAL, POOL_ROUTE_ONLY };
 
