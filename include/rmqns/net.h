@@ -35,7 +35,7 @@ struct server_params {
 	int backlog;
 	unsigned reactors;          /* 1 .. NET_MAX_REACTORS */
 	uint32_t max_frame;         /* bytes, length prefix included */
-	uint32_t idle_close_ms;     /* no read and no write for this long: close; 0 = never */
+	uint64_t idle_close_ms;     /* no read and no write for this long: close; 0 = never */
 	uint64_t outbound_pause_bytes; /* unsent answers past this: stop reading the peer */
 	uint64_t outbound_close_bytes; /* past this: close it */
 	int sndbuf, rcvbuf;         /* SO_SNDBUF / SO_RCVBUF of accepted sockets; 0 = OS default */

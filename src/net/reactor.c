@@ -824,10 +824,10 @@ int reactor_init(struct reactor *r, struct server *srv, unsigned index)
 		log_error("reactor %u: epoll_ctl: %s", index, strerror(errno));
 		return RMQNS_EIO;
 	}
-	uint32_t idle = srv->params.idle_close_ms;
+	uint64_t idle = srv->params.idle_close_ms;
 	if (idle > 0) {
 		/* Scan a few times per idle period: closes land within 1.25x of it. */
-		uint32_t tick = idle / 4;
+		uint64_t tick = idle / 4;
 		if (tick < 50)
 			tick = 50;
 		if (tick > 1000)

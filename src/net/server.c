@@ -41,8 +41,9 @@ void server_params_from_options(struct server_params *p, const struct options *o
 	p->max_frame = o->maxFrameSize > 0 && o->maxFrameSize <= INT32_MAX
 			       ? (uint32_t)o->maxFrameSize
 			       : REMOTING_DEFAULT_MAX_FRAME;
+	/* in 64 bits: INT32_MAX seconds is past 2^32 ms */
 	p->idle_close_ms = o->serverChannelMaxIdleTimeSeconds > 0
-				   ? (uint32_t)o->serverChannelMaxIdleTimeSeconds * 1000u
+				   ? (uint64_t)o->serverChannelMaxIdleTimeSeconds * 1000u
 				   : 0;
 	p->outbound_pause_bytes = o->outboundPauseBytes > 0 ? (uint64_t)o->outboundPauseBytes : 0;
 	p->outbound_close_bytes = o->outboundCloseBytes > 0 ? (uint64_t)o->outboundCloseBytes : 0;
