@@ -76,13 +76,40 @@ static int main_signalfd(void)
 	return signalfd(-1, &set, SFD_CLOEXEC);
 }
 
-/* Returns the signal that asks to stop. */
 /* The route registry's request to drop an expired broker's connection. */
 static void main_close_conn(void *server, uint64_t conn_id)
 {
 	(void)server_close_conn(server, conn_id);
 }
 
+/* ---- the network's callbacks: frames to the pool, closes to the registrar ---- */
+
+static int main_on_frame(void *app, const struct net_frame *f)
+{
+	return processor_pool_take_frame(((struct app *)app)->pool, f);
+}
+
+static void main_on_turn_end(void *app)
+{
+	processor_pool_turn_end(((struct app *)app)->pool);
+}
+
+static void main_on_thread_start(void *app)
+{
+	processor_pool_thread_start(((struct app *)app)->pool);
+}
+
+static void main_on_thread_end(void *app)
+{
+	processor_pool_thread_end(((struct app *)app)->pool);
+}
+
+static void main_on_closed(void *app, uint64_t conn_id)
+{
+	(void)registrar_notify_conn_closed(((struct app *)app)->registrar, conn_id);
+}
+
+/* Returns the signal that asks to stop. */
 static int main_wait_for_stop(int sfd, struct config *cfg, struct registrar *reg)
 {
 	for (;;) {
@@ -178,6 +205,15 @@ int main(int argc, char **argv)
 							      : 10000,
 		.default_max = main_default_max(),
 		.default_nice = MAIN_WORKER_NICE,
+		.run_inline = o->routeQueryInline,
+	};
+	const struct net_callbacks cb = {
+		.on_frame = main_on_frame,
+		.on_turn_end = main_on_turn_end,
+		.on_thread_start = main_on_thread_start,
+		.on_thread_end = main_on_thread_end,
+		.on_closed = main_on_closed,
+		.arg = &app,
 	};
 
 	int exit_code = 1;
@@ -191,7 +227,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rmqns: cannot start the processor pool: %s\n", rmqns_strerror(rc));
 		goto out;
 	}
-	app.server = server_create(&sp, &app, &rc);
+	app.server = server_create(&sp, &cb, &rc);
 	if (!app.server || (rc = server_start(app.server)) < 0) {
 		fprintf(stderr, "rmqns: cannot start the server on %s:%d: %s\n",
 			sp.bind_address && *sp.bind_address ? sp.bind_address : "0.0.0.0", sp.port,
@@ -205,7 +241,7 @@ int main(int argc, char **argv)
 	log_info("threads: %u reactors, %u processor workers (at most %u on the default lane) + %u "
 		 "route workers, lane capacity %u, route queries answered %s",
 		 sp.reactors, pp.workers, pp.default_max, pp.route_workers, pp.lane_capacity,
-		 sp.route_inline ? "inline by reactors" : "by the pool");
+		 pp.run_inline ? "inline by reactors" : "by the pool");
 	const char *bind = sp.bind_address && *sp.bind_address ? sp.bind_address : "0.0.0.0";
 	printf("The Name Server boot success. serializeType=JSON, address %s:%d\n", bind,
 	       server_port(app.server));

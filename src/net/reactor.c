@@ -1,8 +1,8 @@
 /* A reactor: one thread, one epoll set, and the connections it owns
- * outright. It reads, cuts frames, turns them into requests for the pool
- * (or runs inline handlers itself), takes answers from its inbound queue
- * and writes each connection's answers with one writev. No other thread
- * ever touches a struct conn; they name connections by id. */
+ * outright. It reads, cuts frames and hands each to the on_frame callback,
+ * takes bytes sent from other threads from its inbound queue and writes
+ * each connection's bytes with one writev. No other thread ever touches a
+ * struct conn; they name connections by id. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -16,14 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <urcu.h>
-
-#include "rmqns/app.h"
 #include "rmqns/err.h"
 #include "rmqns/log.h"
-#include "rmqns/processor.h"
 #include "rmqns/race.h"
-#include "rmqns/registrar.h"
 #include "rmqns/remoting.h"
 
 #include "net_internal.h"
@@ -37,7 +32,7 @@ struct conn {
 	uint64_t id;
 	int fd;
 	uint32_t events;         /* epoll interest currently registered */
-	char peer[REQUEST_PEER_LEN];
+	char peer[NET_PEER_LEN];
 	uint8_t *rbuf;           /* bytes received, [rpos, rlen) not yet cut */
 	size_t rpos, rlen, rcap;
 	struct net_msg *out_head, *out_tail;
@@ -165,8 +160,8 @@ static void conn_destroy(struct reactor *r, struct conn *c, const char *why)
 	atomic_fetch_sub(&r->conn_count, 1);
 	if (why)
 		log_debug("connection %s closed: %s", c->peer, why);
-	if (atomic_load(&s->notify_closes) && s->app && s->app->registrar)
-		(void)registrar_notify_conn_closed(s->app->registrar, c->id);
+	if (atomic_load(&s->notify_closes) && s->cb.on_closed)
+		s->cb.on_closed(s->cb.arg, c->id);
 	free(c);
 }
 
@@ -264,7 +259,7 @@ static void conn_account_out(struct reactor *r, struct conn *c, size_t len)
 	}
 }
 
-static void conn_queue_answer(struct reactor *r, struct conn *c, struct net_msg *m)
+static void conn_queue_msg(struct reactor *r, struct conn *c, struct net_msg *m)
 {
 	m->next = NULL;
 	if (c->out_tail)
@@ -275,56 +270,67 @@ static void conn_queue_answer(struct reactor *r, struct conn *c, struct net_msg 
 	conn_account_out(r, c, m->data.len);
 }
 
-bool reactor_is_self(const struct reactor *r)
+/* Encodes head and body into b (room for a head this size is made first). */
+#define NET_HEAD_GUESS 256u
+static int net_fill(struct buf *b, net_head_fn head, void *head_arg, const void *body,
+		    size_t body_len)
 {
-	return reactor_self == r;
+	size_t old = b->len;
+	int rc = buf_reserve(b, NET_HEAD_GUESS + body_len);
+	if (rc == 0 && head)
+		rc = head(head_arg, b);
+	if (rc == 0 && body_len)
+		rc = buf_append(b, body, body_len);
+	if (rc < 0)
+		b->len = old;
+	return rc;
 }
 
-int reactor_append_copy(struct reactor *r, uint64_t conn_id, const void *p, size_t len)
+static struct net_msg *net_msg_new(uint64_t conn_id, enum net_msg_kind kind)
 {
-	struct conn *c = reactor_find(r, conn_id);
-	if (!c || c->closing)
-		return RMQNS_OK; /* gone: dropped, as server_send does */
-	struct net_msg *t = c->out_tail;
-	if (t && t->data.len + len <= NET_COALESCE_MAX) {
-		/* the flush takes the buffer's address afresh: it may move */
-		if (buf_append(&t->data, p, len) < 0)
-			return RMQNS_ENOMEM;
-		conn_account_out(r, c, len);
-		return RMQNS_OK;
-	}
 	struct net_msg *m = malloc(sizeof *m);
 	if (!m)
-		return RMQNS_ENOMEM;
+		return NULL;
 	m->conn_id = conn_id;
-	m->close = false;
+	m->next = NULL;
+	m->kind = kind;
 	m->data = (struct buf)BUF_INIT;
-	if (buf_reserve(&m->data, len < NET_COALESCE_CHUNK ? NET_COALESCE_CHUNK : len) < 0 ||
-	    buf_append(&m->data, p, len) < 0) {
-		buf_free(&m->data);
-		free(m);
-		return RMQNS_ENOMEM;
-	}
-	conn_queue_answer(r, c, m);
-	return RMQNS_OK;
+	return m;
 }
 
-static void reactor_deliver(struct reactor *r, struct net_msg *m)
+static void net_msg_free(struct net_msg *m)
 {
-	struct conn *c = reactor_find(r, m->conn_id);
-	if (!c || c->closing || m->close) {
-		/* A close request for a connection that is gone, or whose slot
-		 * now serves another peer (the generation differs), finds
-		 * nothing here: ignored. */
-		if (c && !c->closing && m->close) {
-			log_info("closing connection %s: expired", c->peer);
-			conn_fail(r, c);
-		}
-		buf_free(&m->data);
-		free(m);
-		return;
+	buf_free(&m->data);
+	free(m);
+}
+
+/* On the owning reactor: the frame joins the bytes already waiting in the
+ * connection's last buffer (no allocation per answer, one write per turn),
+ * or starts a new one. */
+static int conn_send_local(struct reactor *r, struct conn *c, net_head_fn head, void *head_arg,
+			   const void *body, size_t body_len)
+{
+	struct net_msg *t = c->out_tail;
+	if (t && t->data.len + NET_HEAD_GUESS + body_len <= NET_COALESCE_MAX) {
+		/* the flush takes the buffer's address afresh: it may move */
+		size_t before = t->data.len;
+		int rc = net_fill(&t->data, head, head_arg, body, body_len);
+		if (rc == 0)
+			conn_account_out(r, c, t->data.len - before);
+		return rc;
 	}
-	conn_queue_answer(r, c, m);
+	struct net_msg *m = net_msg_new(c->id, NET_MSG_DATA);
+	if (!m)
+		return RMQNS_ENOMEM;
+	int rc = buf_reserve(&m->data, NET_COALESCE_CHUNK);
+	if (rc == 0)
+		rc = net_fill(&m->data, head, head_arg, body, body_len);
+	if (rc < 0) {
+		net_msg_free(m);
+		return rc;
+	}
+	conn_queue_msg(r, c, m);
+	return RMQNS_OK;
 }
 
 void reactor_wake(struct reactor *r)
@@ -340,21 +346,60 @@ void reactor_wake(struct reactor *r)
 	}
 }
 
-void reactor_post(struct reactor *r, struct net_msg *m)
+static void reactor_enqueue(struct reactor *r, struct net_msg *m)
 {
-	if (m->data.len == 0 && !m->close) {
-		buf_free(&m->data);
-		free(m);
-		return;
-	}
-	if (reactor_self == r) {
-		reactor_deliver(r, m); /* an inline handler or the reactor's own answer */
-		return;
-	}
 	cds_wfcq_node_init(&m->node);
 	race_release(m);
 	cds_wfcq_enqueue(&r->in_head, &r->in_tail, &m->node);
 	reactor_wake(r);
+}
+
+int reactor_send(struct reactor *r, uint64_t conn_id, net_head_fn head, void *head_arg,
+		 const void *body, size_t body_len)
+{
+	if (reactor_self == r) {
+		struct conn *c = reactor_find(r, conn_id);
+		if (!c || c->closing)
+			return RMQNS_OK; /* gone: dropped */
+		return conn_send_local(r, c, head, head_arg, body, body_len);
+	}
+	struct net_msg *m = net_msg_new(conn_id, NET_MSG_DATA);
+	if (!m)
+		return RMQNS_ENOMEM;
+	int rc = net_fill(&m->data, head, head_arg, body, body_len);
+	if (rc < 0 || m->data.len == 0) {
+		net_msg_free(m);
+		return rc;
+	}
+	reactor_enqueue(r, m);
+	return RMQNS_OK;
+}
+
+int reactor_post_close(struct reactor *r, uint64_t conn_id)
+{
+	struct net_msg *m = net_msg_new(conn_id, NET_MSG_CLOSE);
+	if (!m)
+		return RMQNS_ENOMEM;
+	reactor_enqueue(r, m);
+	return RMQNS_OK;
+}
+
+/* A message taken from the inbound queue. */
+static void reactor_deliver(struct reactor *r, struct net_msg *m)
+{
+	struct conn *c = reactor_find(r, m->conn_id);
+	if (c && !c->closing && m->kind == NET_MSG_DATA) {
+		conn_queue_msg(r, c, m);
+		return;
+	}
+	/* A close request for a connection that is gone, or whose slot now
+	 * serves another peer (the generation differs), finds nothing here:
+	 * ignored. So are bytes for such a connection. */
+	if (c && !c->closing && m->kind == NET_MSG_CLOSE) {
+		log_info("closing connection %s: expired", c->peer);
+		conn_fail(r, c);
+	}
+	net_msg_free(m);
 }
 
 void reactor_post_accepted(struct reactor *r, struct net_accepted *a)
@@ -463,44 +508,22 @@ static void reactor_handle_frame(struct reactor *r, struct conn *c, const uint8_
 				 size_t len)
 {
 	struct server *s = r->srv;
-	int err;
-
-	struct request *req = request_create(frame, len, s, c->id, c->peer, r->now_ns, &err);
-	if (!req) {
-		if (err == RMQNS_ENOMEM)
+	struct net_frame f = {
+		.conn = { s, c->id },
+		.peer = c->peer,
+		.data = frame,
+		.len = len,
+		.recv_ns = r->now_ns,
+	};
+	int rc = s->cb.on_frame(s->cb.arg, &f);
+	if (rc < 0) {
+		if (rc == RMQNS_ENOMEM)
 			log_error("closing connection %s: out of memory for a request", c->peer);
 		else
 			log_warn("closing connection %s: undecodable command header: %s", c->peer,
-				 rmqns_strerror(err));
+				 rmqns_strerror(rc));
 		conn_fail(r, c);
-		return;
 	}
-	if (remoting_is_response(&req->cmd)) {
-		log_warn("connection %s: dropping a response frame nobody asked for (code %d, opaque %d)",
-			 c->peer, req->cmd.code, req->cmd.opaque);
-		request_free(req);
-		return;
-	}
-
-	const struct handler *h = processor_handler_for(req->cmd.code);
-	struct processor_pool *pool = s->app ? s->app->pool : NULL;
-	if ((s->params.route_inline && h->may_run_inline) || !pool) {
-		processor_run(s->app, h, req);
-		return;
-	}
-	int rc = processor_pool_submit(pool, h->lane, req);
-	if (rc == 0) {
-		if (h->lane == LANE_ROUTE)
-			r->pushed_route++;
-		else
-			r->pushed_default++;
-		return;
-	}
-	/* Full: say so at once rather than queue without bound. */
-	rc = request_reply_code(req, RSP_SYSTEM_BUSY, PROCESSOR_BUSY_REMARK);
-	if (rc < 0 && rc != RMQNS_ECLOSED)
-		log_debug("connection %s: busy answer not sent: %s", c->peer, rmqns_strerror(rc));
-	request_free(req);
 }
 
 /* An emptied buffer that grew for a big frame (a broker registration of
@@ -696,12 +719,11 @@ static void reactor_on_event(struct reactor *r, const struct epoll_event *ev)
 
 /* ---- phases ---- */
 
-static void reactor_wake_pool(struct reactor *r)
+static void reactor_turn_end(struct reactor *r)
 {
-	struct app *app = r->srv->app;
-	if ((r->pushed_route || r->pushed_default) && app && app->pool)
-		processor_pool_wake(app->pool, r->pushed_route, r->pushed_default);
-	r->pushed_route = r->pushed_default = 0;
+	const struct net_callbacks *cb = &r->srv->cb;
+	if (cb->on_turn_end)
+		cb->on_turn_end(cb->arg);
 }
 
 static void reactor_stop_reading(struct reactor *r)
@@ -710,7 +732,7 @@ static void reactor_stop_reading(struct reactor *r)
 	for (uint32_t i = 0; i < r->cap; i++)
 		if (r->conns[i])
 			conn_update_events(r, r->conns[i]);
-	reactor_wake_pool(r);
+	reactor_turn_end(r);
 	server_ack_phase(r->srv);
 }
 
@@ -740,14 +762,14 @@ static void *reactor_main(void *arg)
 {
 	struct reactor *r = arg;
 	struct epoll_event evs[NET_EVENTS_PER_WAIT];
+	const struct net_callbacks *cb = &r->srv->cb;
 	char name[16];
-	bool rcu = r->srv->params.route_inline;
 
 	reactor_self = r;
 	snprintf(name, sizeof name, "reactor-%u", r->index);
 	log_set_thread_name(name);
-	if (rcu)
-		rcu_register_thread(); /* inline handlers read RCU tables */
+	if (cb->on_thread_start)
+		cb->on_thread_start(cb->arg);
 	reactor_clock(r);
 	for (;;) {
 		int phase = atomic_load(&r->phase);
@@ -784,13 +806,13 @@ static void *reactor_main(void *arg)
 		reactor_take_accepted(r);
 		reactor_take_answers(r);
 		reactor_run_backlog(r);
-		reactor_wake_pool(r);
+		reactor_turn_end(r);
 		reactor_flush_dirty(r);
 	}
 	reactor_take_answers(r); /* nothing should be left; free what is */
 	reactor_close_all(r);
-	if (rcu)
-		rcu_unregister_thread();
+	if (cb->on_thread_end)
+		cb->on_thread_end(cb->arg);
 	reactor_self = NULL;
 	return NULL;
 }
@@ -875,8 +897,7 @@ void reactor_cleanup(struct reactor *r)
 		__cds_wfcq_for_each_blocking_safe(&r->in_head, &r->in_tail, node, next) {
 			struct net_msg *m = caa_container_of(node, struct net_msg, node);
 			race_acquire(m);
-			buf_free(&m->data);
-			free(m);
+			net_msg_free(m);
 		}
 		__cds_wfcq_init(&r->in_head, &r->in_tail);
 		__cds_wfcq_for_each_blocking_safe(&r->acc_head, &r->acc_tail, node, next) {

@@ -1,6 +1,6 @@
 /* The server's lifecycle and its boss thread: bind and listen, accept and
- * hand each socket to the least-loaded reactor, route answers to the
- * reactor owning their connection, and the two-step orderly stop. The boss
+ * hand each socket to the least-loaded reactor, route what is sent to the
+ * reactor owning its connection, and the two-step orderly stop. The boss
  * never reads a byte; connections belong to reactors (reactor.c). */
 #include <errno.h>
 #include <netdb.h>
@@ -20,6 +20,7 @@
 #include "rmqns/log.h"
 #include "rmqns/net.h"
 #include "rmqns/race.h"
+#include "rmqns/remoting.h"
 
 #include "net_internal.h"
 
@@ -49,15 +50,16 @@ void server_params_from_options(struct server_params *p, const struct options *o
 	p->outbound_close_bytes = o->outboundCloseBytes > 0 ? (uint64_t)o->outboundCloseBytes : 0;
 	p->sndbuf = o->serverSocketSndBufSize;
 	p->rcvbuf = o->serverSocketRcvBufSize;
-	p->route_inline = o->routeQueryInline;
 }
 
-struct server *server_create(const struct server_params *p, struct app *app, int *err)
+struct server *server_create(const struct server_params *p, const struct net_callbacks *cb,
+			     int *err)
 {
 	int dummy;
 	if (!err)
 		err = &dummy;
-	if (p->reactors < 1 || p->reactors > NET_MAX_REACTORS || p->max_frame < 8) {
+	if (p->reactors < 1 || p->reactors > NET_MAX_REACTORS || p->max_frame < 8 || !cb ||
+	    !cb->on_frame) {
 		*err = RMQNS_EINVAL;
 		return NULL;
 	}
@@ -70,7 +72,7 @@ struct server *server_create(const struct server_params *p, struct app *app, int
 	snprintf(s->bind, sizeof s->bind, "%s",
 		 p->bind_address && *p->bind_address ? p->bind_address : "0.0.0.0");
 	s->params.bind_address = s->bind;
-	s->app = app;
+	s->cb = *cb;
 	s->listenfd = -1;
 	s->boss_stopfd = -1;
 	atomic_init(&s->notify_closes, true);
@@ -252,55 +254,31 @@ int server_port(const struct server *s)
 	return s->port;
 }
 
-int server_send(struct server *s, uint64_t conn_id, struct buf *frame)
-{
-	uint32_t ri = net_conn_reactor(conn_id);
-	if (!s || ri >= s->nreactors || atomic_load_explicit(&s->reactors_gone, memory_order_acquire)) {
-		buf_free(frame);
-		return RMQNS_ECLOSED;
-	}
-	struct net_msg *m = malloc(sizeof *m);
-	if (!m) {
-		buf_free(frame);
-		return RMQNS_ENOMEM;
-	}
-	m->conn_id = conn_id;
-	m->next = NULL;
-	m->close = false;
-	m->data = *frame;
-	*frame = (struct buf)BUF_INIT;
-	reactor_post(&s->reactors[ri], m);
-	return RMQNS_OK;
-}
-
-int server_close_conn(struct server *s, uint64_t conn_id)
+/* The reactor owning a connection, or NULL when there is none to reach. */
+static struct reactor *server_reactor_of(struct server *s, uint64_t conn_id)
 {
 	uint32_t ri = net_conn_reactor(conn_id);
 	if (!s || conn_id == 0 || ri >= s->nreactors ||
 	    atomic_load_explicit(&s->reactors_gone, memory_order_acquire))
-		return RMQNS_ECLOSED;
-	struct net_msg *m = malloc(sizeof *m);
-	if (!m)
-		return RMQNS_ENOMEM;
-	m->conn_id = conn_id;
-	m->next = NULL;
-	m->close = true;
-	m->data = (struct buf)BUF_INIT;
-	reactor_post(&s->reactors[ri], m);
-	return RMQNS_OK;
+		return NULL;
+	return &s->reactors[ri];
 }
 
-int server_send_copy(struct server *s, uint64_t conn_id, const void *frame, size_t len)
+int net_send(struct net_conn c, net_head_fn head, void *head_arg, const void *body,
+	     size_t body_len)
 {
-	uint32_t ri = net_conn_reactor(conn_id);
-	if (!s || ri >= s->nreactors || atomic_load_explicit(&s->reactors_gone, memory_order_acquire))
+	struct reactor *r = server_reactor_of(c.server, c.id);
+	if (!r)
 		return RMQNS_ECLOSED;
-	if (reactor_is_self(&s->reactors[ri]))
-		return reactor_append_copy(&s->reactors[ri], conn_id, frame, len);
-	struct buf b = BUF_INIT;
-	if (buf_append(&b, frame, len) < 0)
-		return RMQNS_ENOMEM;
-	return server_send(s, conn_id, &b);
+	return reactor_send(r, c.id, head, head_arg, body, body_len);
+}
+
+int server_close_conn(struct server *s, uint64_t conn_id)
+{
+	struct reactor *r = server_reactor_of(s, conn_id);
+	if (!r)
+		return RMQNS_ECLOSED;
+	return reactor_post_close(r, conn_id);
 }
 
 void server_ack_phase(struct server *s)

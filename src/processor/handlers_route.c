@@ -433,7 +433,7 @@ static void h_register_broker(struct app *app, struct request *req)
 	mu->reg.zone = remoting_ext_get(cmd, "__ZONE_NAME");
 	if (remoting_ext_get_long(cmd, "heartbeatTimeoutMillis", &timeout) && timeout > 0)
 		mu->reg.timeout_ms = timeout;
-	mu->reg.conn_id = req->conn_id;
+	mu->reg.conn_id = req->conn.id;
 	mu->reg.delete_missing_topics = delete_missing;
 	mu->reg.body = &mu->body;
 	registrar_submit(app->registrar, &mu->m);
@@ -446,7 +446,7 @@ static void apply_unregister(struct mutation *m)
 
 	route_apply_unregister(mu->app->route, remoting_ext_get(cmd, "clusterName"),
 			       remoting_ext_get(cmd, "brokerAddr"), remoting_ext_get(cmd, "brokerName"),
-			       mu->req->conn_id);
+			       mu->req->conn.id);
 	request_reply_code(mu->req, RSP_SUCCESS, NULL);
 	mut_free(mu);
 }
