@@ -15,7 +15,7 @@ struct request;
 typedef void (*handler_fn)(struct app *app, struct request *req);
 
 enum handler_lane {
-	LANE_ROUTE = 0,   /* cheap reads clients wait on: GET_ROUTEINFO_BY_TOPIC */
+	LANE_ROUTE = 0,   /* cheap work clients wait on: route queries, broker liveness */
 	LANE_DEFAULT = 1, /* everything else, registrations included */
 };
 

@@ -604,9 +604,11 @@ const struct handler handlers_route[] = {
 	{ REQ_GET_UNIT_TOPIC_LIST, h_unit_topics, LANE_DEFAULT, false },
 	{ REQ_GET_HAS_UNIT_SUB_TOPIC_LIST, h_unit_topics, LANE_DEFAULT, false },
 	{ REQ_GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST, h_unit_topics, LANE_DEFAULT, false },
-	{ REQ_QUERY_DATA_VERSION, h_query_data_version, LANE_DEFAULT, false },
+	/* liveness: one store on the live entry (322, 904) or a short read (901),
+	 * never queued behind registrations on the default lane */
+	{ REQ_QUERY_DATA_VERSION, h_query_data_version, LANE_ROUTE, true },
 	{ REQ_ADD_WRITE_PERM_OF_BROKER, h_write_perm, LANE_DEFAULT, false },
-	{ REQ_GET_BROKER_MEMBER_GROUP, h_member_group, LANE_DEFAULT, false },
-	{ REQ_BROKER_HEARTBEAT, h_heartbeat, LANE_DEFAULT, false },
+	{ REQ_GET_BROKER_MEMBER_GROUP, h_member_group, LANE_ROUTE, true },
+	{ REQ_BROKER_HEARTBEAT, h_heartbeat, LANE_ROUTE, true },
 	{ 0, NULL, LANE_DEFAULT, false },
 };
