@@ -109,6 +109,29 @@ static void main_on_closed(void *app, uint64_t conn_id)
 	(void)registrar_notify_conn_closed(((struct app *)app)->registrar, conn_id);
 }
 
+/* Stops whatever has started, in data-flow order, then frees each part
+ * only once nothing can call into it any more. The reactors feed the pool
+ * and the registrar (and run the pool's thread hooks); the pool feeds the
+ * registrar; both answer (and the route hooks close and notify) through
+ * the server. So the registrar goes before the server (its teardown still
+ * applies late mutations, which reply through it) and the pool after it.
+ * Safe after a partial start-up; a second call does nothing. */
+static void main_teardown(struct app *app, int flush_ms)
+{
+	if (app->server)
+		server_quiesce(app->server); /* no more frames reach the pool */
+	if (app->pool)
+		processor_pool_stop(app->pool); /* runs what is queued */
+	registrar_destroy(app->registrar); /* applies the mutations they made */
+	app->registrar = NULL;
+	if (app->server)
+		server_stop(app->server, flush_ms); /* drains the answers */
+	server_destroy(app->server);
+	app->server = NULL;
+	processor_pool_destroy(app->pool);
+	app->pool = NULL;
+}
+
 /* Returns the signal that asks to stop. */
 static int main_wait_for_stop(int sfd, struct config *cfg, struct registrar *reg)
 {
@@ -253,20 +276,15 @@ int main(int argc, char **argv)
 	uint64_t t0 = main_now_ms();
 	log_info("%s received", strsignal(sig));
 	log_info("shutdown hook was invoked, 1 times.");
-	/* Stop in data-flow order: no new requests, run the queued ones, apply
-	 * the mutations they made, then drain the answers. */
-	server_quiesce(app.server);
-	processor_pool_stop(app.pool);
-	registrar_stop(app.registrar);
-	server_stop(app.server, MAIN_FLUSH_MS);
+	/* No new requests, run the queued ones, apply the mutations they made,
+	 * then drain the answers. */
+	main_teardown(&app, MAIN_FLUSH_MS);
 	/* KV module: nothing to flush (changes are durable when acknowledged). */
 	log_info("shutdown hook done, consuming time total(ms): %llu",
 		 (unsigned long long)(main_now_ms() - t0));
 	exit_code = 0;
 out:
-	server_destroy(app.server);
-	processor_pool_destroy(app.pool);
-	registrar_destroy(app.registrar);
+	main_teardown(&app, 0); /* after a failed start-up */
 	kv_close(app.kv); /* after the registrar: it is the only writer */
 	/* Route module: destroy app.route here, after the registrar. */
 	route_db_destroy(app.route);
