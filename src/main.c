@@ -18,6 +18,7 @@
 #include "rmqns/kv.h"
 #include "rmqns/log.h"
 #include "rmqns/net.h"
+#include "rmqns/notify.h"
 #include "rmqns/processor.h"
 #include "rmqns/registrar.h"
 #include "rmqns/route.h"
@@ -258,8 +259,16 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	/* Connection ids exist only from here on, so expiry cannot ask
-	 * before; the registrar stops before the server does. */
+	 * before; the registrar stops before the server does (main_teardown),
+	 * so neither hook outlives the server. */
 	route_db_set_close_hook(app.route, main_close_conn, app.server);
+	/* NOTIFY_MIN_BROKER_ID_CHANGE (905): the route module computes
+	 * targets only while a hook is installed, hence read at start. */
+	if (o->notifyMinBrokerIdChanged) {
+		route_db_set_notify_hook(app.route, notify_min_id_change, app.server);
+		log_info("notifyMinBrokerIdChanged: brokers of acting-master groups are told when "
+			 "their group's minimum broker id changes (code 905)");
+	}
 
 	log_info("threads: %u reactors, %u processor workers (at most %u on the default lane) + %u "
 		 "route workers, lane capacity %u, route queries answered %s",

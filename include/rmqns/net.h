@@ -108,6 +108,21 @@ typedef int (*net_head_fn)(void *arg, struct buf *out);
 int net_send(struct net_conn c, net_head_fn head, void *head_arg, const void *body,
 	     size_t body_len);
 
+/* Outbound connections (requests the server sends, NOTIFY_MIN_BROKER_ID_CHANGE
+ * today): each peer address belongs to one reactor, which opens one
+ * connection to it on first use and reuses it. */
+#define NET_CONNECT_TIMEOUT_MS 300
+#define NET_OUTBOUND_MAX_BYTES (1u << 20) /* waiting for one peer; past it frames are dropped */
+
+/* Queues a copy of one encoded frame (a one-way request: nothing is read
+ * back) for the peer at addr, "ip:port" or "[ipv6]:port", numeric only
+ * (no name look-ups on a reactor). Safe from any thread; returns once
+ * queued. A connect that fails or takes longer than NET_CONNECT_TIMEOUT_MS,
+ * and any later error or close, drops what waits for the peer (logged);
+ * the next frame connects again. RMQNS_EINVAL for an address that does not
+ * parse, RMQNS_ECLOSED once the reactors are gone. */
+int net_send_to(struct server *s, const char *addr, const void *frame, size_t len);
+
 /* Asks the owning reactor to close a connection (the route registry
  * expired its broker); the reactor logs it and the usual connection-closed
  * notice follows. Safe from any thread; an id that is unknown or stale

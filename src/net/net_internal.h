@@ -27,8 +27,16 @@
 #define NET_EVENTS_PER_WAIT 256
 
 enum net_msg_kind {
-	NET_MSG_DATA = 0,  /* bytes for conn_id */
-	NET_MSG_CLOSE = 1, /* no bytes: close conn_id (its broker expired) */
+	NET_MSG_DATA = 0,    /* bytes for conn_id */
+	NET_MSG_CLOSE = 1,   /* no bytes: close conn_id (its broker expired) */
+	NET_MSG_SEND_TO = 2, /* bytes for the outbound connection to `to` */
+};
+
+/* A peer to connect to. */
+struct net_dest {
+	struct sockaddr_storage addr;
+	socklen_t addrlen;
+	char name[NET_PEER_LEN]; /* as given: the key connections are reused by */
 };
 
 /* Bytes travelling to a connection: first through a reactor's inbound
@@ -39,6 +47,7 @@ struct net_msg {
 	uint64_t conn_id;
 	struct buf data;
 	enum net_msg_kind kind;
+	struct net_dest *to; /* NET_MSG_SEND_TO only; owned */
 };
 
 /* A socket accepted by the boss, on its way to a reactor. */
@@ -80,6 +89,7 @@ struct reactor {
 	uint32_t nfree, nslots, cap;
 	struct cds_list_head dirty;   /* connections with answers to write or closing */
 	struct cds_list_head backlog; /* connections with whole frames left to cut */
+	struct cds_list_head outbound; /* connections this reactor opened */
 	uint64_t now_ms, now_ns;
 	int seen_phase;
 	bool reading;          /* false once quiesced */
@@ -116,6 +126,8 @@ int reactor_send(struct reactor *r, uint64_t conn_id, net_head_fn head, void *he
 		 const void *body, size_t body_len);
 /* Queues a close request for a connection of r (from any thread). */
 int reactor_post_close(struct reactor *r, uint64_t conn_id);
+/* Queues bytes for r's outbound connection to `to` (takes to). */
+int reactor_post_send_to(struct reactor *r, struct net_dest *to, const void *frame, size_t len);
 void reactor_post_accepted(struct reactor *r, struct net_accepted *a);
 void reactor_join(struct reactor *r);
 void reactor_cleanup(struct reactor *r);

@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,8 +43,12 @@ struct conn {
 	bool paused;             /* reads stopped: the peer is not reading its answers */
 	bool out_blocked;        /* the socket is full: waiting for EPOLLOUT */
 	bool closing;            /* destroyed at the end of this turn */
+	bool outbound;           /* opened by the reactor (net_send_to): nothing is read */
+	bool connecting;         /* outbound, connect() in progress */
+	uint64_t connect_deadline_ms;
 	struct cds_list_head dirty_node;
 	struct cds_list_head backlog_node;
+	struct cds_list_head outbound_node; /* on r->outbound */
 };
 
 static __thread struct reactor *reactor_self;
@@ -102,9 +107,11 @@ static struct conn *reactor_find(struct reactor *r, uint64_t id)
 static void conn_update_events(struct reactor *r, struct conn *c)
 {
 	uint32_t want = 0;
-	if (r->reading && !c->paused && !c->closing)
-		want |= EPOLLIN;
-	if (c->out_blocked && !c->closing)
+	if (c->connecting)
+		want = c->closing ? 0 : EPOLLOUT; /* writable = connected (or failed) */
+	else if ((r->reading || c->outbound) && !c->paused && !c->closing)
+		want |= EPOLLIN; /* an outbound peer's close shows up as readable */
+	if (!c->connecting && c->out_blocked && !c->closing)
 		want |= EPOLLOUT;
 	if (want == c->events)
 		return;
@@ -152,16 +159,19 @@ static void conn_destroy(struct reactor *r, struct conn *c, const char *why)
 	}
 	cds_list_del_init(&c->dirty_node);
 	cds_list_del_init(&c->backlog_node);
+	cds_list_del_init(&c->outbound_node);
 	free(c->rbuf);
 	r->conns[slot] = NULL;
 	if (++r->gens[slot] == 0)
 		r->gens[slot] = 1;
 	r->free_slots[r->nfree++] = slot;
-	atomic_fetch_sub(&r->conn_count, 1);
 	if (why)
-		log_debug("connection %s closed: %s", c->peer, why);
-	if (atomic_load(&s->notify_closes) && s->cb.on_closed)
-		s->cb.on_closed(s->cb.arg, c->id);
+		log_debug("connection %s%s closed: %s", c->outbound ? "to " : "", c->peer, why);
+	if (!c->outbound) {
+		atomic_fetch_sub(&r->conn_count, 1);
+		if (atomic_load(&s->notify_closes) && s->cb.on_closed)
+			s->cb.on_closed(s->cb.arg, c->id);
+	}
 	free(c);
 }
 
@@ -190,26 +200,21 @@ static void conn_format_peer(char *out, size_t n, const struct sockaddr_storage 
 	}
 }
 
-static void conn_open(struct reactor *r, struct net_accepted *a)
+/* A connection in a free slot, registered with epoll for `events`; NULL
+ * (logged, fd left open) when there is no room. */
+static struct conn *conn_new(struct reactor *r, int fd, uint32_t events, const char *peer)
 {
-	int fd = a->fd;
-	if (!r->reading) {
-		close(fd); /* stopping: the socket arrived too late */
-		return;
-	}
 	if (r->nfree == 0 && reactor_grow_slots(r) < 0) {
-		log_error("reactor %u: no room for another connection, closing it", r->index);
-		close(fd);
-		return;
+		log_error("reactor %u: no room for another connection (%s)", r->index, peer);
+		return NULL;
 	}
 	struct conn *c = calloc(1, sizeof *c);
 	uint8_t *rbuf = malloc(NET_RBUF_INITIAL);
 	if (!c || !rbuf) {
-		log_error("reactor %u: out of memory for a new connection, closing it", r->index);
+		log_error("reactor %u: out of memory for a connection (%s)", r->index, peer);
 		free(c);
 		free(rbuf);
-		close(fd);
-		return;
+		return NULL;
 	}
 	uint32_t slot = r->free_slots[r->nfree - 1];
 	c->id = net_conn_id(r->index, slot, r->gens[slot]);
@@ -219,20 +224,112 @@ static void conn_open(struct reactor *r, struct net_accepted *a)
 	c->last_active_ms = r->now_ms;
 	CDS_INIT_LIST_HEAD(&c->dirty_node);
 	CDS_INIT_LIST_HEAD(&c->backlog_node);
-	conn_format_peer(c->peer, sizeof c->peer, &a->addr);
-	c->events = EPOLLIN;
+	CDS_INIT_LIST_HEAD(&c->outbound_node);
+	snprintf(c->peer, sizeof c->peer, "%s", peer);
+	c->events = events;
 	struct epoll_event ev = { .events = c->events, .data.u64 = c->id };
 	if (epoll_ctl(r->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
 		log_error("connection %s: epoll_ctl: %s", c->peer, strerror(errno));
 		free(rbuf);
 		free(c);
-		close(fd);
-		return;
+		return NULL;
 	}
 	r->nfree--;
 	r->conns[slot] = c;
+	return c;
+}
+
+static void conn_open(struct reactor *r, struct net_accepted *a)
+{
+	char peer[NET_PEER_LEN];
+	if (!r->reading) {
+		close(a->fd); /* stopping: the socket arrived too late */
+		return;
+	}
+	conn_format_peer(peer, sizeof peer, &a->addr);
+	struct conn *c = conn_new(r, a->fd, EPOLLIN, peer);
+	if (!c) {
+		close(a->fd);
+		return;
+	}
 	atomic_fetch_add(&r->conn_count, 1);
 	log_debug("connection %s accepted", c->peer);
+}
+
+/* The reactor's connection to a peer, opened now if there is none. */
+static struct conn *conn_outbound(struct reactor *r, const struct net_dest *to)
+{
+	struct conn *c;
+	cds_list_for_each_entry(c, &r->outbound, outbound_node)
+		if (!c->closing && strcmp(c->peer, to->name) == 0)
+			return c;
+
+	int fd = socket(to->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		log_warn("cannot connect to %s: socket: %s", to->name, strerror(errno));
+		return NULL;
+	}
+	int one = 1;
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	bool pending = false;
+	if (connect(fd, (const struct sockaddr *)&to->addr, to->addrlen) < 0) {
+		if (errno != EINPROGRESS) {
+			log_warn("cannot connect to %s: %s", to->name, strerror(errno));
+			close(fd);
+			return NULL;
+		}
+		pending = true;
+	}
+	c = conn_new(r, fd, pending ? EPOLLOUT : EPOLLIN, to->name);
+	if (!c) {
+		close(fd);
+		return NULL;
+	}
+	c->outbound = true;
+	c->connecting = pending;
+	c->connect_deadline_ms = r->now_ms + NET_CONNECT_TIMEOUT_MS;
+	cds_list_add_tail(&c->outbound_node, &r->outbound);
+	log_debug("connecting to %s", c->peer);
+	return c;
+}
+
+/* An outbound connect finished (writable or in error). */
+static void conn_connected(struct reactor *r, struct conn *c)
+{
+	int e = 0;
+	socklen_t el = sizeof e;
+	if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &e, &el) < 0)
+		e = errno;
+	if (e) {
+		log_warn("cannot connect to %s: %s; dropping %llu bytes for it", c->peer, strerror(e),
+			 (unsigned long long)c->out_bytes);
+		conn_fail(r, c);
+		return;
+	}
+	c->connecting = false;
+	c->last_active_ms = r->now_ms;
+	conn_update_events(r, c);
+	conn_mark_dirty(r, c); /* write what waited */
+}
+
+/* Outbound connects past their deadline fail; returns the epoll timeout
+ * until the next deadline (-1: none). */
+static int reactor_check_connects(struct reactor *r)
+{
+	struct conn *c;
+	uint64_t next = UINT64_MAX;
+	cds_list_for_each_entry(c, &r->outbound, outbound_node) {
+		if (!c->connecting || c->closing)
+			continue;
+		if (r->now_ms >= c->connect_deadline_ms) {
+			log_warn("cannot connect to %s: no answer within %u ms; dropping %llu bytes for it",
+				 c->peer, NET_CONNECT_TIMEOUT_MS, (unsigned long long)c->out_bytes);
+			conn_fail(r, c);
+		} else if (c->connect_deadline_ms < next) {
+			next = c->connect_deadline_ms;
+		}
+	}
+	return next == UINT64_MAX ? -1 : (int)(next - r->now_ms);
 }
 
 /* ---- answers ---- */
@@ -245,6 +342,8 @@ static void conn_account_out(struct reactor *r, struct conn *c, size_t len)
 
 	c->out_bytes += len;
 	conn_mark_dirty(r, c);
+	if (c->outbound)
+		return; /* bounded where frames are queued (reactor_deliver) */
 
 	if (p->outbound_close_bytes && c->out_bytes > p->outbound_close_bytes) {
 		log_warn("closing connection %s: %llu bytes of answers unsent (outboundCloseBytes %llu)",
@@ -295,12 +394,14 @@ static struct net_msg *net_msg_new(uint64_t conn_id, enum net_msg_kind kind)
 	m->next = NULL;
 	m->kind = kind;
 	m->data = (struct buf)BUF_INIT;
+	m->to = NULL;
 	return m;
 }
 
 static void net_msg_free(struct net_msg *m)
 {
 	buf_free(&m->data);
+	free(m->to);
 	free(m);
 }
 
@@ -384,9 +485,47 @@ int reactor_post_close(struct reactor *r, uint64_t conn_id)
 	return RMQNS_OK;
 }
 
+/* A frame for an outbound connection: queued behind what waits, or
+ * dropped past the bound. */
+static void reactor_deliver_to(struct reactor *r, struct net_msg *m)
+{
+	struct conn *c = conn_outbound(r, m->to);
+	if (!c) {
+		net_msg_free(m);
+		return;
+	}
+	if (c->out_bytes + m->data.len > NET_OUTBOUND_MAX_BYTES) {
+		log_warn("connection to %s: %llu bytes already waiting, dropping a %zu-byte request",
+			 c->peer, (unsigned long long)c->out_bytes, m->data.len);
+		net_msg_free(m);
+		return;
+	}
+	free(m->to);
+	m->to = NULL;
+	conn_queue_msg(r, c, m);
+}
+
+int reactor_post_send_to(struct reactor *r, struct net_dest *to, const void *frame, size_t len)
+{
+	struct net_msg *m = net_msg_new(0, NET_MSG_SEND_TO);
+	if (!m || buf_append(&m->data, frame, len) < 0) {
+		if (m)
+			net_msg_free(m);
+		free(to);
+		return RMQNS_ENOMEM;
+	}
+	m->to = to;
+	reactor_enqueue(r, m);
+	return RMQNS_OK;
+}
+
 /* A message taken from the inbound queue. */
 static void reactor_deliver(struct reactor *r, struct net_msg *m)
 {
+	if (m->kind == NET_MSG_SEND_TO) {
+		reactor_deliver_to(r, m);
+		return;
+	}
 	struct conn *c = reactor_find(r, m->conn_id);
 	if (c && !c->closing && m->kind == NET_MSG_DATA) {
 		conn_queue_msg(r, c, m);
@@ -600,9 +739,35 @@ static int conn_make_room(struct reactor *r, struct conn *c)
 	return RMQNS_OK;
 }
 
+/* An outbound peer sends nothing we wait for (one-way requests): what
+ * comes is read and dropped; its close closes the connection. */
+static void conn_discard_input(struct reactor *r, struct conn *c)
+{
+	for (int reads = 0; reads < NET_READS_PER_TURN; reads++) {
+		ssize_t n = read(c->fd, c->rbuf, c->rcap);
+		if (n > 0)
+			continue;
+		if (n == 0) {
+			log_info("connection to %s: closed by the peer", c->peer);
+			conn_fail(r, c);
+		} else if (errno == EINTR) {
+			continue;
+		} else if (errno != EAGAIN && errno != EWOULDBLOCK) {
+			log_info("closing connection to %s: read: %s", c->peer, strerror(errno));
+			conn_fail(r, c);
+		}
+		return;
+	}
+}
+
 static void conn_on_readable(struct reactor *r, struct conn *c)
 {
 	int budget = NET_FRAMES_PER_TURN;
+
+	if (c->outbound) {
+		conn_discard_input(r, c);
+		return;
+	}
 
 	conn_cut_frames(r, c, &budget); /* what a paused or cut-short turn left */
 	for (int reads = 0; reads < NET_READS_PER_TURN; reads++) {
@@ -666,7 +831,7 @@ static void reactor_flush_dirty(struct reactor *r)
 	while (!cds_list_empty(&r->dirty)) {
 		struct conn *c = cds_list_first_entry(&r->dirty, struct conn, dirty_node);
 		cds_list_del_init(&c->dirty_node);
-		if (!c->closing)
+		if (!c->closing && !c->connecting)
 			conn_flush(r, c);
 		if (c->closing)
 			conn_destroy(r, c, "closed");
@@ -707,6 +872,10 @@ static void reactor_on_event(struct reactor *r, const struct epoll_event *ev)
 	struct conn *c = reactor_find(r, id);
 	if (!c || c->closing)
 		return; /* closed earlier in this turn */
+	if (c->connecting) {
+		conn_connected(r, c);
+		return;
+	}
 	if (ev->events & EPOLLOUT)
 		conn_mark_dirty(r, c);
 	if (ev->events & EPOLLIN) {
@@ -787,10 +956,10 @@ static void *reactor_main(void *arg)
 		     r->now_ms >= r->exit_deadline_ms))
 			break;
 
-		int timeout = -1;
-		if (!cds_list_empty(&r->backlog))
-			timeout = 0;
-		else if (phase == REACTOR_EXIT)
+		int timeout = reactor_check_connects(r);
+		if (!cds_list_empty(&r->backlog) || !cds_list_empty(&r->dirty))
+			timeout = 0; /* more frames to cut, or a connect that just failed */
+		else if (phase == REACTOR_EXIT && (timeout < 0 || timeout > 10))
 			timeout = 10;
 		atomic_store(&r->sleeping, 1);
 		atomic_thread_fence(memory_order_seq_cst);
@@ -830,6 +999,7 @@ int reactor_init(struct reactor *r, struct server *srv, unsigned index)
 	__cds_wfcq_init(&r->acc_head, &r->acc_tail);
 	CDS_INIT_LIST_HEAD(&r->dirty);
 	CDS_INIT_LIST_HEAD(&r->backlog);
+	CDS_INIT_LIST_HEAD(&r->outbound);
 	atomic_init(&r->sleeping, 0);
 	atomic_init(&r->phase, REACTOR_RUN);
 	atomic_init(&r->conn_count, 0);

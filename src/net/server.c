@@ -2,6 +2,7 @@
  * hand each socket to the least-loaded reactor, route what is sent to the
  * reactor owning its connection, and the two-step orderly stop. The boss
  * never reads a byte; connections belong to reactors (reactor.c). */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -271,6 +272,69 @@ int net_send(struct net_conn c, net_head_fn head, void *head_arg, const void *bo
 	if (!r)
 		return RMQNS_ECLOSED;
 	return reactor_send(r, c.id, head, head_arg, body, body_len);
+}
+
+/* "a.b.c.d:port", "[v6]:port" (or a bare v6 address before the last ':'). */
+static int server_parse_dest(const char *addr, struct net_dest *d)
+{
+	const char *colon = addr ? strrchr(addr, ':') : NULL;
+	char host[INET6_ADDRSTRLEN + 2];
+	char *end;
+
+	if (!colon || colon == addr || strlen(addr) >= sizeof d->name)
+		return RMQNS_EINVAL;
+	long port = strtol(colon + 1, &end, 10);
+	if (*end || end == colon + 1 || port < 1 || port > 65535)
+		return RMQNS_EINVAL;
+	size_t hl = (size_t)(colon - addr);
+	if (addr[0] == '[' && hl >= 2 && addr[hl - 1] == ']') {
+		addr++;
+		hl -= 2;
+	}
+	if (hl >= sizeof host)
+		return RMQNS_EINVAL;
+	memcpy(host, addr, hl);
+	host[hl] = '\0';
+	memset(d, 0, sizeof *d);
+	struct sockaddr_in *v4 = (struct sockaddr_in *)&d->addr;
+	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&d->addr;
+	if (inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
+		v4->sin_family = AF_INET;
+		v4->sin_port = htons((uint16_t)port);
+		d->addrlen = sizeof *v4;
+	} else if (inet_pton(AF_INET6, host, &v6->sin6_addr) == 1) {
+		v6->sin6_family = AF_INET6;
+		v6->sin6_port = htons((uint16_t)port);
+		d->addrlen = sizeof *v6;
+	} else {
+		return RMQNS_EINVAL;
+	}
+	return RMQNS_OK;
+}
+
+/* FNV-1a: the reactor owning a peer address, the same one every time. */
+static unsigned server_dest_reactor(const struct server *s, const char *name)
+{
+	uint32_t h = 2166136261u;
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+		h = (h ^ *p) * 16777619u;
+	return h % s->nreactors;
+}
+
+int net_send_to(struct server *s, const char *addr, const void *frame, size_t len)
+{
+	if (!s || atomic_load_explicit(&s->reactors_gone, memory_order_acquire))
+		return RMQNS_ECLOSED;
+	struct net_dest *d = malloc(sizeof *d);
+	if (!d)
+		return RMQNS_ENOMEM;
+	int rc = server_parse_dest(addr, d);
+	if (rc < 0) {
+		free(d);
+		return rc;
+	}
+	snprintf(d->name, sizeof d->name, "%s", addr);
+	return reactor_post_send_to(&s->reactors[server_dest_reactor(s, d->name)], d, frame, len);
 }
 
 int server_close_conn(struct server *s, uint64_t conn_id)
