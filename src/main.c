@@ -18,6 +18,7 @@
 #include "rmqns/kv.h"
 #include "rmqns/log.h"
 #include "rmqns/net.h"
+#include "rmqns/notify.h"
 #include "rmqns/processor.h"
 #include "rmqns/registrar.h"
 #include "rmqns/route.h"
@@ -76,13 +77,66 @@ static int main_signalfd(void)
 	return signalfd(-1, &set, SFD_CLOEXEC);
 }
 
-/* Returns the signal that asks to stop. */
 /* The route registry's request to drop an expired broker's connection. */
 static void main_close_conn(void *server, uint64_t conn_id)
 {
 	(void)server_close_conn(server, conn_id);
 }
 
+/* ---- the network's callbacks: frames to the pool, closes to the registrar ---- */
+
+static int main_on_frame(void *app, const struct net_frame *f)
+{
+	return processor_pool_take_frame(((struct app *)app)->pool, f);
+}
+
+static void main_on_turn_end(void *app)
+{
+	processor_pool_turn_end(((struct app *)app)->pool);
+}
+
+static void main_on_thread_start(void *app)
+{
+	processor_pool_thread_start(((struct app *)app)->pool);
+}
+
+static void main_on_thread_end(void *app)
+{
+	processor_pool_thread_end(((struct app *)app)->pool);
+}
+
+static void main_on_closed(void *app, uint64_t conn_id)
+{
+	(void)registrar_notify_conn_closed(((struct app *)app)->registrar, conn_id);
+}
+
+/* Stops whatever has started, in data-flow order, then frees each part
+ * only once nothing can call into it any more. The reactors feed the pool
+ * and the registrar (and run the pool's thread hooks); the pool feeds the
+ * registrar; both answer (and the route hooks close and notify) through
+ * the server. So the registrar goes before the server (its teardown still
+ * applies late mutations, which reply through it) and the pool after it.
+ * Safe after a partial start-up; a second call does nothing. */
+static void main_teardown(struct app *app, int flush_ms)
+{
+	if (app->server)
+		server_quiesce(app->server); /* no more frames reach the pool */
+	if (app->pool)
+		processor_pool_stop(app->pool); /* runs what is queued */
+	registrar_destroy(app->registrar); /* applies the mutations they made */
+	app->registrar = NULL;
+	/* queued KV changes are written and answered before the answers drain */
+	kv_writer_destroy(app->kv_writer);
+	app->kv_writer = NULL;
+	if (app->server)
+		server_stop(app->server, flush_ms); /* drains the answers */
+	server_destroy(app->server);
+	app->server = NULL;
+	processor_pool_destroy(app->pool);
+	app->pool = NULL;
+}
+
+/* Returns the signal that asks to stop. */
 static int main_wait_for_stop(int sfd, struct config *cfg, struct registrar *reg)
 {
 	for (;;) {
@@ -179,6 +233,15 @@ int main(int argc, char **argv)
 							      : 10000,
 		.default_max = main_default_max(),
 		.default_nice = MAIN_WORKER_NICE,
+		.run_inline = o->routeQueryInline,
+	};
+	const struct net_callbacks cb = {
+		.on_frame = main_on_frame,
+		.on_turn_end = main_on_turn_end,
+		.on_thread_start = main_on_thread_start,
+		.on_thread_end = main_on_thread_end,
+		.on_closed = main_on_closed,
+		.arg = &app,
 	};
 
 	int exit_code = 1;
@@ -198,7 +261,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rmqns: cannot start the processor pool: %s\n", rmqns_strerror(rc));
 		goto out;
 	}
-	app.server = server_create(&sp, &app, &rc);
+	app.server = server_create(&sp, &cb, &rc);
 	if (!app.server || (rc = server_start(app.server)) < 0) {
 		fprintf(stderr, "rmqns: cannot start the server on %s:%d: %s\n",
 			sp.bind_address && *sp.bind_address ? sp.bind_address : "0.0.0.0", sp.port,
@@ -206,13 +269,21 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	/* Connection ids exist only from here on, so expiry cannot ask
-	 * before; the registrar stops before the server does. */
+	 * before; the registrar stops before the server does (main_teardown),
+	 * so neither hook outlives the server. */
 	route_db_set_close_hook(app.route, main_close_conn, app.server);
+	/* NOTIFY_MIN_BROKER_ID_CHANGE (905): the route module computes
+	 * targets only while a hook is installed, hence read at start. */
+	if (o->notifyMinBrokerIdChanged) {
+		route_db_set_notify_hook(app.route, notify_min_id_change, app.server);
+		log_info("notifyMinBrokerIdChanged: brokers of acting-master groups are told when "
+			 "their group's minimum broker id changes (code 905)");
+	}
 
 	log_info("threads: %u reactors, %u processor workers (at most %u on the default lane) + %u "
 		 "route workers, lane capacity %u, route queries answered %s",
 		 sp.reactors, pp.workers, pp.default_max, pp.route_workers, pp.lane_capacity,
-		 sp.route_inline ? "inline by reactors" : "by the pool");
+		 pp.run_inline ? "inline by reactors" : "by the pool");
 	const char *bind = sp.bind_address && *sp.bind_address ? sp.bind_address : "0.0.0.0";
 	printf("The Name Server boot success. serializeType=JSON, address %s:%d\n", bind,
 	       server_port(app.server));
@@ -224,22 +295,15 @@ int main(int argc, char **argv)
 	uint64_t t0 = main_now_ms();
 	log_info("%s received", strsignal(sig));
 	log_info("shutdown hook was invoked, 1 times.");
-	/* Stop in data-flow order: no new requests, run the queued ones, apply
-	 * the mutations they made, then drain the answers. */
-	server_quiesce(app.server);
-	processor_pool_stop(app.pool);
-	registrar_stop(app.registrar);
-	/* queued KV changes are written and answered before the answers drain */
-	kv_writer_stop(app.kv_writer);
-	server_stop(app.server, MAIN_FLUSH_MS);
+	/* No new requests, run the queued ones, apply the mutations they made,
+	 * then drain the answers. */
+	main_teardown(&app, MAIN_FLUSH_MS);
+	/* KV module: nothing to flush (changes are durable when acknowledged). */
 	log_info("shutdown hook done, consuming time total(ms): %llu",
 		 (unsigned long long)(main_now_ms() - t0));
 	exit_code = 0;
 out:
-	server_destroy(app.server);
-	processor_pool_destroy(app.pool);
-	registrar_destroy(app.registrar);
-	kv_writer_destroy(app.kv_writer);
+	main_teardown(&app, 0); /* after a failed start-up */
 	kv_close(app.kv); /* after its writer */
 	/* Route module: destroy app.route here, after the registrar. */
 	route_db_destroy(app.route);

@@ -1,7 +1,8 @@
 /* Request handlers by request code, grouped by subject in src/processor/
  * handlers_*.c. A handler takes ownership of req: it replies and frees it,
  * or hands it on (to the registrar inside a mutation) with the duty to
- * reply and free. Handlers run on processor threads inside an RCU read-side
+ * reply and free. Handlers run on processor threads, or on the receiving
+ * reactor when may_run_inline (routeQueryInline), inside an RCU read-side
  * section they open themselves when they read shared tables. */
 #ifndef RMQNS_HANDLERS_H
 #define RMQNS_HANDLERS_H
@@ -17,7 +18,7 @@ struct request;
 typedef void (*handler_fn)(struct app *app, struct request *req);
 
 enum handler_lane {
-	LANE_ROUTE = 0,   /* cheap reads clients wait on: GET_ROUTEINFO_BY_TOPIC */
+	LANE_ROUTE = 0,   /* cheap work clients wait on: route queries, broker liveness */
 	LANE_DEFAULT = 1, /* everything else, registrations included */
 };
 

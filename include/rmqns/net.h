@@ -1,7 +1,9 @@
 /* The network side of the server: one boss thread that accepts connections
  * and N reactor threads, each owning its connections outright (epoll, reads,
- * frame cutting, writev of answers). Every other thread reaches a
- * connection only by its 64-bit id, through server_send(). */
+ * frame cutting, writev). It knows sockets, frames and connection ids, and
+ * nothing of requests: every whole frame goes to the callbacks given to
+ * server_create (main.c wires them to the processor and the registrar), and
+ * any thread sends bytes back on a connection reference with net_send(). */
 #ifndef RMQNS_NET_H
 #define RMQNS_NET_H
 
@@ -10,7 +12,6 @@
 
 #include "rmqns/buf.h"
 
-struct app;
 struct options;
 struct server;
 
@@ -29,25 +30,60 @@ static inline uint32_t net_conn_reactor(uint64_t id) { return (uint32_t)(id >> 5
 static inline uint32_t net_conn_slot(uint64_t id) { return (uint32_t)(id >> 32) & (NET_MAX_SLOTS - 1); }
 static inline uint32_t net_conn_gen(uint64_t id) { return (uint32_t)id; }
 
+/* A reference to a connection, for whoever answers on it: the server and
+ * the connection's id. Copied freely; it never dangles (see above). */
+struct net_conn {
+	struct server *server;
+	uint64_t id;
+};
+
+/* "ip:port" of a peer, NUL included. */
+#define NET_PEER_LEN 64
+
+/* One whole frame cut from a connection. */
+struct net_frame {
+	struct net_conn conn;
+	const char *peer;     /* "ip:port" */
+	const uint8_t *data;  /* length prefix included; valid during the call only */
+	size_t len;
+	uint64_t recv_ns;     /* CLOCK_MONOTONIC time of the read */
+};
+
+/* What the server calls. Every function runs on a reactor thread. */
+struct net_callbacks {
+	/* A whole frame received on an accepted connection. A negative return
+	 * closes the connection (the frame did not decode). */
+	int (*on_frame)(void *arg, const struct net_frame *f);
+	/* After each reactor turn (frames are batched: wake consumers once
+	 * here). NULL = none. */
+	void (*on_turn_end)(void *arg);
+	/* A reactor thread starts / is about to end. NULL = none. */
+	void (*on_thread_start)(void *arg);
+	void (*on_thread_end)(void *arg);
+	/* An accepted connection closed; not called once server_stop has
+	 * begun. NULL = none. */
+	void (*on_closed)(void *arg, uint64_t conn_id);
+	void *arg;
+};
+
 struct server_params {
 	const char *bind_address;   /* numeric IPv4 or IPv6; NULL or "" = 0.0.0.0 */
 	int port;                   /* 0 = an ephemeral port (see server_port) */
 	int backlog;
 	unsigned reactors;          /* 1 .. NET_MAX_REACTORS */
 	uint32_t max_frame;         /* bytes, length prefix included */
-	uint32_t idle_close_ms;     /* no read and no write for this long: close; 0 = never */
+	uint64_t idle_close_ms;     /* no read and no write for this long: close; 0 = never */
 	uint64_t outbound_pause_bytes; /* unsent answers past this: stop reading the peer */
 	uint64_t outbound_close_bytes; /* past this: close it */
 	int sndbuf, rcvbuf;         /* SO_SNDBUF / SO_RCVBUF of accepted sockets; 0 = OS default */
-	bool route_inline;          /* reactors run may_run_inline handlers themselves */
 };
 
 /* Fills p from the start-up options (thread count 0 = number of CPUs). */
 void server_params_from_options(struct server_params *p, const struct options *o);
 
-/* Creates the server; app->pool and app->registrar (either may be NULL in
- * tests) receive requests and connection-closed notices. */
-struct server *server_create(const struct server_params *p, struct app *app, int *err);
+/* Creates the server; cb (copied) receives frames and closes. */
+struct server *server_create(const struct server_params *p, const struct net_callbacks *cb,
+			     int *err);
 
 /* Binds and listens (errors are reported here, with a log line), then
  * starts the reactors and the boss. */
@@ -56,22 +92,42 @@ int server_start(struct server *s);
 /* The port actually bound (the ephemeral one when the port was 0). */
 int server_port(const struct server *s);
 
-/* Queues one encoded frame for a connection. Takes ownership of frame's
- * memory (frame is left empty) whatever the outcome. Safe from any thread;
- * an answer for a connection that is gone is dropped. */
-int server_send(struct server *s, uint64_t conn_id, struct buf *frame);
+/* Appends the frame's first bytes to `out` (an answer's head, encoded in
+ * place); returns 0 or a negative rmqns_err, leaving out's length as it was. */
+typedef int (*net_head_fn)(void *arg, struct buf *out);
+
+/* The one way to send on a connection, from any thread: one frame made of
+ * what head appends (NULL: nothing) followed by body_len bytes of body.
+ * On the reactor owning the connection (a handler answering inline) the
+ * bytes go straight into the connection's outbound buffer, joining the
+ * answers already waiting; from any other thread they travel in one
+ * buffer through the reactor's queue. Either way the head is encoded once,
+ * in place, and the body copied once. An answer for a connection that is
+ * gone is dropped (RMQNS_OK); RMQNS_ECLOSED once the reactors are gone or
+ * for a reference without a server. */
+int net_send(struct net_conn c, net_head_fn head, void *head_arg, const void *body,
+	     size_t body_len);
+
+/* Outbound connections (requests the server sends, NOTIFY_MIN_BROKER_ID_CHANGE
+ * today): each peer address belongs to one reactor, which opens one
+ * connection to it on first use and reuses it. */
+#define NET_CONNECT_TIMEOUT_MS 300
+#define NET_OUTBOUND_MAX_BYTES (1u << 20) /* waiting for one peer; past it frames are dropped */
+
+/* Queues a copy of one encoded frame (a one-way request: nothing is read
+ * back) for the peer at addr, "ip:port" or "[ipv6]:port", numeric only
+ * (no name look-ups on a reactor). Safe from any thread; returns once
+ * queued. A connect that fails or takes longer than NET_CONNECT_TIMEOUT_MS,
+ * and any later error or close, drops what waits for the peer (logged);
+ * the next frame connects again. RMQNS_EINVAL for an address that does not
+ * parse, RMQNS_ECLOSED once the reactors are gone. */
+int net_send_to(struct server *s, const char *addr, const void *frame, size_t len);
 
 /* Asks the owning reactor to close a connection (the route registry
  * expired its broker); the reactor logs it and the usual connection-closed
  * notice follows. Safe from any thread; an id that is unknown or stale
  * (closed, slot reused) is ignored. Pending answers are not flushed. */
 int server_close_conn(struct server *s, uint64_t conn_id);
-
-/* Queues a copy of len bytes of encoded frame(s). On the connection's own
- * reactor (a handler answering inline) the bytes join the answers already
- * waiting in one buffer: no allocation per answer, one write per round.
- * Elsewhere as server_send. */
-int server_send_copy(struct server *s, uint64_t conn_id, const void *frame, size_t len);
 
 /* Shutdown, step 1: stop accepting and stop reading requests. Returns once
  * every reactor has stopped reading, so nothing more reaches the pool;

@@ -2,12 +2,13 @@
  * through two bounded lanes (LANE_ROUTE for cheap queries clients wait on,
  * LANE_DEFAULT for the rest). General workers serve the route lane first;
  * dedicated route workers serve only it, so a slow registration never holds
- * up a route query. Also: the dispatch fallback for unknown codes, and the
- * bounded MPMC ring the lanes are made of. */
+ * up a route query. The pool's intake is the processor side of the
+ * network's frame callback: it decodes a frame, looks its handler up once
+ * and runs it inline, queues it on its lane, or answers SYSTEM_BUSY. Also:
+ * the dispatch fallback for unknown codes. The lanes are rings (ring.h). */
 #ifndef RMQNS_PROCESSOR_H
 #define RMQNS_PROCESSOR_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -15,6 +16,7 @@
 #include "rmqns/handlers.h"
 
 struct app;
+struct net_frame;
 struct request;
 struct processor_pool;
 
@@ -24,8 +26,9 @@ struct processor_params {
 	uint32_t lane_capacity; /* requests each lane holds, >= 1 */
 	unsigned default_max;   /* default-lane requests running at once; 0 = workers */
 	int default_nice;       /* nice value of the general workers (0 = as started) */
-	/* Finds the handler a worker runs; NULL = processor_handler_for. Tests
-	 * put their own handlers here. */
+	bool run_inline;        /* the intake runs may_run_inline handlers itself */
+	/* Finds a frame's handler, never NULL; NULL = processor_handler_for.
+	 * Tests put their own handlers here. */
 	const struct handler *(*lookup)(int32_t code);
 };
 
@@ -38,11 +41,11 @@ struct processor_pool *processor_pool_create(struct app *app, const struct proce
 					     int *err);
 int processor_pool_start(struct processor_pool *p);
 
-/* Queues req on a lane; the pool takes ownership on success. RMQNS_EFULL
- * when the lane is full, RMQNS_ECLOSED once the pool is stopping (the
- * caller keeps req). Workers are not woken here: call processor_pool_wake
- * once per batch. Safe from any thread. */
-int processor_pool_submit(struct processor_pool *p, enum handler_lane lane, struct request *req);
+/* Queues req for handler h on h's lane; the pool takes ownership on
+ * success. RMQNS_EFULL when the lane is full, RMQNS_ECLOSED once the pool
+ * is stopping (the caller keeps req). Workers are not woken here: call
+ * processor_pool_wake once per batch. Safe from any thread. */
+int processor_pool_submit(struct processor_pool *p, const struct handler *h, struct request *req);
 
 /* Wakes sleeping workers for n_route + n_default requests just queued. */
 void processor_pool_wake(struct processor_pool *p, unsigned n_route, unsigned n_default);
@@ -55,34 +58,19 @@ void processor_pool_destroy(struct processor_pool *p);
  * code 3 (may_run_inline, LANE_DEFAULT). Never NULL. */
 const struct handler *processor_handler_for(int32_t code);
 
-/* Runs h on req (h takes ownership of req). Used by workers and by
- * reactors answering inline. */
-void processor_run(struct app *app, const struct handler *h, struct request *req);
+/* ---- the intake, on reactor threads (net_callbacks) ---- */
 
-/* ---- bounded MPMC ring (Vyukov's sequence-numbered cells) ----
- * Any capacity >= 1 (not only powers of two). Push and pop never block
- * and never take a lock; push fails when the ring is full. */
-
-struct ring_cell {
-	_Atomic size_t seq;
-	void *item;
-};
-
-struct ring {
-	struct ring_cell *cells;
-	size_t cap;    /* items the ring holds */
-	size_t ncells; /* cap, but at least 2 (see ring_push) */
-	_Alignas(64) _Atomic size_t head; /* next push position */
-	_Alignas(64) _Atomic size_t tail; /* next pop position */
-};
-
-int ring_init(struct ring *r, size_t cap);
-void ring_destroy(struct ring *r);
-/* 0, or RMQNS_EFULL. item must not be NULL. */
-int ring_push(struct ring *r, void *item);
-/* The oldest item, or NULL when the ring is empty. */
-void *ring_pop(struct ring *r);
-/* A snapshot; exact only when no other thread is using the ring. */
-size_t ring_count(struct ring *r);
+/* One frame from a connection: a request frame is decoded (a negative
+ * return when it does not decode: the caller closes the connection), its
+ * handler looked up, then run here when it may run inline and the pool
+ * allows it, else queued on its lane, else answered SYSTEM_BUSY. A
+ * response frame nobody asked for is dropped. */
+int processor_pool_take_frame(struct processor_pool *p, const struct net_frame *f);
+/* Wakes workers for what this thread queued since its last call. */
+void processor_pool_turn_end(struct processor_pool *p);
+/* A thread that will call take_frame starts / ends (RCU registration,
+ * when handlers run inline). */
+void processor_pool_thread_start(struct processor_pool *p);
+void processor_pool_thread_end(struct processor_pool *p);
 
 #endif

@@ -74,6 +74,7 @@ enum request_code {
 	REQ_ADD_WRITE_PERM_OF_BROKER = 327,
 	REQ_GET_BROKER_MEMBER_GROUP = 901,
 	REQ_BROKER_HEARTBEAT = 904,
+	REQ_NOTIFY_MIN_BROKER_ID_CHANGE = 905, /* sent by the server (notify.h) */
 };
 
 struct remoting_ext_field {

@@ -1,6 +1,7 @@
 /* A request in flight: the decoded command, the frame bytes it points into,
- * and the connection its answer goes back to. Created by a reactor, handed
- * to the processor pool, possibly on to the registrar; whoever holds it last
+ * its handler, and the connection its answer goes back to. Created on a
+ * reactor thread by the pool's intake (processor.h), run there or on a
+ * worker, possibly handed on to the registrar; whoever holds it last
  * replies (or not, for one-way requests) and frees it. */
 #ifndef RMQNS_REQUEST_H
 #define RMQNS_REQUEST_H
@@ -8,17 +9,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rmqns/net.h"
 #include "rmqns/remoting.h"
 
-struct server;
+struct handler;
 
-#define REQUEST_PEER_LEN 64
+#define REQUEST_PEER_LEN NET_PEER_LEN
 
 struct request {
 	struct remoting_cmd cmd;    /* decoded; cmd.body points into frame[] */
-	uint64_t conn_id;           /* 64-bit connection id (reactor, slot, generation) */
+	struct net_conn conn;       /* where answers go; conn.id names it to the route registry */
+	const struct handler *handler; /* looked up once, when the request was taken in */
 	uint64_t recv_ns;           /* CLOCK_MONOTONIC arrival time */
-	struct server *server;      /* where answers go */
 	char peer[REQUEST_PEER_LEN]; /* "ip:port" of the sender */
 	size_t frame_len;
 	uint8_t frame[];            /* owned copy of the frame */
@@ -27,13 +29,14 @@ struct request {
 /* Copies a frame, decodes it and fills a new request. NULL with *err set
  * when the frame does not decode (the caller closes the connection) or on
  * allocation failure. */
-struct request *request_create(const uint8_t *frame, size_t len, struct server *srv,
-			       uint64_t conn_id, const char *peer, uint64_t recv_ns, int *err);
+struct request *request_create(const uint8_t *frame, size_t len, struct net_conn conn,
+			       const char *peer, uint64_t recv_ns, int *err);
 void request_free(struct request *req);
 
-/* Encodes `rsp` in the request's serialization and queues it to the
- * request's connection. Does nothing for a one-way request. Safe from any
- * thread. A closed connection drops the answer silently. Does not free req. */
+/* Encodes `rsp` in the request's serialization straight into the
+ * connection's outbound bytes (net_send; the body is copied once). Does
+ * nothing for a one-way request. Safe from any thread. A closed connection
+ * drops the answer silently. Does not free req. */
 int request_reply(const struct request *req, const struct remoting_cmd *rsp);
 
 /* Shorthand: an answer with just a code and a remark (NULL for none). */

@@ -15,7 +15,6 @@
 
 #include "rmqns/buf.h"
 #include "rmqns/net.h"
-#include "rmqns/request.h"
 
 /* Fairness and memory bounds of one reactor turn. */
 #define NET_FRAMES_PER_TURN 64      /* frames cut per connection per wake-up */
@@ -27,14 +26,28 @@
 #define NET_COALESCE_CHUNK 4096u    /* first size of such a buffer */
 #define NET_EVENTS_PER_WAIT 256
 
-/* An encoded frame travelling to a connection: first through a reactor's
- * inbound queue, then on the connection's outbound list. */
+enum net_msg_kind {
+	NET_MSG_DATA = 0,    /* bytes for conn_id */
+	NET_MSG_CLOSE = 1,   /* no bytes: close conn_id (its broker expired) */
+	NET_MSG_SEND_TO = 2, /* bytes for the outbound connection to `to` */
+};
+
+/* A peer to connect to. */
+struct net_dest {
+	struct sockaddr_storage addr;
+	socklen_t addrlen;
+	char name[NET_PEER_LEN]; /* as given: the key connections are reused by */
+};
+
+/* Bytes travelling to a connection: first through a reactor's inbound
+ * queue, then on the connection's outbound list. */
 struct net_msg {
 	struct cds_wfcq_node node;
 	struct net_msg *next;
 	uint64_t conn_id;
 	struct buf data;
-	bool close;  /* no bytes: a request to close the connection (expired) */
+	enum net_msg_kind kind;
+	struct net_dest *to; /* NET_MSG_SEND_TO only; owned */
 };
 
 /* A socket accepted by the boss, on its way to a reactor. */
@@ -76,17 +89,17 @@ struct reactor {
 	uint32_t nfree, nslots, cap;
 	struct cds_list_head dirty;   /* connections with answers to write or closing */
 	struct cds_list_head backlog; /* connections with whole frames left to cut */
+	struct cds_list_head outbound; /* connections this reactor opened */
 	uint64_t now_ms, now_ns;
 	int seen_phase;
 	bool reading;          /* false once quiesced */
-	unsigned pushed_route, pushed_default; /* to wake the pool for */
 	uint64_t exit_deadline_ms; /* relative when set by server_stop */
 };
 
 struct server {
 	struct server_params params;
 	char bind[64];
-	struct app *app;
+	struct net_callbacks cb;
 	int listenfd;
 	int port;
 	int boss_stopfd;
@@ -107,14 +120,14 @@ struct server {
 int reactor_init(struct reactor *r, struct server *srv, unsigned index);
 int reactor_start(struct reactor *r);
 void reactor_wake(struct reactor *r);
-/* Hands over an encoded frame (takes msg). From the reactor's own thread
- * the frame goes straight onto the connection. */
-void reactor_post(struct reactor *r, struct net_msg *msg);
-/* True on r's own thread. */
-bool reactor_is_self(const struct reactor *r);
-/* On r's own thread: appends a copy of the bytes to the connection's
- * waiting answers (dropped when the connection is gone). */
-int reactor_append_copy(struct reactor *r, uint64_t conn_id, const void *p, size_t len);
+/* net_send for a connection of r: straight into the connection on r's own
+ * thread, through r's inbound queue from any other. */
+int reactor_send(struct reactor *r, uint64_t conn_id, net_head_fn head, void *head_arg,
+		 const void *body, size_t body_len);
+/* Queues a close request for a connection of r (from any thread). */
+int reactor_post_close(struct reactor *r, uint64_t conn_id);
+/* Queues bytes for r's outbound connection to `to` (takes to). */
+int reactor_post_send_to(struct reactor *r, struct net_dest *to, const void *frame, size_t len);
 void reactor_post_accepted(struct reactor *r, struct net_accepted *a);
 void reactor_join(struct reactor *r);
 void reactor_cleanup(struct reactor *r);

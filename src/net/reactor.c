@@ -1,11 +1,12 @@
 /* A reactor: one thread, one epoll set, and the connections it owns
- * outright. It reads, cuts frames, turns them into requests for the pool
- * (or runs inline handlers itself), takes answers from its inbound queue
- * and writes each connection's answers with one writev. No other thread
- * ever touches a struct conn; they name connections by id. */
+ * outright. It reads, cuts frames and hands each to the on_frame callback,
+ * takes bytes sent from other threads from its inbound queue and writes
+ * each connection's bytes with one writev. No other thread ever touches a
+ * struct conn; they name connections by id. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,14 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <urcu.h>
-
-#include "rmqns/app.h"
 #include "rmqns/err.h"
 #include "rmqns/log.h"
-#include "rmqns/processor.h"
 #include "rmqns/race.h"
-#include "rmqns/registrar.h"
 #include "rmqns/remoting.h"
 
 #include "net_internal.h"
@@ -37,7 +33,7 @@ struct conn {
 	uint64_t id;
 	int fd;
 	uint32_t events;         /* epoll interest currently registered */
-	char peer[REQUEST_PEER_LEN];
+	char peer[NET_PEER_LEN];
 	uint8_t *rbuf;           /* bytes received, [rpos, rlen) not yet cut */
 	size_t rpos, rlen, rcap;
 	struct net_msg *out_head, *out_tail;
@@ -47,8 +43,12 @@ struct conn {
 	bool paused;             /* reads stopped: the peer is not reading its answers */
 	bool out_blocked;        /* the socket is full: waiting for EPOLLOUT */
 	bool closing;            /* destroyed at the end of this turn */
+	bool outbound;           /* opened by the reactor (net_send_to): nothing is read */
+	bool connecting;         /* outbound, connect() in progress */
+	uint64_t connect_deadline_ms;
 	struct cds_list_head dirty_node;
 	struct cds_list_head backlog_node;
+	struct cds_list_head outbound_node; /* on r->outbound */
 };
 
 static __thread struct reactor *reactor_self;
@@ -107,9 +107,11 @@ static struct conn *reactor_find(struct reactor *r, uint64_t id)
 static void conn_update_events(struct reactor *r, struct conn *c)
 {
 	uint32_t want = 0;
-	if (r->reading && !c->paused && !c->closing)
-		want |= EPOLLIN;
-	if (c->out_blocked && !c->closing)
+	if (c->connecting)
+		want = c->closing ? 0 : EPOLLOUT; /* writable = connected (or failed) */
+	else if ((r->reading || c->outbound) && !c->paused && !c->closing)
+		want |= EPOLLIN; /* an outbound peer's close shows up as readable */
+	if (!c->connecting && c->out_blocked && !c->closing)
 		want |= EPOLLOUT;
 	if (want == c->events)
 		return;
@@ -157,16 +159,19 @@ static void conn_destroy(struct reactor *r, struct conn *c, const char *why)
 	}
 	cds_list_del_init(&c->dirty_node);
 	cds_list_del_init(&c->backlog_node);
+	cds_list_del_init(&c->outbound_node);
 	free(c->rbuf);
 	r->conns[slot] = NULL;
 	if (++r->gens[slot] == 0)
 		r->gens[slot] = 1;
 	r->free_slots[r->nfree++] = slot;
-	atomic_fetch_sub(&r->conn_count, 1);
 	if (why)
-		log_debug("connection %s closed: %s", c->peer, why);
-	if (atomic_load(&s->notify_closes) && s->app && s->app->registrar)
-		(void)registrar_notify_conn_closed(s->app->registrar, c->id);
+		log_debug("connection %s%s closed: %s", c->outbound ? "to " : "", c->peer, why);
+	if (!c->outbound) {
+		atomic_fetch_sub(&r->conn_count, 1);
+		if (atomic_load(&s->notify_closes) && s->cb.on_closed)
+			s->cb.on_closed(s->cb.arg, c->id);
+	}
 	free(c);
 }
 
@@ -195,26 +200,21 @@ static void conn_format_peer(char *out, size_t n, const struct sockaddr_storage 
 	}
 }
 
-static void conn_open(struct reactor *r, struct net_accepted *a)
+/* A connection in a free slot, registered with epoll for `events`; NULL
+ * (logged, fd left open) when there is no room. */
+static struct conn *conn_new(struct reactor *r, int fd, uint32_t events, const char *peer)
 {
-	int fd = a->fd;
-	if (!r->reading) {
-		close(fd); /* stopping: the socket arrived too late */
-		return;
-	}
 	if (r->nfree == 0 && reactor_grow_slots(r) < 0) {
-		log_error("reactor %u: no room for another connection, closing it", r->index);
-		close(fd);
-		return;
+		log_error("reactor %u: no room for another connection (%s)", r->index, peer);
+		return NULL;
 	}
 	struct conn *c = calloc(1, sizeof *c);
 	uint8_t *rbuf = malloc(NET_RBUF_INITIAL);
 	if (!c || !rbuf) {
-		log_error("reactor %u: out of memory for a new connection, closing it", r->index);
+		log_error("reactor %u: out of memory for a connection (%s)", r->index, peer);
 		free(c);
 		free(rbuf);
-		close(fd);
-		return;
+		return NULL;
 	}
 	uint32_t slot = r->free_slots[r->nfree - 1];
 	c->id = net_conn_id(r->index, slot, r->gens[slot]);
@@ -224,20 +224,112 @@ static void conn_open(struct reactor *r, struct net_accepted *a)
 	c->last_active_ms = r->now_ms;
 	CDS_INIT_LIST_HEAD(&c->dirty_node);
 	CDS_INIT_LIST_HEAD(&c->backlog_node);
-	conn_format_peer(c->peer, sizeof c->peer, &a->addr);
-	c->events = EPOLLIN;
+	CDS_INIT_LIST_HEAD(&c->outbound_node);
+	snprintf(c->peer, sizeof c->peer, "%s", peer);
+	c->events = events;
 	struct epoll_event ev = { .events = c->events, .data.u64 = c->id };
 	if (epoll_ctl(r->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
 		log_error("connection %s: epoll_ctl: %s", c->peer, strerror(errno));
 		free(rbuf);
 		free(c);
-		close(fd);
-		return;
+		return NULL;
 	}
 	r->nfree--;
 	r->conns[slot] = c;
+	return c;
+}
+
+static void conn_open(struct reactor *r, struct net_accepted *a)
+{
+	char peer[NET_PEER_LEN];
+	if (!r->reading) {
+		close(a->fd); /* stopping: the socket arrived too late */
+		return;
+	}
+	conn_format_peer(peer, sizeof peer, &a->addr);
+	struct conn *c = conn_new(r, a->fd, EPOLLIN, peer);
+	if (!c) {
+		close(a->fd);
+		return;
+	}
 	atomic_fetch_add(&r->conn_count, 1);
 	log_debug("connection %s accepted", c->peer);
+}
+
+/* The reactor's connection to a peer, opened now if there is none. */
+static struct conn *conn_outbound(struct reactor *r, const struct net_dest *to)
+{
+	struct conn *c;
+	cds_list_for_each_entry(c, &r->outbound, outbound_node)
+		if (!c->closing && strcmp(c->peer, to->name) == 0)
+			return c;
+
+	int fd = socket(to->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		log_warn("cannot connect to %s: socket: %s", to->name, strerror(errno));
+		return NULL;
+	}
+	int one = 1;
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	bool pending = false;
+	if (connect(fd, (const struct sockaddr *)&to->addr, to->addrlen) < 0) {
+		if (errno != EINPROGRESS) {
+			log_warn("cannot connect to %s: %s", to->name, strerror(errno));
+			close(fd);
+			return NULL;
+		}
+		pending = true;
+	}
+	c = conn_new(r, fd, pending ? EPOLLOUT : EPOLLIN, to->name);
+	if (!c) {
+		close(fd);
+		return NULL;
+	}
+	c->outbound = true;
+	c->connecting = pending;
+	c->connect_deadline_ms = r->now_ms + NET_CONNECT_TIMEOUT_MS;
+	cds_list_add_tail(&c->outbound_node, &r->outbound);
+	log_debug("connecting to %s", c->peer);
+	return c;
+}
+
+/* An outbound connect finished (writable or in error). */
+static void conn_connected(struct reactor *r, struct conn *c)
+{
+	int e = 0;
+	socklen_t el = sizeof e;
+	if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &e, &el) < 0)
+		e = errno;
+	if (e) {
+		log_warn("cannot connect to %s: %s; dropping %llu bytes for it", c->peer, strerror(e),
+			 (unsigned long long)c->out_bytes);
+		conn_fail(r, c);
+		return;
+	}
+	c->connecting = false;
+	c->last_active_ms = r->now_ms;
+	conn_update_events(r, c);
+	conn_mark_dirty(r, c); /* write what waited */
+}
+
+/* Outbound connects past their deadline fail; returns the epoll timeout
+ * until the next deadline (-1: none). */
+static int reactor_check_connects(struct reactor *r)
+{
+	struct conn *c;
+	uint64_t next = UINT64_MAX;
+	cds_list_for_each_entry(c, &r->outbound, outbound_node) {
+		if (!c->connecting || c->closing)
+			continue;
+		if (r->now_ms >= c->connect_deadline_ms) {
+			log_warn("cannot connect to %s: no answer within %u ms; dropping %llu bytes for it",
+				 c->peer, NET_CONNECT_TIMEOUT_MS, (unsigned long long)c->out_bytes);
+			conn_fail(r, c);
+		} else if (c->connect_deadline_ms < next) {
+			next = c->connect_deadline_ms;
+		}
+	}
+	return next == UINT64_MAX ? -1 : (int)(next - r->now_ms);
 }
 
 /* ---- answers ---- */
@@ -250,6 +342,8 @@ static void conn_account_out(struct reactor *r, struct conn *c, size_t len)
 
 	c->out_bytes += len;
 	conn_mark_dirty(r, c);
+	if (c->outbound)
+		return; /* bounded where frames are queued (reactor_deliver) */
 
 	if (p->outbound_close_bytes && c->out_bytes > p->outbound_close_bytes) {
 		log_warn("closing connection %s: %llu bytes of answers unsent (outboundCloseBytes %llu)",
@@ -264,7 +358,7 @@ static void conn_account_out(struct reactor *r, struct conn *c, size_t len)
 	}
 }
 
-static void conn_queue_answer(struct reactor *r, struct conn *c, struct net_msg *m)
+static void conn_queue_msg(struct reactor *r, struct conn *c, struct net_msg *m)
 {
 	m->next = NULL;
 	if (c->out_tail)
@@ -275,56 +369,69 @@ static void conn_queue_answer(struct reactor *r, struct conn *c, struct net_msg 
 	conn_account_out(r, c, m->data.len);
 }
 
-bool reactor_is_self(const struct reactor *r)
+/* Encodes head and body into b (room for a head this size is made first). */
+#define NET_HEAD_GUESS 256u
+static int net_fill(struct buf *b, net_head_fn head, void *head_arg, const void *body,
+		    size_t body_len)
 {
-	return reactor_self == r;
+	size_t old = b->len;
+	int rc = buf_reserve(b, NET_HEAD_GUESS + body_len);
+	if (rc == 0 && head)
+		rc = head(head_arg, b);
+	if (rc == 0 && body_len)
+		rc = buf_append(b, body, body_len);
+	if (rc < 0)
+		b->len = old;
+	return rc;
 }
 
-int reactor_append_copy(struct reactor *r, uint64_t conn_id, const void *p, size_t len)
+static struct net_msg *net_msg_new(uint64_t conn_id, enum net_msg_kind kind)
 {
-	struct conn *c = reactor_find(r, conn_id);
-	if (!c || c->closing)
-		return RMQNS_OK; /* gone: dropped, as server_send does */
-	struct net_msg *t = c->out_tail;
-	if (t && t->data.len + len <= NET_COALESCE_MAX) {
-		/* the flush takes the buffer's address afresh: it may move */
-		if (buf_append(&t->data, p, len) < 0)
-			return RMQNS_ENOMEM;
-		conn_account_out(r, c, len);
-		return RMQNS_OK;
-	}
 	struct net_msg *m = malloc(sizeof *m);
 	if (!m)
-		return RMQNS_ENOMEM;
+		return NULL;
 	m->conn_id = conn_id;
-	m->close = false;
+	m->next = NULL;
+	m->kind = kind;
 	m->data = (struct buf)BUF_INIT;
-	if (buf_reserve(&m->data, len < NET_COALESCE_CHUNK ? NET_COALESCE_CHUNK : len) < 0 ||
-	    buf_append(&m->data, p, len) < 0) {
-		buf_free(&m->data);
-		free(m);
-		return RMQNS_ENOMEM;
-	}
-	conn_queue_answer(r, c, m);
-	return RMQNS_OK;
+	m->to = NULL;
+	return m;
 }
 
-static void reactor_deliver(struct reactor *r, struct net_msg *m)
+static void net_msg_free(struct net_msg *m)
 {
-	struct conn *c = reactor_find(r, m->conn_id);
-	if (!c || c->closing || m->close) {
-		/* A close request for a connection that is gone, or whose slot
-		 * now serves another peer (the generation differs), finds
-		 * nothing here: ignored. */
-		if (c && !c->closing && m->close) {
-			log_info("closing connection %s: expired", c->peer);
-			conn_fail(r, c);
-		}
-		buf_free(&m->data);
-		free(m);
-		return;
+	buf_free(&m->data);
+	free(m->to);
+	free(m);
+}
+
+/* On the owning reactor: the frame joins the bytes already waiting in the
+ * connection's last buffer (no allocation per answer, one write per turn),
+ * or starts a new one. */
+static int conn_send_local(struct reactor *r, struct conn *c, net_head_fn head, void *head_arg,
+			   const void *body, size_t body_len)
+{
+	struct net_msg *t = c->out_tail;
+	if (t && t->data.len + NET_HEAD_GUESS + body_len <= NET_COALESCE_MAX) {
+		/* the flush takes the buffer's address afresh: it may move */
+		size_t before = t->data.len;
+		int rc = net_fill(&t->data, head, head_arg, body, body_len);
+		if (rc == 0)
+			conn_account_out(r, c, t->data.len - before);
+		return rc;
 	}
-	conn_queue_answer(r, c, m);
+	struct net_msg *m = net_msg_new(c->id, NET_MSG_DATA);
+	if (!m)
+		return RMQNS_ENOMEM;
+	int rc = buf_reserve(&m->data, NET_COALESCE_CHUNK);
+	if (rc == 0)
+		rc = net_fill(&m->data, head, head_arg, body, body_len);
+	if (rc < 0) {
+		net_msg_free(m);
+		return rc;
+	}
+	conn_queue_msg(r, c, m);
+	return RMQNS_OK;
 }
 
 void reactor_wake(struct reactor *r)
@@ -340,21 +447,98 @@ void reactor_wake(struct reactor *r)
 	}
 }
 
-void reactor_post(struct reactor *r, struct net_msg *m)
+static void reactor_enqueue(struct reactor *r, struct net_msg *m)
 {
-	if (m->data.len == 0 && !m->close) {
-		buf_free(&m->data);
-		free(m);
-		return;
-	}
-	if (reactor_self == r) {
-		reactor_deliver(r, m); /* an inline handler or the reactor's own answer */
-		return;
-	}
 	cds_wfcq_node_init(&m->node);
 	race_release(m);
 	cds_wfcq_enqueue(&r->in_head, &r->in_tail, &m->node);
 	reactor_wake(r);
+}
+
+int reactor_send(struct reactor *r, uint64_t conn_id, net_head_fn head, void *head_arg,
+		 const void *body, size_t body_len)
+{
+	if (reactor_self == r) {
+		struct conn *c = reactor_find(r, conn_id);
+		if (!c || c->closing)
+			return RMQNS_OK; /* gone: dropped */
+		return conn_send_local(r, c, head, head_arg, body, body_len);
+	}
+	struct net_msg *m = net_msg_new(conn_id, NET_MSG_DATA);
+	if (!m)
+		return RMQNS_ENOMEM;
+	int rc = net_fill(&m->data, head, head_arg, body, body_len);
+	if (rc < 0 || m->data.len == 0) {
+		net_msg_free(m);
+		return rc;
+	}
+	reactor_enqueue(r, m);
+	return RMQNS_OK;
+}
+
+int reactor_post_close(struct reactor *r, uint64_t conn_id)
+{
+	struct net_msg *m = net_msg_new(conn_id, NET_MSG_CLOSE);
+	if (!m)
+		return RMQNS_ENOMEM;
+	reactor_enqueue(r, m);
+	return RMQNS_OK;
+}
+
+/* A frame for an outbound connection: queued behind what waits, or
+ * dropped past the bound. */
+static void reactor_deliver_to(struct reactor *r, struct net_msg *m)
+{
+	struct conn *c = conn_outbound(r, m->to);
+	if (!c) {
+		net_msg_free(m);
+		return;
+	}
+	if (c->out_bytes + m->data.len > NET_OUTBOUND_MAX_BYTES) {
+		log_warn("connection to %s: %llu bytes already waiting, dropping a %zu-byte request",
+			 c->peer, (unsigned long long)c->out_bytes, m->data.len);
+		net_msg_free(m);
+		return;
+	}
+	free(m->to);
+	m->to = NULL;
+	conn_queue_msg(r, c, m);
+}
+
+int reactor_post_send_to(struct reactor *r, struct net_dest *to, const void *frame, size_t len)
+{
+	struct net_msg *m = net_msg_new(0, NET_MSG_SEND_TO);
+	if (!m || buf_append(&m->data, frame, len) < 0) {
+		if (m)
+			net_msg_free(m);
+		free(to);
+		return RMQNS_ENOMEM;
+	}
+	m->to = to;
+	reactor_enqueue(r, m);
+	return RMQNS_OK;
+}
+
+/* A message taken from the inbound queue. */
+static void reactor_deliver(struct reactor *r, struct net_msg *m)
+{
+	if (m->kind == NET_MSG_SEND_TO) {
+		reactor_deliver_to(r, m);
+		return;
+	}
+	struct conn *c = reactor_find(r, m->conn_id);
+	if (c && !c->closing && m->kind == NET_MSG_DATA) {
+		conn_queue_msg(r, c, m);
+		return;
+	}
+	/* A close request for a connection that is gone, or whose slot now
+	 * serves another peer (the generation differs), finds nothing here:
+	 * ignored. So are bytes for such a connection. */
+	if (c && !c->closing && m->kind == NET_MSG_CLOSE) {
+		log_info("closing connection %s: expired", c->peer);
+		conn_fail(r, c);
+	}
+	net_msg_free(m);
 }
 
 void reactor_post_accepted(struct reactor *r, struct net_accepted *a)
@@ -463,44 +647,22 @@ static void reactor_handle_frame(struct reactor *r, struct conn *c, const uint8_
 				 size_t len)
 {
 	struct server *s = r->srv;
-	int err;
-
-	struct request *req = request_create(frame, len, s, c->id, c->peer, r->now_ns, &err);
-	if (!req) {
-		if (err == RMQNS_ENOMEM)
+	struct net_frame f = {
+		.conn = { s, c->id },
+		.peer = c->peer,
+		.data = frame,
+		.len = len,
+		.recv_ns = r->now_ns,
+	};
+	int rc = s->cb.on_frame(s->cb.arg, &f);
+	if (rc < 0) {
+		if (rc == RMQNS_ENOMEM)
 			log_error("closing connection %s: out of memory for a request", c->peer);
 		else
 			log_warn("closing connection %s: undecodable command header: %s", c->peer,
-				 rmqns_strerror(err));
+				 rmqns_strerror(rc));
 		conn_fail(r, c);
-		return;
 	}
-	if (remoting_is_response(&req->cmd)) {
-		log_warn("connection %s: dropping a response frame nobody asked for (code %d, opaque %d)",
-			 c->peer, req->cmd.code, req->cmd.opaque);
-		request_free(req);
-		return;
-	}
-
-	const struct handler *h = processor_handler_for(req->cmd.code);
-	struct processor_pool *pool = s->app ? s->app->pool : NULL;
-	if ((s->params.route_inline && h->may_run_inline) || !pool) {
-		processor_run(s->app, h, req);
-		return;
-	}
-	int rc = processor_pool_submit(pool, h->lane, req);
-	if (rc == 0) {
-		if (h->lane == LANE_ROUTE)
-			r->pushed_route++;
-		else
-			r->pushed_default++;
-		return;
-	}
-	/* Full: say so at once rather than queue without bound. */
-	rc = request_reply_code(req, RSP_SYSTEM_BUSY, PROCESSOR_BUSY_REMARK);
-	if (rc < 0 && rc != RMQNS_ECLOSED)
-		log_debug("connection %s: busy answer not sent: %s", c->peer, rmqns_strerror(rc));
-	request_free(req);
 }
 
 /* An emptied buffer that grew for a big frame (a broker registration of
@@ -577,9 +739,35 @@ static int conn_make_room(struct reactor *r, struct conn *c)
 	return RMQNS_OK;
 }
 
+/* An outbound peer sends nothing we wait for (one-way requests): what
+ * comes is read and dropped; its close closes the connection. */
+static void conn_discard_input(struct reactor *r, struct conn *c)
+{
+	for (int reads = 0; reads < NET_READS_PER_TURN; reads++) {
+		ssize_t n = read(c->fd, c->rbuf, c->rcap);
+		if (n > 0)
+			continue;
+		if (n == 0) {
+			log_info("connection to %s: closed by the peer", c->peer);
+			conn_fail(r, c);
+		} else if (errno == EINTR) {
+			continue;
+		} else if (errno != EAGAIN && errno != EWOULDBLOCK) {
+			log_info("closing connection to %s: read: %s", c->peer, strerror(errno));
+			conn_fail(r, c);
+		}
+		return;
+	}
+}
+
 static void conn_on_readable(struct reactor *r, struct conn *c)
 {
 	int budget = NET_FRAMES_PER_TURN;
+
+	if (c->outbound) {
+		conn_discard_input(r, c);
+		return;
+	}
 
 	conn_cut_frames(r, c, &budget); /* what a paused or cut-short turn left */
 	for (int reads = 0; reads < NET_READS_PER_TURN; reads++) {
@@ -643,7 +831,7 @@ static void reactor_flush_dirty(struct reactor *r)
 	while (!cds_list_empty(&r->dirty)) {
 		struct conn *c = cds_list_first_entry(&r->dirty, struct conn, dirty_node);
 		cds_list_del_init(&c->dirty_node);
-		if (!c->closing)
+		if (!c->closing && !c->connecting)
 			conn_flush(r, c);
 		if (c->closing)
 			conn_destroy(r, c, "closed");
@@ -684,6 +872,10 @@ static void reactor_on_event(struct reactor *r, const struct epoll_event *ev)
 	struct conn *c = reactor_find(r, id);
 	if (!c || c->closing)
 		return; /* closed earlier in this turn */
+	if (c->connecting) {
+		conn_connected(r, c);
+		return;
+	}
 	if (ev->events & EPOLLOUT)
 		conn_mark_dirty(r, c);
 	if (ev->events & EPOLLIN) {
@@ -696,12 +888,11 @@ static void reactor_on_event(struct reactor *r, const struct epoll_event *ev)
 
 /* ---- phases ---- */
 
-static void reactor_wake_pool(struct reactor *r)
+static void reactor_turn_end(struct reactor *r)
 {
-	struct app *app = r->srv->app;
-	if ((r->pushed_route || r->pushed_default) && app && app->pool)
-		processor_pool_wake(app->pool, r->pushed_route, r->pushed_default);
-	r->pushed_route = r->pushed_default = 0;
+	const struct net_callbacks *cb = &r->srv->cb;
+	if (cb->on_turn_end)
+		cb->on_turn_end(cb->arg);
 }
 
 static void reactor_stop_reading(struct reactor *r)
@@ -710,7 +901,7 @@ static void reactor_stop_reading(struct reactor *r)
 	for (uint32_t i = 0; i < r->cap; i++)
 		if (r->conns[i])
 			conn_update_events(r, r->conns[i]);
-	reactor_wake_pool(r);
+	reactor_turn_end(r);
 	server_ack_phase(r->srv);
 }
 
@@ -740,14 +931,14 @@ static void *reactor_main(void *arg)
 {
 	struct reactor *r = arg;
 	struct epoll_event evs[NET_EVENTS_PER_WAIT];
+	const struct net_callbacks *cb = &r->srv->cb;
 	char name[16];
-	bool rcu = r->srv->params.route_inline;
 
 	reactor_self = r;
 	snprintf(name, sizeof name, "reactor-%u", r->index);
 	log_set_thread_name(name);
-	if (rcu)
-		rcu_register_thread(); /* inline handlers read RCU tables */
+	if (cb->on_thread_start)
+		cb->on_thread_start(cb->arg);
 	reactor_clock(r);
 	for (;;) {
 		int phase = atomic_load(&r->phase);
@@ -765,10 +956,10 @@ static void *reactor_main(void *arg)
 		     r->now_ms >= r->exit_deadline_ms))
 			break;
 
-		int timeout = -1;
-		if (!cds_list_empty(&r->backlog))
-			timeout = 0;
-		else if (phase == REACTOR_EXIT)
+		int timeout = reactor_check_connects(r);
+		if (!cds_list_empty(&r->backlog) || !cds_list_empty(&r->dirty))
+			timeout = 0; /* more frames to cut, or a connect that just failed */
+		else if (phase == REACTOR_EXIT && (timeout < 0 || timeout > 10))
 			timeout = 10;
 		atomic_store(&r->sleeping, 1);
 		atomic_thread_fence(memory_order_seq_cst);
@@ -784,13 +975,13 @@ static void *reactor_main(void *arg)
 		reactor_take_accepted(r);
 		reactor_take_answers(r);
 		reactor_run_backlog(r);
-		reactor_wake_pool(r);
+		reactor_turn_end(r);
 		reactor_flush_dirty(r);
 	}
 	reactor_take_answers(r); /* nothing should be left; free what is */
 	reactor_close_all(r);
-	if (rcu)
-		rcu_unregister_thread();
+	if (cb->on_thread_end)
+		cb->on_thread_end(cb->arg);
 	reactor_self = NULL;
 	return NULL;
 }
@@ -808,6 +999,7 @@ int reactor_init(struct reactor *r, struct server *srv, unsigned index)
 	__cds_wfcq_init(&r->acc_head, &r->acc_tail);
 	CDS_INIT_LIST_HEAD(&r->dirty);
 	CDS_INIT_LIST_HEAD(&r->backlog);
+	CDS_INIT_LIST_HEAD(&r->outbound);
 	atomic_init(&r->sleeping, 0);
 	atomic_init(&r->phase, REACTOR_RUN);
 	atomic_init(&r->conn_count, 0);
@@ -824,10 +1016,10 @@ int reactor_init(struct reactor *r, struct server *srv, unsigned index)
 		log_error("reactor %u: epoll_ctl: %s", index, strerror(errno));
 		return RMQNS_EIO;
 	}
-	uint32_t idle = srv->params.idle_close_ms;
+	uint64_t idle = srv->params.idle_close_ms;
 	if (idle > 0) {
 		/* Scan a few times per idle period: closes land within 1.25x of it. */
-		uint32_t tick = idle / 4;
+		uint64_t tick = idle / 4;
 		if (tick < 50)
 			tick = 50;
 		if (tick > 1000)
@@ -875,8 +1067,7 @@ void reactor_cleanup(struct reactor *r)
 		__cds_wfcq_for_each_blocking_safe(&r->in_head, &r->in_tail, node, next) {
 			struct net_msg *m = caa_container_of(node, struct net_msg, node);
 			race_acquire(m);
-			buf_free(&m->data);
-			free(m);
+			net_msg_free(m);
 		}
 		__cds_wfcq_init(&r->in_head, &r->in_tail);
 		__cds_wfcq_for_each_blocking_safe(&r->acc_head, &r->acc_tail, node, next) {

@@ -1,7 +1,8 @@
 /* The server's lifecycle and its boss thread: bind and listen, accept and
- * hand each socket to the least-loaded reactor, route answers to the
- * reactor owning their connection, and the two-step orderly stop. The boss
+ * hand each socket to the least-loaded reactor, route what is sent to the
+ * reactor owning its connection, and the two-step orderly stop. The boss
  * never reads a byte; connections belong to reactors (reactor.c). */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -20,6 +21,7 @@
 #include "rmqns/log.h"
 #include "rmqns/net.h"
 #include "rmqns/race.h"
+#include "rmqns/remoting.h"
 
 #include "net_internal.h"
 
@@ -41,22 +43,24 @@ void server_params_from_options(struct server_params *p, const struct options *o
 	p->max_frame = o->maxFrameSize > 0 && o->maxFrameSize <= INT32_MAX
 			       ? (uint32_t)o->maxFrameSize
 			       : REMOTING_DEFAULT_MAX_FRAME;
+	/* in 64 bits: INT32_MAX seconds is past 2^32 ms */
 	p->idle_close_ms = o->serverChannelMaxIdleTimeSeconds > 0
-				   ? (uint32_t)o->serverChannelMaxIdleTimeSeconds * 1000u
+				   ? (uint64_t)o->serverChannelMaxIdleTimeSeconds * 1000u
 				   : 0;
 	p->outbound_pause_bytes = o->outboundPauseBytes > 0 ? (uint64_t)o->outboundPauseBytes : 0;
 	p->outbound_close_bytes = o->outboundCloseBytes > 0 ? (uint64_t)o->outboundCloseBytes : 0;
 	p->sndbuf = o->serverSocketSndBufSize;
 	p->rcvbuf = o->serverSocketRcvBufSize;
-	p->route_inline = o->routeQueryInline;
 }
 
-struct server *server_create(const struct server_params *p, struct app *app, int *err)
+struct server *server_create(const struct server_params *p, const struct net_callbacks *cb,
+			     int *err)
 {
 	int dummy;
 	if (!err)
 		err = &dummy;
-	if (p->reactors < 1 || p->reactors > NET_MAX_REACTORS || p->max_frame < 8) {
+	if (p->reactors < 1 || p->reactors > NET_MAX_REACTORS || p->max_frame < 8 || !cb ||
+	    !cb->on_frame) {
 		*err = RMQNS_EINVAL;
 		return NULL;
 	}
@@ -69,7 +73,7 @@ struct server *server_create(const struct server_params *p, struct app *app, int
 	snprintf(s->bind, sizeof s->bind, "%s",
 		 p->bind_address && *p->bind_address ? p->bind_address : "0.0.0.0");
 	s->params.bind_address = s->bind;
-	s->app = app;
+	s->cb = *cb;
 	s->listenfd = -1;
 	s->boss_stopfd = -1;
 	atomic_init(&s->notify_closes, true);
@@ -251,55 +255,94 @@ int server_port(const struct server *s)
 	return s->port;
 }
 
-int server_send(struct server *s, uint64_t conn_id, struct buf *frame)
-{
-	uint32_t ri = net_conn_reactor(conn_id);
-	if (!s || ri >= s->nreactors || atomic_load_explicit(&s->reactors_gone, memory_order_acquire)) {
-		buf_free(frame);
-		return RMQNS_ECLOSED;
-	}
-	struct net_msg *m = malloc(sizeof *m);
-	if (!m) {
-		buf_free(frame);
-		return RMQNS_ENOMEM;
-	}
-	m->conn_id = conn_id;
-	m->next = NULL;
-	m->close = false;
-	m->data = *frame;
-	*frame = (struct buf)BUF_INIT;
-	reactor_post(&s->reactors[ri], m);
-	return RMQNS_OK;
-}
-
-int server_close_conn(struct server *s, uint64_t conn_id)
+/* The reactor owning a connection, or NULL when there is none to reach. */
+static struct reactor *server_reactor_of(struct server *s, uint64_t conn_id)
 {
 	uint32_t ri = net_conn_reactor(conn_id);
 	if (!s || conn_id == 0 || ri >= s->nreactors ||
 	    atomic_load_explicit(&s->reactors_gone, memory_order_acquire))
+		return NULL;
+	return &s->reactors[ri];
+}
+
+int net_send(struct net_conn c, net_head_fn head, void *head_arg, const void *body,
+	     size_t body_len)
+{
+	struct reactor *r = server_reactor_of(c.server, c.id);
+	if (!r)
 		return RMQNS_ECLOSED;
-	struct net_msg *m = malloc(sizeof *m);
-	if (!m)
-		return RMQNS_ENOMEM;
-	m->conn_id = conn_id;
-	m->next = NULL;
-	m->close = true;
-	m->data = (struct buf)BUF_INIT;
-	reactor_post(&s->reactors[ri], m);
+	return reactor_send(r, c.id, head, head_arg, body, body_len);
+}
+
+/* "a.b.c.d:port", "[v6]:port" (or a bare v6 address before the last ':'). */
+static int server_parse_dest(const char *addr, struct net_dest *d)
+{
+	const char *colon = addr ? strrchr(addr, ':') : NULL;
+	char host[INET6_ADDRSTRLEN + 2];
+	char *end;
+
+	if (!colon || colon == addr || strlen(addr) >= sizeof d->name)
+		return RMQNS_EINVAL;
+	long port = strtol(colon + 1, &end, 10);
+	if (*end || end == colon + 1 || port < 1 || port > 65535)
+		return RMQNS_EINVAL;
+	size_t hl = (size_t)(colon - addr);
+	if (addr[0] == '[' && hl >= 2 && addr[hl - 1] == ']') {
+		addr++;
+		hl -= 2;
+	}
+	if (hl >= sizeof host)
+		return RMQNS_EINVAL;
+	memcpy(host, addr, hl);
+	host[hl] = '\0';
+	memset(d, 0, sizeof *d);
+	struct sockaddr_in *v4 = (struct sockaddr_in *)&d->addr;
+	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&d->addr;
+	if (inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
+		v4->sin_family = AF_INET;
+		v4->sin_port = htons((uint16_t)port);
+		d->addrlen = sizeof *v4;
+	} else if (inet_pton(AF_INET6, host, &v6->sin6_addr) == 1) {
+		v6->sin6_family = AF_INET6;
+		v6->sin6_port = htons((uint16_t)port);
+		d->addrlen = sizeof *v6;
+	} else {
+		return RMQNS_EINVAL;
+	}
 	return RMQNS_OK;
 }
 
-int server_send_copy(struct server *s, uint64_t conn_id, const void *frame, size_t len)
+/* FNV-1a: the reactor owning a peer address, the same one every time. */
+static unsigned server_dest_reactor(const struct server *s, const char *name)
 {
-	uint32_t ri = net_conn_reactor(conn_id);
-	if (!s || ri >= s->nreactors || atomic_load_explicit(&s->reactors_gone, memory_order_acquire))
+	uint32_t h = 2166136261u;
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+		h = (h ^ *p) * 16777619u;
+	return h % s->nreactors;
+}
+
+int net_send_to(struct server *s, const char *addr, const void *frame, size_t len)
+{
+	if (!s || atomic_load_explicit(&s->reactors_gone, memory_order_acquire))
 		return RMQNS_ECLOSED;
-	if (reactor_is_self(&s->reactors[ri]))
-		return reactor_append_copy(&s->reactors[ri], conn_id, frame, len);
-	struct buf b = BUF_INIT;
-	if (buf_append(&b, frame, len) < 0)
+	struct net_dest *d = malloc(sizeof *d);
+	if (!d)
 		return RMQNS_ENOMEM;
-	return server_send(s, conn_id, &b);
+	int rc = server_parse_dest(addr, d);
+	if (rc < 0) {
+		free(d);
+		return rc;
+	}
+	snprintf(d->name, sizeof d->name, "%s", addr);
+	return reactor_post_send_to(&s->reactors[server_dest_reactor(s, d->name)], d, frame, len);
+}
+
+int server_close_conn(struct server *s, uint64_t conn_id)
+{
+	struct reactor *r = server_reactor_of(s, conn_id);
+	if (!r)
+		return RMQNS_ECLOSED;
+	return reactor_post_close(r, conn_id);
 }
 
 void server_ack_phase(struct server *s)

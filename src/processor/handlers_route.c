@@ -433,7 +433,7 @@ static void h_register_broker(struct app *app, struct request *req)
 	mu->reg.zone = remoting_ext_get(cmd, "__ZONE_NAME");
 	if (remoting_ext_get_long(cmd, "heartbeatTimeoutMillis", &timeout) && timeout > 0)
 		mu->reg.timeout_ms = timeout;
-	mu->reg.conn_id = req->conn_id;
+	mu->reg.conn_id = req->conn.id;
 	mu->reg.delete_missing_topics = delete_missing;
 	mu->reg.body = &mu->body;
 	registrar_submit(app->registrar, &mu->m);
@@ -446,7 +446,7 @@ static void apply_unregister(struct mutation *m)
 
 	route_apply_unregister(mu->app->route, remoting_ext_get(cmd, "clusterName"),
 			       remoting_ext_get(cmd, "brokerAddr"), remoting_ext_get(cmd, "brokerName"),
-			       mu->req->conn_id);
+			       mu->req->conn.id);
 	request_reply_code(mu->req, RSP_SUCCESS, NULL);
 	mut_free(mu);
 }
@@ -604,9 +604,11 @@ const struct handler handlers_route[] = {
 	{ REQ_GET_UNIT_TOPIC_LIST, h_unit_topics, LANE_DEFAULT, false },
 	{ REQ_GET_HAS_UNIT_SUB_TOPIC_LIST, h_unit_topics, LANE_DEFAULT, false },
 	{ REQ_GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST, h_unit_topics, LANE_DEFAULT, false },
-	{ REQ_QUERY_DATA_VERSION, h_query_data_version, LANE_DEFAULT, false },
+	/* liveness: one store on the live entry (322, 904) or a short read (901),
+	 * never queued behind registrations on the default lane */
+	{ REQ_QUERY_DATA_VERSION, h_query_data_version, LANE_ROUTE, true },
 	{ REQ_ADD_WRITE_PERM_OF_BROKER, h_write_perm, LANE_DEFAULT, false },
-	{ REQ_GET_BROKER_MEMBER_GROUP, h_member_group, LANE_DEFAULT, false },
-	{ REQ_BROKER_HEARTBEAT, h_heartbeat, LANE_DEFAULT, false },
+	{ REQ_GET_BROKER_MEMBER_GROUP, h_member_group, LANE_ROUTE, true },
+	{ REQ_BROKER_HEARTBEAT, h_heartbeat, LANE_ROUTE, true },
 	{ 0, NULL, LANE_DEFAULT, false },
 };

@@ -1,8 +1,10 @@
-/* The processor pool (processor.h): general workers serving the route lane
- * first and then the default lane, plus dedicated route workers. Lanes are
- * lock-free rings; the mutex and condition variables below are touched only
- * when a worker goes to sleep or somebody must wake one. */
+/* The processor pool (processor.h): its intake on the reactor threads,
+ * general workers serving the route lane first and then the default lane,
+ * plus dedicated route workers. Lanes are lock-free rings; the mutex and
+ * condition variables below are touched only when a worker goes to sleep or
+ * somebody must wake one. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sys/resource.h>
 #include <unistd.h>
 #include <stdio.h>
@@ -14,8 +16,10 @@
 
 #include "rmqns/err.h"
 #include "rmqns/log.h"
+#include "rmqns/net.h"
 #include "rmqns/processor.h"
 #include "rmqns/request.h"
+#include "rmqns/ring.h"
 
 enum pool_role { POOL_GENERAL, POOL_ROUTE_ONLY };
 
@@ -49,7 +53,11 @@ struct processor_pool {
 	atomic_uint default_busy;
 	unsigned default_max;
 	int default_nice;
+	bool run_inline;
 };
+
+/* Requests the calling (reactor) thread queued since its last turn end. */
+static __thread unsigned intake_route, intake_default;
 
 struct processor_pool *processor_pool_create(struct app *app, const struct processor_params *p,
 					     int *err)
@@ -71,6 +79,7 @@ struct processor_pool *processor_pool_create(struct app *app, const struct proce
 	pool->nthreads = p->workers + p->route_workers;
 	pool->default_max = p->default_max;
 	pool->default_nice = p->default_nice;
+	pool->run_inline = p->run_inline;
 	pool->threads = calloc(pool->nthreads, sizeof *pool->threads);
 	int rc = pool->threads ? RMQNS_OK : RMQNS_ENOMEM;
 	if (rc == 0)
@@ -96,11 +105,6 @@ struct processor_pool *processor_pool_create(struct app *app, const struct proce
 	pthread_cond_init(&pool->wake_route, NULL);
 	*err = RMQNS_OK;
 	return pool;
-}
-
-void processor_run(struct app *app, const struct handler *h, struct request *req)
-{
-	h->fn(app, req);
 }
 
 /* Claims one of the default lane's running slots. */
@@ -176,7 +180,7 @@ static void *pool_thread_main(void *arg)
 			req = pool_wait(pool, t->role, &slot);
 		if (!req)
 			break; /* stopping and nothing left */
-		processor_run(pool->app, pool->lookup(req->cmd.code), req);
+		req->handler->fn(pool->app, req);
 		if (slot)
 			pool_release_default(pool);
 	}
@@ -199,11 +203,64 @@ int processor_pool_start(struct processor_pool *pool)
 	return RMQNS_OK;
 }
 
-int processor_pool_submit(struct processor_pool *pool, enum handler_lane lane, struct request *req)
+int processor_pool_submit(struct processor_pool *pool, const struct handler *h, struct request *req)
 {
 	if (atomic_load_explicit(&pool->stopping, memory_order_relaxed))
 		return RMQNS_ECLOSED;
-	return ring_push(&pool->lanes[lane == LANE_ROUTE ? LANE_ROUTE : LANE_DEFAULT], req);
+	req->handler = h;
+	return ring_push(&pool->lanes[h->lane == LANE_ROUTE ? LANE_ROUTE : LANE_DEFAULT], req);
+}
+
+int processor_pool_take_frame(struct processor_pool *pool, const struct net_frame *f)
+{
+	int err;
+	struct request *req = request_create(f->data, f->len, f->conn, f->peer, f->recv_ns, &err);
+	if (!req)
+		return err;
+	if (remoting_is_response(&req->cmd)) {
+		log_warn("connection %s: dropping a response frame nobody asked for (code %d, opaque %d)",
+			 req->peer, req->cmd.code, req->cmd.opaque);
+		request_free(req);
+		return RMQNS_OK;
+	}
+	const struct handler *h = pool->lookup(req->cmd.code);
+	if (pool->run_inline && h->may_run_inline) {
+		req->handler = h;
+		h->fn(pool->app, req);
+		return RMQNS_OK;
+	}
+	if (processor_pool_submit(pool, h, req) == 0) {
+		if (h->lane == LANE_ROUTE)
+			intake_route++;
+		else
+			intake_default++;
+		return RMQNS_OK;
+	}
+	/* Full (or stopping): say so at once rather than queue without bound. */
+	int rc = request_reply_code(req, RSP_SYSTEM_BUSY, PROCESSOR_BUSY_REMARK);
+	if (rc < 0 && rc != RMQNS_ECLOSED)
+		log_debug("connection %s: busy answer not sent: %s", req->peer, rmqns_strerror(rc));
+	request_free(req);
+	return RMQNS_OK;
+}
+
+void processor_pool_turn_end(struct processor_pool *pool)
+{
+	if (intake_route | intake_default)
+		processor_pool_wake(pool, intake_route, intake_default);
+	intake_route = intake_default = 0;
+}
+
+void processor_pool_thread_start(struct processor_pool *pool)
+{
+	if (pool->run_inline)
+		rcu_register_thread(); /* inline handlers read RCU tables */
+}
+
+void processor_pool_thread_end(struct processor_pool *pool)
+{
+	if (pool->run_inline)
+		rcu_unregister_thread();
 }
 
 void processor_pool_wake(struct processor_pool *pool, unsigned n_route, unsigned n_default)

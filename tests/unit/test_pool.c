@@ -103,7 +103,8 @@ static struct request *make_request(int32_t code, int32_t opaque)
 	if (remoting_encode(&cmd, &b) < 0)
 		abort();
 	int err;
-	struct request *req = request_create(b.data, b.len, NULL, 1, "test", 0, &err);
+	struct request *req = request_create(b.data, b.len, (struct net_conn){ NULL, 1 }, "test", 0,
+					     &err);
 	buf_free(&b);
 	if (!req)
 		abort();
@@ -113,8 +114,9 @@ static struct request *make_request(int32_t code, int32_t opaque)
 static int submit(struct processor_pool *p, int32_t code, int32_t opaque)
 {
 	struct request *req = make_request(code, opaque);
-	enum handler_lane lane = test_lookup(code)->lane;
-	int rc = processor_pool_submit(p, lane, req);
+	const struct handler *h = test_lookup(code);
+	enum handler_lane lane = h->lane;
+	int rc = processor_pool_submit(p, h, req);
 	if (rc < 0)
 		request_free(req);
 	else
@@ -193,7 +195,7 @@ static void *submit_thread(void *arg)
 	for (int i = 0; i < MANY_EACH; i++) {
 		int32_t op = s->id * MANY_EACH + i;
 		struct request *req = make_request(CODE_COUNT, op);
-		while (processor_pool_submit(s->p, LANE_DEFAULT, req) == RMQNS_EFULL) {
+		while (processor_pool_submit(s->p, test_lookup(CODE_COUNT), req) == RMQNS_EFULL) {
 			s->full++;
 			processor_pool_wake(s->p, 0, 1);
 			sched_yield();

@@ -1,4 +1,4 @@
-/* The processor lanes' bounded MPMC ring, one thread: FIFO order and exact
+/* The bounded MPMC ring (ring.h), one thread: FIFO order and exact
  * capacity (any size, 1 included). Concurrent use: test_ring_threads.c. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -6,7 +6,7 @@
 #include <criterion/criterion.h>
 
 #include "rmqns/err.h"
-#include "rmqns/processor.h"
+#include "rmqns/ring.h"
 
 static void *item(uintptr_t v)
 {

@@ -1,4 +1,4 @@
-/* The processor lanes' ring under many producers and consumers at once:
+/* The bounded MPMC ring (ring.h) under many producers and consumers at once:
  * every item taken exactly once, each producer's items seen in order by
  * any one consumer, pushes refused while full. A plain program (exit 0 =
  * pass) because Criterion cannot start under ThreadSanitizer. */
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 
 #include "rmqns/err.h"
-#include "rmqns/processor.h"
+#include "rmqns/ring.h"
 
 #define CHECK(cond)                                                                  \
 	do {                                                                         \

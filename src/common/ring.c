@@ -1,11 +1,10 @@
-/* The bounded MPMC ring behind the processor lanes (processor.h): Vyukov's
- * array of sequence-numbered cells, any capacity. Owns no threads and no
- * wake-ups; the pool decides who sleeps. */
+/* The bounded MPMC ring (ring.h): Vyukov's array of sequence-numbered
+ * cells, any capacity. The processor lanes are made of it. */
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "rmqns/err.h"
-#include "rmqns/processor.h"
+#include "rmqns/ring.h"
 
 int ring_init(struct ring *r, size_t cap)
 {
