@@ -252,6 +252,14 @@ static int register_apply(struct route_db *db, const struct route_broker_reg *re
 	/* the broker is registered even if its topics could not all be
 	 * taken (out of memory): its next registration brings the rest,
 	 * since an unchanged data version still adds missing topics */
+	if (!prev)
+		log_info("route: broker registered: cluster %s, name %s, id %lld, address %s, %u topics", reg->cluster,
+			 reg->name, (long long)reg->id, reg->addr, rb->n_topics);
+	else if (dv_changed)
+		log_info("route: broker %s (%s, id %lld) data version %lld/%lld/%lld -> %lld/%lld/%lld, %u topics",
+			 reg->addr, reg->name, (long long)reg->id, (long long)prev->dv.counter,
+			 (long long)prev->dv.timestamp, (long long)prev->dv.state_version, (long long)rb->dv.counter,
+			 (long long)rb->dv.timestamp, (long long)rb->dv.state_version, rb->n_topics);
 	rt_live_commit(db, reg, *live, gidx, now_ms, rc ? 0 : key);
 	*live = RT_LIVE_USED;
 	if (rc)
@@ -293,8 +301,6 @@ int route_apply_register(struct route_db *db, const struct route_broker_reg *reg
 			free(live);
 	}
 	rcu_read_unlock();
-	if (rc < 0)
-		log_error("route: registration of %s (%s) failed: %s", reg->addr, reg->name, rmqns_strerror(rc));
 	if (!rcu_read_ongoing())
 		rt_topics_fit(db);
 	return rc;
@@ -403,6 +409,9 @@ int route_apply_unregister(struct route_db *db, const char *cluster, const char 
 	rcu_read_unlock();
 	if (rc < 0)
 		log_error("route: out of memory unregistering %s; it stays until it expires", addr);
+	else if (rc > 0)
+		log_info("route: broker %s (%s) of cluster %s removed: unregistered", addr, name ? name : "null",
+			 cluster);
 	return rc;
 }
 
@@ -427,17 +436,24 @@ static int unregister_matching(struct route_db *db, bool by_conn, uint64_t conn_
 			uint64_t last = __atomic_load_n(&l->last_ms, __ATOMIC_RELAXED);
 			if ((int64_t)(last + (uint64_t)l->timeout_ms - now_ms) >= 0)
 				continue;
-			log_warn("route: broker %s of cluster %s expired (silent for %llu ms)", l->addr,
-				 l->cluster, (unsigned long long)(now_ms - last));
 		}
 		/* l stays readable until the section ends, though removed */
 		uint32_t gidx = group_of_addr(db, l->cluster, l->addr, l->gidx);
+		const char *name = gidx == UINT32_MAX ? "null" : db->gdir[gidx]->name;
 		int rc = unregister_apply(db, l->cluster, l->addr, gidx);
 		if (rc < 0) {
 			failed++;
 			continue;
 		}
 		count++;
+		if (by_conn)
+			log_info("route: broker %s (%s) of cluster %s removed: connection closed", l->addr, name,
+				 l->cluster);
+		else
+			log_warn("route: broker %s (%s) of cluster %s removed: expired, silent for %llu ms (timeout %lld ms)",
+				 l->addr, name, l->cluster,
+				 (unsigned long long)(now_ms - __atomic_load_n(&l->last_ms, __ATOMIC_RELAXED)),
+				 (long long)l->timeout_ms);
 		if (!by_conn && close_fn && l->conn_id)
 			close_fn(close_arg, l->conn_id);
 	}
@@ -450,11 +466,7 @@ static int unregister_matching(struct route_db *db, bool by_conn, uint64_t conn_
 
 int route_apply_conn_closed(struct route_db *db, uint64_t conn_id)
 {
-	int count = unregister_matching(db, true, conn_id, 0);
-
-	if (count)
-		log_info("route: connection closed, %d broker(s) unregistered", count);
-	return count;
+	return unregister_matching(db, true, conn_id, 0);
 }
 
 int route_apply_expire(struct route_db *db, uint64_t now_ms)
@@ -476,6 +488,8 @@ int route_apply_write_perm(struct route_db *db, const char *name, bool add)
 	if (gidx != UINT32_MAX)
 		rc = rt_group_set_perm(db, gidx, add, false);
 	rcu_read_unlock();
+	if (rc >= 0)
+		log_info("route: write permission of %s %s on %d topic(s)", name, add ? "added" : "wiped", rc);
 	return rc;
 }
 
@@ -501,6 +515,9 @@ int route_apply_delete_topic(struct route_db *db, const char *topic, const char 
 		}
 	}
 	rcu_read_unlock();
+	if (rc == 0)
+		log_info("route: topic %s deleted%s%s", topic, cluster && cluster[0] ? " in cluster " : "",
+			 cluster && cluster[0] ? cluster : "");
 	return rc;
 }
 

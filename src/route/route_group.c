@@ -318,6 +318,11 @@ bool rt_group_reap(struct route_db *db, uint32_t budget)
 {
 	int rc = 0;
 
+	if (db->dead_head == RT_ID_NONE)
+		return false;
+	if (!db->reap_started_ms)
+		db->reap_started_ms = route_now_ms();
+
 	rcu_read_lock();
 	while (db->dead_head != RT_ID_NONE) {
 		uint32_t gidx = db->dead_head;
@@ -334,7 +339,12 @@ bool rt_group_reap(struct route_db *db, uint32_t budget)
 			  "they stay hidden and are retried");
 	if (!rcu_read_ongoing())
 		rt_topics_fit(db);
-	return db->dead_head != RT_ID_NONE;
+	if (db->dead_head != RT_ID_NONE)
+		return true;
+	log_info("route: the queue entries of the broker groups that left are removed (%llu ms)",
+		 (unsigned long long)(route_now_ms() - db->reap_started_ms));
+	db->reap_started_ms = 0;
+	return false;
 }
 
 /* ---- per-group changes, in proportion to the group's topics ---- */

@@ -243,6 +243,7 @@ struct route_db {
 	uint32_t trim_cursor;        /* where the cache trim goes on */
 	uint32_t dead_head, dead_tail; /* groups whose entries are still being removed */
 	uint32_t free_head, free_tail; /* retired slots, oldest first */
+	uint64_t reap_started_ms;    /* when the removal under way began (0: none) */
 	uint64_t dead_entries;       /* atomic (stats): entries of dead groups left */
 	struct rt_deferred *deferred; /* ThreadSanitizer builds: frees kept for the end */
 };

@@ -783,3 +783,69 @@ Test(route, group_slots_are_reused_after_removal)
 	cr_expect_eq(st.groups, 1);
 	cr_expect_leq(db->g_hwm, 2, "%u slots used for 301 names over time", db->g_hwm);
 }
+
+/* ---- NOTIFY_MIN_BROKER_ID_CHANGE (905): when and whom ---- */
+
+struct notice_log {
+	int n;
+	char text[8][256];
+};
+
+static void record_notice(void *arg, const struct route_min_id_change *c)
+{
+	struct notice_log *log = arg;
+	char *p;
+	if (log->n >= 8)
+		return;
+	p = log->text[log->n++];
+	p += sprintf(p, "%s min=%lld@%s offline=%s ha=%s ->", c->group, (long long)c->min_id, c->min_addr,
+		     c->offline_addr ? c->offline_addr : "-", c->ha_addr ? c->ha_addr : "-");
+	for (uint32_t i = 0; i < c->n_targets; i++)
+		p += sprintf(p, " %s", c->targets[i]);
+}
+
+Test(route, min_broker_id_change_is_told_to_the_acting_group)
+{
+	struct notice_log log = { 0 };
+	struct tu_reg s = { .name = "g", .addr = B, .id = 1, .new_style = true, .acting = true, .conn = 2, .ha = "hb:1" };
+	struct tu_reg s2 = { .name = "g", .addr = C, .id = 2, .new_style = true, .acting = true, .conn = 3, .ha = "hc:1" };
+	struct tu_reg m = { .name = "g", .addr = A, .id = 0, .new_style = true, .acting = true, .conn = 1, .ha = "ha:1" };
+	char *body = tu_body(1, 1000, 0, "T/4/4/6 U/4/4/6");
+
+	route_db_set_notify_hook(db, record_notice, &log);
+	cr_assert_eq(tu_register(db, &s, body, 100, NULL), 0);
+	cr_assert_eq(tu_register(db, &s2, body, 100, NULL), 0);
+	cr_expect_eq(log.n, 0, "no smaller id came: %s", log.text[0]);
+	/* the master registers: id 0 < 1, everyone but the new minimum hears */
+	cr_assert_eq(tu_register(db, &m, body, 100, NULL), 0);
+	cr_assert_eq(log.n, 1);
+	cr_expect_str_eq(log.text[0], "g min=0@" A " offline=- ha=ha:1 -> " B " " C);
+	/* the same registration again changes nothing */
+	cr_assert_eq(tu_register(db, &m, body, 200, NULL), 0);
+	cr_expect_eq(log.n, 1);
+	/* a slave leaving does not move the minimum */
+	cr_assert_eq(route_apply_unregister(db, "DefaultCluster", C, "g", 0), 1);
+	cr_expect_eq(log.n, 1);
+	/* the master leaving does: the rest hear, with the one that went */
+	cr_assert_eq(route_apply_unregister(db, "DefaultCluster", A, "g", 0), 1);
+	cr_assert_eq(log.n, 2);
+	cr_expect_str_eq(log.text[1], "g min=1@" B " offline=" A " ha=- -> " B);
+	route_db_set_notify_hook(db, NULL, NULL);
+	free(body);
+}
+
+Test(route, min_broker_id_change_is_not_told_outside_acting_groups)
+{
+	struct notice_log log = { 0 };
+	struct tu_reg s = { .name = "g", .addr = B, .id = 1, .new_style = true, .conn = 2 };
+	struct tu_reg m = { .name = "g", .addr = A, .id = 0, .new_style = true, .conn = 1 };
+	char *body = tu_body(1, 1000, 0, "T/4/4/6 U/4/4/6");
+
+	route_db_set_notify_hook(db, record_notice, &log);
+	cr_assert_eq(tu_register(db, &s, body, 100, NULL), 0);
+	cr_assert_eq(tu_register(db, &m, body, 100, NULL), 0);
+	cr_assert_eq(route_apply_unregister(db, "DefaultCluster", A, "g", 0), 1);
+	cr_expect_eq(log.n, 0, "told: %s", log.text[0]);
+	route_db_set_notify_hook(db, NULL, NULL);
+	free(body);
+}
