@@ -17,7 +17,7 @@
 
 /* ======================= fast path ======================= */
 
-#define JH_BAIL 1
+#define JH_BAIL REMOTING_JSON_BAIL
 #define JH_FAST_MAX_EXT 64u
 
 struct jh {
@@ -451,7 +451,7 @@ static int jh_member_value(struct jh *j, enum jh_member m, struct remoting_cmd *
 	return JH_BAIL;
 }
 
-static int jh_fast_decode(const uint8_t *hdr, size_t len, struct remoting_cmd *cmd)
+int remoting_decode_json_header_fast(const uint8_t *hdr, size_t len, struct remoting_cmd *cmd)
 {
 	uint32_t slots = len / 4 + 1 < JH_FAST_MAX_EXT ? (uint32_t)(len / 4 + 1) : JH_FAST_MAX_EXT;
 	size_t ext_bytes = (size_t)slots * sizeof(struct remoting_ext_field);
@@ -782,7 +782,7 @@ static int jh_rewrite(const uint8_t *in, size_t len, struct buf *out)
 	return rc;
 }
 
-static int jh_slow_decode(const uint8_t *hdr, size_t len, struct remoting_cmd *cmd)
+int remoting_decode_json_header_general(const uint8_t *hdr, size_t len, struct remoting_cmd *cmd)
 {
 	struct buf text = BUF_INIT;
 	int rc = jh_rewrite(hdr, len, &text);
@@ -806,10 +806,10 @@ static int jh_slow_decode(const uint8_t *hdr, size_t len, struct remoting_cmd *c
 
 int remoting_decode_json_header(const uint8_t *hdr, size_t len, struct remoting_cmd *cmd)
 {
-	int rc = jh_fast_decode(hdr, len, cmd);
+	int rc = remoting_decode_json_header_fast(hdr, len, cmd);
 	if (rc != JH_BAIL)
 		return rc;
-	return jh_slow_decode(hdr, len, cmd);
+	return remoting_decode_json_header_general(hdr, len, cmd);
 }
 
 /* ======================= encoding ======================= */

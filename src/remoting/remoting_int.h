@@ -8,6 +8,12 @@
 #include "rmqns/utf8.h"
 
 int remoting_decode_json_header(const uint8_t *hdr, size_t len, struct remoting_cmd *cmd);
+/* The two paths behind it, apart for the fuzz target's differential check:
+ * the fast one returns REMOTING_JSON_BAIL for whatever it leaves to the
+ * other; whatever it accepts, the general one must read the same. */
+#define REMOTING_JSON_BAIL 1
+int remoting_decode_json_header_fast(const uint8_t *hdr, size_t len, struct remoting_cmd *cmd);
+int remoting_decode_json_header_general(const uint8_t *hdr, size_t len, struct remoting_cmd *cmd);
 int remoting_encode_json_header(const struct remoting_cmd *cmd, struct buf *out);
 
 int remoting_decode_binary_header(const uint8_t *hdr, size_t len, struct remoting_cmd *cmd);
