@@ -1,17 +1,18 @@
 /* The JSON header codec (protocol.md §2.1). Decoding runs a hand-written
- * parser for the shapes real peers send and falls back to jansson for
- * anything else: the fast path need not be complete, only never disagree
- * with the jansson path on what it does accept (a light rewrite lets
- * jansson keep number text and read \u0000 and lone surrogates the same
- * way). Encoding writes the exact bytes Java writes. */
+ * parser for the shapes real peers send and falls back to the general
+ * path, the streaming JSON reader, for anything else: the fast path need
+ * not be complete, only never disagree with the general path on what it
+ * does accept (tests/fuzz/fuzz_frame checks that). Encoding writes the
+ * exact bytes Java writes. */
+#include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <jansson.h>
-
 #include "rmqns/err.h"
 #include "rmqns/json_body.h"
+#include "rmqns/json_reader.h"
 #include "rmqns/remoting.h"
 #include "remoting_int.h"
 
@@ -110,7 +111,7 @@ static inline bool jh_room(const struct jh *j)
 
 /* Decodes the string starting at the quote at j->p into the string area
  * without claiming the space, NUL-terminated. Returns its length, or -1 for
- * anything to leave to jansson (including what jansson rejects). */
+ * anything to leave to the general path (including what it rejects). */
 static ptrdiff_t jh_string(struct jh *j)
 {
 	if (!jh_room(j))
@@ -211,8 +212,8 @@ static inline size_t jh_number_len(const uint8_t *p, const uint8_t *end)
 	return (size_t)(q - p);
 }
 
-/* A JSON integer as jansson reads it into json_int_t, limited to 18 digits
- * so it cannot overflow; fractions and exponents are left to jansson. */
+/* A JSON integer within int64, limited to 18 digits so it cannot
+ * overflow; fractions and exponents are left to the general path. */
 static bool jh_int(struct jh *j, int64_t *v)
 {
 	const uint8_t *p = j->p, *end = j->end;
@@ -240,7 +241,7 @@ static bool jh_int(struct jh *j, int64_t *v)
 
 /* code, flag, version, opaque: an integer, or an integral decimal such as
  * 100.0 (fastjson converts it), within int32. Anything else (exponents,
- * other fractions, too many digits) is left to the jansson path, which
+ * other fractions, too many digits) is left to the general path, which
  * takes integral reals and refuses the rest. */
 static inline bool jh_int32(struct jh *j, int32_t *out)
 {
@@ -334,8 +335,8 @@ static int jh_ext(struct jh *j, struct remoting_ext_field *ext, uint32_t slots, 
 		ptrdiff_t kl = jh_string(j);
 		if (kl < 0)
 			return JH_BAIL;
-		/* jansson keeps the first position and the last value of a
-		 * repeated key; rather than mimic that here, let it decide. */
+		/* a repeated key keeps its first position and its last value;
+		 * rather than mimic that here, let the general path decide. */
 		for (uint32_t i = 0; i < n; i++)
 			if (keylen[i] == (uint32_t)kl && memcmp(ext[i].key, key, (size_t)kl) == 0)
 				return JH_BAIL;
@@ -428,7 +429,7 @@ static int jh_member_value(struct jh *j, enum jh_member m, struct remoting_cmd *
 			cmd->language = remoting_language_parse_n(j->strs, (size_t)n);
 			return 0;
 		}
-		/* an ordinal is an integer; the jansson path judges the rest */
+		/* an ordinal is an integer; the general path judges the rest */
 		int64_t ord;
 		if (!jh_int(j, &ord) || ord < 0 || ord > LANG_NODE_JS)
 			return JH_BAIL;
@@ -482,7 +483,7 @@ int remoting_decode_json_header_fast(const uint8_t *hdr, size_t len, struct remo
 			goto bail;
 		enum jh_member m = jh_member_of(j.strs, (size_t)kl);
 		if (m & seen)
-			goto bail; /* repeated member: jansson's last-wins rule decides */
+			goto bail; /* repeated member: the general path's last-wins rule decides */
 		seen |= m;
 		jh_ws(&j);
 		if (j.p >= j.end || *j.p != ':')
@@ -521,156 +522,424 @@ bail:
 	return JH_BAIL;
 }
 
-/* ======================= jansson path ======================= */
+/* ======================= general path ======================= */
 
-/* code/flag/version/opaque: absent or null is 0; an integer or decimal text
- * (fastjson converts both) must fit in an int32. */
-static int jh_member_int32(const json_t *root, const char *name, int32_t *out)
+/* Everything the fast path leaves goes through the streaming reader. It
+ * reads a header as a whole before judging it: bad JSON anywhere is
+ * RMQNS_EJSON whatever came before, and a repeated member or ext key keeps
+ * its first position and its last value. */
+
+#define JG_NULL SIZE_MAX
+
+struct jg_entry {
+	size_t key, val; /* offsets into jg.text; val JG_NULL for a null value */
+};
+
+enum jg_int_member { JG_CODE, JG_FLAG, JG_VERSION, JG_OPAQUE, JG_N_INT };
+
+struct jg {
+	struct jp j;
+	struct buf text; /* NUL-terminated keys and values, back to back */
+	struct jg_entry *ext;
+	size_t n_ext, cap_ext;
+	uint32_t *index; /* open addressing: entry number + 1, 0 = free */
+	size_t index_cap;
+	int32_t num[JG_N_INT];
+	int num_rc[JG_N_INT];
+	int32_t language;
+	int language_rc;
+	size_t remark; /* JG_NULL: absent */
+	int ext_rc;    /* extFields of the wrong type */
+	bool ext_present;
+};
+
+static int jg_nomem(struct jg *g)
 {
-	const json_t *v = json_object_get(root, name);
-	if (!v || json_is_null(v)) {
-		*out = 0;
-		return RMQNS_OK;
+	if (!g->j.err) {
+		g->j.err = RMQNS_ENOMEM;
+		g->j.why = "out of memory";
 	}
-	json_int_t x;
-	if (json_is_integer(v)) {
-		x = json_integer_value(v);
-	} else if (json_is_real(v)) {
-		/* 100.0 and 1e2 are 100; a fraction is refused (Java would
-		 * truncate it, but no client writes one). */
-		double d = json_real_value(v);
-		if (!(d >= INT32_MIN && d <= INT32_MAX) || (double)(int32_t)d != d)
-			return RMQNS_EJSON;
-		x = (int32_t)d;
-	} else if (json_is_string(v)) {
-		const char *s = json_string_value(v);
-		const char *d = (*s == '-' || *s == '+') ? s + 1 : s;
-		if (!*d || strspn(d, "0123456789") != strlen(d) || strlen(d) > 10)
-			return RMQNS_EJSON;
+	return g->j.err;
+}
+
+/* Appends n bytes and a NUL to the text; *off gets where they start. */
+static int jg_text(struct jg *g, const void *s, size_t n, size_t *off)
+{
+	*off = g->text.len;
+	if (buf_append(&g->text, s, n) || buf_putc(&g->text, 0))
+		return jg_nomem(g);
+	return 0;
+}
+
+/* A number's value for code/flag/version/opaque/language: integers must
+ * fit in int64 and reals in a double, or the header is not JSON we read. */
+static int jg_number_value(struct jg *g, bool *integral, int64_t *iv, double *dv)
+{
+	const char *s;
+	size_t n;
+	if (jp_number(&g->j, &s, &n))
+		return g->j.err;
+	*integral = !memchr(s, '.', n) && !memchr(s, 'e', n) && !memchr(s, 'E', n);
+	char tmp[32];
+	if (*integral) {
+		bool neg = *s == '-';
+		uint64_t acc = 0, limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+		for (size_t i = neg; i < n; i++) {
+			uint64_t d = (uint64_t)(s[i] - '0');
+			if (acc > (limit - d) / 10) {
+				g->j.err = RMQNS_EJSON;
+				g->j.why = "integer out of range in JSON";
+				return g->j.err;
+			}
+			acc = acc * 10 + d;
+		}
+		*iv = neg ? (int64_t)(0 - acc) : (int64_t)acc;
+		return 0;
+	}
+	char *copy = n < sizeof(tmp) ? tmp : malloc(n + 1);
+	if (!copy)
+		return jg_nomem(g);
+	memcpy(copy, s, n);
+	copy[n] = 0;
+	*dv = strtod(copy, NULL);
+	if (copy != tmp)
+		free(copy);
+	if (isinf(*dv)) {
+		g->j.err = RMQNS_EJSON;
+		g->j.why = "number out of range in JSON";
+		return g->j.err;
+	}
+	return 0;
+}
+
+/* code, flag, version, opaque: null is 0; an integer, an integral real or
+ * decimal text (fastjson converts each) within int32. */
+static int jg_int_member(struct jg *g, enum jg_int_member m)
+{
+	struct jp *j = &g->j;
+	int32_t *out = &g->num[m];
+	int *rc = &g->num_rc[m];
+	*out = 0;
+	*rc = RMQNS_OK;
+	bool integral;
+	int64_t x = 0;
+	double d = 0;
+	switch (jp_peek(j)) {
+	case JP_NULL:
+		return jp_null(j);
+	case JP_NUMBER:
+		if (jg_number_value(g, &integral, &x, &d))
+			return j->err;
+		if (!integral) {
+			/* 100.0 and 1e2 are 100; a fraction is refused (Java would
+			 * truncate it, but no client writes one). */
+			if (!(d >= INT32_MIN && d <= INT32_MAX) || (double)(int32_t)d != d) {
+				*rc = RMQNS_EJSON;
+				return 0;
+			}
+			x = (int32_t)d;
+		}
+		break;
+	case JP_STRING: {
+		const char *s;
+		size_t n;
+		if (jp_string(j, &s, &n))
+			return j->err;
+		const char *digits = (*s == '-' || *s == '+') ? s + 1 : s;
+		size_t dn = n - (size_t)(digits - s);
+		if (!dn || strspn(digits, "0123456789") != dn || dn > 10) {
+			*rc = RMQNS_EJSON;
+			return 0;
+		}
 		x = strtoll(s, NULL, 10);
-	} else {
-		return RMQNS_EJSON;
+		break;
+	}
+	default:
+		*rc = RMQNS_EJSON;
+		return jp_skip(j);
 	}
 	if (x < INT32_MIN || x > INT32_MAX)
-		return RMQNS_EJSON;
-	*out = (int32_t)x;
-	return RMQNS_OK;
-}
-
-static int jh_member_language(const json_t *root, int32_t *out)
-{
-	const json_t *v = json_object_get(root, "language");
-	if (!v) {
-		*out = LANG_JAVA; /* Java's default for the field */
-		return RMQNS_OK;
-	}
-	if (json_is_null(v)) {
-		*out = LANG_UNKNOWN;
-		return RMQNS_OK;
-	}
-	if (json_is_string(v)) {
-		*out = remoting_language_parse_n(json_string_value(v), json_string_length(v));
-		return RMQNS_OK;
-	}
-	if (json_is_integer(v)) {
-		/* An ordinal past the enum makes Java drop the connection. */
-		json_int_t x = json_integer_value(v);
-		if (x < 0 || x > LANG_NODE_JS)
-			return RMQNS_EPROTO;
+		*rc = RMQNS_EJSON;
+	else
 		*out = (int32_t)x;
-		return RMQNS_OK;
-	}
-	return RMQNS_EJSON;
+	return 0;
 }
 
-/* Text of a remark or ext value: scalars as their text, containers as
- * compact JSON. *len gets the byte count without NUL; with dst NULL only
- * sizes. NULL-valued (json null) members give false. */
-static bool jh_value_text(const json_t *v, char *dst, size_t *len)
+static int jg_language(struct jg *g)
 {
-	char tmp[64];
-	if (json_is_object(v) || json_is_array(v)) {
-		size_t n = json_dumpb(v, dst, dst ? *len : 0, JSON_COMPACT);
-		*len = n;
-		return true;
+	struct jp *j = &g->j;
+	const char *s;
+	size_t n;
+	bool integral;
+	int64_t x = 0;
+	double d;
+	g->language_rc = RMQNS_OK;
+	switch (jp_peek(j)) {
+	case JP_NULL:
+		g->language = LANG_UNKNOWN;
+		return jp_null(j);
+	case JP_STRING:
+		if (jp_string(j, &s, &n))
+			return j->err;
+		g->language = remoting_language_parse_n(s, n);
+		return 0;
+	case JP_NUMBER:
+		if (jg_number_value(g, &integral, &x, &d))
+			return j->err;
+		if (!integral)
+			g->language_rc = RMQNS_EJSON;
+		else if (x < 0 || x > LANG_NODE_JS)
+			g->language_rc = RMQNS_EPROTO; /* an ordinal past the enum closes the connection in Java */
+		else
+			g->language = (int32_t)x;
+		return 0;
+	default:
+		g->language_rc = RMQNS_EJSON;
+		return jp_skip(j);
 	}
-	const char *s = json_scalar_text(v, tmp, sizeof(tmp));
-	if (!s)
-		return false;
-	size_t n = json_is_string(v) ? json_string_length(v) : strlen(s);
-	if (dst)
-		memcpy(dst, s, n);
-	*len = n;
-	return true;
 }
 
-static int jh_slow_fill(const json_t *root, struct remoting_cmd *cmd)
+static int jg_quoted(struct jg *g, const char *s, size_t n)
 {
+	if (buf_putc(&g->text, '"') || json_escape(&g->text, s, n, JW_DEFAULT) || buf_putc(&g->text, '"'))
+		return jg_nomem(g);
+	return 0;
+}
+
+/* Appends a value as compact JSON text (strings re-escaped in fastjson's
+ * default form, numbers as written). */
+static int jg_compact(struct jg *g)
+{
+	struct jp *j = &g->j;
+	const char *s;
+	size_t n;
 	int rc;
-	if ((rc = jh_member_int32(root, "code", &cmd->code)) ||
-	    (rc = jh_member_int32(root, "flag", &cmd->flag)) ||
-	    (rc = jh_member_int32(root, "version", &cmd->version)) ||
-	    (rc = jh_member_int32(root, "opaque", &cmd->opaque)) ||
-	    (rc = jh_member_language(root, &cmd->language)))
-		return rc;
-
-	const json_t *remark = json_object_get(root, "remark");
-	const json_t *ext = json_object_get(root, "extFields");
-	size_t remark_len = 0, total = 0;
-	bool has_remark = false;
-	if (remark && !json_is_null(remark)) {
-		has_remark = jh_value_text(remark, NULL, &remark_len);
-		total += remark_len + 1;
-	}
-	if (ext && !json_is_null(ext) && !json_is_object(ext))
-		return RMQNS_EJSON;
-
-	size_t count = 0;
-	const char *key;
-	json_t *val;
-	if (ext && json_is_object(ext)) {
-		cmd->ext_present = true;
-		json_object_foreach((json_t *)ext, key, val) {
-			size_t vl;
-			if (!jh_value_text(val, NULL, &vl))
-				continue; /* a null value is no value */
-			if (++count > REMOTING_MAX_EXT_FIELDS)
-				return RMQNS_ETOOBIG;
-			total += strlen(key) + 1 + vl + 1;
+	bool first = true;
+	switch (jp_peek(j)) {
+	case JP_OBJECT:
+		if (jp_obj_begin(j) || buf_putc(&g->text, '{'))
+			return j->err ? j->err : jg_nomem(g);
+		while ((rc = jp_obj_key(j, &s, &n)) == 1) {
+			if ((!first && buf_putc(&g->text, ',')) || jg_quoted(g, s, n) ||
+			    buf_putc(&g->text, ':'))
+				return jg_nomem(g);
+			first = false;
+			if (jg_compact(g))
+				return j->err;
 		}
+		return rc ? rc : buf_putc(&g->text, '}') ? jg_nomem(g) : 0;
+	case JP_ARRAY:
+		if (jp_arr_begin(j) || buf_putc(&g->text, '['))
+			return j->err ? j->err : jg_nomem(g);
+		while ((rc = jp_arr_next(j)) == 1) {
+			if (!first && buf_putc(&g->text, ','))
+				return jg_nomem(g);
+			first = false;
+			if (jg_compact(g))
+				return j->err;
+		}
+		return rc ? rc : buf_putc(&g->text, ']') ? jg_nomem(g) : 0;
+	case JP_STRING:
+		return jp_string(j, &s, &n) ? j->err : jg_quoted(g, s, n);
+	case JP_NUMBER:
+		if (jp_number(j, &s, &n))
+			return j->err;
+		return buf_append(&g->text, s, n) ? jg_nomem(g) : 0;
+	case JP_TRUE:
+	case JP_FALSE: {
+		bool v;
+		if (jp_bool(j, &v))
+			return j->err;
+		return buf_append_str(&g->text, v ? "true" : "false") ? jg_nomem(g) : 0;
 	}
-	if (!total && !count)
+	case JP_NULL:
+		return jp_null(j) ? j->err : buf_append_str(&g->text, "null") ? jg_nomem(g) : 0;
+	default:
+		return j->err;
+	}
+}
+
+/* Text of a remark or ext value: scalars as their text (numbers as
+ * written), containers as compact JSON; *off JG_NULL for null. */
+static int jg_value_text(struct jg *g, size_t *off)
+{
+	struct jp *j = &g->j;
+	const char *s;
+	size_t n;
+	switch (jp_peek(j)) {
+	case JP_NULL:
+		*off = JG_NULL;
+		return jp_null(j);
+	case JP_STRING:
+		return jp_string(j, &s, &n) ? j->err : jg_text(g, s, n, off);
+	case JP_NUMBER:
+		return jp_number(j, &s, &n) ? j->err : jg_text(g, s, n, off);
+	case JP_NONE:
+		return j->err;
+	default:
+		*off = g->text.len;
+		if (jg_compact(g))
+			return j->err;
+		return buf_putc(&g->text, 0) ? jg_nomem(g) : 0;
+	}
+}
+
+static uint64_t jg_hash(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
+	return h;
+}
+
+/* The slot holding key (n bytes) or the free slot where it goes. */
+static uint32_t *jg_slot(struct jg *g, const char *key, size_t n)
+{
+	size_t mask = g->index_cap - 1;
+	for (size_t i = jg_hash(key, n) & mask;; i = (i + 1) & mask) {
+		uint32_t e = g->index[i];
+		if (!e)
+			return &g->index[i];
+		const char *k = (const char *)g->text.data + g->ext[e - 1].key;
+		if (strlen(k) == n && memcmp(k, key, n) == 0)
+			return &g->index[i];
+	}
+}
+
+static int jg_grow_index(struct jg *g)
+{
+	size_t cap = g->index_cap ? g->index_cap * 2 : 64;
+	uint32_t *idx = calloc(cap, sizeof(*idx));
+	if (!idx)
+		return jg_nomem(g);
+	free(g->index);
+	g->index = idx;
+	g->index_cap = cap;
+	for (size_t e = 0; e < g->n_ext; e++) {
+		const char *k = (const char *)g->text.data + g->ext[e].key;
+		*jg_slot(g, k, strlen(k)) = (uint32_t)(e + 1);
+	}
+	return 0;
+}
+
+static int jg_ext(struct jg *g)
+{
+	struct jp *j = &g->j;
+	const char *k;
+	size_t kl;
+	int rc;
+	g->n_ext = 0;
+	if (g->index)
+		memset(g->index, 0, g->index_cap * sizeof(*g->index));
+	if (jp_peek(j) == JP_NULL) {
+		g->ext_present = false;
+		g->ext_rc = RMQNS_OK;
+		return jp_null(j);
+	}
+	if (jp_peek(j) != JP_OBJECT) {
+		g->ext_present = false;
+		g->ext_rc = RMQNS_EJSON;
+		return jp_skip(j);
+	}
+	g->ext_present = true;
+	g->ext_rc = RMQNS_OK;
+	if (jp_obj_begin(j))
+		return j->err;
+	while ((rc = jp_obj_key(j, &k, &kl)) == 1) {
+		if ((g->n_ext + 1) * 2 > g->index_cap && jg_grow_index(g))
+			return j->err;
+		uint32_t *slot = jg_slot(g, k, kl);
+		size_t val;
+		if (*slot) {
+			if (jg_value_text(g, &val))
+				return j->err;
+			g->ext[*slot - 1].val = val;
+			continue;
+		}
+		if (g->n_ext == g->cap_ext) {
+			size_t cap = g->cap_ext ? g->cap_ext * 2 : 16;
+			struct jg_entry *e = realloc(g->ext, cap * sizeof(*e));
+			if (!e)
+				return jg_nomem(g);
+			g->ext = e;
+			g->cap_ext = cap;
+		}
+		size_t key;
+		if (jg_text(g, k, kl, &key) || jg_value_text(g, &val))
+			return j->err;
+		g->ext[g->n_ext] = (struct jg_entry){ .key = key, .val = val };
+		*jg_slot(g, (const char *)g->text.data + key, kl) = (uint32_t)++g->n_ext;
+	}
+	return rc;
+}
+
+static int jg_members(struct jg *g)
+{
+	struct jp *j = &g->j;
+	const char *k;
+	size_t kl;
+	int rc;
+	if (jp_obj_begin(j))
+		return j->err;
+	while ((rc = jp_obj_key(j, &k, &kl)) == 1) {
+		switch (jh_member_of(k, kl)) {
+		case JH_CODE: rc = jg_int_member(g, JG_CODE); break;
+		case JH_FLAG: rc = jg_int_member(g, JG_FLAG); break;
+		case JH_VERSION: rc = jg_int_member(g, JG_VERSION); break;
+		case JH_OPAQUE: rc = jg_int_member(g, JG_OPAQUE); break;
+		case JH_LANGUAGE: rc = jg_language(g); break;
+		case JH_REMARK: rc = jg_value_text(g, &g->remark); break;
+		case JH_EXT: rc = jg_ext(g); break;
+		case JH_OTHER: rc = jp_skip(j); break;
+		}
+		if (rc)
+			return rc;
+	}
+	return rc ? rc : jp_end(j);
+}
+
+/* The command from what jg_members gathered, judged in Java's order. */
+static int jg_fill(struct jg *g, struct remoting_cmd *cmd)
+{
+	for (int m = 0; m < JG_N_INT; m++)
+		if (g->num_rc[m])
+			return g->num_rc[m];
+	if (g->language_rc)
+		return g->language_rc;
+	if (g->ext_rc)
+		return g->ext_rc;
+	size_t count = 0;
+	for (size_t i = 0; i < g->n_ext; i++)
+		count += g->ext[i].val != JG_NULL; /* a null value is no value */
+	if (count > REMOTING_MAX_EXT_FIELDS)
+		return RMQNS_ETOOBIG;
+	cmd->code = g->num[JG_CODE];
+	cmd->flag = g->num[JG_FLAG];
+	cmd->version = g->num[JG_VERSION];
+	cmd->opaque = g->num[JG_OPAQUE];
+	cmd->language = g->language;
+	cmd->ext_present = g->ext_present;
+	if (g->remark == JG_NULL && count == 0)
 		return RMQNS_OK;
 
 	size_t ext_bytes = count * sizeof(struct remoting_ext_field);
-	uint8_t *storage = malloc(ext_bytes + total);
+	uint8_t *storage = malloc(ext_bytes + g->text.len);
 	if (!storage)
 		return RMQNS_ENOMEM;
+	char *text = (char *)storage + ext_bytes;
+	memcpy(text, g->text.data, g->text.len);
+	if (g->remark != JG_NULL)
+		cmd->remark = text + g->remark;
 	struct remoting_ext_field *fields = (struct remoting_ext_field *)storage;
-	char *s = (char *)storage + ext_bytes;
-	if (has_remark) {
-		size_t n = remark_len + 1;
-		jh_value_text(remark, s, &n);
-		s[remark_len] = 0;
-		cmd->remark = s;
-		s += remark_len + 1;
+	size_t n = 0;
+	for (size_t i = 0; i < g->n_ext; i++) {
+		if (g->ext[i].val == JG_NULL)
+			continue;
+		fields[n].key = text + g->ext[i].key;
+		fields[n].value = text + g->ext[i].val;
+		n++;
 	}
-	size_t i = 0;
 	if (count) {
-		json_object_foreach((json_t *)ext, key, val) {
-			size_t vl;
-			if (!jh_value_text(val, NULL, &vl))
-				continue;
-			size_t kl = strlen(key);
-			memcpy(s, key, kl + 1);
-			fields[i].key = s;
-			s += kl + 1;
-			jh_value_text(val, s, &vl);
-			s[vl] = 0;
-			fields[i].value = s;
-			s += vl + 1;
-			i++;
-		}
 		cmd->ext = fields;
 		cmd->ext_count = (uint32_t)count;
 	}
@@ -678,125 +947,20 @@ static int jh_slow_fill(const json_t *root, struct remoting_cmd *cmd)
 	return RMQNS_OK;
 }
 
-/* jansson cannot keep a number's text, refuses integers beyond int64 and
- * reals beyond a double, and refuses \u0000 and lone surrogates. So before
- * it sees a header, the numbers whose text we keep (ext values, the remark,
- * members we ignore) are put in quotes and those escapes are replaced by
- * \uFFFD, as the fast path reads them. Nothing else changes, and bad JSON
- * stays bad: only valid number tokens right after a ':' are quoted, and at
- * the first token that is not one the rest is copied as it is. Numbers
- * inside containers stay jansson's. */
-enum jh_root_key { JH_KEY_TEXT, JH_KEY_INT, JH_KEY_EXT };
-
-static enum jh_root_key jh_root_key_of(const uint8_t *p, const uint8_t *end)
-{
-	char tmp[72];
-	if ((size_t)(end - p) + 1 > sizeof(tmp))
-		return JH_KEY_TEXT; /* longer than any member name we know, even escaped */
-	struct jh s = { .p = p, .end = end, .strs = tmp, .strs_end = tmp + sizeof(tmp) };
-	ptrdiff_t n = jh_string(&s);
-	if (n < 0)
-		return JH_KEY_TEXT;
-	switch (jh_member_of(tmp, (size_t)n)) {
-	case JH_CODE: case JH_FLAG: case JH_VERSION: case JH_OPAQUE: case JH_LANGUAGE:
-		return JH_KEY_INT;
-	case JH_EXT:
-		return JH_KEY_EXT;
-	default:
-		return JH_KEY_TEXT;
-	}
-}
-
-static int jh_rewrite(const uint8_t *in, size_t len, struct buf *out)
-{
-	int rc = buf_reserve(out, len + 16);
-	int depth = 0;
-	bool in_ext = false;
-	enum jh_root_key key = JH_KEY_TEXT;
-	uint8_t prev = 0; /* last byte outside blanks and strings */
-	size_t i = 0;
-	while (!rc && i < len) {
-		uint8_t c = in[i];
-		if (c == '"') {
-			size_t start = i++;
-			bool is_key = depth == 1 && (prev == '{' || prev == ',');
-			rc = buf_putc(out, '"');
-			while (!rc && i < len && in[i] != '"') {
-				uint32_t u, lo;
-				if (in[i] != '\\') {
-					rc = buf_putc(out, in[i++]);
-				} else if (i + 1 < len && in[i + 1] == 'u' && jh_hex4(in + i + 2, in + len, &u)) {
-					if (u >= 0xD800 && u <= 0xDBFF && len - i >= 12 && in[i + 6] == '\\' &&
-					    in[i + 7] == 'u' && jh_hex4(in + i + 8, in + len, &lo) &&
-					    lo >= 0xDC00 && lo <= 0xDFFF) {
-						rc = buf_append(out, in + i, 12);
-						i += 12;
-					} else {
-						bool bad = u == 0 || (u >= 0xD800 && u <= 0xDFFF);
-						rc = buf_append(out, bad ? (const uint8_t *)"\\uFFFD" : in + i, 6);
-						i += 6;
-					}
-				} else {
-					size_t n = i + 1 < len ? 2 : 1;
-					rc = buf_append(out, in + i, n);
-					i += n;
-				}
-			}
-			if (!rc && i < len)
-				rc = buf_putc(out, in[i++]);
-			if (is_key)
-				key = jh_root_key_of(in + start, in + i);
-			prev = '"';
-			continue;
-		}
-		if (c == '-' || (c >= '0' && c <= '9')) {
-			size_t n = jh_number_len(in + i, in + len);
-			if (!n)
-				break; /* bad JSON: jansson will say so on the rest */
-			bool quote = prev == ':' && ((depth == 1 && key != JH_KEY_INT) || (depth == 2 && in_ext));
-			if (quote)
-				rc = buf_putc(out, '"');
-			if (!rc)
-				rc = buf_append(out, in + i, n);
-			if (!rc && quote)
-				rc = buf_putc(out, '"');
-			i += n;
-			prev = '0';
-			continue;
-		}
-		if (c == '{' || c == '[') {
-			if (depth == 1)
-				in_ext = c == '{' && prev == ':' && key == JH_KEY_EXT;
-			depth++;
-		} else if (c == '}' || c == ']') {
-			if (depth > 0)
-				depth--;
-		}
-		if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
-			prev = c;
-		rc = buf_putc(out, c);
-		i++;
-	}
-	if (!rc && i < len)
-		rc = buf_append(out, in + i, len - i);
-	return rc;
-}
-
 int remoting_decode_json_header_general(const uint8_t *hdr, size_t len, struct remoting_cmd *cmd)
 {
-	struct buf text = BUF_INIT;
-	int rc = jh_rewrite(hdr, len, &text);
-	if (rc) {
-		buf_free(&text);
-		return rc;
-	}
-	json_error_t jerr;
-	json_t *root = json_loadb((const char *)text.data, text.len, 0, &jerr);
-	buf_free(&text);
-	if (!root)
-		return json_error_code(&jerr) == json_error_out_of_memory ? RMQNS_ENOMEM : RMQNS_EJSON;
-	rc = json_is_object(root) ? jh_slow_fill(root, cmd) : RMQNS_EJSON;
-	json_decref(root);
+	struct jg g = { .language = LANG_JAVA, .remark = JG_NULL };
+	/* JP_MAX_DEPTH is the nesting the jansson fallback took before it */
+	jp_init_opts(&g.j, hdr, len, JP_MAX_DEPTH, JP_RFC | JP_NO_BARE_KEYS | JP_NUL_AS_FFFD);
+	int rc = jp_peek(&g.j) == JP_OBJECT ? jg_members(&g) : RMQNS_EJSON;
+	if (g.j.err)
+		rc = g.j.err == RMQNS_ENOMEM ? RMQNS_ENOMEM : RMQNS_EJSON;
+	if (!rc)
+		rc = jg_fill(&g, cmd);
+	jp_fini(&g.j);
+	buf_free(&g.text);
+	free(g.ext);
+	free(g.index);
 	if (rc) {
 		free(cmd->storage);
 		memset(cmd, 0, sizeof(*cmd));
