@@ -11,6 +11,7 @@
 
 #include "rmqns/err.h"
 #include "rmqns/json_body.h"
+#include "rmqns/json_tree.h"
 #include "rmqns/remoting.h"
 #include "remoting_int.h"
 

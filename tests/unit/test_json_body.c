@@ -6,6 +6,7 @@
 
 #include "rmqns/err.h"
 #include "rmqns/json_body.h"
+#include "rmqns/json_tree.h"
 
 static char *escaped(const char *s, size_t n, enum jw_form form)
 {
