@@ -1,10 +1,9 @@
 /* The JSON header codec (protocol.md §2.1). Decoding runs a hand-written
  * parser for the shapes real peers send and falls back to the general
  * path (header_json_general.c, the streaming JSON reader) for anything
- * else: the fast path need
- * not be complete, only never disagree with the general path on what it
- * does accept (tests/fuzz/fuzz_frame checks that). Encoding writes the
- * exact bytes Java writes. */
+ * else: the fast path need not be complete, only never disagree with the
+ * general path on what it does accept (tests/fuzz/fuzz_frame checks
+ * that). Encoding writes the exact bytes Java writes. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
