@@ -1,4 +1,4 @@
-/* JSON bodies as fastjson writes and reads them (protocol.md §5.1-§5.2).
+/* JSON bodies as fastjson writes them (protocol.md §5.1-§5.2).
  *
  * The writer is a streaming emitter: callers write members in the order
  * Java sorts them (by name) and map entries in the order they want, and the
@@ -7,16 +7,13 @@
  *                 control characters escaped (upper-case \uXXXX);
  *   JW_STANDARD - standard JSON: integer keys quoted, "/" as "\/", every
  *                 character >= U+007F as \uXXXX (UTF-16 units).
- * The reader accepts what fastjson accepts that jansson does not: bare
- * integer object keys. */
+ * Reading JSON is json_reader.h's; jansson trees for tests are json_tree.h's. */
 #ifndef RMQNS_JSON_BODY_H
 #define RMQNS_JSON_BODY_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#include <jansson.h>
 
 #include "rmqns/buf.h"
 
@@ -56,20 +53,5 @@ static inline int jw_error(const struct jw *w) { return w->err; }
  * output: each offending byte becomes U+FFFD (raw in the default form,
  * \uFFFD in the standard form). On error the buffer is left as it was. */
 int json_escape(struct buf *out, const char *s, size_t n, enum jw_form form);
-
-/* Largest body json_body_parse takes. */
-#define JSON_BODY_MAX_LEN ((size_t)256 << 20)
-
-/* Parses a body written by fastjson (bare integer keys allowed, quoted
- * ones too). Returns a new reference, or NULL with *err set (EJSON, ENOMEM,
- * ETOOBIG past JSON_BODY_MAX_LEN). Large integers stay integers (json_int_t);
- * integers beyond its range, "\u0000" in strings and invalid UTF-8 are
- * EJSON. The top level must be an object or an array. */
-json_t *json_body_parse(const uint8_t *text, size_t len, int *err);
-
-/* Java-style text of a scalar JSON value (strings as is, numbers in
- * decimal, true/false); NULL for null, objects and arrays. The result is
- * written into `tmp` when it is not a string. */
-const char *json_scalar_text(const json_t *v, char *tmp, size_t tmp_len);
 
 #endif

@@ -131,13 +131,14 @@ int remoting_frame_cut(const uint8_t *data, size_t len, uint32_t max_frame, size
  * the exact text the client wrote, of any length and form (12345678901234567000,
  * -0, 1e-7, 1.50: what fastjson gives a String for an integer, and never a
  * reformatted double), booleans become "true"/"false", containers their
- * compact JSON text (numbers inside them as jansson reads them, so an
- * integer past int64 there is RMQNS_EJSON), null drops the entry; in any
- * string, \u0000 (no C string can hold it) and a lone surrogate escape (not
- * UTF-8; JSON.stringify writes one for a broken string) read as U+FFFD,
- * which re-encodes as U+FFFD; a repeated member or ext key keeps its last
- * value; serializeTypeCurrentRPC is ignored (the header word decides). ext
- * keeps the order of the wire.
+ * compact JSON text (strings in fastjson's default form, numbers as
+ * written, of any size), null drops the entry; in any string, \u0000 (no C
+ * string can hold it), a lone surrogate escape (not UTF-8; JSON.stringify
+ * writes one for a broken string) and each ill-formed UTF-8 sequence (as
+ * Java's decoder cuts them) read as U+FFFD, which re-encodes as U+FFFD; a
+ * repeated member or ext key keeps its first position and its last value;
+ * serializeTypeCurrentRPC is ignored (the header word decides). ext keeps
+ * the order of the wire.
  * Binary headers: remark length 0 = absent; entries with an empty key or
  * value are dropped; ext_present = the ext section is not empty. */
 int remoting_decode(const uint8_t *frame, size_t frame_size, struct remoting_cmd *cmd);

@@ -12,13 +12,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <jansson.h>
 #include <urcu.h>
 
 #include "jmap.h"
 #include "rmqns/durable.h"
 #include "rmqns/err.h"
 #include "rmqns/json_body.h"
+#include "rmqns/json_reader.h"
 #include "rmqns/kv.h"
 #include "rmqns/log.h"
 #include "rmqns/race.h"
@@ -130,72 +130,174 @@ static int table_write_json(const struct kv_table *t, struct buf *out)
 
 /* ---- loading ---- */
 
-/* Turns a parsed file into a table as the Java NameServer would hold it:
+static int key_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Checks a whole value, as a parser that builds a tree would before
+ * anything is taken from it: syntax, and no object with a key twice. */
+static int json_check(struct jp *j)
+{
+	const char *k;
+	int rc;
+
+	if (jp_peek(j) == JP_ARRAY) {
+		if (jp_arr_begin(j))
+			return j->err;
+		while ((rc = jp_arr_next(j)) == 1)
+			if (json_check(j))
+				return j->err;
+		return rc;
+	}
+	if (jp_peek(j) != JP_OBJECT)
+		return jp_skip(j);
+	struct buf keys = BUF_INIT;
+	char **sorted = NULL;
+	size_t n = 0;
+	if (jp_obj_begin(j))
+		return j->err;
+	while ((rc = jp_obj_key(j, &k, NULL)) == 1) {
+		if (buf_append(&keys, k, strlen(k) + 1)) {
+			rc = RMQNS_ENOMEM;
+			break;
+		}
+		n++;
+		if ((rc = json_check(j)) != 0)
+			break;
+	}
+	if (rc == 0 && n > 1) {
+		sorted = malloc(n * sizeof(*sorted));
+		if (!sorted) {
+			rc = RMQNS_ENOMEM;
+		} else {
+			char *p = (char *)keys.data;
+			for (size_t i = 0; i < n; i++, p += strlen(p) + 1)
+				sorted[i] = p;
+			qsort(sorted, n, sizeof(*sorted), key_cmp);
+			for (size_t i = 1; i < n && rc == 0; i++)
+				if (strcmp(sorted[i - 1], sorted[i]) == 0)
+					rc = RMQNS_EJSON;
+			if (rc && !j->err) {
+				j->err = rc;
+				j->why = "duplicate object key";
+			}
+		}
+	}
+	free(sorted);
+	buf_free(&keys);
+	return rc;
+}
+
+/* Turns a checked file into a table as the Java NameServer would hold it:
  * fastjson fills fresh HashMaps in file order, then the NameServer copies
- * the outer one with putAll (which pre-sizes the table). */
-static int table_from_json(json_t *root, struct kv_table **out, char *err, size_t errlen)
+ * the outer one with putAll (which pre-sizes the table). Values are
+ * strings, or scalars as their text (numbers as written). */
+static int table_from_json(struct jp *j, struct kv_table **out, char *err, size_t errlen)
 {
 	struct jmap parsed = JMAP_INIT;
 	struct kv_table *t = NULL;
-	json_t *ct, *nsv;
-	const char *ns;
+	const char *k;
+	char *ns = NULL;
+	bool seen_table = false;
 	void *old;
-	int rc = RMQNS_OK;
+	int rc = RMQNS_OK, more;
 
-	if (!json_is_object(root)) {
+	if (jp_peek(j) != JP_OBJECT) {
 		snprintf(err, errlen, "not a JSON object");
 		return RMQNS_EJSON;
 	}
-	ct = json_object_get(root, "configTable");
-	if (!json_is_object(ct)) {
-		snprintf(err, errlen, "no \"configTable\" object");
-		return RMQNS_EJSON;
-	}
-	json_object_foreach(ct, ns, nsv) {
-		struct jmap *inner;
-		const char *key;
-		json_t *val;
-
-		if (json_is_null(nsv)) {
-			log_warn("KV file: namespace '%s' is null, skipped", ns);
+	jp_obj_begin(j);
+	while (rc == 0 && (more = jp_obj_key(j, &k, NULL)) == 1) {
+		if (strcmp(k, "configTable") != 0 || jp_peek(j) != JP_OBJECT) {
+			jp_skip(j);
 			continue;
 		}
-		if (!json_is_object(nsv)) {
-			snprintf(err, errlen, "namespace \"%s\" is not an object", ns);
-			rc = RMQNS_EJSON;
-			goto out;
-		}
-		inner = calloc(1, sizeof(*inner));
-		if (!inner || jmap_put(&parsed, ns, inner, &old) < 0) {
-			free(inner);
-			rc = RMQNS_ENOMEM;
-			goto out;
-		}
-		if (old)
-			inner_free(old);
-		json_object_foreach(nsv, key, val) {
-			char tmp[64], *copy;
-			const char *text;
+		seen_table = true;
+		jp_obj_begin(j);
+		while (rc == 0 && (more = jp_obj_key(j, &k, NULL)) == 1) {
+			struct jmap *inner;
 
-			if (json_is_null(val)) {
-				log_warn("KV file: %s/%s is null, skipped", ns, key);
+			free(ns);
+			ns = strdup(k);
+			if (!ns) {
+				rc = RMQNS_ENOMEM;
+				break;
+			}
+			if (jp_peek(j) == JP_NULL) {
+				log_warn("KV file: namespace '%s' is null, skipped", ns);
+				jp_skip(j);
 				continue;
 			}
-			text = json_scalar_text(val, tmp, sizeof(tmp));
-			if (!text) {
-				snprintf(err, errlen, "value of \"%s\" / \"%s\" is not a string", ns, key);
+			if (jp_peek(j) != JP_OBJECT) {
+				snprintf(err, errlen, "namespace \"%s\" is not an object", ns);
 				rc = RMQNS_EJSON;
-				goto out;
+				break;
 			}
-			copy = strdup(text);
-			if (!copy || jmap_put(inner, key, copy, &old) < 0) {
-				free(copy);
+			inner = calloc(1, sizeof(*inner));
+			if (!inner || jmap_put(&parsed, ns, inner, &old) < 0) {
+				free(inner);
 				rc = RMQNS_ENOMEM;
-				goto out;
+				break;
 			}
-			free(old);
+			if (old)
+				inner_free(old);
+			jp_obj_begin(j);
+			while (rc == 0 && (more = jp_obj_key(j, &k, NULL)) == 1) {
+				char *key = strdup(k), *copy = NULL;
+				const char *text;
+				size_t n;
+				bool b;
+
+				if (!key) {
+					rc = RMQNS_ENOMEM;
+					break;
+				}
+				switch (jp_peek(j)) {
+				case JP_NULL:
+					log_warn("KV file: %s/%s is null, skipped", ns, key);
+					jp_skip(j);
+					free(key);
+					continue;
+				case JP_STRING:
+					if (!jp_string(j, &text, &n))
+						copy = strndup(text, n);
+					break;
+				case JP_NUMBER:
+					if (!jp_number(j, &text, &n))
+						copy = strndup(text, n);
+					break;
+				case JP_TRUE:
+				case JP_FALSE:
+					if (!jp_bool(j, &b))
+						copy = strdup(b ? "true" : "false");
+					break;
+				default:
+					snprintf(err, errlen, "value of \"%s\" / \"%s\" is not a string", ns, key);
+					rc = RMQNS_EJSON;
+					free(key);
+					continue;
+				}
+				if (!copy || jmap_put(inner, key, copy, &old) < 0) {
+					free(copy);
+					free(key);
+					rc = RMQNS_ENOMEM;
+					break;
+				}
+				free(old);
+				free(key);
+			}
 		}
 	}
+	if (rc == 0 && j->err)
+		rc = j->err;
+	if (rc == 0 && !seen_table) {
+		snprintf(err, errlen, "no \"configTable\" object");
+		rc = RMQNS_EJSON;
+	}
+	free(ns);
+	if (rc < 0)
+		goto out;
 	t = table_new();
 	if (!t) {
 		rc = RMQNS_ENOMEM;
@@ -221,24 +323,41 @@ out:
 	return RMQNS_OK;
 }
 
-/* Parses the file's bytes; RMQNS_EJSON with the reason for a bad file. */
+/* Parses the file's bytes; RMQNS_EJSON with the reason for a bad file.
+ * As strict as the file format: RFC 8259, valid UTF-8, no key twice. */
 static int table_parse(const struct buf *text, struct kv_table **out, char *err, size_t errlen)
 {
-	json_error_t jerr;
-	json_t *root;
+	struct jp j;
 	int rc;
 
 	if (text->len == 0) {
 		snprintf(err, errlen, "the file is empty");
 		return RMQNS_EJSON;
 	}
-	root = json_loadb((const char *)text->data, text->len, JSON_REJECT_DUPLICATES, &jerr);
-	if (!root) {
-		snprintf(err, errlen, "not valid JSON (line %d, column %d: %s)", jerr.line, jerr.column, jerr.text);
-		return RMQNS_EJSON;
+	jp_init_opts(&j, text->data, text->len, JP_MAX_DEPTH, JP_RFC | JP_NO_BARE_KEYS | JP_REFUSE_BAD_TEXT);
+	rc = json_check(&j);
+	if (!rc)
+		rc = jp_end(&j);
+	if (rc) {
+		int line = 1, column = 1;
+
+		for (const uint8_t *p = text->data; p < j.p; p++, column++)
+			if (*p == '\n') {
+				line++;
+				column = 0;
+			}
+		if (rc == RMQNS_ENOMEM)
+			snprintf(err, errlen, "out of memory");
+		else
+			snprintf(err, errlen, "not valid JSON (line %d, column %d: %s)", line, column,
+				 j.why ? j.why : "bad JSON");
+		jp_fini(&j);
+		return rc == RMQNS_ENOMEM ? rc : RMQNS_EJSON;
 	}
-	rc = table_from_json(root, out, err, errlen);
-	json_decref(root);
+	jp_fini(&j);
+	jp_init_opts(&j, text->data, text->len, JP_MAX_DEPTH, JP_RFC | JP_NO_BARE_KEYS | JP_REFUSE_BAD_TEXT);
+	rc = table_from_json(&j, out, err, errlen);
+	jp_fini(&j);
 	return rc;
 }
 

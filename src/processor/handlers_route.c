@@ -2,11 +2,12 @@
  * inside a read-side section, changes decoded here (the costly part of a
  * registration runs on the processor thread) and applied by the registrar.
  * Knows the wire; the route module knows the tables. */
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <jansson.h>
 #include <urcu/compiler.h>
 
 #include "rmqns/app.h"
@@ -14,6 +15,7 @@
 #include "rmqns/err.h"
 #include "rmqns/handlers.h"
 #include "rmqns/json_body.h"
+#include "rmqns/json_reader.h"
 #include "rmqns/kv.h"
 #include "rmqns/log.h"
 #include "rmqns/regbody.h"
@@ -291,7 +293,7 @@ struct route_mut {
 	/* REGISTER_TOPIC_IN_NAMESRV */
 	struct route_queue_in *queues;
 	uint32_t n_queues;
-	json_t *json;
+	char *names; /* the queues' broker names */
 };
 
 static struct route_mut *mut_new(struct app *app, struct request *req, mutation_apply_fn fn)
@@ -311,8 +313,7 @@ static void mut_free(struct route_mut *mu)
 {
 	regbody_free(&mu->body);
 	free(mu->queues);
-	if (mu->json)
-		json_decref(mu->json);
+	free(mu->names);
 	if (mu->req)
 		request_free(mu->req);
 	free(mu);
@@ -525,22 +526,158 @@ static void apply_register_topic(struct mutation *m)
 	mut_free(mu);
 }
 
-static int32_t json_int_member(json_t *o, const char *key)
+/* perm, readQueueNums, writeQueueNums, topicSysFlag: an integer (cut to
+ * 32 bits) or integer text; anything else is 0. An integer past int64 or
+ * a real past a double makes the body unreadable. */
+static int topic_int_member(struct jp *j, int32_t *out)
 {
-	json_t *v = json_object_get(o, key);
+	const char *s;
+	size_t n;
+	char *text;
+	int rc = 0;
 
-	if (json_is_integer(v))
-		return (int32_t)json_integer_value(v);
-	if (json_is_string(v))
-		return (int32_t)strtol(json_string_value(v), NULL, 10);
-	return 0;
+	*out = 0;
+	switch (jp_peek(j)) {
+	case JP_STRING:
+		if (jp_string(j, &s, &n))
+			return j->err;
+		*out = (int32_t)strtol(s, NULL, 10);
+		return 0;
+	case JP_NUMBER:
+		if (jp_number(j, &s, &n))
+			return j->err;
+		text = strndup(s, n);
+		if (!text)
+			return RMQNS_ENOMEM;
+		errno = 0;
+		if (strpbrk(text, ".eE")) {
+			if (isinf(strtod(text, NULL)))
+				rc = RMQNS_EJSON;
+		} else {
+			long long v = strtoll(text, NULL, 10);
+			if (errno == ERANGE)
+				rc = RMQNS_EJSON;
+			else
+				*out = (int32_t)v;
+		}
+		free(text);
+		return rc;
+	default:
+		return jp_skip(j);
+	}
+}
+
+/* One QueueData: brokerName (its offset in `names`, or -1 when it is not
+ * a string) and the four numbers. topicSysFlag wins over the misspelt
+ * topicSynFlag older brokers write, whenever it is present. */
+static int topic_queue(struct jp *j, struct buf *names, struct route_queue_in *in, ptrdiff_t *name)
+{
+	const char *k, *s;
+	size_t n;
+	int32_t syn = 0;
+	bool has_sys = false;
+	int rc;
+
+	*name = -1;
+	if (jp_peek(j) != JP_OBJECT)
+		return jp_skip(j); /* not an object: an empty entry */
+	if (jp_obj_begin(j))
+		return j->err;
+	while ((rc = jp_obj_key(j, &k, NULL)) == 1) {
+		if (strcmp(k, "brokerName") == 0) {
+			*name = -1;
+			if (jp_peek(j) != JP_STRING) {
+				rc = jp_skip(j);
+			} else if ((rc = jp_string(j, &s, &n)) == 0) {
+				*name = (ptrdiff_t)names->len;
+				if (buf_append(names, s, n + 1))
+					return RMQNS_ENOMEM;
+			}
+		} else if (strcmp(k, "perm") == 0) {
+			rc = topic_int_member(j, &in->perm);
+		} else if (strcmp(k, "readQueueNums") == 0) {
+			rc = topic_int_member(j, &in->read_queues);
+		} else if (strcmp(k, "writeQueueNums") == 0) {
+			rc = topic_int_member(j, &in->write_queues);
+		} else if (strcmp(k, "topicSysFlag") == 0) {
+			has_sys = true;
+			rc = topic_int_member(j, &in->sysflag);
+		} else if (strcmp(k, "topicSynFlag") == 0) {
+			rc = topic_int_member(j, &syn);
+		} else {
+			rc = jp_skip(j);
+		}
+		if (rc)
+			return rc;
+	}
+	if (!has_sys)
+		in->sysflag = syn;
+	return rc;
+}
+
+/* Reads a TopicRouteData body's queueDatas into mu (as fastjson would
+ * take it, bare integer keys included). RMQNS_EJSON for a body that is not
+ * a readable object; mu->n_queues 0 when it has no queue to register. */
+static int topic_route_body(const uint8_t *body, size_t len, struct route_mut *mu)
+{
+	struct jp j;
+	struct buf names = BUF_INIT;
+	ptrdiff_t *name_at = NULL;
+	uint32_t cap = 0, n = 0;
+	const char *k;
+	int rc;
+
+	jp_init_opts(&j, body, len, JP_MAX_DEPTH, JP_RFC | JP_REFUSE_BAD_TEXT);
+	rc = jp_peek(&j) == JP_OBJECT ? jp_obj_begin(&j) : RMQNS_EJSON;
+	while (rc == 0 && (rc = jp_obj_key(&j, &k, NULL)) == 1) {
+		if (strcmp(k, "queueDatas") != 0 || jp_peek(&j) != JP_ARRAY) {
+			if (strcmp(k, "queueDatas") == 0)
+				n = 0; /* the last queueDatas counts */
+			rc = jp_skip(&j);
+			continue;
+		}
+		n = 0;
+		rc = jp_arr_begin(&j);
+		while (rc == 0 && (rc = jp_arr_next(&j)) == 1) {
+			if (n == cap) {
+				uint32_t ncap = cap ? cap * 2 : 8;
+				void *q = realloc(mu->queues, ncap * sizeof(*mu->queues));
+				void *o = q ? realloc(name_at, ncap * sizeof(*name_at)) : NULL;
+				if (q)
+					mu->queues = q;
+				if (!o) {
+					rc = RMQNS_ENOMEM;
+					break;
+				}
+				name_at = o;
+				cap = ncap;
+			}
+			memset(&mu->queues[n], 0, sizeof(mu->queues[n]));
+			rc = topic_queue(&j, &names, &mu->queues[n], &name_at[n]);
+			n++;
+		}
+	}
+	if (rc == 0)
+		rc = jp_end(&j);
+	if (rc == 0 && j.err)
+		rc = j.err;
+	jp_fini(&j);
+	if (rc == 0 && n > 0) {
+		mu->names = (char *)names.data; /* the queues point into it from here on */
+		names = (struct buf)BUF_INIT;
+		for (uint32_t i = 0; i < n; i++)
+			mu->queues[i].group = name_at[i] < 0 ? NULL : mu->names + name_at[i];
+		mu->n_queues = n;
+	}
+	buf_free(&names);
+	free(name_at);
+	return rc == RMQNS_ENOMEM ? rc : rc ? RMQNS_EJSON : 0;
 }
 
 static void h_register_topic(struct app *app, struct request *req)
 {
 	struct route_mut *mu;
-	json_t *qds;
-	int err = 0;
+	int rc;
 
 	if (!need_ext(req, "topic"))
 		return;
@@ -553,39 +690,17 @@ static void h_register_topic(struct app *app, struct request *req)
 		reply_out_of_memory(req);
 		return;
 	}
-	mu->json = json_body_parse(req->cmd.body, req->cmd.body_len, &err);
-	if (!mu->json || !json_is_object(mu->json)) {
+	rc = topic_route_body(req->cmd.body, req->cmd.body_len, mu);
+	if (rc || mu->n_queues == 0) {
 		mu->req = NULL;
 		mut_free(mu);
-		reply_free(req, RSP_SYSTEM_ERROR, "REGISTER_TOPIC_IN_NAMESRV body is not a TopicRouteData");
+		if (rc == RMQNS_ENOMEM)
+			reply_out_of_memory(req);
+		else if (rc)
+			reply_free(req, RSP_SYSTEM_ERROR, "REGISTER_TOPIC_IN_NAMESRV body is not a TopicRouteData");
+		else
+			reply_free(req, RSP_SUCCESS, NULL); /* nothing to register */
 		return;
-	}
-	qds = json_object_get(mu->json, "queueDatas");
-	if (!json_is_array(qds) || json_array_size(qds) == 0) {
-		mu->req = NULL;
-		mut_free(mu);
-		reply_free(req, RSP_SUCCESS, NULL); /* nothing to register */
-		return;
-	}
-	mu->n_queues = (uint32_t)json_array_size(qds);
-	mu->queues = calloc(mu->n_queues, sizeof(*mu->queues));
-	if (!mu->queues) {
-		mu->req = NULL;
-		mut_free(mu);
-		reply_out_of_memory(req);
-		return;
-	}
-	for (uint32_t i = 0; i < mu->n_queues; i++) {
-		json_t *q = json_array_get(qds, i);
-		struct route_queue_in *in = &mu->queues[i];
-		if (!json_is_object(q))
-			continue;
-		in->group = json_string_value(json_object_get(q, "brokerName"));
-		in->perm = json_int_member(q, "perm");
-		in->read_queues = json_int_member(q, "readQueueNums");
-		in->write_queues = json_int_member(q, "writeQueueNums");
-		in->sysflag = json_object_get(q, "topicSysFlag") ? json_int_member(q, "topicSysFlag")
-								 : json_int_member(q, "topicSynFlag");
 	}
 	registrar_submit(app->registrar, &mu->m);
 }

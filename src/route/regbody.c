@@ -11,7 +11,7 @@
 
 #include <zlib.h>
 
-#include "jpull.h"
+#include "rmqns/json_reader.h"
 #include "rmqns/buf.h"
 #include "rmqns/err.h"
 

@@ -1,15 +1,19 @@
 /* libFuzzer target for the remoting codec: cuts frames out of arbitrary
  * bytes, decodes them, re-encodes them in both serializations and checks
  * that what was written reads back the same. Also feeds the raw input to
- * both header decoders and the JSON body reader. Any crash, over-read,
- * leak or broken round trip is a finding. */
+ * both header decoders and the JSON body reader, and checks the invariant
+ * the JSON header codec rests on: whatever its fast path accepts, the
+ * general path reads as the same command. Any crash, over-read, leak,
+ * broken round trip or disagreement is a finding. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "rmqns/err.h"
 #include "rmqns/json_body.h"
+#include "rmqns/json_tree.h"
 #include "rmqns/remoting.h"
+#include "remoting_int.h"
 
 /* Small, so that lengths near the limit are reachable. */
 #define FUZZ_MAX_FRAME (1u << 20)
@@ -65,6 +69,54 @@ static void check_reencode(const struct remoting_cmd *cmd, enum remoting_seriali
 	buf_free(&out);
 }
 
+static bool same_text(const char *a, const char *b)
+{
+	return (a == NULL) == (b == NULL) && (!a || strcmp(a, b) == 0);
+}
+
+/* Differential check: every field of the two decodes, ext entries in the
+ * same order with the same key and value text. */
+static void require_paths_agree(const struct remoting_cmd *fast, const struct remoting_cmd *gen)
+{
+	REQUIRE(fast->code == gen->code);
+	REQUIRE(fast->flag == gen->flag);
+	REQUIRE(fast->version == gen->version);
+	REQUIRE(fast->opaque == gen->opaque);
+	REQUIRE(fast->language == gen->language);
+	REQUIRE(same_text(fast->remark, gen->remark));
+	REQUIRE(fast->ext_present == gen->ext_present);
+	REQUIRE(fast->ext_count == gen->ext_count);
+	for (uint32_t i = 0; i < fast->ext_count; i++) {
+		REQUIRE(strcmp(fast->ext[i].key, gen->ext[i].key) == 0);
+		REQUIRE(strcmp(fast->ext[i].value, gen->ext[i].value) == 0);
+	}
+}
+
+/* Decodes a JSON header on both paths. When the fast path takes it, the
+ * general path must give the same command; `body` and `body_len` are the
+ * frame's, checked against what the whole-frame decode returned. */
+static void fuzz_json_paths(const uint8_t *hdr, size_t len, const struct remoting_cmd *whole)
+{
+	struct remoting_cmd fast, gen;
+	memset(&fast, 0, sizeof(fast));
+	int rc = remoting_decode_json_header_fast(hdr, len, &fast);
+	if (rc == REMOTING_JSON_BAIL) {
+		REQUIRE(fast.storage == NULL);
+		return;
+	}
+	if (rc != RMQNS_OK) {
+		REQUIRE(rc == RMQNS_ENOMEM);
+		return;
+	}
+	memset(&gen, 0, sizeof(gen));
+	REQUIRE(remoting_decode_json_header_general(hdr, len, &gen) == RMQNS_OK);
+	require_paths_agree(&fast, &gen);
+	if (whole)
+		require_paths_agree(whole, &gen);
+	remoting_cmd_release(&fast);
+	remoting_cmd_release(&gen);
+}
+
 static void fuzz_header(const uint8_t *data, size_t size, enum remoting_serialize ser)
 {
 	struct remoting_cmd cmd;
@@ -91,7 +143,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		REQUIRE(fs >= 8 && fs <= size - off);
 		struct remoting_cmd cmd;
+		uint32_t word = rd_be32(data + off + 4);
+		const uint8_t *hdr = data + off + 8;
+		size_t hlen = word & 0xFFFFFF;
 		if (remoting_decode(data + off, fs, &cmd) == RMQNS_OK) {
+			if (cmd.serialize == REMOTING_JSON) {
+				/* the body is what follows the header, whichever path read it */
+				size_t blen = fs - 8 - hlen;
+				REQUIRE(cmd.body_len == blen);
+				REQUIRE(blen == 0 ? cmd.body == NULL : cmd.body == hdr + hlen);
+				fuzz_json_paths(hdr, hlen, &cmd);
+			}
 			check_reencode(&cmd, cmd.serialize);
 			check_reencode(&cmd, cmd.serialize == REMOTING_JSON ? REMOTING_ROCKETMQ : REMOTING_JSON);
 			remoting_cmd_release(&cmd);
@@ -100,6 +162,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 
 	fuzz_header(data, size, REMOTING_JSON);
+	fuzz_json_paths(data, size, NULL);
 	fuzz_header(data, size, REMOTING_ROCKETMQ);
 
 	int err;

@@ -28,6 +28,7 @@
 #include "rmqns/buf.h"
 #include "rmqns/err.h"
 #include "rmqns/json_body.h"
+#include "rmqns/json_tree.h"
 
 #ifndef TESTDATA_DIR
 #error "TESTDATA_DIR must name tests/data"

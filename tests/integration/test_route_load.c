@@ -17,6 +17,7 @@
 #include "rmqns/buf.h"
 #include "rmqns/err.h"
 #include "rmqns/json_body.h"
+#include "rmqns/json_tree.h"
 
 #define T HARNESS_IO_TIMEOUT_MS
 #define BROKERS 2

@@ -13,6 +13,7 @@
 #include "reqs.h"
 #include "rmqns/err.h"
 #include "rmqns/json_body.h"
+#include "rmqns/json_tree.h"
 #include "rmqns/remoting.h"
 
 /* protocol.md §2.3 A: GET_ROUTEINFO_BY_TOPIC "TopicTest", opaque 7, from a 5.3.3 Java client */

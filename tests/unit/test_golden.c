@@ -1,6 +1,7 @@
 /* Golden tests: every frame captured between real Java peers decodes to
  * what its index.jsonl records, and re-encodes to the same bytes. */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -228,4 +229,90 @@ Test(golden, protocol_examples)
 	cr_expect_eq(d.opaque, 7);
 	cr_expect_str_eq(remoting_ext_get(&d, "topic"), "TopicTest");
 	remoting_cmd_release(&d);
+}
+
+/* Every captured JSON frame with ext fields, changed the two ways Java
+ * takes in stride: an ext value holding an integer past int64 inside a
+ * container, and a byte that is not UTF-8 at the start of the first ext
+ * value. Each must decode to the original command plus that entry, with
+ * U+FFFD for the byte. */
+static bool widen_header(const uint8_t *frame, size_t len, struct buf *out, size_t *first_value)
+{
+	static const char ext_key[] = "\"extFields\":{\"";
+	static const char extra[] = "\"zbig\":{\"n\":[12345678901234567890,-99999999999999999999]},";
+	uint32_t word = rd_be32(frame + 4);
+	size_t hlen = word & 0xFFFFFF;
+	if (word >> 24 != REMOTING_JSON)
+		return false;
+	const uint8_t *h = frame + 8;
+	const uint8_t *at = memmem(h, hlen, ext_key, sizeof(ext_key) - 1);
+	if (!at)
+		return false;
+	size_t ins = (size_t)(at - h) + sizeof(ext_key) - 2; /* at the first key's quote */
+	const uint8_t *sep = memmem(h + ins, hlen - ins, "\":\"", 3);
+	if (!sep || sep[3] == '"' || sep[3] == '\\')
+		return false;
+	size_t val = (size_t)(sep - h) + 3; /* the first value's first byte */
+	size_t blen = len - 8 - hlen;
+	buf_reset(out);
+	cr_assert_eq(buf_put_be32(out, (uint32_t)(4 + hlen + sizeof(extra) - 1 + blen)), 0);
+	cr_assert_eq(buf_put_be32(out, (uint32_t)(hlen + sizeof(extra) - 1)), 0);
+	cr_assert_eq(buf_append(out, h, ins), 0);
+	cr_assert_eq(buf_append(out, extra, sizeof(extra) - 1), 0);
+	cr_assert_eq(buf_append(out, h + ins, val - ins), 0);
+	cr_assert_eq(buf_putc(out, 0xFF), 0);
+	cr_assert_eq(buf_append(out, h + val + 1, hlen - val - 1 + blen), 0);
+	*first_value = val;
+	return true;
+}
+
+Test(golden, java_frames_with_big_integers_and_bad_utf8_in_ext)
+{
+	char dir[1024];
+	snprintf(dir, sizeof(dir), "%s/java-4.9.8/frames", TESTDATA_DIR);
+	DIR *d = opendir(dir);
+	cr_assert(d, "%s", dir);
+	struct dirent *e;
+	struct buf wide = BUF_INIT;
+	int checked = 0;
+	while ((e = readdir(d))) {
+		if (!strstr(e->d_name, ".bin"))
+			continue;
+		char path[2048];
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		size_t len, first;
+		uint8_t *frame = load_exact(path, &len);
+		if (!widen_header(frame, len, &wide, &first)) {
+			free(frame);
+			continue;
+		}
+		struct remoting_cmd a, b;
+		cr_assert_eq(remoting_decode(frame, len, &a), RMQNS_OK, "%s", e->d_name);
+		int rc = remoting_decode(wide.data, wide.len, &b);
+		cr_assert_eq(rc, RMQNS_OK, "%s changed: %d", e->d_name, rc);
+		cr_expect_eq(b.code, a.code, "%s", e->d_name);
+		cr_expect_eq(b.opaque, a.opaque, "%s", e->d_name);
+		cr_expect_eq(b.flag, a.flag, "%s", e->d_name);
+		cr_expect_eq(b.version, a.version, "%s", e->d_name);
+		cr_expect_eq(b.language, a.language, "%s", e->d_name);
+		cr_expect_eq(b.body_len, a.body_len, "%s", e->d_name);
+		cr_assert_eq(b.ext_count, a.ext_count + 1, "%s", e->d_name);
+		cr_expect_str_eq(b.ext[0].key, "zbig", "%s", e->d_name);
+		cr_expect_str_eq(b.ext[0].value, "{\"n\":[12345678901234567890,-99999999999999999999]}",
+				 "%s", e->d_name);
+		char want[512];
+		snprintf(want, sizeof(want), "\xEF\xBF\xBD%s", a.ext[0].value + 1);
+		cr_expect_str_eq(b.ext[1].value, want, "%s", e->d_name);
+		for (uint32_t i = 1; i < a.ext_count; i++) {
+			cr_expect_str_eq(b.ext[i + 1].key, a.ext[i].key, "%s", e->d_name);
+			cr_expect_str_eq(b.ext[i + 1].value, a.ext[i].value, "%s", e->d_name);
+		}
+		remoting_cmd_release(&a);
+		remoting_cmd_release(&b);
+		free(frame);
+		checked++;
+	}
+	closedir(d);
+	buf_free(&wide);
+	cr_expect_gt(checked, 50, "only %d frames with ext fields", checked);
 }

@@ -6,6 +6,8 @@
 
 #include "rmqns/err.h"
 #include "rmqns/json_body.h"
+#include "rmqns/json_reader.h"
+#include "rmqns/json_tree.h"
 
 static char *escaped(const char *s, size_t n, enum jw_form form)
 {
@@ -403,4 +405,134 @@ Test(scalar, java_style_text)
 	v = json_array();
 	cr_expect_null(json_scalar_text(v, tmp, sizeof(tmp)));
 	json_decref(v);
+}
+
+/* ---- the streaming reader's options ---- */
+
+/* The first string value of {"k":<text>} read with opts, or NULL with
+ * *err set. The result is a copy. */
+static char *read_k(const char *text, unsigned opts, int *err)
+{
+	struct jp j;
+	const char *k, *s;
+	size_t n;
+	char *out = NULL;
+	size_t len = strlen(text);
+	uint8_t *copy = malloc(len + 1);
+	memcpy(copy, text, len);
+	jp_init_opts(&j, copy, len, 0, opts);
+	if (jp_obj_begin(&j) == 0 && jp_obj_key(&j, &k, NULL) == 1 && jp_string(&j, &s, &n) == 0 &&
+	    jp_obj_key(&j, &k, NULL) == 0 && jp_end(&j) == 0)
+		out = strndup(s, n);
+	*err = j.err;
+	jp_fini(&j);
+	free(copy);
+	return out;
+}
+
+static void read_k_is(const char *text, unsigned opts, const char *want)
+{
+	int err;
+	char *got = read_k(text, opts, &err);
+	cr_assert_not_null(got, "%s (opts %u): %d", text, opts, err);
+	cr_expect_str_eq(got, want, "%s (opts %u)", text, opts);
+	free(got);
+}
+
+static void read_k_fails(const char *text, unsigned opts)
+{
+	int err;
+	char *got = read_k(text, opts, &err);
+	cr_expect_null(got, "%s (opts %u) read as %s", text, opts, got ? got : "");
+	cr_expect_eq(err, RMQNS_EJSON, "%s (opts %u)", text, opts);
+	free(got);
+}
+
+#define FFFD "\xEF\xBF\xBD"
+
+Test(json_reader, nul_and_surrogates)
+{
+	read_k_fails("{\"k\":\"a\\u0000\"}", 0);
+	read_k_is("{\"k\":\"a\\u0000\"}", JP_NUL_AS_FFFD, "a" FFFD);
+	read_k_is("{\"k\":\"\\ud800x\\udc00\"}", 0, FFFD "x" FFFD);
+	read_k_is("{\"k\":\"\\ud83d\\ude00\"}", JP_REFUSE_BAD_TEXT, "\xF0\x9F\x98\x80");
+	read_k_is("{\"k\":\"\\uFFFD\"}", JP_REFUSE_BAD_TEXT, FFFD);
+	read_k_fails("{\"k\":\"\\ud800\"}", JP_REFUSE_BAD_TEXT);
+	read_k_fails("{\"k\":\"\\u0000\"}", JP_REFUSE_BAD_TEXT | JP_NUL_AS_FFFD);
+}
+
+/* One U+FFFD per ill-formed sequence, as Java's decoder cuts them. */
+Test(json_reader, invalid_utf8)
+{
+	static const struct { const char *raw, *want; } cases[] = {
+		{ "\xFF", FFFD }, { "\xC3", FFFD }, { "\xE4\xB8", FFFD }, { "\xF0\x9F\x98", FFFD },
+		{ "\xED\xA0\x80", FFFD FFFD FFFD }, { "\xC0\xAF", FFFD FFFD }, { "\xE0\x9F\x80", FFFD FFFD FFFD },
+		{ "\xF4\x90\x80\x80", FFFD FFFD FFFD FFFD }, { "\xF0\x9F\x98\xC3\xA9", FFFD "\xC3\xA9" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char text[64], want[64];
+		snprintf(text, sizeof(text), "{\"k\":\"a%sb\"}", cases[i].raw);
+		snprintf(want, sizeof(want), "a%sb", cases[i].want);
+		read_k_is(text, 0, want);
+		read_k_fails(text, JP_REFUSE_BAD_TEXT);
+	}
+}
+
+Test(json_reader, rfc_strings_and_keys)
+{
+	read_k_is("{\"k\":\"a\tb\\'\"}", 0, "a\tb'");
+	read_k_fails("{\"k\":\"a\tb\"}", JP_RFC);
+	read_k_fails("{\"k\":\"\\'\"}", JP_RFC);
+	read_k_is("{7:\"v\"}", JP_RFC, "v");
+	read_k_fails("{7:\"v\"}", JP_NO_BARE_KEYS);
+}
+
+/* jp_number hands out the token as written; under JP_RFC a skipped
+ * number is checked the same way. */
+Test(json_reader, number_text)
+{
+	static const char *good[] = { "0", "-0", "12345678901234567890123", "1.50", "1e400", "-2.5E-3" };
+	static const char *bad[] = { "01", "1.", "-", "1e", "1.5.3", "+1", ".5", "1e5e6" };
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		char text[64];
+		snprintf(text, sizeof(text), "[%s]", good[i]);
+		struct jp j;
+		const char *s;
+		size_t n;
+		jp_init_opts(&j, (const uint8_t *)text, strlen(text), 0, JP_RFC);
+		cr_assert_eq(jp_arr_begin(&j), 0);
+		cr_assert_eq(jp_arr_next(&j), 1);
+		cr_assert_eq(jp_number(&j, &s, &n), 0, "%s", good[i]);
+		cr_expect_eq(n, strlen(good[i]));
+		cr_expect_eq(memcmp(s, good[i], n), 0);
+		cr_expect_eq(jp_arr_next(&j), 0);
+		cr_expect_eq(jp_end(&j), 0);
+		jp_fini(&j);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char text[64];
+		snprintf(text, sizeof(text), "{\"a\":%s}", bad[i]);
+		struct jp j;
+		jp_init_opts(&j, (const uint8_t *)text, strlen(text), 0, JP_RFC);
+		int rc = jp_skip(&j);
+		if (rc == 0)
+			rc = jp_end(&j);
+		cr_expect_eq(rc, RMQNS_EJSON, "%s skipped", bad[i]);
+		jp_fini(&j);
+	}
+}
+
+Test(json_reader, depth_bound)
+{
+	char text[80];
+	memset(text, '[', 40);
+	memset(text + 40, ']', 40);
+	struct jp j;
+	jp_init_opts(&j, (const uint8_t *)text, 80, 39, 0);
+	cr_expect_eq(jp_skip(&j), RMQNS_ETOOBIG);
+	jp_fini(&j);
+	jp_init_opts(&j, (const uint8_t *)text, 80, 40, 0);
+	cr_expect_eq(jp_skip(&j), 0);
+	cr_expect_eq(jp_end(&j), 0);
+	jp_fini(&j);
 }

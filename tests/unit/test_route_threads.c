@@ -18,6 +18,7 @@
 #include "rmqns/buf.h"
 #include "rmqns/err.h"
 #include "rmqns/json_body.h"
+#include "rmqns/json_tree.h"
 #include "rmqns/regbody.h"
 #include "rmqns/route.h"
 

@@ -1,7 +1,7 @@
-/* The pull parser behind the registration body decoder (jpull.h). Every
- * read is bounds-checked against the end of the text; errors are sticky so
- * callers may check once after a group of reads. */
-#include "jpull.h"
+/* The streaming JSON reader (json_reader.h). Every read is bounds-checked
+ * against the end of the text; errors are sticky so callers may check once
+ * after a group of reads. */
+#include "rmqns/json_reader.h"
 
 #include <limits.h>
 #include <string.h>
@@ -18,9 +18,26 @@ static int jp_fail(struct jp *j, int err, const char *why)
 	return j->err;
 }
 
+static bool jp_comma(const struct jp *j)
+{
+	return j->comma[j->depth / 8] >> (j->depth % 8) & 1;
+}
+
+static void jp_set_comma(struct jp *j, bool v)
+{
+	uint8_t bit = (uint8_t)(1u << (j->depth % 8));
+	j->comma[j->depth / 8] = (uint8_t)(v ? j->comma[j->depth / 8] | bit : j->comma[j->depth / 8] & ~bit);
+}
+
 void jp_init(struct jp *j, const uint8_t *text, size_t len, int max_depth)
 {
+	jp_init_opts(j, text, len, max_depth, 0);
+}
+
+void jp_init_opts(struct jp *j, const uint8_t *text, size_t len, int max_depth, unsigned opts)
+{
 	memset(j, 0, sizeof(*j));
+	j->opts = opts;
 	j->p = text;
 	j->start = text;
 	j->end = text + len;
@@ -75,7 +92,7 @@ static int jp_open(struct jp *j, uint8_t c)
 		return jp_fail(j, RMQNS_ETOOBIG, "JSON nested too deeply");
 	j->p++;
 	j->depth++;
-	j->comma[j->depth] = false;
+	jp_set_comma(j, false);
 	return 0;
 }
 
@@ -96,13 +113,13 @@ static int jp_next(struct jp *j, uint8_t close)
 		j->depth--;
 		return 0;
 	}
-	if (j->comma[j->depth]) {
+	if (jp_comma(j)) {
 		if (*j->p != ',')
 			return jp_fail(j, RMQNS_EJSON, "expected ',' in JSON");
 		j->p++;
 		jp_ws(j);
 	}
-	j->comma[j->depth] = true;
+	jp_set_comma(j, true);
 	return 1;
 }
 
@@ -156,8 +173,42 @@ static int jp_hex4(const uint8_t *p, uint32_t *out)
 	return 0;
 }
 
+/* Bytes of the ill-formed sequence at s (n > 0) that one U+FFFD replaces:
+ * the longest start of a well-formed sequence there, at least one byte
+ * (Unicode's "maximal subpart", which Java's UTF-8 decoder follows). */
+static size_t utf8_bad_len(const uint8_t *s, size_t n)
+{
+	uint8_t c = s[0], lo = 0x80, hi = 0xBF;
+	size_t len;
+	if (c >= 0xC2 && c <= 0xDF)
+		len = 2;
+	else if (c >= 0xE0 && c <= 0xEF)
+		len = 3;
+	else if (c >= 0xF0 && c <= 0xF4)
+		len = 4;
+	else
+		return 1;
+	if (c == 0xE0)
+		lo = 0xA0;
+	else if (c == 0xED)
+		hi = 0x9F;
+	else if (c == 0xF0)
+		lo = 0x90;
+	else if (c == 0xF4)
+		hi = 0x8F;
+	size_t i = 1;
+	for (; i < len && i < n; i++) {
+		if (s[i] < lo || s[i] > hi)
+			break;
+		lo = 0x80;
+		hi = 0xBF;
+	}
+	return i;
+}
+
 /* Decodes the string at j->p (opening quote included) into j->str.
- * Invalid UTF-8 becomes U+FFFD, as Java's decoder does. */
+ * Invalid UTF-8 becomes U+FFFD, as Java's decoder does, unless the
+ * options refuse it. */
 static int jp_read_string(struct jp *j)
 {
 	j->str.len = 0;
@@ -180,6 +231,8 @@ static int jp_read_string(struct jp *j)
 		}
 		if (c == 0)
 			return jp_fail(j, RMQNS_EJSON, "NUL character in a JSON string");
+		if (c < 0x20 && (j->opts & JP_RFC))
+			return jp_fail(j, RMQNS_EJSON, "control character in a JSON string");
 		if (c < 0x20) { /* fastjson lets raw control characters through */
 			if (buf_putc(&j->str, c))
 				return jp_fail(j, RMQNS_ENOMEM, "out of memory");
@@ -189,9 +242,11 @@ static int jp_read_string(struct jp *j)
 		if (c >= 0x80) {
 			size_t n = utf8_seq_len(j->p, (size_t)(j->end - j->p));
 			if (n == 0) {
+				if (j->opts & JP_REFUSE_BAD_TEXT)
+					return jp_fail(j, RMQNS_EJSON, "invalid UTF-8 in a JSON string");
 				if (jp_put_utf8(j, 0xFFFD))
 					return j->err;
-				j->p++;
+				j->p += utf8_bad_len(j->p, (size_t)(j->end - j->p));
 			} else {
 				if (buf_append(&j->str, j->p, n))
 					return jp_fail(j, RMQNS_ENOMEM, "out of memory");
@@ -209,7 +264,11 @@ static int jp_read_string(struct jp *j)
 		case '"': out = '"'; break;
 		case '\\': out = '\\'; break;
 		case '/': out = '/'; break;
-		case '\'': out = '\''; break;
+		case '\'':
+			if (j->opts & JP_RFC)
+				return jp_fail(j, RMQNS_EJSON, "bad escape in a JSON string");
+			out = '\'';
+			break;
 		case 'b': out = '\b'; break;
 		case 'f': out = '\f'; break;
 		case 'n': out = '\n'; break;
@@ -220,6 +279,9 @@ static int jp_read_string(struct jp *j)
 			if (j->end - j->p < 4 || jp_hex4(j->p, &cp))
 				return jp_fail(j, RMQNS_EJSON, "bad \\u escape in a JSON string");
 			j->p += 4;
+			/* A lone surrogate is not a character; U+0000 is one no C
+			 * string can hold. */
+			bool lone = false;
 			if (cp >= 0xD800 && cp <= 0xDBFF) {
 				uint32_t lo;
 				if (j->end - j->p >= 6 && j->p[0] == '\\' && j->p[1] == 'u' &&
@@ -227,13 +289,18 @@ static int jp_read_string(struct jp *j)
 					j->p += 6;
 					cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
 				} else {
-					cp = 0xFFFD;
+					lone = true;
 				}
 			} else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-				cp = 0xFFFD;
+				lone = true;
 			}
-			if (cp == 0)
+			if ((lone || cp == 0) && (j->opts & JP_REFUSE_BAD_TEXT))
+				return jp_fail(j, RMQNS_EJSON, lone ? "lone surrogate in a JSON string"
+								     : "NUL character in a JSON string");
+			if (cp == 0 && !(j->opts & JP_NUL_AS_FFFD))
 				return jp_fail(j, RMQNS_EJSON, "NUL character in a JSON string");
+			if (lone || cp == 0)
+				cp = 0xFFFD;
 			if (jp_put_utf8(j, cp))
 				return j->err;
 			continue;
@@ -259,7 +326,7 @@ int jp_obj_key(struct jp *j, const char **key, size_t *keylen)
 	if (*j->p == '"') {
 		if (jp_read_string(j))
 			return j->err;
-	} else if (*j->p == '-' || (*j->p >= '0' && *j->p <= '9')) {
+	} else if ((*j->p == '-' || (*j->p >= '0' && *j->p <= '9')) && !(j->opts & JP_NO_BARE_KEYS)) {
 		/* fastjson's unquoted integer key */
 		const uint8_t *s = j->p;
 		if (*j->p == '-')
@@ -298,6 +365,68 @@ int jp_string(struct jp *j, const char **s, size_t *len)
 	*s = (const char *)j->str.data;
 	if (len)
 		*len = j->str.len;
+	return 0;
+}
+
+/* Length of the JSON number token at p (-?(0|[1-9]d*)(.d+)?([eE][+-]?d+)?),
+ * 0 when p holds none. */
+static size_t jp_number_len(const uint8_t *p, const uint8_t *end)
+{
+	const uint8_t *q = p;
+	if (q < end && *q == '-')
+		q++;
+	if (q >= end || *q < '0' || *q > '9')
+		return 0;
+	if (*q++ != '0')
+		while (q < end && *q >= '0' && *q <= '9')
+			q++;
+	if (q < end && *q == '.') {
+		const uint8_t *f = ++q;
+		while (q < end && *q >= '0' && *q <= '9')
+			q++;
+		if (q == f)
+			return 0;
+	}
+	if (q < end && (*q == 'e' || *q == 'E')) {
+		q++;
+		if (q < end && (*q == '+' || *q == '-'))
+			q++;
+		const uint8_t *e = q;
+		while (q < end && *q >= '0' && *q <= '9')
+			q++;
+		if (q == e)
+			return 0;
+	}
+	return (size_t)(q - p);
+}
+
+/* A number token, checked against the grammar; under JP_RFC it must also
+ * end where a number can (so "01" and "1x" are refused here, not later). */
+static int jp_number_token(struct jp *j, const uint8_t **s, size_t *n)
+{
+	if (jp_peek(j) != JP_NUMBER)
+		return jp_fail(j, RMQNS_EJSON, "expected a number in JSON");
+	size_t len = jp_number_len(j->p, j->end);
+	if (len == 0)
+		return jp_fail(j, RMQNS_EJSON, "bad number in JSON");
+	const uint8_t *after = j->p + len;
+	if (after < j->end && ((*after >= '0' && *after <= '9') || *after == '.' || *after == 'e' ||
+			       *after == 'E' || *after == '+' || *after == '-'))
+		return jp_fail(j, RMQNS_EJSON, "bad number in JSON");
+	*s = j->p;
+	*n = len;
+	j->p = after;
+	return 0;
+}
+
+int jp_number(struct jp *j, const char **text, size_t *len)
+{
+	const uint8_t *s;
+	size_t n;
+	if (jp_number_token(j, &s, &n))
+		return j->err;
+	*text = (const char *)s;
+	*len = n;
 	return 0;
 }
 
@@ -398,6 +527,13 @@ int jp_bool(struct jp *j, bool *v)
 	}
 }
 
+int jp_null(struct jp *j)
+{
+	if (jp_peek(j) != JP_NULL)
+		return jp_fail(j, RMQNS_EJSON, "expected null in JSON");
+	return jp_literal(j, "null");
+}
+
 int jp_skip(struct jp *j)
 {
 	const char *k;
@@ -421,6 +557,11 @@ int jp_skip(struct jp *j)
 	case JP_STRING:
 		return jp_read_string(j);
 	case JP_NUMBER:
+		if (j->opts & JP_RFC) {
+			const char *s;
+			size_t n;
+			return jp_number(j, &s, &n);
+		}
 		if (*j->p == '-')
 			j->p++;
 		while (j->p < j->end && ((*j->p >= '0' && *j->p <= '9') || *j->p == '.' ||
