@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "rmqns/json_body.h"
+#include "rmqns/json_tree.h"
 #include "clusterinfo.h"
 #include "ops.h"
 #include "routes.h"

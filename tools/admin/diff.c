@@ -11,6 +11,7 @@
 
 #include "rmqns/buf.h"
 #include "rmqns/json_body.h"
+#include "rmqns/json_tree.h"
 #include "clusterinfo.h"
 #include "ops.h"
 #include "routes.h"

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "rmqns/json_body.h"
+#include "rmqns/json_tree.h"
 #include "ops.h"
 
 int admin_exit_for(const struct call_result *r)
