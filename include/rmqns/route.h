@@ -213,7 +213,5 @@ struct route_stats {
 /* Counts (approximate while the registrar writes). */
 void route_stats(struct route_db *db, struct route_stats *st);
 
-/* Java String.hashCode of a UTF-8 string (over its UTF-16 units). */
-int32_t route_java_hash(const char *s);
 
 #endif

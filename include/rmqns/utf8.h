@@ -10,7 +10,7 @@
 /* Length (1-4) of the well-formed UTF-8 sequence at s (n > 0 bytes
  * available) and its code point, or 0 when it is not one: stray or
  * truncated sequences, overlong forms, surrogates, past U+10FFFF. The same
- * rules jansson applies, so the fast header path and jansson agree. */
+ * rules the general JSON reader applies, so both header paths agree. */
 static inline size_t utf8_decode(const uint8_t *s, size_t n, uint32_t *cp)
 {
 	uint8_t c = s[0];

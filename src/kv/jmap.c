@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "jmap.h"
+#include "rmqns/javahash.h"
 #include "rmqns/err.h"
 
 #define JMAP_DEFAULT_CAP 16u
@@ -12,56 +13,10 @@
 #define JMAP_BUCKET_RESIZE_LEN 9u /* Java: binCount >= TREEIFY_THRESHOLD - 1 */
 #define JMAP_MAX_CAP (1u << 30)
 
-/* Next code point of a UTF-8 string; malformed bytes read as U+FFFD, as
- * Java's decoder does. */
-static uint32_t utf8_next(const unsigned char **ps)
-{
-	const unsigned char *s = *ps;
-	uint32_t cp;
-	int len;
-
-	if (s[0] < 0x80) {
-		*ps = s + 1;
-		return s[0];
-	}
-	if (s[0] >= 0xC2 && s[0] <= 0xDF)
-		len = 2, cp = s[0] & 0x1F;
-	else if (s[0] >= 0xE0 && s[0] <= 0xEF)
-		len = 3, cp = s[0] & 0x0F;
-	else if (s[0] >= 0xF0 && s[0] <= 0xF4)
-		len = 4, cp = s[0] & 0x07;
-	else
-		goto bad;
-	for (int i = 1; i < len; i++) {
-		if ((s[i] & 0xC0) != 0x80)
-			goto bad;
-		cp = (cp << 6) | (s[i] & 0x3F);
-	}
-	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
-	    (cp >= 0xD800 && cp <= 0xDFFF))
-		goto bad;
-	*ps = s + len;
-	return cp;
-bad:
-	*ps = s + 1;
-	return 0xFFFD;
-}
-
 uint32_t jmap_hash(const char *key)
 {
-	const unsigned char *s = (const unsigned char *)key;
-	uint32_t h = 0;
+	uint32_t h = (uint32_t)java_string_hash(key);
 
-	while (*s) {
-		uint32_t cp = utf8_next(&s);
-		if (cp >= 0x10000) {
-			cp -= 0x10000;
-			h = 31 * h + (0xD800 + (cp >> 10));
-			h = 31 * h + (0xDC00 + (cp & 0x3FF));
-		} else {
-			h = 31 * h + cp;
-		}
-	}
 	return h ^ (h >> 16);
 }
 

@@ -70,45 +70,6 @@ uint64_t rt_hash_pair(const char *a, const char *b)
 	return mix64(fnv64(h, b));
 }
 
-int32_t route_java_hash(const char *s)
-{
-	const uint8_t *p = (const uint8_t *)s;
-	uint32_t h = 0;
-
-	if (!s)
-		return 0;
-	while (*p) {
-		uint32_t cp;
-		uint8_t c = *p;
-		if (c < 0x80) {
-			cp = c;
-			p++;
-		} else if ((c & 0xE0) == 0xC0 && (p[1] & 0xC0) == 0x80) {
-			cp = ((uint32_t)(c & 0x1F) << 6) | (p[1] & 0x3F);
-			p += 2;
-		} else if ((c & 0xF0) == 0xE0 && (p[1] & 0xC0) == 0x80 && (p[2] & 0xC0) == 0x80) {
-			cp = ((uint32_t)(c & 0x0F) << 12) | ((uint32_t)(p[1] & 0x3F) << 6) | (p[2] & 0x3F);
-			p += 3;
-		} else if ((c & 0xF8) == 0xF0 && (p[1] & 0xC0) == 0x80 && (p[2] & 0xC0) == 0x80 &&
-			   (p[3] & 0xC0) == 0x80) {
-			cp = ((uint32_t)(c & 0x07) << 18) | ((uint32_t)(p[1] & 0x3F) << 12) |
-			     ((uint32_t)(p[2] & 0x3F) << 6) | (p[3] & 0x3F);
-			p += 4;
-		} else {
-			cp = 0xFFFD;
-			p++;
-		}
-		if (cp >= 0x10000) {
-			cp -= 0x10000;
-			h = h * 31 + (0xD800 + (cp >> 10));
-			h = h * 31 + (0xDC00 + (cp & 0x3FF));
-		} else {
-			h = h * 31 + cp;
-		}
-	}
-	return (int32_t)h;
-}
-
 int32_t rt_java_long_hash(int64_t v)
 {
 	uint64_t u = (uint64_t)v;

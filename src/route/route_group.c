@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rmqns/javahash.h"
 #include "route_writer.h"
 #include "rmqns/err.h"
 #include "rmqns/log.h"
@@ -98,7 +99,7 @@ static struct route_group *group_new(struct route_db *db, uint32_t gidx, const c
 	g->gidx = gidx;
 	g->map_cap = 16;
 	g->name = rt_strdup(name);
-	g->name_hash = route_java_hash(name);
+	g->name_hash = java_string_hash(name);
 	if (!g->name) {
 		free(g);
 		return NULL;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rmqns/javahash.h"
 #include "route_priv.h"
 #include "rmqns/err.h"
 
@@ -253,7 +254,7 @@ uint32_t *rt_name_order(const char *const *names, uint32_t n, enum jw_form form)
 		return NULL;
 	}
 	for (uint32_t i = 0; i < n; i++)
-		h[i] = route_java_hash(names[i]);
+		h[i] = java_string_hash(names[i]);
 	rt_java_order(h, n, rt_java_cap(n), idx);
 	free(h);
 	return idx;

@@ -7,6 +7,7 @@
 
 #include "rmqns/buf.h"
 #include "rmqns/err.h"
+#include "rmqns/javahash.h"
 #include "rmqns/log.h"
 
 /* ---- buf ---- */
@@ -202,4 +203,19 @@ Test(log, level_names_parse)
 	cr_expect_eq(log_level_parse("error"), LOG_ERROR);
 	cr_expect_eq(log_level_parse("trace"), -1);
 	cr_expect_eq(log_level_parse(NULL), -1);
+}
+
+/* java.lang.String.hashCode, values as Java computes them; ill-formed bytes
+ * as Java's UTF-8 decoder reads them (one U+FFFD per byte it skips). */
+Test(javahash, matches_java)
+{
+	cr_expect_eq(java_string_hash(""), 0);
+	cr_expect_eq(java_string_hash("hello"), 99162322);
+	cr_expect_eq(java_string_hash("broker-a"), (int32_t)0x1636eb6d);
+	cr_expect_eq(java_string_hash("\xe4\xb8\xad\xe6\x96\x87"), 646394);    /* U+4E2D U+6587 */
+	cr_expect_eq(java_string_hash("\xf0\x9f\x98\x80"), 1772899);           /* U+1F600: two units */
+	cr_expect_eq(java_string_hash("a\xff" "b"), 2124838);
+	cr_expect_eq(java_string_hash("\xc0\x80"), 65533 * 32);                /* overlong: two bytes, two U+FFFD */
+	cr_expect_eq(java_string_hash("\xed\xa0\x80"), (65533 * 31 + 65533) * 31 + 65533); /* a surrogate */
+	cr_expect_eq(java_string_hash(NULL), 0);
 }
