@@ -85,7 +85,7 @@ static void cache_give_back(struct route_db *db, struct route_cache *c)
 }
 
 void rt_cache_install(struct route_db *db, struct route_topic *t, int form, struct route_cache *seen,
-		      const uint8_t *bytes, size_t len, uint32_t splice, uint8_t acting, uint64_t tg,
+		      const uint8_t *bytes, size_t len, uint32_t splice, uint8_t acting, uint32_t tg,
 		      uint64_t gg)
 {
 	struct route_cache *c;

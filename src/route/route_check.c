@@ -87,6 +87,22 @@ int rt_check(struct route_db *db, char *err, size_t len)
 			  (unsigned long long)dead, (unsigned long long)db->dead_entries);
 		goto out;
 	}
+	uint64_t lists = 0, refs_sum = 0;
+	for (uint32_t b = 0; b < db->tq_buckets; b++)
+		for (const struct route_tq *q = db->tq_table[b]; q; q = q->next) {
+			lists++;
+			refs_sum += q->refs;
+			if (q->refs == 0) {
+				rc = fail(err, len, "an interned entry list no topic uses");
+				goto out;
+			}
+		}
+	if (db->tq_buckets && (lists != db->tq_count || refs_sum != topics)) {
+		rc = fail(err, len, "entry lists: %llu interned (kept %u), %llu uses for %llu topics",
+			  (unsigned long long)lists, db->tq_count, (unsigned long long)refs_sum,
+			  (unsigned long long)topics);
+		goto out;
+	}
 	for (uint32_t i = 0; db->clusters && i < db->clusters->n; i++) {
 		const struct route_cluster *c = db->clusters->c[i];
 		if (c->n == 0) {

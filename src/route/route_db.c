@@ -234,7 +234,6 @@ struct route_db *route_db_create(size_t cache_max_bytes)
 
 static void free_topic_now(struct route_topic *t)
 {
-	free(t->tq);
 	free(t->cache[0]);
 	free(t->cache[1]);
 	free(t);
@@ -286,6 +285,7 @@ static void db_teardown(struct route_db *db)
 	}
 	free(db->tdir);
 	free(db->tfree);
+	rt_tq_table_free(db);
 	if (db->clusters) {
 		for (uint32_t i = 0; i < db->clusters->n; i++) {
 			free(db->clusters->c[i]->gidx);

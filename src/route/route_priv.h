@@ -82,11 +82,18 @@ struct route_qd {
 	int32_t sysflag;
 };
 
-/* A topic's queue entries, in the order Java's HashMap lists them. */
+/* A topic's queue entries, in the order Java's HashMap lists them.
+ * Immutable and shared: topics with equal entries (every topic a broker
+ * registered with the same queues and permission) point at one list,
+ * interned by the registrar (route_queues.c). */
 struct route_tq {
 	struct rcu_head rcu;
 	uint32_t map_cap;        /* that HashMap's capacity */
 	uint32_t n;
+	/* registrar-private */
+	uint32_t refs;           /* topics pointing here */
+	uint32_t hash;           /* of map_cap, n and the entries */
+	struct route_tq *next;   /* in the intern table's bucket */
 	struct route_qd e[];
 };
 
@@ -94,7 +101,7 @@ struct route_tq {
 struct route_cache {
 	struct cds_lfs_node retire;
 	struct rcu_head rcu;
-	uint64_t tgen;      /* topic generation it was built at */
+	uint32_t tgen;      /* topic generation it was built at */
 	uint64_t ggen;      /* global generation it was built at */
 	uint32_t len;
 	uint32_t splice;    /* offset of "queueDatas": where orderTopicConf goes */
@@ -108,11 +115,10 @@ struct route_topic {
 	struct rcu_head rcu;
 	struct route_tq *tq;             /* published; never NULL while linked */
 	struct route_cache *cache[2];    /* per form; installed by readers (CAS) */
-	uint64_t gen;                    /* atomic: bumped on every change */
-	uint8_t hot;                     /* atomic: read since the last trim */
+	uint32_t gen;                    /* atomic: bumped on every change */
 	uint32_t tid;                    /* registrar-private: slot in the topic directory */
-	uint64_t hash;
-	char name[];
+	uint8_t hot;                     /* atomic: read since the last trim */
+	char name[];                     /* right after: no padding before it */
 };
 
 /* A live broker: key (cluster, addr). last_ms is the one field written in
@@ -241,6 +247,8 @@ struct route_db {
 	uint32_t *tfree;             /* ids free for reuse */
 	uint32_t tfree_n, tfree_cap;
 	uint32_t trim_cursor;        /* where the cache trim goes on */
+	struct route_tq **tq_table;  /* interned queue-entry lists */
+	uint32_t tq_buckets, tq_count;
 	uint32_t dead_head, dead_tail; /* groups whose entries are still being removed */
 	uint32_t free_head, free_tail; /* retired slots, oldest first */
 	uint64_t reap_started_ms;    /* when the removal under way began (0: none) */
@@ -333,7 +341,7 @@ void rt_drain_retired(struct route_db *db);
 void rt_cache_trim(struct route_db *db);
 /* A reader's install of freshly built bytes (seen: the entry it found). */
 void rt_cache_install(struct route_db *db, struct route_topic *t, int form, struct route_cache *seen,
-		      const uint8_t *bytes, size_t len, uint32_t splice, uint8_t acting, uint64_t tg,
+		      const uint8_t *bytes, size_t len, uint32_t splice, uint8_t acting, uint32_t tg,
 		      uint64_t gg);
 /* The bytes of the entries installed in linked topics (tests compare it
  * with cache_bytes once nothing runs). */

@@ -314,7 +314,8 @@ int route_topic_body(struct route_db *db, const struct route_query *q, const uin
 	struct route_cache *c = NULL;
 	struct route_tq *tq;
 	struct built bo = { 0, 0 };
-	uint64_t tg = 0, gg = 0;
+	uint32_t tg = 0;
+	uint64_t gg = 0;
 	int rc;
 
 	if (!t)

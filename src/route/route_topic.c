@@ -2,25 +2,20 @@
  * group, in Java HashMap order), the registrar's directory of topic ids,
  * and every change of a topic's entries, which also keeps the group ->
  * topics index (route_idset.c) up to date. Registrar only. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "route_writer.h"
 #include "rmqns/err.h"
 
-static void free_tq_cb(struct rcu_head *h)
-{
-	rt_tsan_before_free();
-	free(caa_container_of(h, struct route_tq, rcu));
-}
-
 static void free_topic_cb(struct rcu_head *h)
 {
 	struct route_topic *t = caa_container_of(h, struct route_topic, rcu);
 
 	rt_tsan_before_free();
-	free(t->tq);
-	/* readers give back what they install after the unlink
+	/* its entry list went back to route_queues.c at the unlink; readers
+	 * give back what they install after the unlink
 	 * (rt_cache_install): nothing should be left here */
 	free(t->cache[0]);
 	free(t->cache[1]);
@@ -70,17 +65,6 @@ struct route_topic *rt_topic_by_id(struct route_db *db, uint32_t tid)
 /* ---- queue entries ---- */
 
 
-struct route_tq *rt_tq_alloc(uint32_t n, uint32_t map_cap)
-{
-	struct route_tq *tq = rt_malloc(sizeof(*tq) + (size_t)n * sizeof(tq->e[0]));
-
-	if (!tq)
-		return NULL;
-	tq->n = n;
-	tq->map_cap = map_cap;
-	return tq;
-}
-
 int rt_tq_find(const struct route_tq *tq, uint32_t gidx)
 {
 	for (uint32_t i = 0; i < tq->n; i++)
@@ -127,11 +111,10 @@ void rt_topic_publish_tq(struct route_db *db, struct route_topic *t, struct rout
 	struct route_tq *old = t->tq;
 
 	db->topic_epoch++;
-	rt_assign(t->tq, ntq);
-	rt_defer_free(db, &old->rcu, free_tq_cb);
+	rt_assign(t->tq, rt_tq_intern(db, ntq));
+	rt_tq_release(db, old);
 	rt_topic_invalidate(db, t);
 }
-
 
 /* The group's entry left t: the index and the counts follow. */
 static void entry_gone(struct route_db *db, struct route_topic *t, uint32_t gidx)
@@ -156,6 +139,7 @@ void rt_topic_unlink(struct route_db *db, struct route_topic *t)
 	rt_topic_invalidate(db, t);
 	for (uint32_t i = 0; i < tq->n; i++)
 		entry_gone(db, t, tq->e[i].gidx);
+	rt_tq_release(db, tq); /* readers may still read it: freed after a grace period */
 	tid_free(db, t->tid);
 	__atomic_sub_fetch(&db->n_topics, 1, __ATOMIC_RELAXED);
 	rt_defer_free(db, &t->rcu, free_topic_cb);
@@ -164,7 +148,8 @@ void rt_topic_unlink(struct route_db *db, struct route_topic *t)
 static int topic_create(struct route_db *db, const char *name, const struct route_qd *qd)
 {
 	size_t nl = strlen(name);
-	struct route_topic *t = rt_calloc(1, sizeof(*t) + nl + 1);
+	/* the name starts right after the fixed fields, not at the padded size */
+	struct route_topic *t = rt_calloc(1, offsetof(struct route_topic, name) + nl + 1);
 	struct route_tq *ntq = rt_tq_alloc(1, 16);
 	struct rt_idset *s = &db->gpriv[qd->gidx].topics;
 	int rc;
@@ -186,13 +171,12 @@ static int topic_create(struct route_db *db, const char *name, const struct rout
 		return RMQNS_ENOMEM;
 	}
 	memcpy(t->name, name, nl + 1);
-	t->hash = rt_hash_str(name);
 	ntq->e[0] = *qd;
 	cds_lfht_node_init(&t->node);
 	/* the release store orders the node's initialisation before the lfht
 	 * link that publishes it */
-	rt_assign(t->tq, ntq);
-	cds_lfht_add(db->topics, t->hash, &t->node);
+	rt_assign(t->tq, rt_tq_intern(db, ntq));
+	cds_lfht_add(db->topics, rt_hash_str(name), &t->node);
 	db->topic_epoch++;
 	__atomic_add_fetch(&db->n_entries, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&db->n_topics, 1, __ATOMIC_RELAXED);
@@ -254,7 +238,7 @@ int rt_topic_remove_entry(struct route_db *db, struct route_topic *t, uint32_t g
 	return 0;
 }
 
-/* Grows the topic table to about two topics a bucket. liburcu's own
+/* Grows the topic table to two to four topics a bucket. liburcu's own
  * resizing runs on its worker and, with one registrar adding 40,000
  * topics at a go, sometimes never happened: a table left at 1,024 buckets
  * with 1.28 M topics made the 32 registrations of the big shape take 45 s
@@ -266,7 +250,9 @@ void rt_topics_fit(struct route_db *db)
 	unsigned long n = (unsigned long)__atomic_load_n(&db->n_topics, __ATOMIC_RELAXED);
 	unsigned long want = RT_TOPIC_BUCKETS_MIN;
 
-	while (want < n / 2)
+	/* two to four topics a bucket: a bucket costs 16 bytes, and a chain
+	 * of three is still a short walk */
+	while (want < n / 4)
 		want <<= 1;
 	if (want > db->topic_buckets) {
 		cds_lfht_resize(db->topics, want);

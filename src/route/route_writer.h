@@ -69,9 +69,20 @@ int rt_topic_put_entry(struct route_db *db, const char *name, const struct route
 /* Drops the topic's entry for gidx, and the topic when none remain. */
 int rt_topic_remove_entry(struct route_db *db, struct route_topic *t, uint32_t gidx);
 void rt_topic_unlink(struct route_db *db, struct route_topic *t);
-/* Replaces the entries of t (same groups, other values). */
+/* Replaces the entries of t with the list ntq (not yet interned). */
 void rt_topic_publish_tq(struct route_db *db, struct route_topic *t, struct route_tq *ntq);
+
+/* ---- route_queues.c: interned queue-entry lists ---- */
+
+/* A fresh list to fill (free() it if it goes no further). */
 struct route_tq *rt_tq_alloc(uint32_t n, uint32_t map_cap);
+/* The shared list equal to cand (cand is freed) or cand itself, counted
+ * once more; never fails. */
+struct route_tq *rt_tq_intern(struct route_db *db, struct route_tq *cand);
+/* One topic fewer points at tq: freed after a grace period with the last. */
+void rt_tq_release(struct route_db *db, struct route_tq *tq);
+/* Teardown: frees every list. */
+void rt_tq_table_free(struct route_db *db);
 /* Grows the topic table to fit; outside any read-side section. */
 void rt_topics_fit(struct route_db *db);
 /* Called with a running count i inside long loops: every so often leaves
