@@ -405,7 +405,7 @@ int route_apply_unregister(struct route_db *db, const char *cluster, const char 
 			 addr, name ? name : "null");
 		return 0;
 	}
-	rc = unregister_apply(db, cluster, addr, name ? rt_group_find(db, name) : UINT32_MAX);
+	rc = unregister_apply(db, cluster, addr, name ? rt_group_lookup(db, name) : UINT32_MAX);
 	rcu_read_unlock();
 	if (rc < 0)
 		log_error("route: out of memory unregistering %s; it stays until it expires", addr);
@@ -484,7 +484,7 @@ int route_apply_write_perm(struct route_db *db, const char *name, bool add)
 	if (!name)
 		return 0;
 	rcu_read_lock();
-	gidx = rt_group_find(db, name);
+	gidx = rt_group_lookup(db, name);
 	if (gidx != UINT32_MAX)
 		rc = rt_group_set_perm(db, gidx, add, false);
 	rcu_read_unlock();
@@ -533,7 +533,7 @@ int route_apply_register_topic(struct route_db *db, const char *topic, const str
 	if (!exists) {
 		/* a new topic is created only when every group is known */
 		for (uint32_t i = 0; i < n; i++) {
-			uint32_t gidx = rt_group_find(db, q[i].group);
+			uint32_t gidx = rt_group_lookup(db, q[i].group);
 			if (gidx == UINT32_MAX || !db->gdir[gidx]->present) {
 				rcu_read_unlock();
 				return 0;
@@ -541,7 +541,7 @@ int route_apply_register_topic(struct route_db *db, const char *topic, const str
 		}
 	}
 	for (uint32_t i = 0; i < n && rc == 0; i++) {
-		uint32_t gidx = rt_group_find(db, q[i].group);
+		uint32_t gidx = rt_group_lookup(db, q[i].group);
 		if (gidx == UINT32_MAX || !db->gdir[gidx]->present)
 			break; /* entries before an unknown group stay */
 		struct route_qd qd = { gidx, q[i].perm, q[i].read_queues, q[i].write_queues, q[i].sysflag };

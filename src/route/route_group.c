@@ -59,11 +59,6 @@ uint32_t rt_group_lookup(struct route_db *db, const char *name)
 	return node ? caa_container_of(node, struct route_gname, node)->gidx : UINT32_MAX;
 }
 
-uint32_t rt_group_find(struct route_db *db, const char *name)
-{
-	return rt_group_lookup(db, name);
-}
-
 static void gname_unlink(struct route_db *db, uint32_t gidx)
 {
 	struct route_gname *n = db->gpriv[gidx].gname;
@@ -109,7 +104,7 @@ static struct route_group *group_new(struct route_db *db, uint32_t gidx, const c
 
 int rt_group_intern(struct route_db *db, const char *name, uint32_t *out)
 {
-	uint32_t i = rt_group_find(db, name);
+	uint32_t i = rt_group_lookup(db, name);
 	uint32_t hwm = db->g_hwm;
 	struct route_group *g;
 	struct route_gname *gn;

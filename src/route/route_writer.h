@@ -21,8 +21,6 @@ void rt_idset_free(struct rt_idset *s);
 
 /* ---- route_group.c: group slots, the name index, dead groups ---- */
 
-/* The living group named `name`, or UINT32_MAX. */
-uint32_t rt_group_find(struct route_db *db, const char *name);
 /* The slot of `name`, interning it (not in brokerAddrTable) when new. */
 int rt_group_intern(struct route_db *db, const char *name, uint32_t *out);
 /* A private copy of a published group, to change and commit. */
