@@ -82,4 +82,37 @@ int jp_skip(struct jp *j);
 /* After the top value: only whitespace may remain. */
 int jp_end(struct jp *j);
 
+/* Length of the JSON number token at p (RFC 8259: -?(0|[1-9]d*)(.d+)?([eE][+-]?d+)?),
+ * of any length; 0 when p holds none. What follows it is the caller's
+ * business ("01" is the number 0 followed by a stray 1). */
+static inline size_t json_number_len(const uint8_t *p, const uint8_t *end)
+{
+	const uint8_t *q = p;
+	if (q < end && *q == '-')
+		q++;
+	if (q >= end || *q < '0' || *q > '9')
+		return 0;
+	if (*q++ != '0')
+		while (q < end && *q >= '0' && *q <= '9')
+			q++;
+	if (q < end && *q == '.') {
+		const uint8_t *f = ++q;
+		while (q < end && *q >= '0' && *q <= '9')
+			q++;
+		if (q == f)
+			return 0;
+	}
+	if (q < end && (*q == 'e' || *q == 'E')) {
+		q++;
+		if (q < end && (*q == '+' || *q == '-'))
+			q++;
+		const uint8_t *e = q;
+		while (q < end && *q >= '0' && *q <= '9')
+			q++;
+		if (q == e)
+			return 0;
+	}
+	return (size_t)(q - p);
+}
+
 #endif

@@ -368,37 +368,6 @@ int jp_string(struct jp *j, const char **s, size_t *len)
 	return 0;
 }
 
-/* Length of the JSON number token at p (-?(0|[1-9]d*)(.d+)?([eE][+-]?d+)?),
- * 0 when p holds none. */
-static size_t jp_number_len(const uint8_t *p, const uint8_t *end)
-{
-	const uint8_t *q = p;
-	if (q < end && *q == '-')
-		q++;
-	if (q >= end || *q < '0' || *q > '9')
-		return 0;
-	if (*q++ != '0')
-		while (q < end && *q >= '0' && *q <= '9')
-			q++;
-	if (q < end && *q == '.') {
-		const uint8_t *f = ++q;
-		while (q < end && *q >= '0' && *q <= '9')
-			q++;
-		if (q == f)
-			return 0;
-	}
-	if (q < end && (*q == 'e' || *q == 'E')) {
-		q++;
-		if (q < end && (*q == '+' || *q == '-'))
-			q++;
-		const uint8_t *e = q;
-		while (q < end && *q >= '0' && *q <= '9')
-			q++;
-		if (q == e)
-			return 0;
-	}
-	return (size_t)(q - p);
-}
 
 /* A number token, checked against the grammar; under JP_RFC it must also
  * end where a number can (so "01" and "1x" are refused here, not later). */
@@ -406,7 +375,7 @@ static int jp_number_token(struct jp *j, const uint8_t **s, size_t *n)
 {
 	if (jp_peek(j) != JP_NUMBER)
 		return jp_fail(j, RMQNS_EJSON, "expected a number in JSON");
-	size_t len = jp_number_len(j->p, j->end);
+	size_t len = json_number_len(j->p, j->end);
 	if (len == 0)
 		return jp_fail(j, RMQNS_EJSON, "bad number in JSON");
 	const uint8_t *after = j->p + len;

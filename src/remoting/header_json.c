@@ -11,6 +11,7 @@
 
 #include "rmqns/err.h"
 #include "rmqns/json_body.h"
+#include "rmqns/json_reader.h"
 #include "rmqns/remoting.h"
 #include "remoting_int.h"
 
@@ -180,38 +181,6 @@ __attribute__((aligned(64))) static ptrdiff_t jh_string(struct jh *j)
 	return o - j->strs;
 }
 
-/* Length of the JSON number token at p (RFC 8259: -?(0|[1-9]d*)(.d+)?([eE][+-]?d+)?),
- * of any length; 0 when p holds none. What follows it is the caller's
- * business ("01" is the number 0 followed by a stray 1). */
-static inline size_t jh_number_len(const uint8_t *p, const uint8_t *end)
-{
-	const uint8_t *q = p;
-	if (q < end && *q == '-')
-		q++;
-	if (q >= end || *q < '0' || *q > '9')
-		return 0;
-	if (*q++ != '0')
-		while (q < end && *q >= '0' && *q <= '9')
-			q++;
-	if (q < end && *q == '.') {
-		const uint8_t *f = ++q;
-		while (q < end && *q >= '0' && *q <= '9')
-			q++;
-		if (q == f)
-			return 0;
-	}
-	if (q < end && (*q == 'e' || *q == 'E')) {
-		q++;
-		if (q < end && (*q == '+' || *q == '-'))
-			q++;
-		const uint8_t *e = q;
-		while (q < end && *q >= '0' && *q <= '9')
-			q++;
-		if (q == e)
-			return 0;
-	}
-	return (size_t)(q - p);
-}
 
 /* A JSON integer within int64, limited to 18 digits so it cannot
  * overflow; fractions and exponents are left to the general path. */
@@ -304,7 +273,7 @@ static inline const char *jh_ext_value(struct jh *j)
 		 * fastjson hands a String field an integer's own text, and a
 		 * JavaScript client's 12345678901234567000 must not be cut to
 		 * int64 or rewritten as a double. */
-		size_t len = jh_number_len(start, j->end);
+		size_t len = json_number_len(start, j->end);
 		if (!len)
 			return NULL;
 		j->p += len;
@@ -377,7 +346,7 @@ static bool jh_skip_value(struct jh *j)
 	if (c == '"')
 		return jh_string(j) >= 0;
 	if (c == '-' || (c >= '0' && c <= '9')) {
-		size_t len = jh_number_len(j->p, j->end);
+		size_t len = json_number_len(j->p, j->end);
 		j->p += len;
 		return len > 0;
 	}
