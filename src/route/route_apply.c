@@ -503,7 +503,7 @@ int route_apply_delete_topic(struct route_db *db, const char *topic, const char 
 	rcu_read_lock();
 	t = rt_topic_find(db, topic);
 	if (t && (!cluster || !cluster[0])) {
-		rt_topic_unlink(db, t);
+		rc = rt_topic_unlink(db, t);
 	} else if (t) {
 		struct route_cluster *c = rt_cluster_find(db->clusters, cluster, NULL);
 		for (uint32_t i = 0; c && i < c->n && rc == 0; i++) {

@@ -228,16 +228,11 @@ struct route_db *route_db_create(size_t cache_max_bytes)
 		return NULL;
 	}
 	cds_lfs_init(&db->retired);
+	cds_lfs_init(&db->expired);
 	db->start_ms = route_now_ms();
 	return db;
 }
 
-static void free_topic_now(struct route_topic *t)
-{
-	free(t->cache[0]);
-	free(t->cache[1]);
-	free(t);
-}
 
 static void db_teardown(struct route_db *db)
 {
@@ -246,10 +241,12 @@ static void db_teardown(struct route_db *db)
 
 	/* callbacks queued by the registrar still point into the tables */
 	rt_drain_retired(db);
+	rt_topic_retire_flush(db);
 #ifndef RMQNS_TSAN
 	rcu_barrier();
 #endif
 	rt_run_deferred(db);
+	rt_topic_reclaim(db);
 
 	rcu_read_lock();
 	cds_lfht_first(db->topics, &it);
@@ -257,7 +254,7 @@ static void db_teardown(struct route_db *db)
 		struct route_topic *t = caa_container_of(n, struct route_topic, node);
 		cds_lfht_next(db->topics, &it);
 		cds_lfht_del(db->topics, n);
-		free_topic_now(t);
+		rt_topic_free_unlinked(db, t);
 	}
 	cds_lfht_first(db->live, &it);
 	while ((n = cds_lfht_iter_get_node(&it)) != NULL) {
@@ -286,6 +283,7 @@ static void db_teardown(struct route_db *db)
 	free(db->tdir);
 	free(db->tfree);
 	rt_tq_table_free(db);
+	rt_arena_free_all(db);
 	if (db->clusters) {
 		for (uint32_t i = 0; i < db->clusters->n; i++) {
 			free(db->clusters->c[i]->gidx);
@@ -355,6 +353,8 @@ void route_hook_tick(void *arg, uint64_t now_ms)
 	if (n > 0)
 		log_info("route: %d broker(s) expired", n);
 	rt_group_reap(db, ROUTE_REAP_SLICE); /* in case no idle hook runs */
+	rt_topic_retire_flush(db);
+	rt_topic_reclaim(db);
 	rt_drain_retired(db);
 	rt_cache_trim(db);
 }
@@ -366,7 +366,12 @@ void route_hook_conn_closed(void *arg, uint64_t conn_id)
 
 bool route_hook_idle(void *arg)
 {
-	return rt_group_reap(arg, ROUTE_REAP_SLICE);
+	struct route_db *db = arg;
+	bool more = rt_group_reap(db, ROUTE_REAP_SLICE);
+
+	rt_topic_retire_flush(db);
+	rt_topic_reclaim(db);
+	return more;
 }
 
 void route_stats(struct route_db *db, struct route_stats *st)

@@ -110,9 +110,10 @@ struct route_cache {
 	uint8_t bytes[];
 };
 
+/* A topic: a record from the registrar's arena (route_arena.c), freed in
+ * batches after a grace period, hence no RCU head of its own. */
 struct route_topic {
 	struct cds_lfht_node node;
-	struct rcu_head rcu;
 	struct route_tq *tq;             /* published; never NULL while linked */
 	struct route_cache *cache[2];    /* per form; installed by readers (CAS) */
 	uint32_t gen;                    /* atomic: bumped on every change */
@@ -214,6 +215,21 @@ struct route_gpriv {
 
 enum { RT_SLOT_FREE = 0, RT_SLOT_USED = 1, RT_SLOT_RETIRING = 2 };
 
+/* Topic records above this size (a name past about 440 bytes) come from
+ * malloc instead of the arena. */
+#define RT_ARENA_MAX 512u
+/* Topic records retired under one grace period. */
+#define RT_TBATCH 1024u
+
+struct rt_arena {
+	struct arena_chunk *chunks;
+	uint8_t *chunk;              /* the one carved from now */
+	size_t used;
+	struct arena_free *free[RT_ARENA_MAX / 8 + 1]; /* by size / 8 */
+};
+
+struct rt_tbatch;
+
 struct route_db {
 	struct cds_lfht *topics;
 	struct cds_lfht *live;
@@ -247,6 +263,9 @@ struct route_db {
 	uint32_t *tfree;             /* ids free for reuse */
 	uint32_t tfree_n, tfree_cap;
 	uint32_t trim_cursor;        /* where the cache trim goes on */
+	struct rt_arena arena;       /* topic records */
+	struct rt_tbatch *tbatch;    /* topics unlinked since the last flush */
+	struct cds_lfs_stack expired; /* batches past their grace period */
 	struct route_tq **tq_table;  /* interned queue-entry lists */
 	uint32_t tq_buckets, tq_count;
 	uint32_t dead_head, dead_tail; /* groups whose entries are still being removed */

@@ -2,25 +2,11 @@
  * group, in Java HashMap order), the registrar's directory of topic ids,
  * and every change of a topic's entries, which also keeps the group ->
  * topics index (route_idset.c) up to date. Registrar only. */
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "route_writer.h"
 #include "rmqns/err.h"
-
-static void free_topic_cb(struct rcu_head *h)
-{
-	struct route_topic *t = caa_container_of(h, struct route_topic, rcu);
-
-	rt_tsan_before_free();
-	/* its entry list went back to route_queues.c at the unlink; readers
-	 * give back what they install after the unlink
-	 * (rt_cache_install): nothing should be left here */
-	free(t->cache[0]);
-	free(t->cache[1]);
-	free(t);
-}
 
 /* ---- the directory of topic ids ---- */
 
@@ -128,10 +114,12 @@ static void entry_gone(struct route_db *db, struct route_topic *t, uint32_t gidx
 	rt_group_maybe_retire(db, gidx);
 }
 
-void rt_topic_unlink(struct route_db *db, struct route_topic *t)
+int rt_topic_unlink(struct route_db *db, struct route_topic *t)
 {
 	struct route_tq *tq = t->tq;
 
+	if (rt_topic_retire_reserve(db))
+		return RMQNS_ENOMEM;
 	/* unlinked first: no reader may meet the topic once its groups'
 	 * slots can be retired */
 	db->topic_epoch++;
@@ -142,33 +130,27 @@ void rt_topic_unlink(struct route_db *db, struct route_topic *t)
 	rt_tq_release(db, tq); /* readers may still read it: freed after a grace period */
 	tid_free(db, t->tid);
 	__atomic_sub_fetch(&db->n_topics, 1, __ATOMIC_RELAXED);
-	rt_defer_free(db, &t->rcu, free_topic_cb);
+	rt_topic_retire(db, t);
+	return 0;
 }
 
 static int topic_create(struct route_db *db, const char *name, const struct route_qd *qd)
 {
 	size_t nl = strlen(name);
-	/* the name starts right after the fixed fields, not at the padded size */
-	struct route_topic *t = rt_calloc(1, offsetof(struct route_topic, name) + nl + 1);
+	struct route_topic *t = rt_topic_alloc(db, nl);
 	struct route_tq *ntq = rt_tq_alloc(1, 16);
 	struct rt_idset *s = &db->gpriv[qd->gidx].topics;
-	int rc;
+	int rc = t && ntq ? tid_alloc(db, t) : RMQNS_ENOMEM;
 
-	if (!t || !ntq) {
-		free(t);
-		free(ntq);
-		return RMQNS_ENOMEM;
+	if (rc == 0 && rt_idset_add(s, t->tid)) {
+		tid_free(db, t->tid);
+		rc = RMQNS_ENOMEM;
 	}
-	if ((rc = tid_alloc(db, t)) != 0) {
-		free(t);
+	if (rc) {
+		if (t)
+			rt_topic_free_unlinked(db, t);
 		free(ntq);
 		return rc;
-	}
-	if (rt_idset_add(s, t->tid)) {
-		tid_free(db, t->tid);
-		free(t);
-		free(ntq);
-		return RMQNS_ENOMEM;
 	}
 	memcpy(t->name, name, nl + 1);
 	ntq->e[0] = *qd;
@@ -224,10 +206,8 @@ int rt_topic_remove_entry(struct route_db *db, struct route_topic *t, uint32_t g
 
 	if (i < 0)
 		return 0;
-	if (tq->n == 1) {
-		rt_topic_unlink(db, t);
-		return 0;
-	}
+	if (tq->n == 1)
+		return rt_topic_unlink(db, t);
 	ntq = rt_tq_alloc(tq->n - 1, tq->map_cap);
 	if (!ntq)
 		return RMQNS_ENOMEM;

@@ -66,9 +66,29 @@ struct route_topic *rt_topic_by_id(struct route_db *db, uint32_t tid);
 int rt_topic_put_entry(struct route_db *db, const char *name, const struct route_qd *qd);
 /* Drops the topic's entry for gidx, and the topic when none remain. */
 int rt_topic_remove_entry(struct route_db *db, struct route_topic *t, uint32_t gidx);
-void rt_topic_unlink(struct route_db *db, struct route_topic *t);
+/* Unlinks t (with its entries); RMQNS_ENOMEM, nothing changed, when no
+ * room to retire it could be had. */
+int rt_topic_unlink(struct route_db *db, struct route_topic *t);
 /* Replaces the entries of t with the list ntq (not yet interned). */
 void rt_topic_publish_tq(struct route_db *db, struct route_topic *t, struct route_tq *ntq);
+
+/* ---- route_arena.c: topic records and their reclamation ---- */
+
+/* A zeroed record for a topic whose name has name_len bytes. */
+struct route_topic *rt_topic_alloc(struct route_db *db, size_t name_len);
+/* A record never linked (a creation that failed half-way). */
+void rt_topic_free_unlinked(struct route_db *db, struct route_topic *t);
+/* Makes room for one more retired topic: call before unlinking one, so
+ * that the unlink itself cannot fail. */
+int rt_topic_retire_reserve(struct route_db *db);
+/* An unlinked topic, freed once no reader can hold it. */
+void rt_topic_retire(struct route_db *db, struct route_topic *t);
+/* Starts the grace period of the topics retired so far. */
+void rt_topic_retire_flush(struct route_db *db);
+/* Frees the records of batches whose grace period has passed. */
+void rt_topic_reclaim(struct route_db *db);
+/* Teardown: every chunk at once. */
+void rt_arena_free_all(struct route_db *db);
 
 /* ---- route_queues.c: interned queue-entry lists ---- */
 
