@@ -52,6 +52,9 @@ function expectedT1(addrs) {
   };
 }
 
+// A producer's message queues for a topic, as broker:queueId.
+const queues = info => (info ? info.messageQueueList.map(q => `${q.brokerName}:${q.queueId}`) : []);
+
 // The client's failed attempts, from its own log and error events.
 const failures = c => c.logger.lines.filter(l => /^(warn|error) /.test(l)).join('\n');
 
@@ -90,6 +93,8 @@ describe('ali-ons: the second NameServer killed mid-run', () => {
   let ns2;
   let clusters = [];
   let c;
+  let p;
+  let extra;
 
   before(async () => {
     ns1 = await startServer();
@@ -98,9 +103,14 @@ describe('ali-ons: the second NameServer killed mid-run', () => {
     clusters = [await registerCluster(ns1)];
     clusters.push(await registerCluster(ns2));
     c = await clientApi('ali-ons', [ns1.addr, ns2.addr]);
+    // A producer refreshing its routes every second from both servers.
+    p = await startProducer('ali-ons', [ns1.addr, ns2.addr], { producerGroup: 'PG_failover_kill' });
+    await assert.rejects(p.send('T1'), /still failed/);
   });
   after(async () => {
+    if (p) await p.close();
     if (c) await c.close();
+    if (extra) extra.close();
     for (const cl of clusters) cl.close();
     if (ns2) await ns2.kill();
     await stopServer(ns1);
@@ -137,6 +147,21 @@ describe('ali-ons: the second NameServer killed mid-run', () => {
     const f = failures(c);
     assert.match(f, new RegExp(`ECONNREFUSED ${ns2.addr.replace(/\./g, '\\.')}`), f);
   });
+
+  it('a running producer keeps refreshing from the survivor: a group added there reaches it', T, async () => {
+    const addr = `127.0.0.1:${await closedPort()}`;
+    extra = await RawConn.connect(ns1.port);
+    await registerBroker(extra, { cluster: 'C1', brokerName: 'broker-n', brokerAddr: addr, brokerId: 0,
+      topics: [{ name: 'T1', read: 1, write: 1, perm: 6 }, { name: 'TN', read: 1, write: 1, perm: 6 }] });
+    const want = ['broker-a:0', 'broker-a:1', 'broker-a:2',
+      'broker-b:0', 'broker-b:1', 'broker-b:2', 'broker-b:3', 'broker-n:0'];
+    const got = await eventually(() => {
+      const q = queues(p.publishInfo('T1')).sort();
+      return JSON.stringify(q) === JSON.stringify(want) && q;
+    });
+    assert.deepStrictEqual(got, want, `the producer has ${JSON.stringify(queues(p.publishInfo('T1')))}`);
+    assert.deepStrictEqual(p.producer._mqClient._brokerAddrTable.get('broker-n'), { 0: addr });
+  });
 });
 
 function isDeepEqual(a, b) {
@@ -147,8 +172,6 @@ function isDeepEqual(a, b) {
     return false;
   }
 }
-
-const queues = info => (info ? info.messageQueueList.map(q => `${q.brokerName}:${q.queueId}`) : []);
 
 describe('ali-ons producer: route changes seen at the next refresh', () => {
   let server;
