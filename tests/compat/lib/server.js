@@ -29,7 +29,7 @@ function binary() {
 }
 
 // Starts a server; extra is a list of `--KEY=VALUE` arguments. Resolves to
-// { pid, port, addr, home, log(), kvFile, stop() }.
+// { pid, port, addr, home, log(), kvFile, stop(), kill() }.
 async function startServer(extra = []) {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'rmqns-compat-'));
   const logPath = path.join(home, 'rmqns.log');
@@ -106,6 +106,25 @@ async function startServer(extra = []) {
     return stopped;
   }
 
+  // Kills the server at once (SIGKILL by its PID: a crash, not a shutdown)
+  // and resolves to its exit status once it is gone; the temporary
+  // directory is removed as by stop(), which then returns the same status.
+  function kill() {
+    if (stopped) return stopped;
+    stopped = (async () => {
+      if (child.exitCode === null && child.signalCode === null) {
+        process.kill(child.pid, 'SIGKILL');
+      }
+      const final = await exited;
+      const log = readLog();
+      if (!process.env.RMQNS_KEEP_TEST_DIR) {
+        fs.rmSync(home, { recursive: true, force: true });
+      }
+      return { ...final, killed: true, log };
+    })();
+    return stopped;
+  }
+
   return {
     pid: child.pid,
     port,
@@ -114,6 +133,7 @@ async function startServer(extra = []) {
     kvFile: path.join(home, 'namesrv', 'kvConfig.json'),
     log: readLog,
     stop,
+    kill,
   };
 }
 
