@@ -130,9 +130,10 @@ int route_apply_register(struct route_db *db, const struct route_broker_reg *reg
 void route_reg_result_free(struct route_reg_result *res);
 
 /* UNREGISTER_BROKER (5.x: by address). conn_id is the connection the
- * request came on: when the broker's live entry was last registered on
- * another connection the request is stale and nothing changes (returns 0);
- * conn_id 0 skips that check. Returns 1 when something was removed. */
+ * request came on: when the broker registered again on another connection
+ * after registering on this one, the request is stale and nothing changes
+ * (returns 0); from any other connection it applies; conn_id 0 skips that
+ * check. Returns 1 when something was removed. */
 int route_apply_unregister(struct route_db *db, const char *cluster, const char *addr,
 			   const char *name, uint64_t conn_id);
 /* Connection closed: unregisters every broker registered on it; returns

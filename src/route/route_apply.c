@@ -398,8 +398,10 @@ int route_apply_unregister(struct route_db *db, const char *cluster, const char 
 		return 0;
 	rcu_read_lock();
 	struct route_live *l = rt_live_find(db, cluster, addr);
-	if (conn_id && l && l->conn_id != conn_id) {
-		/* registered again on another connection since: stale request */
+	if (conn_id && l && l->conn_id != conn_id && l->prev_conn_id == conn_id) {
+		/* sent on the connection the broker left when it reconnected and
+		 * registered again: a stale request (Java issue 11043). From any
+		 * other connection it applies, as in Java. */
 		rcu_read_unlock();
 		log_info("route: ignored stale unregister of %s (%s): re-registered on another connection",
 			 addr, name ? name : "null");

@@ -131,6 +131,7 @@ struct route_live {
 	int64_t timeout_ms;
 	struct data_version dv;
 	uint64_t conn_id;
+	uint64_t prev_conn_id;   /* registrar-private: the connection it came on before, 0 = none */
 	uint64_t hash;
 	/* registrar-private: what its last topic apply saw, to skip the next
 	 * when nothing changed (see register_topics) */

@@ -33,6 +33,7 @@
 #include "rmqns/buf.h"
 #include "rmqns/err.h"
 #include "rmqns/json_body.h"
+#include "rmqns/json_tree.h"
 
 #ifndef TESTDATA_DIR
 #error "TESTDATA_DIR must name tests/data"
@@ -832,17 +833,11 @@ Test(personas, ali_ons_raw_json_scalars_in_ext)
 	close_group();
 }
 
-/* TODO(server): the Java NameServer (4.9 and 5.x) applies UNREGISTER_BROKER
- * whatever connection it arrives on; rmqns ignores one that arrives on a
- * connection other than the broker's registration connection ("ignored
- * stale unregister ... re-registered on another connection"), even when
- * that connection never registered anything. Skipped until the server
- * follows Java; set RMQNS_RUN_TODO=1 to run it. */
-Test(personas, TODO_unregister_from_another_connection_removes_the_broker)
+/* The Java NameServer (4.9 and 5.x) applies UNREGISTER_BROKER whatever
+ * connection it arrives on; so does rmqns, unless it comes on the
+ * connection the broker left when it registered again (a stale one). */
+Test(personas, unregister_from_another_connection_removes_the_broker)
 {
-	if (!getenv("RMQNS_RUN_TODO"))
-		cr_skip_test("server divergence: UNREGISTER_BROKER from a connection other than the broker's "
-			     "own is ignored (Java applies it); see docs/compatibility.md");
 	start_with_group(NULL);
 	struct client *c = connect_or_fail();
 	struct buf f = BUF_INIT;
