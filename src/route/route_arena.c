@@ -1,10 +1,13 @@
-/* Topic records: their memory and their reclamation. A record is small
- * (about 70 bytes with its name) and there may be millions, so they are
- * carved from 256 KiB chunks in 8-byte size classes, without malloc's
- * per-block header and rounding, and they carry no RCU head of their own:
- * unlinked records wait in batches of 1,024 for one grace period per
- * batch. Registrar only: the grace-period callback just hands a batch back,
- * and the registrar puts its records on the free lists. */
+/* Topic records: their memory, their ids and their reclamation. A record
+ * is small (about 70 bytes with its name) and there may be millions, so
+ * they are carved from 256 KiB chunks in 8-byte size classes, without
+ * malloc's per-block header and rounding; a record's 32-bit id is where it
+ * lies (chunk, offset / 8), which the group -> topics index stores instead
+ * of a pointer. A record past RT_ARENA_MAX gets a chunk of its own. They
+ * carry no RCU head: unlinked records wait in batches of 1,024 for one
+ * grace period per batch. Registrar only: the grace-period callback just
+ * hands a batch back, and the registrar puts its records on the free
+ * lists. */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,13 +18,15 @@
 #define ARENA_CHUNK (256u << 10)
 #define ARENA_GRAIN 8u
 
-struct arena_chunk {
-	struct arena_chunk *next;
-	uint8_t mem[];
-};
+#define ID_OFFSET_BITS 15 /* ARENA_CHUNK / ARENA_GRAIN offsets */
+#define ID_MAX_CHUNKS (1u << (32 - ID_OFFSET_BITS))
 
+/* A free record: the link where the lfht node was, the id kept where a
+ * record keeps it. */
 struct arena_free {
 	struct arena_free *next;
+	uint8_t pad[offsetof(struct route_topic, tid) - sizeof(struct arena_free *)];
+	uint32_t tid;
 };
 
 struct rt_tbatch {
@@ -38,36 +43,92 @@ static size_t record_size(size_t name_len)
 	return (sz + ARENA_GRAIN - 1) & ~(size_t)(ARENA_GRAIN - 1);
 }
 
+/* A new slot in the chunk directory (a freed one first). */
+static int chunk_slot(struct rt_arena *a, uint32_t *out)
+{
+	if (a->nfree_slots) {
+		*out = a->free_slots[--a->nfree_slots];
+		return 0;
+	}
+	if (a->nchunks == a->cap) {
+		uint32_t nc = a->cap ? a->cap * 2 : 64;
+		uint8_t **d;
+		uint32_t *f;
+		if (nc > ID_MAX_CHUNKS)
+			return RMQNS_ETOOBIG;
+		d = rt_realloc(a->chunks, nc * sizeof(*d));
+		if (!d)
+			return RMQNS_ENOMEM;
+		a->chunks = d;
+		/* room for every slot to come back, so freeing never fails */
+		f = rt_realloc(a->free_slots, nc * sizeof(*f));
+		if (!f)
+			return RMQNS_ENOMEM;
+		a->free_slots = f;
+		a->cap = nc;
+	}
+	*out = a->nchunks++;
+	return 0;
+}
+
 struct route_topic *rt_topic_alloc(struct route_db *db, size_t name_len)
 {
 	struct rt_arena *a = &db->arena;
 	size_t sz = record_size(name_len);
 	struct route_topic *t;
+	uint32_t slot;
 
 	if (sz > RT_ARENA_MAX) {
-		t = rt_calloc(1, sz); /* a rare long name: malloc's */
+		/* a rare long name: a chunk of its own */
+		if (chunk_slot(a, &slot))
+			return NULL;
+		t = rt_calloc(1, sz);
+		if (!t) {
+			a->free_slots[a->nfree_slots++] = slot;
+			return NULL;
+		}
+		a->chunks[slot] = (uint8_t *)t;
+		t->tid = slot << ID_OFFSET_BITS;
 		return t;
 	}
 	struct arena_free *f = a->free[sz / ARENA_GRAIN];
+	uint32_t tid;
 	if (f) {
 		a->free[sz / ARENA_GRAIN] = f->next;
+		tid = f->tid;
 		t = (struct route_topic *)f;
 	} else {
-		if (!a->chunk || a->used + sz > ARENA_CHUNK) {
-			struct arena_chunk *c = rt_malloc(sizeof(*c) + ARENA_CHUNK);
-			if (!c)
+		if (!a->has_cur || a->used + sz > ARENA_CHUNK) {
+			uint8_t *c;
+			if (chunk_slot(a, &slot))
 				return NULL;
+			c = rt_malloc(ARENA_CHUNK);
+			if (!c) {
+				a->free_slots[a->nfree_slots++] = slot;
+				return NULL;
+			}
 			/* the tail of the chunk left is lost: under one record */
-			c->next = a->chunks;
-			a->chunks = c;
-			a->chunk = c->mem;
+			a->chunks[slot] = c;
+			a->cur = slot;
 			a->used = 0;
+			a->has_cur = true;
 		}
-		t = (struct route_topic *)(a->chunk + a->used);
+		t = (struct route_topic *)(a->chunks[a->cur] + a->used);
+		tid = a->cur << ID_OFFSET_BITS | (uint32_t)(a->used / ARENA_GRAIN);
 		a->used += sz;
 	}
 	memset(t, 0, sz);
+	t->tid = tid;
 	return t;
+}
+
+struct route_topic *rt_topic_by_id(struct route_db *db, uint32_t tid)
+{
+	uint32_t slot = tid >> ID_OFFSET_BITS;
+
+	if (tid == RT_ID_NONE || slot >= db->arena.nchunks || !db->arena.chunks[slot])
+		return NULL;
+	return (struct route_topic *)(db->arena.chunks[slot] + (size_t)(tid & ((1u << ID_OFFSET_BITS) - 1)) * ARENA_GRAIN);
 }
 
 /* Back to its free list (or malloc); the caller knows no reader can see it. */
@@ -78,6 +139,9 @@ static void topic_release_memory(struct route_db *db, struct route_topic *t)
 	free(t->cache[0]);
 	free(t->cache[1]);
 	if (sz > RT_ARENA_MAX) {
+		uint32_t slot = t->tid >> ID_OFFSET_BITS;
+		db->arena.chunks[slot] = NULL;
+		db->arena.free_slots[db->arena.nfree_slots++] = slot;
 		free(t);
 		return;
 	}
@@ -152,11 +216,11 @@ void rt_topic_reclaim(struct route_db *db)
 
 void rt_arena_free_all(struct route_db *db)
 {
-	struct arena_chunk *c = db->arena.chunks, *next;
+	struct rt_arena *a = &db->arena;
 
-	for (; c; c = next) {
-		next = c->next;
-		free(c);
-	}
-	memset(&db->arena, 0, sizeof(db->arena));
+	for (uint32_t i = 0; i < a->nchunks; i++)
+		free(a->chunks[i]);
+	free(a->chunks);
+	free(a->free_slots);
+	memset(a, 0, sizeof(*a));
 }

@@ -55,14 +55,27 @@ void rt_cache_trim(struct route_db *db)
 {
 	/* second-chance trimming once three quarters of the budget are used:
 	 * entries not read since the topic was last looked at go. The
-	 * registrar walks its topic directory from where it stopped. */
+	 * registrar walks the groups' topic indexes from where it stopped (a
+	 * topic of several groups is looked at once for each). */
 	if (__atomic_load_n(&db->cache_bytes, __ATOMIC_RELAXED) < db->cache_max / 4 * 3)
 		return;
 	rcu_read_lock();
-	for (uint32_t k = 0; k < RT_TRIM_SPAN && k < db->tdir_len; k++) {
-		if (db->trim_cursor >= db->tdir_len)
-			db->trim_cursor = 0;
-		struct route_topic *t = db->tdir[db->trim_cursor++];
+	for (uint32_t k = 0; k < RT_TRIM_SPAN; k++) {
+		if (db->trim_gidx >= db->g_hwm) {
+			if (k && db->trim_gidx == 0)
+				break; /* no group at all */
+			db->trim_gidx = db->trim_slot = 0;
+			if (!db->g_hwm)
+				break;
+		}
+		struct rt_idset *s = &db->gpriv[db->trim_gidx].topics;
+		if (db->trim_slot >= s->cap) {
+			db->trim_gidx++;
+			db->trim_slot = 0;
+			continue;
+		}
+		uint32_t tid = s->slots[db->trim_slot++];
+		struct route_topic *t = tid == RT_ID_NONE ? NULL : rt_topic_by_id(db, tid);
 		if (!t)
 			continue;
 		if (__atomic_load_n(&t->hot, __ATOMIC_RELAXED)) {

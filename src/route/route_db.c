@@ -280,8 +280,6 @@ static void db_teardown(struct route_db *db)
 			rt_group_free(db->gdir[i]);
 		rt_idset_free(&db->gpriv[i].topics);
 	}
-	free(db->tdir);
-	free(db->tfree);
 	rt_tq_table_free(db);
 	rt_arena_free_all(db);
 	if (db->clusters) {

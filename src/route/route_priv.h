@@ -117,7 +117,7 @@ struct route_topic {
 	struct route_tq *tq;             /* published; never NULL while linked */
 	struct route_cache *cache[2];    /* per form; installed by readers (CAS) */
 	uint32_t gen;                    /* atomic: bumped on every change */
-	uint32_t tid;                    /* registrar-private: slot in the topic directory */
+	uint32_t tid;                    /* registrar-private: its id (route_arena.c) */
 	uint8_t hot;                     /* atomic: read since the last trim */
 	char name[];                     /* right after: no padding before it */
 };
@@ -223,8 +223,12 @@ enum { RT_SLOT_FREE = 0, RT_SLOT_USED = 1, RT_SLOT_RETIRING = 2 };
 #define RT_TBATCH 1024u
 
 struct rt_arena {
-	struct arena_chunk *chunks;
-	uint8_t *chunk;              /* the one carved from now */
+	uint8_t **chunks;            /* by the id's high bits; NULL = a freed big record's */
+	uint32_t nchunks, cap;
+	uint32_t *free_slots;        /* chunk slots of freed big records */
+	uint32_t nfree_slots;
+	uint32_t cur;                /* the chunk carved from now */
+	bool has_cur;
 	size_t used;
 	struct arena_free *free[RT_ARENA_MAX / 8 + 1]; /* by size / 8 */
 };
@@ -259,11 +263,7 @@ struct route_db {
 	unsigned long topic_buckets; /* the topic table's size as last asked for */
 	uint64_t topic_epoch;        /* bumped by every change of any topic's entries */
 	struct route_gpriv *gpriv;   /* ROUTE_MAX_GROUPS entries */
-	struct route_topic **tdir;   /* topic id -> topic */
-	uint32_t tdir_len, tdir_cap;
-	uint32_t *tfree;             /* ids free for reuse */
-	uint32_t tfree_n, tfree_cap;
-	uint32_t trim_cursor;        /* where the cache trim goes on */
+	uint32_t trim_gidx, trim_slot; /* where the cache trim goes on */
 	struct rt_arena arena;       /* topic records */
 	struct rt_tbatch *tbatch;    /* topics unlinked since the last flush */
 	struct cds_lfs_stack expired; /* batches past their grace period */

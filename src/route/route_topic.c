@@ -1,52 +1,11 @@
 /* Topics: the RCU hash table of topic -> queue entries (one per broker
- * group, in Java HashMap order), the registrar's directory of topic ids,
- * and every change of a topic's entries, which also keeps the group ->
+ * group, in Java HashMap order), and every change of a topic's entries, which also keeps the group ->
  * topics index (route_idset.c) up to date. Registrar only. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "route_writer.h"
 #include "rmqns/err.h"
-
-/* ---- the directory of topic ids ---- */
-
-static int tid_alloc(struct route_db *db, struct route_topic *t)
-{
-	if (db->tfree_n) {
-		t->tid = db->tfree[--db->tfree_n];
-		db->tdir[t->tid] = t;
-		return 0;
-	}
-	if (db->tdir_len == db->tdir_cap) {
-		uint32_t nc = db->tdir_cap ? db->tdir_cap * 2 : 1024;
-		struct route_topic **nd = rt_realloc(db->tdir, (size_t)nc * sizeof(*nd));
-		if (!nd)
-			return RMQNS_ENOMEM;
-		db->tdir = nd;
-		/* room for every id to come back, so freeing one never fails */
-		uint32_t *nf = rt_realloc(db->tfree, (size_t)nc * sizeof(*nf));
-		if (!nf)
-			return RMQNS_ENOMEM;
-		db->tfree = nf;
-		db->tdir_cap = db->tfree_cap = nc;
-	}
-	if (db->tdir_len == RT_ID_NONE)
-		return RMQNS_ETOOBIG;
-	t->tid = db->tdir_len++;
-	db->tdir[t->tid] = t;
-	return 0;
-}
-
-static void tid_free(struct route_db *db, uint32_t tid)
-{
-	db->tdir[tid] = NULL;
-	db->tfree[db->tfree_n++] = tid;
-}
-
-struct route_topic *rt_topic_by_id(struct route_db *db, uint32_t tid)
-{
-	return tid < db->tdir_len ? db->tdir[tid] : NULL;
-}
 
 /* ---- queue entries ---- */
 
@@ -128,7 +87,6 @@ int rt_topic_unlink(struct route_db *db, struct route_topic *t)
 	for (uint32_t i = 0; i < tq->n; i++)
 		entry_gone(db, t, tq->e[i].gidx);
 	rt_tq_release(db, tq); /* readers may still read it: freed after a grace period */
-	tid_free(db, t->tid);
 	__atomic_sub_fetch(&db->n_topics, 1, __ATOMIC_RELAXED);
 	rt_topic_retire(db, t);
 	return 0;
@@ -140,12 +98,8 @@ static int topic_create(struct route_db *db, const char *name, const struct rout
 	struct route_topic *t = rt_topic_alloc(db, nl);
 	struct route_tq *ntq = rt_tq_alloc(1, 16);
 	struct rt_idset *s = &db->gpriv[qd->gidx].topics;
-	int rc = t && ntq ? tid_alloc(db, t) : RMQNS_ENOMEM;
+	int rc = t && ntq && rt_idset_add(s, t->tid) == 0 ? 0 : RMQNS_ENOMEM;
 
-	if (rc == 0 && rt_idset_add(s, t->tid)) {
-		tid_free(db, t->tid);
-		rc = RMQNS_ENOMEM;
-	}
 	if (rc) {
 		if (t)
 			rt_topic_free_unlinked(db, t);

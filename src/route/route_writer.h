@@ -60,7 +60,6 @@ void rt_group_perm_discard(struct rt_perm_change *pc);
 /* ---- route_topic.c: topics and their queue entries ---- */
 
 int rt_tq_find(const struct route_tq *tq, uint32_t gidx);
-struct route_topic *rt_topic_by_id(struct route_db *db, uint32_t tid);
 /* Sets the topic's entry for qd->gidx (creating the topic); a no-op when
  * an equal entry is there. */
 int rt_topic_put_entry(struct route_db *db, const char *name, const struct route_qd *qd);
@@ -74,8 +73,11 @@ void rt_topic_publish_tq(struct route_db *db, struct route_topic *t, struct rout
 
 /* ---- route_arena.c: topic records and their reclamation ---- */
 
-/* A zeroed record for a topic whose name has name_len bytes. */
+/* A zeroed record, with its id set, for a topic whose name has name_len
+ * bytes. */
 struct route_topic *rt_topic_alloc(struct route_db *db, size_t name_len);
+/* The record with id tid (a linked topic's, or one still retired). */
+struct route_topic *rt_topic_by_id(struct route_db *db, uint32_t tid);
 /* A record never linked (a creation that failed half-way). */
 void rt_topic_free_unlinked(struct route_db *db, struct route_topic *t);
 /* Makes room for one more retired topic: call before unlinking one, so
