@@ -3,14 +3,15 @@
  * its latest registration closes). A witness broker registers too and stays;
  * a route engine queries its topics in a small closed loop. After a second
  * of that, the B connections are closed back to back, and this thread, until
- * every route is gone:
+ * every route is gone and --measure-for has passed since the closes (the
+ * server may go on removing the tables after the routes are gone):
  *   - polls GET_BROKER_CLUSTER_INFO (106) every --poll-interval until none
  *     of the B brokers is listed, then asks GET_ROUTEINFO_BY_TOPIC (105) for
  *     the first, middle and last topic of each, until all answer 17;
  *   - keeps one REGISTER_BROKER of a fresh broker with 100 topics in flight,
  *     the first sent right after the closes, the next as each is answered.
- * The route queries sent from the closes until the routes are gone are the
- * "during" figures, those of the second before them the "before" ones. */
+ * The route queries sent in that time are the "during" figures, those of
+ * the second before the closes the "before" ones. */
 #include "disconnect.h"
 
 #include <errno.h>
@@ -339,6 +340,7 @@ struct dc_run {
 	struct dc_poll poll;
 	struct dc_fresh fr;
 	bool have_poll, have_fresh, have_stats;
+	uint64_t measure_until; /* registrations and queries go on until then */
 	unsigned poll_errors;
 	double seed_s;
 	struct report_disconnect res;
@@ -484,11 +486,11 @@ static void dc_loop(struct dc_run *d, uint64_t deadline, enum dc_mode mode)
 			return;
 		if (mode == DL_CHECK && p->state == ROUND_IDLE)
 			return;
-		if (mode == DL_MEASURE && p->done)
+		if (mode == DL_MEASURE && p->done && now >= d->measure_until)
 			return;
 		if (mode == DL_DRAIN && !f->busy)
 			return;
-		if (mode == DL_MEASURE && p->state == ROUND_IDLE &&
+		if (mode == DL_MEASURE && !p->done && p->state == ROUND_IDLE &&
 		    now >= p->round_start + d->o->poll_interval_ns)
 			dc_round_start(p, now);
 		if (mode == DL_MEASURE && !f->busy)
@@ -501,7 +503,9 @@ static void dc_loop(struct dc_run *d, uint64_t deadline, enum dc_mode mode)
 			{ .fd = f->c.fd, .events = POLLIN | (dc_pending_out(&f->c) ? POLLOUT : 0) },
 		};
 		uint64_t wake = deadline;
-		if (mode == DL_MEASURE && p->state == ROUND_IDLE) {
+		if (mode == DL_MEASURE && p->done && d->measure_until < wake)
+			wake = d->measure_until;
+		if (mode == DL_MEASURE && !p->done && p->state == ROUND_IDLE) {
 			uint64_t due = p->round_start + d->o->poll_interval_ns;
 			if (due < wake)
 				wake = due;
@@ -643,8 +647,9 @@ int disconnect_run(const struct bench_opts *o)
 	d.res.closed = engine_close_conns(&d.seed, &first, &last);
 	d.res.close_spread_us = (double)(last - first) / 1e3;
 	dc_fresh_send(&d.fr, bench_now_ns()); /* right after the closes */
+	d.measure_until = first + o->measure_for_ns;
 	dc_loop(&d, first + o->duration_ns, DL_MEASURE);
-	uint64_t t_end = d.poll.done ? d.poll.done_ns : bench_now_ns();
+	uint64_t t_end = bench_now_ns();
 	engine_cut(&d.route, t_end);
 	dc_snapshot(&d, first);
 	d.poll_errors = d.poll.errors;
@@ -657,7 +662,7 @@ int disconnect_run(const struct bench_opts *o)
 	if (o->progress != 0) {
 		if (d.poll.done)
 			fprintf(stderr, "closed %u connections in %.1f us; routes gone after %.1f ms\n",
-				d.res.closed, d.res.close_spread_us, (double)(t_end - first) / 1e6);
+				d.res.closed, d.res.close_spread_us, (double)(d.poll.done_ns - first) / 1e6);
 		else
 			fprintf(stderr, "closed %u connections; routes still there after %.1f s\n",
 				d.res.closed, (double)(t_end - first) / 1e9);

@@ -112,6 +112,10 @@ void opts_usage(FILE *f)
 "Mass disconnect (disconnect):\n"
 "      --poll-interval TIME  between looks at GET_BROKER_CLUSTER_INFO (106) and\n"
 "                            the sampled routes (105) after the closes (default 5ms)\n"
+"      --measure-for TIME    disconnect: go on registering the fresh broker and\n"
+"                            querying at least this long after the closes, so that\n"
+"                            the server's removal of the tables is measured too\n"
+"                            (default 2s)\n"
 "Server process (local only):\n"
 "      --pid PID             report the server's CPU time and RSS before/after\n"
 "Output:\n"
@@ -224,7 +228,7 @@ enum {
 	OPT_KEEPALIVE, OPT_NO_SEED, OPT_CLUSTER, OPT_BROKER_PREFIX, OPT_TOPIC_PREFIX,
 	OPT_BROKER_PORT, OPT_STORM_BROKERS, OPT_STORM_TOPICS, OPT_NO_IDLE, OPT_PID, OPT_JSON,
 	OPT_PLOT, OPT_FLOOR, OPT_PROGRESS, OPT_QUIET, OPT_EXEC, OPT_RUNS, OPT_REG_TIMEOUT,
-	OPT_HEARTBEATS, OPT_HEARTBEAT_INTERVAL, OPT_KV_INTERVAL, OPT_POLL_INTERVAL,
+	OPT_HEARTBEATS, OPT_HEARTBEAT_INTERVAL, OPT_KV_INTERVAL, OPT_POLL_INTERVAL, OPT_MEASURE_FOR,
 };
 
 static const struct option long_opts[] = {
@@ -262,6 +266,7 @@ static const struct option long_opts[] = {
 	{ "heartbeat-interval", required_argument, NULL, OPT_HEARTBEAT_INTERVAL },
 	{ "kv-interval", required_argument, NULL, OPT_KV_INTERVAL },
 	{ "poll-interval", required_argument, NULL, OPT_POLL_INTERVAL },
+	{ "measure-for", required_argument, NULL, OPT_MEASURE_FOR },
 	{ "pid", required_argument, NULL, OPT_PID },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "plot", required_argument, NULL, OPT_PLOT },
@@ -508,6 +513,11 @@ int opts_parse(int argc, char **argv, struct bench_opts *o, bool *help, char *er
 				return opts_fail(err, err_len, "bad --poll-interval '%s' (100us..1s)", a);
 			poll_given = true;
 			break;
+		case OPT_MEASURE_FOR:
+			if (opts_parse_duration(a, &o->measure_for_ns) || o->measure_for_ns > 600000000000ull)
+				return opts_fail(err, err_len, "bad --measure-for '%s' (up to 600s)", a);
+			poll_given = true;
+			break;
 		case OPT_PID: {
 			uint64_t pid;
 			if (opts_parse_count(a, &pid) || pid == 0 || pid > 0x7fffffff)
@@ -558,12 +568,13 @@ int opts_parse(int argc, char **argv, struct bench_opts *o, bool *help, char *er
 		return opts_fail(err, err_len,
 				 "--heartbeats, --heartbeat-interval and --kv-interval apply to mixed only");
 	if (poll_given && o->scenario != SC_DISCONNECT)
-		return opts_fail(err, err_len, "--poll-interval applies to disconnect only");
+		return opts_fail(err, err_len, "--poll-interval and --measure-for apply to disconnect only");
 	if (o->scenario == SC_DISCONNECT) {
 		if (o->requests)
 			return opts_fail(err, err_len,
 					 "disconnect runs until the routes are gone: bound it with --duration");
 		if (!o->duration_ns) o->duration_ns = 60000000000ull;
+		if (!o->measure_for_ns) o->measure_for_ns = 2000000000ull;
 		if (!o->brokers) o->brokers = 32;
 		if (!o->broker_topics) o->broker_topics = 40000;
 		if (!o->reg_timeout_ns) o->reg_timeout_ns = 180000000000ull;

@@ -61,6 +61,7 @@ struct bench_opts {
 	uint64_t kv_interval_ns; /* one PUT_KV_CONFIG every this long (0: none) */
 	/* disconnect */
 	uint64_t poll_interval_ns; /* between looks at whether the routes are gone */
+	uint64_t measure_for_ns;   /* disconnect: keep registering and querying this long after the closes */
 	/* churn */
 	uint32_t churn_queries;
 	/* names */
