@@ -28,7 +28,7 @@ enum metrics_counter {
 	MC_ROUTE_CACHE_HITS,   /* route answers sent from cached bytes */
 	MC_ROUTE_CACHE_BUILDS, /* ... built for the query */
 	MC_HTTP_REQUESTS,
-	MC_HTTP_REJECTED,      /* HTTP connections refused or cut: cap, size, idle */
+	MC_HTTP_REJECTED,      /* HTTP connections cut: head too large, deadline passed */
 	MC_COUNT
 };
 

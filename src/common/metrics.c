@@ -260,10 +260,12 @@ static bool metrics_slot_name(_Atomic int32_t *by_slot, atomic_uint *used, unsig
 static int metrics_write_hist(struct buf *out, const char *name, const char *labels,
 			      const uint64_t *h)
 {
-	char lb[160];
+	char lb[160], nm[128];
 	uint64_t cum = 0;
 	int rc = 0;
 	const char *sep = labels && *labels ? "," : "";
+
+	snprintf(nm, sizeof nm, "%.100s_bucket", name);
 
 	for (unsigned b = 0; b < METRICS_BUCKETS && rc == 0; b++) {
 		cum += h[b];
@@ -272,9 +274,8 @@ static int metrics_write_hist(struct buf *out, const char *name, const char *lab
 				 (double)metrics_bounds_ns[b] / 1e9);
 		else
 			snprintf(lb, sizeof lb, "%s%sle=\"+Inf\"", labels ? labels : "", sep);
-		rc = metrics_write_u64(out, name, lb, cum);
+		rc = metrics_write_u64(out, nm, lb, cum);
 	}
-	char nm[128];
 	snprintf(nm, sizeof nm, "%.100s_sum", name);
 	if (rc == 0)
 		rc = metrics_write_value(out, nm, labels, (double)h[METRICS_BUCKETS] / 1e9);
@@ -317,7 +318,7 @@ static const struct metrics_simple metrics_simple[] = {
 	{ "rmqns_route_cache_lookups_total", NULL, "result=\"built\"", MC_ROUTE_CACHE_BUILDS },
 	{ "rmqns_http_requests_total", "Requests served on the HTTP port.", NULL, MC_HTTP_REQUESTS },
 	{ "rmqns_http_rejected_total",
-	  "HTTP connections refused or cut (connection cap, request size, idle).", NULL,
+	  "HTTP connections cut: request head too large, or the deadline passed.", NULL,
 	  MC_HTTP_REJECTED },
 };
 

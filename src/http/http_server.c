@@ -1,6 +1,6 @@
 /* The HTTP server (http.h): a listener and at most max_conns connections
- * on one thread's epoll. Every connection has one deadline from its
- * accept: the request head must arrive and the answer leave within it, so
+ * on one thread's epoll (more wait in the listen backlog until a slot
+ * frees). Every connection has one deadline from its accept: the request head must arrive and the answer leave within it, so
  * a slow or silent peer costs one slot for a bounded time. A head that
  * outgrows max_request is answered 431. After the answer the write side is
  * shut and what the peer still sends is read and dropped until it closes
@@ -48,6 +48,7 @@ struct http_server {
 	int port;
 	pthread_t thread;
 	bool started;
+	bool accepting; /* the listener is in the epoll set's read interest */
 	unsigned nconns;
 	struct http_conn *conns; /* max_conns slots; fd < 0 = free */
 };
@@ -131,6 +132,19 @@ static int http_listen(struct http_server *h)
 	return RMQNS_OK;
 }
 
+/* At the cap the listener is left out of the wait: further connects wait
+ * in the kernel's backlog until a slot frees (a deadline at most). */
+static void http_listen_interest(struct http_server *h, bool on)
+{
+	if (h->accepting == on)
+		return;
+	struct epoll_event ev = { .events = on ? EPOLLIN : 0, .data.u64 = HTTP_LISTEN_ID };
+	if (epoll_ctl(h->epfd, EPOLL_CTL_MOD, h->listenfd, &ev) < 0)
+		log_warn("http: epoll_ctl on the listener: %s", strerror(errno));
+	else
+		h->accepting = on;
+}
+
 static void http_close(struct http_server *h, struct http_conn *c)
 {
 	epoll_ctl(h->epfd, EPOLL_CTL_DEL, c->fd, NULL);
@@ -140,6 +154,7 @@ static void http_close(struct http_server *h, struct http_conn *c)
 	free(c->in);
 	c->in = NULL;
 	h->nconns--;
+	http_listen_interest(h, true);
 }
 
 static void http_set_events(struct http_server *h, struct http_conn *c, uint32_t events)
@@ -359,6 +374,10 @@ static void http_on_readable(struct http_server *h, struct http_conn *c)
 static void http_accept_all(struct http_server *h)
 {
 	for (;;) {
+		if (h->nconns >= h->p.max_conns) {
+			http_listen_interest(h, false);
+			return;
+		}
 		int fd = accept4(h->listenfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)
@@ -373,10 +392,7 @@ static void http_accept_all(struct http_server *h)
 				c = &h->conns[i];
 		char *in = c ? malloc(h->p.max_request + 1) : NULL;
 		if (!c || !in) {
-			static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\n"
-						   "Content-Length: 0\r\nConnection: close\r\n\r\n";
-			ssize_t n = send(fd, busy, sizeof busy - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-			(void)n;
+			log_warn("http: out of memory for a connection");
 			close(fd);
 			free(in);
 			metrics_add(MC_HTTP_REJECTED, 1);
@@ -476,6 +492,7 @@ int http_start(struct http_server *h)
 		log_error("http: %s", strerror(errno));
 		return RMQNS_EIO;
 	}
+	h->accepting = true;
 	if (pthread_create(&h->thread, NULL, http_main, h) != 0) {
 		log_error("cannot start the HTTP thread");
 		return RMQNS_ENOMEM;
