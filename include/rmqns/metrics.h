@@ -39,6 +39,16 @@ void metrics_add(enum metrics_counter c, uint64_t n);
  * from the frame's arrival (CLOCK_MONOTONIC ns) to the answer. */
 void metrics_request(int32_t code, int32_t rsp_code, uint64_t recv_ns);
 
+/* A thread that runs in turns (a reactor) calls this once: from then on
+ * metrics_request counts at once but leaves the latency to
+ * metrics_turn_end, so that the answers of one turn share one clock read
+ * (which costs as much as the rest of the counting). Their latency then
+ * runs to the end of the turn, the answers written. */
+void metrics_defer_clock(void);
+/* Observes the latencies this thread deferred, against one clock read
+ * (nothing to do, no read). */
+void metrics_turn_end(void);
+
 /* One mutation applied by the registrar, in ns. */
 void metrics_registrar_apply(uint64_t ns);
 

@@ -62,6 +62,16 @@ static pthread_key_t metrics_key;
 static pthread_once_t metrics_once = PTHREAD_ONCE_INIT;
 static _Thread_local struct metrics_shard *metrics_mine;
 
+/* Latencies waiting for metrics_turn_end (deferring threads only). */
+#define METRICS_DEFER_MAX 128
+struct metrics_deferred {
+	bool on;
+	unsigned n;
+	uint8_t slot[METRICS_DEFER_MAX];
+	uint64_t recv_ns[METRICS_DEFER_MAX];
+};
+static _Thread_local struct metrics_deferred metrics_later;
+
 /* A shard outlives its thread (its counts stay in the sums) and passes to
  * the next thread that needs one. */
 static void metrics_thread_gone(void *p)
@@ -169,8 +179,34 @@ void metrics_request(int32_t code, int32_t rsp_code, uint64_t recv_ns)
 	unsigned rs = metrics_slot_of(rsp_code, rsp_slot, METRICS_RSP_RANGE, slot_rsp,
 				      &rsp_slots_used, METRICS_RSP_SLOTS);
 	metrics_bump(&s->req[cs][rs], 1);
+	struct metrics_deferred *d = &metrics_later;
+	if (d->on) {
+		if (d->n == METRICS_DEFER_MAX)
+			metrics_turn_end();
+		d->slot[d->n] = (uint8_t)cs;
+		d->recv_ns[d->n++] = recv_ns;
+		return;
+	}
 	uint64_t now = metrics_now_ns();
 	metrics_observe(&s->latency[cs], now > recv_ns ? now - recv_ns : 0);
+}
+
+void metrics_defer_clock(void)
+{
+	metrics_later.on = true;
+}
+
+void metrics_turn_end(void)
+{
+	struct metrics_deferred *d = &metrics_later;
+	struct metrics_shard *s;
+	if (!d->n || !(s = metrics_shard()))
+		return;
+	uint64_t now = metrics_now_ns();
+	for (unsigned i = 0; i < d->n; i++)
+		metrics_observe(&s->latency[d->slot[i]],
+				now > d->recv_ns[i] ? now - d->recv_ns[i] : 0);
+	d->n = 0;
 }
 
 void metrics_registrar_apply(uint64_t ns)

@@ -942,6 +942,7 @@ static void *reactor_main(void *arg)
 	log_set_thread_name(name);
 	if (cb->on_thread_start)
 		cb->on_thread_start(cb->arg);
+	metrics_defer_clock(); /* one clock read per turn for the answers' latency */
 	reactor_clock(r);
 	for (;;) {
 		int phase = atomic_load(&r->phase);
@@ -980,9 +981,11 @@ static void *reactor_main(void *arg)
 		reactor_run_backlog(r);
 		reactor_turn_end(r);
 		reactor_flush_dirty(r);
+		metrics_turn_end();
 	}
 	reactor_take_answers(r); /* nothing should be left; free what is */
 	reactor_close_all(r);
+	metrics_turn_end();
 	if (cb->on_thread_end)
 		cb->on_thread_end(cb->arg);
 	reactor_self = NULL;

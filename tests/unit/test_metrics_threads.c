@@ -116,10 +116,38 @@ int main(void)
 		free(t);
 	}
 
+	/* a deferring thread: counted at once, latency at its turn's end,
+	 * past the deferral room flushed on its own */
+	metrics_defer_clock();
+	uint64_t t0 = metrics_now_ns() - 300000; /* arrived 0.3 ms ago */
+	for (int i = 0; i < 3; i++)
+		metrics_request(322, 0, t0);
+	char *t = scrape();
+	CHECK(sample(t, "rmqns_requests_total{code=\"322\",response=\"0\"}") == 3, "counted at once");
+	CHECK(sample(t, "rmqns_request_duration_seconds_count{code=\"322\"}") == -1, "not yet observed");
+	free(t);
+	metrics_turn_end();
+	t = scrape();
+	CHECK(sample(t, "rmqns_request_duration_seconds_count{code=\"322\"}") == 3, "observed");
+	CHECK(sample(t, "rmqns_request_duration_seconds_bucket{code=\"322\",le=\"0.00025\"}") == 0,
+	      "0.3 ms is not under 0.25 ms");
+	free(t);
+	for (int i = 0; i < 300; i++)
+		metrics_request(322, 0, t0);
+	t = scrape();
+	double seen = sample(t, "rmqns_request_duration_seconds_count{code=\"322\"}");
+	CHECK(seen >= 3 + 256 && seen < 303, "full deferral room flushed: %g", seen);
+	free(t);
+	metrics_turn_end();
+	t = scrape();
+	CHECK(sample(t, "rmqns_request_duration_seconds_count{code=\"322\"}") == 303, "all observed");
+	free(t);
+
 	/* more distinct codes than slots: the rest share code="other" */
 	for (int code = 200; code < 300; code++)
 		metrics_request(code, 0, metrics_now_ns());
-	char *t = scrape();
+	metrics_turn_end();
+	t = scrape();
 	double named = 0;
 	for (int code = 200; code < 300; code++) {
 		char name[96];
@@ -138,6 +166,7 @@ int main(void)
 	CHECK(sample(t, "rmqns_requests_total{code=\"other\",response=\"1\"}") == 2, "outliers");
 	CHECK(strstr(t, "# TYPE rmqns_requests_total counter\n") != NULL, "TYPE line");
 	free(t);
+
 	printf("metrics threads: ok\n");
 	return 0;
 }
