@@ -543,6 +543,23 @@ Test(http, bad_requests_get_4xx)
 	}
 }
 
+Test(http, request_in_pieces)
+{
+	start(NULL);
+	static const char *const pieces[] = { "GET /hea", "lthz HTTP/1.1\r", "\nHost: x\r\n\r", "\n" };
+	int fd = http_connect();
+	for (size_t i = 0; i < sizeof pieces / sizeof pieces[0]; i++) {
+		send_all(fd, pieces[i], strlen(pieces[i]));
+		sleep_ms(50); /* separate reads on the server, not a timing check */
+	}
+	struct http_answer a;
+	answer_parse(&a, recv_all(fd));
+	close(fd);
+	cr_assert_eq(a.status, 200, "%s", a.raw);
+	cr_assert_eq(strncmp(a.body, "ok\n", 3), 0);
+	free(a.raw);
+}
+
 /* ---- abuse on the HTTP port does not reach the protocol port ---- */
 
 Test(http, huge_request_is_refused)
