@@ -15,8 +15,10 @@
 #include "rmqns/app.h"
 #include "rmqns/config.h"
 #include "rmqns/err.h"
+#include "rmqns/http.h"
 #include "rmqns/kv.h"
 #include "rmqns/log.h"
+#include "rmqns/metrics.h"
 #include "rmqns/net.h"
 #include "rmqns/notify.h"
 #include "rmqns/processor.h"
@@ -108,6 +110,34 @@ static void main_on_thread_end(void *app)
 static void main_on_closed(void *app, uint64_t conn_id)
 {
 	(void)registrar_notify_conn_closed(((struct app *)app)->registrar, conn_id);
+}
+
+/* ---- the route hooks, counted for /metrics ---- */
+
+/* Live brokers now; on the registrar thread, the only writer, it is exact. */
+static uint32_t main_live(struct route_db *db)
+{
+	struct route_stats st;
+	route_stats(db, &st);
+	return st.live;
+}
+
+static void main_on_tick(void *db, uint64_t now_ms)
+{
+	uint32_t before = main_live(db);
+	route_hook_tick(db, now_ms);
+	uint32_t after = main_live(db);
+	if (after < before)
+		metrics_add(MC_BROKER_EXPIRED, before - after);
+}
+
+static void main_on_conn_closed(void *db, uint64_t conn_id)
+{
+	uint32_t before = main_live(db);
+	route_hook_conn_closed(db, conn_id);
+	uint32_t after = main_live(db);
+	if (after < before)
+		metrics_add(MC_BROKER_CONN_CLOSED, before - after);
 }
 
 /* Stops whatever has started, in data-flow order, then frees each part
@@ -210,8 +240,8 @@ int main(int argc, char **argv)
 		config_destroy(cfg);
 		return 1;
 	}
-	hooks.on_tick = route_hook_tick;
-	hooks.on_conn_closed = route_hook_conn_closed;
+	hooks.on_tick = main_on_tick;
+	hooks.on_conn_closed = main_on_conn_closed;
 	hooks.on_idle = route_hook_idle;
 	hooks.arg = app.route;
 	/* KV module: load app.kv here (before anything can answer a request). */
@@ -245,6 +275,7 @@ int main(int argc, char **argv)
 	};
 
 	int exit_code = 1;
+	struct http_endpoints *http = NULL;
 	/* The KV store's writer: KV changes fsync there, never on the registrar. */
 	app.kv_writer = kv_writer_create(app.kv);
 	if (!app.kv_writer || kv_writer_start(app.kv_writer) < 0) {
@@ -280,6 +311,14 @@ int main(int argc, char **argv)
 			 "their group's minimum broker id changes (code 905)");
 	}
 
+	/* Last: its endpoints read every part started above. */
+	http = http_endpoints_start(&app, o, &rc);
+	if (!http && rc < 0) {
+		fprintf(stderr, "rmqns: cannot start the HTTP endpoint on port %d: %s\n", o->httpPort,
+			rmqns_strerror(rc));
+		goto out;
+	}
+
 	log_info("threads: %u reactors, %u processor workers (at most %u on the default lane) + %u "
 		 "route workers, lane capacity %u, route queries answered %s",
 		 sp.reactors, pp.workers, pp.default_max, pp.route_workers, pp.lane_capacity,
@@ -295,6 +334,9 @@ int main(int argc, char **argv)
 	uint64_t t0 = main_now_ms();
 	log_info("%s received", strsignal(sig));
 	log_info("shutdown hook was invoked, 1 times.");
+	/* the endpoint goes first: it reads every part stopped below */
+	http_endpoints_stop(http);
+	http = NULL;
 	/* No new requests, run the queued ones, apply the mutations they made,
 	 * then drain the answers. */
 	main_teardown(&app, MAIN_FLUSH_MS);
@@ -303,6 +345,7 @@ int main(int argc, char **argv)
 		 (unsigned long long)(main_now_ms() - t0));
 	exit_code = 0;
 out:
+	http_endpoints_stop(http);
 	main_teardown(&app, 0); /* after a failed start-up */
 	kv_close(app.kv); /* after its writer */
 	/* Route module: destroy app.route here, after the registrar. */

@@ -66,6 +66,9 @@ struct options {
 	int64_t outboundCloseBytes;        /* close it past this many */
 	char *logLevel;                    /* DEBUG, INFO, WARN or ERROR */
 	bool kvConfigIgnoreCorrupt;        /* start with an empty KV table (the bad file moved aside) */
+	int32_t httpPort;                  /* the HTTP endpoint; 0 = off */
+	char *httpBindAddress;             /* NULL or "" = bindAddress */
+	int32_t healthStallMillis;         /* /healthz fails past this without a turn */
 };
 
 /* ---- the options table ---- */

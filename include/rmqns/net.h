@@ -141,4 +141,14 @@ void server_stop(struct server *s, int flush_ms);
 
 void server_destroy(struct server *s);
 
+/* ---- for the health and metrics endpoints (any thread) ---- */
+
+/* Every reactor turns at least this often, idle or not. */
+#define NET_TURN_MAX_MS 1000u
+/* Accepted connections open now. */
+unsigned server_conn_count(struct server *s);
+unsigned server_reactor_count(const struct server *s);
+/* When reactor i last began a turn (CLOCK_MONOTONIC ms; 0 = not yet). */
+uint64_t server_reactor_turn_ms(struct server *s, unsigned i);
+
 #endif

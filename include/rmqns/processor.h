@@ -54,6 +54,10 @@ void processor_pool_wake(struct processor_pool *p, unsigned n_route, unsigned n_
 void processor_pool_stop(struct processor_pool *p);
 void processor_pool_destroy(struct processor_pool *p);
 
+/* Requests waiting on a lane now (approximate while it moves). */
+size_t processor_pool_lane_depth(struct processor_pool *p, enum handler_lane lane);
+uint32_t processor_pool_lane_capacity(const struct processor_pool *p);
+
 /* The handler for a code: handler_lookup's, or the built-in one answering
  * code 3 (may_run_inline, LANE_DEFAULT). Never NULL. */
 const struct handler *processor_handler_for(int32_t code);

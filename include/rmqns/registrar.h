@@ -50,4 +50,10 @@ int registrar_notify_conn_closed(struct registrar *r, uint64_t conn_id);
 void registrar_stop(struct registrar *r);
 void registrar_destroy(struct registrar *r);
 
+/* The thread turns at least this often when it is well, idle or not. */
+#define REGISTRAR_TURN_MAX_MS 1000u
+/* When it last began a turn or a mutation (CLOCK_MONOTONIC ms; 0 = not
+ * yet): a health check sees a stalled registrar by this going stale. */
+uint64_t registrar_turn_ms(struct registrar *r);
+
 #endif

@@ -215,4 +215,23 @@ struct route_stats {
 void route_stats(struct route_db *db, struct route_stats *st);
 
 
+/* ==== live brokers for operators (route_brokers.c) ==== */
+
+/* One live broker; strings valid until rcu_read_unlock(). */
+struct route_broker_view {
+	const char *cluster;
+	const char *name;      /* brokerName of the group listing addr; "" if none */
+	const char *addr;
+	int64_t id;            /* its brokerId there; -1 if no group lists it */
+	bool acting_master;    /* the group registered with enableActingMaster */
+	uint64_t last_ms;      /* last registration or heartbeat (route_now_ms) */
+	int64_t timeout_ms;    /* expires past last_ms + timeout_ms */
+	uint32_t topics;       /* topics with a queue entry for its group */
+};
+typedef int (*route_broker_fn)(void *arg, const struct route_broker_view *b);
+/* Calls fn for every live broker (reader side, inside rcu_read_lock);
+ * stops at fn's first non-zero return and returns it. One pass over the
+ * topic table: an admin view, not for request paths. RMQNS_ENOMEM. */
+int route_brokers(struct route_db *db, route_broker_fn fn, void *arg);
+
 #endif

@@ -131,6 +131,12 @@ static const struct config_option options_table[] = {
 	  "least severe log level written: DEBUG, INFO, WARN or ERROR" },
 	{ "kvConfigIgnoreCorrupt", CONFIG_BOOL, 0, OFF(kvConfigIgnoreCorrupt), "false", 0, 0, 0, NULL,
 	  "start with an empty KV table when kvConfigPath does not parse (it is moved aside)" },
+	{ "httpPort", CONFIG_I32, 0, OFF(httpPort), "0", 0, 65535, 0, NULL,
+	  "HTTP port of /metrics, /healthz, /readyz and /brokers; 0 = off (9877 suggested)" },
+	{ "httpBindAddress", CONFIG_STR, 0, OFF(httpBindAddress), "", 0, 0, 0, NULL,
+	  "address the HTTP port listens on; empty = the same as bindAddress" },
+	{ "healthStallMillis", CONFIG_I32, 0, OFF(healthStallMillis), "5000", 2000, 3600000, 0, NULL,
+	  "/healthz fails once a reactor or the registrar has not turned for this many ms" },
 };
 
 #define OPTIONS_COUNT (sizeof(options_table) / sizeof(options_table[0]))

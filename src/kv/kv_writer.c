@@ -22,6 +22,7 @@
 #include "rmqns/err.h"
 #include "rmqns/kv.h"
 #include "rmqns/log.h"
+#include "rmqns/metrics.h"
 #include "rmqns/race.h"
 
 struct kv_writer {
@@ -123,9 +124,12 @@ static unsigned long kv_writer_drain(struct kv_writer *w)
 	if (applied) {
 		rc = kv_batch_commit(b, err, sizeof(err));
 		atomic_fetch_add(&w->writes, 1);
+		metrics_add(rc < 0 ? MC_KV_WRITE_FAILURES : MC_KV_WRITES, 1);
 		log_debug("KV writer: %lu changes in one file write%s", applied, rc < 0 ? " (failed)" : "");
 	} else {
 		kv_batch_abort(b); /* nothing to write: every change failed on its own */
+		if (n)
+			metrics_add(MC_KV_WRITE_FAILURES, 1);
 	}
 	atomic_fetch_add(&w->changes, n);
 	__cds_wfcq_for_each_blocking_safe(&head, &tail, node, next) {

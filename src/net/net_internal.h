@@ -81,6 +81,7 @@ struct reactor {
 	atomic_int sleeping;   /* 1 while the loop may block in epoll_wait */
 	atomic_int phase;      /* enum reactor_phase */
 	atomic_uint conn_count;
+	_Atomic uint64_t turn_ms; /* the reactor's clock at its latest turn */
 
 	/* Private to the reactor thread from here on. */
 	struct conn **conns;   /* by slot */

@@ -19,6 +19,7 @@
 
 #include "rmqns/err.h"
 #include "rmqns/log.h"
+#include "rmqns/metrics.h"
 #include "rmqns/race.h"
 #include "rmqns/remoting.h"
 
@@ -59,6 +60,7 @@ static void reactor_clock(struct reactor *r)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	r->now_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	r->now_ms = r->now_ns / 1000000u;
+	atomic_store_explicit(&r->turn_ms, r->now_ms, memory_order_relaxed);
 }
 
 /* ---- slots ---- */
@@ -253,6 +255,7 @@ static void conn_open(struct reactor *r, struct net_accepted *a)
 		return;
 	}
 	atomic_fetch_add(&r->conn_count, 1);
+	metrics_add(MC_CONN_ACCEPTED, 1);
 	log_debug("connection %s accepted", c->peer);
 }
 
@@ -939,6 +942,7 @@ static void *reactor_main(void *arg)
 	log_set_thread_name(name);
 	if (cb->on_thread_start)
 		cb->on_thread_start(cb->arg);
+	metrics_defer_clock(); /* one clock read per turn for the answers' latency */
 	reactor_clock(r);
 	for (;;) {
 		int phase = atomic_load(&r->phase);
@@ -977,9 +981,11 @@ static void *reactor_main(void *arg)
 		reactor_run_backlog(r);
 		reactor_turn_end(r);
 		reactor_flush_dirty(r);
+		metrics_turn_end();
 	}
 	reactor_take_answers(r); /* nothing should be left; free what is */
 	reactor_close_all(r);
+	metrics_turn_end();
 	if (cb->on_thread_end)
 		cb->on_thread_end(cb->arg);
 	reactor_self = NULL;
@@ -1017,13 +1023,16 @@ int reactor_init(struct reactor *r, struct server *srv, unsigned index)
 		return RMQNS_EIO;
 	}
 	uint64_t idle = srv->params.idle_close_ms;
-	if (idle > 0) {
-		/* Scan a few times per idle period: closes land within 1.25x of it. */
-		uint64_t tick = idle / 4;
+	{
+		/* Scan a few times per idle period: closes land within 1.25x of it.
+		 * The timer runs without an idle limit too: a reactor turns at
+		 * least every NET_TURN_MAX_MS, which is how health checks tell a
+		 * stalled one from an idle one. */
+		uint64_t tick = idle ? idle / 4 : NET_TURN_MAX_MS;
 		if (tick < 50)
 			tick = 50;
-		if (tick > 1000)
-			tick = 1000;
+		if (tick > NET_TURN_MAX_MS)
+			tick = NET_TURN_MAX_MS;
 		r->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 		struct itimerspec its = { 0 };
 		its.it_interval.tv_sec = tick / 1000;

@@ -402,6 +402,25 @@ void server_stop(struct server *s, int flush_ms)
 	atomic_store_explicit(&s->reactors_gone, true, memory_order_release);
 }
 
+unsigned server_conn_count(struct server *s)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < s->nreactors; i++)
+		n += atomic_load_explicit(&s->reactors[i].conn_count, memory_order_relaxed);
+	return n;
+}
+
+unsigned server_reactor_count(const struct server *s)
+{
+	return s->nreactors;
+}
+
+uint64_t server_reactor_turn_ms(struct server *s, unsigned i)
+{
+	return i < s->nreactors ? atomic_load_explicit(&s->reactors[i].turn_ms, memory_order_relaxed)
+				: 0;
+}
+
 void server_destroy(struct server *s)
 {
 	if (!s)

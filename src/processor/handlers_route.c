@@ -18,6 +18,7 @@
 #include "rmqns/json_reader.h"
 #include "rmqns/kv.h"
 #include "rmqns/log.h"
+#include "rmqns/metrics.h"
 #include "rmqns/regbody.h"
 #include "rmqns/registrar.h"
 #include "rmqns/remoting.h"
@@ -95,6 +96,9 @@ static void h_get_route(struct app *app, struct request *req)
 		q.order_conf = kv_get(app->kv, KV_NAMESPACE_ORDER_TOPIC_CONFIG, topic);
 	rc = route_topic_body(app->route, &q, &body, &len, &scratch);
 	if (rc == 0) {
+		/* bytes outside scratch are the cached answer (with orderTopicConf
+		 * spliced in, a hit also lands in scratch and counts as built) */
+		metrics_add(body == scratch.data ? MC_ROUTE_CACHE_BUILDS : MC_ROUTE_CACHE_HITS, 1);
 		remoting_response_init(&rsp, cmd, RSP_SUCCESS, NULL);
 		rsp.body = body;
 		rsp.body_len = (uint32_t)len;
@@ -330,6 +334,11 @@ static void apply_register(struct mutation *m)
 	int rc;
 
 	rc = route_apply_register(app->route, &mu->reg, route_now_ms(), &res);
+	metrics_add(rc ? MC_REG_FAILED
+		       : res.outcome == ROUTE_REG_REFUSED    ? MC_REG_REFUSED
+		       : res.outcome == ROUTE_REG_SUPERSEDED ? MC_REG_SUPERSEDED
+							    : MC_REG_DONE,
+		    1);
 	if (rc) {
 		log_warn("route: registration of %s (%s) failed: %s", mu->reg.addr, mu->reg.name, rmqns_strerror(rc));
 		char remark[96];
@@ -445,9 +454,10 @@ static void apply_unregister(struct mutation *m)
 	struct route_mut *mu = caa_container_of(m, struct route_mut, m);
 	const struct remoting_cmd *cmd = &mu->req->cmd;
 
-	route_apply_unregister(mu->app->route, remoting_ext_get(cmd, "clusterName"),
-			       remoting_ext_get(cmd, "brokerAddr"), remoting_ext_get(cmd, "brokerName"),
-			       mu->req->conn.id);
+	if (route_apply_unregister(mu->app->route, remoting_ext_get(cmd, "clusterName"),
+				   remoting_ext_get(cmd, "brokerAddr"), remoting_ext_get(cmd, "brokerName"),
+				   mu->req->conn.id) > 0)
+		metrics_add(MC_BROKER_UNREGISTERED, 1);
 	request_reply_code(mu->req, RSP_SUCCESS, NULL);
 	mut_free(mu);
 }

@@ -16,6 +16,7 @@
 
 #include "rmqns/err.h"
 #include "rmqns/log.h"
+#include "rmqns/metrics.h"
 #include "rmqns/net.h"
 #include "rmqns/processor.h"
 #include "rmqns/request.h"
@@ -54,6 +55,7 @@ struct processor_pool {
 	unsigned default_max;
 	int default_nice;
 	bool run_inline;
+	uint32_t lane_capacity;
 };
 
 /* Requests the calling (reactor) thread queued since its last turn end. */
@@ -80,6 +82,7 @@ struct processor_pool *processor_pool_create(struct app *app, const struct proce
 	pool->default_max = p->default_max;
 	pool->default_nice = p->default_nice;
 	pool->run_inline = p->run_inline;
+	pool->lane_capacity = p->lane_capacity;
 	pool->threads = calloc(pool->nthreads, sizeof *pool->threads);
 	int rc = pool->threads ? RMQNS_OK : RMQNS_ENOMEM;
 	if (rc == 0)
@@ -237,6 +240,7 @@ int processor_pool_take_frame(struct processor_pool *pool, const struct net_fram
 		return RMQNS_OK;
 	}
 	/* Full (or stopping): say so at once rather than queue without bound. */
+	metrics_add(h->lane == LANE_ROUTE ? MC_BUSY_ROUTE : MC_BUSY_DEFAULT, 1);
 	int rc = request_reply_code(req, RSP_SYSTEM_BUSY, PROCESSOR_BUSY_REMARK);
 	if (rc < 0 && rc != RMQNS_ECLOSED)
 		log_debug("connection %s: busy answer not sent: %s", req->peer, rmqns_strerror(rc));
@@ -312,6 +316,16 @@ void processor_pool_stop(struct processor_pool *pool)
 	if (late)
 		log_warn("processor pool: %u requests queued after the workers stopped, answered busy",
 			 late);
+}
+
+size_t processor_pool_lane_depth(struct processor_pool *pool, enum handler_lane lane)
+{
+	return ring_count(&pool->lanes[lane == LANE_ROUTE ? LANE_ROUTE : LANE_DEFAULT]);
+}
+
+uint32_t processor_pool_lane_capacity(const struct processor_pool *pool)
+{
+	return pool->lane_capacity;
 }
 
 void processor_pool_destroy(struct processor_pool *pool)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "rmqns/err.h"
+#include "rmqns/metrics.h"
 #include "rmqns/net.h"
 #include "rmqns/request.h"
 
@@ -57,6 +58,7 @@ static int request_encode_head(void *arg, struct buf *out)
 
 int request_reply(const struct request *req, const struct remoting_cmd *rsp)
 {
+	metrics_request(req->cmd.code, rsp->code, req->recv_ns);
 	if (remoting_is_oneway(&req->cmd))
 		return RMQNS_OK;
 

@@ -19,6 +19,7 @@
 
 #include "rmqns/err.h"
 #include "rmqns/log.h"
+#include "rmqns/metrics.h"
 #include "rmqns/race.h"
 #include "rmqns/registrar.h"
 
@@ -31,6 +32,7 @@ struct registrar {
 	pthread_t thread;
 	bool started;
 	atomic_bool stop;
+	_Atomic uint64_t turn_ms; /* when it last began a turn or a mutation */
 };
 
 struct registrar_notice {
@@ -44,6 +46,16 @@ static uint64_t registrar_now_ms(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static void registrar_mark_turn(struct registrar *r, uint64_t now_ms)
+{
+	atomic_store_explicit(&r->turn_ms, now_ms, memory_order_relaxed);
+}
+
+uint64_t registrar_turn_ms(struct registrar *r)
+{
+	return atomic_load_explicit(&r->turn_ms, memory_order_relaxed);
 }
 
 struct registrar *registrar_create(const struct registrar_hooks *hooks)
@@ -137,7 +149,10 @@ static unsigned registrar_drain(struct registrar *r)
 	__cds_wfcq_for_each_blocking_safe(&head, &tail, node, next) {
 		struct mutation *m = caa_container_of(node, struct mutation, node);
 		race_acquire(m);
+		uint64_t t0 = metrics_now_ns();
+		registrar_mark_turn(r, t0 / 1000000u);
 		m->apply(m);
+		metrics_registrar_apply(metrics_now_ns() - t0);
 		n++;
 	}
 	return n;
@@ -166,12 +181,13 @@ static void *registrar_main(void *arg)
 	rcu_register_thread();
 	bool more = false;
 	for (;;) {
+		registrar_mark_turn(r, registrar_now_ms());
 		registrar_drain(r);
 		if (atomic_load(&r->stop))
 			break;
 		/* background work goes between mutations, one slice at a time */
 		more = r->hooks.on_idle && r->hooks.on_idle(r->hooks.arg);
-		if (poll(fds, nfds, more ? 0 : -1) < 0) {
+		if (poll(fds, nfds, more ? 0 : (int)REGISTRAR_TURN_MAX_MS) < 0) {
 			if (errno != EINTR)
 				log_error("registrar: poll: %s", strerror(errno));
 			continue;

@@ -282,6 +282,48 @@ Test(admin, brokers_roles)
 	run_free(&r);
 }
 
+/* With the server's HTTP endpoint on, brokers adds heartbeat age, timeout
+ * and topic count; found through the server's httpPort, or --http. */
+Test(admin, brokers_heartbeat_columns_from_http)
+{
+	int hp = dead_port();
+	char harg[32], haddr[32];
+	snprintf(harg, sizeof harg, "--httpPort=%d", hp);
+	snprintf(haddr, sizeof haddr, "127.0.0.1:%d", hp);
+	const char *const args[] = { harg, NULL };
+	start(0, args);
+	reg_broker(0, "C1", "broker-a", "10.0.0.1:10911", 0, false, topic_a, 1);
+
+	struct run r = RUN("brokers", "-n", addr_of(0));
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	cr_assert_not_null(strstr(r.out, "#Addr                   #HB Age(ms)  #Timeout(ms)  #Topics\n"),
+			   "%s", r.out);
+	/* the default timeout (no heartbeatTimeoutMillis sent); two topics
+	 * (reg_broker's filler and TopicA) */
+	cr_assert_not_null(strstr(r.out, "  120000        2\n"), "%s", r.out);
+	run_free(&r);
+
+	r = RUN("brokers", "--json", "--http", haddr, "-n", addr_of(0));
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	json_t *v = run_json(&r), *b = json_array_get(json_object_get(v, "brokers"), 0);
+	cr_assert_eq(json_integer_value(json_object_get(b, "heartbeatTimeoutMillis")), 120000);
+	cr_assert_eq(json_integer_value(json_object_get(b, "topicCount")), 2);
+	json_int_t age = json_integer_value(json_object_get(b, "lastHeartbeatAgeMillis"));
+	cr_assert(json_is_integer(json_object_get(b, "lastHeartbeatAgeMillis")) && age >= 0 &&
+		  age < 120000, "age %lld", (long long)age);
+	json_decref(v);
+	run_free(&r);
+
+	/* a wrong --http: the columns are left out, with a word on stderr */
+	char dead[32];
+	snprintf(dead, sizeof dead, "127.0.0.1:%d", dead_port());
+	r = RUN("brokers", "--http", dead, "-n", addr_of(0));
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	cr_assert_null(strstr(r.out, "#HB Age"), "%s", r.out);
+	cr_assert_not_null(strstr(r.err, "no answer from the HTTP endpoint"), "%s", r.err);
+	run_free(&r);
+}
+
 /* A slave-only group with acting master on, its topic read-only: the
  * server routes its lowest id as 0 only while supportActingMaster is on. */
 Test(admin, brokers_acting_master_only_when_routed_so)

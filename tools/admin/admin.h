@@ -33,6 +33,7 @@ struct admin_args {
 	const char *ns;         /* -s */
 	const char *broker;     /* -b */
 	const char *method;     /* -m */
+	const char *http;       /* --http HOST:PORT (brokers) */
 };
 
 struct admin_ctx {

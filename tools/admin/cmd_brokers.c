@@ -1,9 +1,18 @@
 /* clusterList and brokers: the GET_BROKER_CLUSTER_INFO rows as mqadmin's
  * table, and with each broker's role. A role other than master or slave
- * (acting master) is only claimed when a route shows it. */
+ * (acting master) is only claimed when a route shows it. When the server
+ * has its HTTP endpoint on, brokers adds what only that endpoint tells:
+ * each broker's heartbeat age, its timeout and its topic count. */
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
 
 #include "rmqns/json_body.h"
 #include "rmqns/json_tree.h"
@@ -55,34 +64,203 @@ int cmd_cluster_list(struct admin_ctx *ctx)
 
 /* ---- brokers ---- */
 
-/* The columns of `brokers`, in order. A new column (the heartbeat's age
- * and timeout, once the server reports them) is one more entry here plus
- * its member in the JSON row. */
+/* What the HTTP endpoint's /brokers adds to a row. */
+struct broker_extra {
+	bool known; /* the endpoint listed this broker */
+	long long age_ms, timeout_ms, topics;
+};
+
+/* The columns of `brokers`, in order. A new column is one more entry here
+ * plus its member in the JSON row; http columns show only when the
+ * server's HTTP endpoint answered. */
 struct broker_column {
 	const char *title;
 	int width;
-	void (*cell)(const struct broker_row *row, char *out, size_t n);
+	bool http;
+	void (*cell)(const struct broker_row *row, const struct broker_extra *x, char *out, size_t n);
 };
 
-static void cell_cluster(const struct broker_row *r, char *o, size_t n) { snprintf(o, n, "%s", r->cluster); }
-static void cell_name(const struct broker_row *r, char *o, size_t n) { snprintf(o, n, "%s", r->name); }
-static void cell_id(const struct broker_row *r, char *o, size_t n) { snprintf(o, n, "%lld", (long long)r->id); }
-static void cell_role(const struct broker_row *r, char *o, size_t n) { snprintf(o, n, "%s", broker_role_name(r->role)); }
-static void cell_addr(const struct broker_row *r, char *o, size_t n) { snprintf(o, n, "%s", r->addr); }
+static void cell_cluster(const struct broker_row *r, const struct broker_extra *x, char *o, size_t n) { (void)x; snprintf(o, n, "%s", r->cluster); }
+static void cell_name(const struct broker_row *r, const struct broker_extra *x, char *o, size_t n) { (void)x; snprintf(o, n, "%s", r->name); }
+static void cell_id(const struct broker_row *r, const struct broker_extra *x, char *o, size_t n) { (void)x; snprintf(o, n, "%lld", (long long)r->id); }
+static void cell_role(const struct broker_row *r, const struct broker_extra *x, char *o, size_t n) { (void)x; snprintf(o, n, "%s", broker_role_name(r->role)); }
+static void cell_addr(const struct broker_row *r, const struct broker_extra *x, char *o, size_t n) { (void)x; snprintf(o, n, "%s", r->addr); }
+
+static void cell_number(bool known, long long v, char *o, size_t n)
+{
+	if (known)
+		snprintf(o, n, "%lld", v);
+	else
+		snprintf(o, n, "-");
+}
+
+static void cell_age(const struct broker_row *r, const struct broker_extra *x, char *o, size_t n) { (void)r; cell_number(x->known, x->age_ms, o, n); }
+static void cell_timeout(const struct broker_row *r, const struct broker_extra *x, char *o, size_t n) { (void)r; cell_number(x->known, x->timeout_ms, o, n); }
+static void cell_topics(const struct broker_row *r, const struct broker_extra *x, char *o, size_t n) { (void)r; cell_number(x->known, x->topics, o, n); }
 
 static const struct broker_column broker_columns[] = {
-	{ "#Cluster Name", 16, cell_cluster },
-	{ "#Broker Name", 22, cell_name },
-	{ "#BID", 4, cell_id },
-	{ "#Role", 13, cell_role },
-	{ "#Addr", 22, cell_addr },
+	{ "#Cluster Name", 16, false, cell_cluster },
+	{ "#Broker Name", 22, false, cell_name },
+	{ "#BID", 4, false, cell_id },
+	{ "#Role", 13, false, cell_role },
+	{ "#Addr", 22, false, cell_addr },
+	{ "#HB Age(ms)", 11, true, cell_age },
+	{ "#Timeout(ms)", 12, true, cell_timeout },
+	{ "#Topics", 7, true, cell_topics },
 };
 #define BROKER_NCOLS (sizeof broker_columns / sizeof broker_columns[0])
 
-static json_t *broker_row_json(const struct broker_row *r)
+static json_t *broker_row_json(const struct broker_row *r, const struct broker_extra *x)
 {
-	return json_pack("{s:s, s:s, s:I, s:s, s:s}", "cluster", r->cluster, "brokerName", r->name,
-			 "brokerId", (json_int_t)r->id, "role", broker_role_name(r->role), "addr", r->addr);
+	json_t *o = json_pack("{s:s, s:s, s:I, s:s, s:s}", "cluster", r->cluster, "brokerName",
+			      r->name, "brokerId", (json_int_t)r->id, "role",
+			      broker_role_name(r->role), "addr", r->addr);
+	if (o && x->known) {
+		json_object_set_new(o, "lastHeartbeatAgeMillis", json_integer(x->age_ms));
+		json_object_set_new(o, "heartbeatTimeoutMillis", json_integer(x->timeout_ms));
+		json_object_set_new(o, "topicCount", json_integer(x->topics));
+	}
+	return o;
+}
+
+/* ---- the HTTP endpoint ---- */
+
+/* The httpPort in the server's options (GET_NAMESRV_CONFIG), 0 when off
+ * or not reported. */
+static int http_port_of(struct admin_ctx *ctx, const struct target *who)
+{
+	struct remoting_cmd req;
+	struct call_result r;
+	int port = 0;
+
+	target_request_init(&req, 319);
+	target_call(who, &req, ctx->timeout_ms, &r);
+	if (call_ok(&r) && r.reply->cmd.body) {
+		const char *p = (const char *)r.reply->cmd.body;
+		const char *end = p + r.reply->cmd.body_len;
+		while (p < end) {
+			const char *nl = memchr(p, '\n', (size_t)(end - p));
+			const char *le = nl ? nl : end;
+			if (le - p > 9 && memcmp(p, "httpPort=", 9) == 0)
+				port = atoi(p + 9);
+			p = le + 1;
+		}
+	}
+	call_result_clear(&r);
+	return port > 0 && port <= 65535 ? port : 0;
+}
+
+/* GET path from host:port; the body of a 200 answer (malloc'd), or NULL. */
+static char *http_get_body(const char *host, int port, const char *path, int timeout_ms)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *res = NULL;
+	char ports[16], req[512];
+	char *data = NULL;
+	size_t len = 0, cap = 0;
+	int fd = -1;
+
+	snprintf(ports, sizeof ports, "%d", port);
+	if (getaddrinfo(host, ports, &hints, &res) != 0)
+		return NULL;
+	fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		goto fail;
+	if (connect(fd, res->ai_addr, res->ai_addrlen) < 0) {
+		struct pollfd pf = { .fd = fd, .events = POLLOUT };
+		int soerr = 0;
+		socklen_t sl = sizeof soerr;
+		if (errno != EINPROGRESS || poll(&pf, 1, timeout_ms) != 1 ||
+		    getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) < 0 || soerr != 0)
+			goto fail;
+	}
+	if (fcntl(fd, F_SETFL, 0) < 0)
+		goto fail;
+	struct timeval tv = { timeout_ms / 1000, (timeout_ms % 1000) * 1000 };
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+	int rl = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: rmqns-admin\r\n"
+			  "Connection: close\r\n\r\n", path, host);
+	if (send(fd, req, (size_t)rl, MSG_NOSIGNAL) != rl)
+		goto fail;
+	for (;;) {
+		if (len + 4096 + 1 > cap) {
+			size_t nc = cap ? cap * 2 : 16384;
+			char *nd = nc > (64u << 20) ? NULL : realloc(data, nc);
+			if (!nd)
+				goto fail;
+			data = nd;
+			cap = nc;
+		}
+		ssize_t n = recv(fd, data + len, cap - len - 1, 0);
+		if (n < 0)
+			goto fail;
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	data[len] = '\0';
+	close(fd);
+	freeaddrinfo(res);
+	char *body = strstr(data, "\r\n\r\n");
+	if (strncmp(data, "HTTP/1.1 200 ", 13) != 0 || !body) {
+		free(data);
+		return NULL;
+	}
+	memmove(data, body + 4, strlen(body + 4) + 1);
+	return data;
+fail:
+	if (fd >= 0)
+		close(fd);
+	freeaddrinfo(res);
+	free(data);
+	return NULL;
+}
+
+/* Fills extra[] from /brokers; false when there is no endpoint to ask or
+ * it did not answer (the columns are then left out). */
+static bool brokers_from_http(struct admin_ctx *ctx, const struct target *who,
+			      const struct broker_rows *rows, struct broker_extra *extra)
+{
+	struct target_list http;
+	char err[256];
+	const char *host = who->host;
+	int port;
+
+	if (ctx->a.http) {
+		if (target_list_parse(ctx->a.http, &http, err, sizeof err) < 0 || http.n != 1) {
+			fprintf(stderr, "rmqns-admin: --http %s: want one HOST:PORT\n", ctx->a.http);
+			return false;
+		}
+		host = http.v[0].host;
+		port = http.v[0].port;
+	} else if ((port = http_port_of(ctx, who)) == 0) {
+		return false;
+	}
+	char *text = http_get_body(host, port, "/brokers", ctx->timeout_ms);
+	json_t *doc = text ? json_loads(text, 0, NULL) : NULL;
+	free(text);
+	json_t *list = json_object_get(doc, "brokers");
+	if (!json_is_array(list)) {
+		fprintf(stderr, "rmqns-admin: %s: no answer from the HTTP endpoint on %s:%d; "
+				"heartbeat columns left out\n", who->name, host, port);
+		json_decref(doc);
+		return false;
+	}
+	size_t i;
+	json_t *b;
+	json_array_foreach(list, i, b) {
+		const char *cluster = ops_str(b, "cluster"), *addr = ops_str(b, "address");
+		for (size_t k = 0; k < rows->n; k++) {
+			if (strcmp(rows->v[k].cluster, cluster) || strcmp(rows->v[k].addr, addr))
+				continue;
+			extra[k].known = true;
+			extra[k].age_ms = json_integer_value(json_object_get(b, "lastHeartbeatAgeMillis"));
+			extra[k].timeout_ms = json_integer_value(json_object_get(b, "heartbeatTimeoutMillis"));
+			extra[k].topics = json_integer_value(json_object_get(b, "topicCount"));
+		}
+	}
+	json_decref(doc);
+	return true;
 }
 
 /* Acting master: a group without id 0 whose brokers enable it is routed
@@ -187,28 +365,39 @@ int cmd_brokers(struct admin_ctx *ctx)
 	if (ex != ADMIN_EXIT_OK)
 		return ex;
 	settle_acting_masters(ctx, who, &rows);
+	struct broker_extra *extra = calloc(rows.n + 1, sizeof *extra);
+	if (!extra) {
+		broker_rows_free(&rows);
+		fprintf(stderr, "rmqns-admin: out of memory\n");
+		return ADMIN_EXIT_BAD_ANSWER;
+	}
+	bool http = brokers_from_http(ctx, who, &rows, extra);
+	size_t ncols = BROKER_NCOLS;
+	while (!http && ncols > 0 && broker_columns[ncols - 1].http)
+		ncols--;
 	if (ctx->json) {
 		json_t *arr = json_array();
 		for (size_t i = 0; i < rows.n; i++)
-			json_array_append_new(arr, broker_row_json(&rows.v[i]));
+			json_array_append_new(arr, broker_row_json(&rows.v[i], &extra[i]));
 		ex = ops_print_json(json_pack("{s:s, s:o}", "server", who->name, "brokers", arr));
 	} else {
-		for (size_t c = 0; c < BROKER_NCOLS; c++) {
-			if (c + 1 < BROKER_NCOLS)
+		for (size_t c = 0; c < ncols; c++) {
+			if (c + 1 < ncols)
 				printf("%-*s  ", broker_columns[c].width, broker_columns[c].title);
 			else
 				printf("%s\n", broker_columns[c].title);
 		}
 		for (size_t i = 0; i < rows.n; i++) {
-			for (size_t c = 0; c < BROKER_NCOLS; c++) {
-				broker_columns[c].cell(&rows.v[i], cell, sizeof cell);
-				if (c + 1 < BROKER_NCOLS)
+			for (size_t c = 0; c < ncols; c++) {
+				broker_columns[c].cell(&rows.v[i], &extra[i], cell, sizeof cell);
+				if (c + 1 < ncols)
 					printf("%-*s  ", broker_columns[c].width, cell);
 				else
 					printf("%s\n", cell);
 			}
 		}
 	}
+	free(extra);
 	broker_rows_free(&rows);
 	return ex;
 }

@@ -20,7 +20,10 @@ struct command {
 
 static const struct command commands[] = {
 	{ "clusterList", "", "", cmd_cluster_list, "brokers by cluster: name, id, address" },
-	{ "brokers", "", "", cmd_brokers, "every broker with cluster, name, id, role and address" },
+	{ "brokers", "", "", cmd_brokers,
+	  "every broker with cluster, name, id, role and address; with the server's HTTP\n"
+	  "                       endpoint (its httpPort, or --http HOST:PORT) also heartbeat age,\n"
+	  "                       timeout and topic count" },
 	{ "topicRoute", "t:", "t", cmd_topic_route, "-t TOPIC: the topic's route" },
 	{ "topicList", "c", "", cmd_topic_list, "[-c]: every topic (with -c: by cluster)" },
 	{ "getNamesrvConfig", "", "", cmd_get_namesrv_config, "the server's options" },
@@ -57,12 +60,13 @@ static void usage(FILE *f)
 		ADMIN_DEFAULT_NAMESRV, ADMIN_DEFAULT_TIMEOUT_MS);
 }
 
-enum { OPT_JSON = 1000, OPT_TIMEOUT };
+enum { OPT_JSON = 1000, OPT_TIMEOUT, OPT_HTTP };
 
 static const struct option long_opts[] = {
 	{ "namesrvAddr", required_argument, NULL, 'n' },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "http", required_argument, NULL, OPT_HTTP },
 	{ "help", no_argument, NULL, 'h' },
 	{ "topic", required_argument, NULL, 't' },
 	{ "namespace", required_argument, NULL, 's' },
@@ -110,6 +114,13 @@ static int parse(int argc, char **argv, const struct command *cmd, struct admin_
 		case 'h': usage(stdout); exit(ADMIN_EXIT_OK);
 		case 'n': namesrv = optarg; break;
 		case OPT_JSON: ctx->json = true; break;
+		case OPT_HTTP:
+			if (strcmp(cmd->name, "brokers") != 0) {
+				fprintf(stderr, "rmqns-admin: %s takes no option --http\n", cmd->name);
+				return -1;
+			}
+			ctx->a.http = optarg;
+			break;
 		case OPT_TIMEOUT: {
 			char *end;
 			long v = strtol(optarg, &end, 10);

@@ -1,0 +1,68 @@
+/* Process-wide counters and histograms for the /metrics endpoint. Every
+ * thread counts into a shard of its own (taken on its first count, handed
+ * back when it exits), written with relaxed single-writer stores: no lock
+ * and no shared cache line on the request path. A reader sums the shards;
+ * the figures it sees are each exact, the set of them a moment's snapshot.
+ * Names follow the Prometheus conventions (rmqns_ prefix, _total for
+ * counters, seconds and bytes). */
+#ifndef RMQNS_METRICS_H
+#define RMQNS_METRICS_H
+
+#include <stdint.h>
+
+#include "rmqns/buf.h"
+
+enum metrics_counter {
+	MC_CONN_ACCEPTED = 0,
+	MC_BUSY_ROUTE,         /* SYSTEM_BUSY answers: the route lane was full */
+	MC_BUSY_DEFAULT,       /* ... the default lane */
+	MC_REG_DONE,           /* registrations applied */
+	MC_REG_SUPERSEDED,     /* ignored: a newer stateVersion holds the id */
+	MC_REG_REFUSED,
+	MC_REG_FAILED,         /* out of memory, group table full */
+	MC_BROKER_EXPIRED,     /* live brokers removed by the expiry scan */
+	MC_BROKER_CONN_CLOSED, /* ... because their connection closed */
+	MC_BROKER_UNREGISTERED,
+	MC_KV_WRITES,          /* KV file writes that reached the disk */
+	MC_KV_WRITE_FAILURES,
+	MC_ROUTE_CACHE_HITS,   /* route answers sent from cached bytes */
+	MC_ROUTE_CACHE_BUILDS, /* ... built for the query */
+	MC_HTTP_REQUESTS,
+	MC_HTTP_REJECTED,      /* HTTP connections cut: head too large, deadline passed */
+	MC_COUNT
+};
+
+/* Adds n to a counter. */
+void metrics_add(enum metrics_counter c, uint64_t n);
+
+/* One answered request: its request code, the response code, and the time
+ * from the frame's arrival (CLOCK_MONOTONIC ns) to the answer. */
+void metrics_request(int32_t code, int32_t rsp_code, uint64_t recv_ns);
+
+/* A thread that runs in turns (a reactor) calls this once: from then on
+ * metrics_request counts at once but leaves the latency to
+ * metrics_turn_end, so that the answers of one turn share one clock read
+ * (which costs as much as the rest of the counting). Their latency then
+ * runs to the end of the turn, the answers written. */
+void metrics_defer_clock(void);
+/* Observes the latencies this thread deferred, against one clock read
+ * (nothing to do, no read). */
+void metrics_turn_end(void);
+
+/* One mutation applied by the registrar, in ns. */
+void metrics_registrar_apply(uint64_t ns);
+
+/* CLOCK_MONOTONIC in ns. */
+uint64_t metrics_now_ns(void);
+
+/* Appends every counter and histogram above in the text exposition
+ * format; 0 or a negative rmqns_err (out of memory). */
+int metrics_write(struct buf *out);
+
+/* For figures others compute (gauges): a family's HELP and TYPE lines,
+ * then its samples; labels is NULL or the inside of the braces
+ * ("lane=\"route\""). 0 or RMQNS_ENOMEM. */
+int metrics_write_family(struct buf *out, const char *name, const char *type, const char *help);
+int metrics_write_value(struct buf *out, const char *name, const char *labels, double value);
+
+#endif

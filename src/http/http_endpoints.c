@@ -1,0 +1,334 @@
+/* The NameServer's HTTP endpoints (http.h): /metrics (Prometheus text),
+ * /healthz (the reactors and the registrar are turning), /readyz (healthy
+ * and past waitSecondsForService when needWaitForService)
+ * and /brokers (the live brokers as JSON). They run on the HTTP thread,
+ * registered with RCU, and only read: counters, published route tables,
+ * heartbeat stamps. */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <urcu.h>
+
+#include "rmqns/app.h"
+#include "rmqns/config.h"
+#include "rmqns/err.h"
+#include "rmqns/http.h"
+#include "rmqns/json_body.h"
+#include "rmqns/log.h"
+#include "rmqns/metrics.h"
+#include "rmqns/net.h"
+#include "rmqns/processor.h"
+#include "rmqns/registrar.h"
+#include "rmqns/route.h"
+
+#define TEXT_PLAIN "text/plain; charset=utf-8"
+#define PROMETHEUS_TEXT "text/plain; version=0.0.4; charset=utf-8"
+
+struct http_endpoints {
+	struct app *app;
+	struct http_server *http;
+	uint64_t stall_ms;
+};
+
+static void ep_thread_start(void *arg)
+{
+	(void)arg;
+	rcu_register_thread();
+}
+
+static void ep_thread_end(void *arg)
+{
+	(void)arg;
+	rcu_unregister_thread();
+}
+
+static void ep_oom(struct http_response *rsp)
+{
+	rsp->status = 500;
+	rsp->content_type = TEXT_PLAIN;
+	rsp->body.len = 0;
+	if (buf_append_str(&rsp->body, "out of memory\n") < 0)
+		rsp->body.len = 0;
+}
+
+/* ---- /healthz ---- */
+
+/* Appends one line per thread checked; true when all turned recently. */
+static bool ep_health(struct http_endpoints *e, struct buf *out)
+{
+	uint64_t now = route_now_ms();
+	bool ok = true;
+	int rc = 0;
+
+	struct server *s = e->app->server;
+	unsigned n = s ? server_reactor_count(s) : 0;
+	for (unsigned i = 0; i < n && rc >= 0; i++) {
+		uint64_t t = server_reactor_turn_ms(s, i);
+		uint64_t age = t && now > t ? now - t : 0;
+		bool fine = t && age <= e->stall_ms;
+		ok = ok && fine;
+		rc = buf_printf(out, "reactor %u: %s, last turn %llu ms ago\n", i,
+				fine ? "ok" : "STALLED", (unsigned long long)age);
+	}
+	uint64_t t = e->app->registrar ? registrar_turn_ms(e->app->registrar) : 0;
+	uint64_t age = t && now > t ? now - t : 0;
+	bool fine = t && age <= e->stall_ms;
+	ok = ok && fine;
+	if (rc >= 0)
+		rc = buf_printf(out, "registrar: %s, last turn %llu ms ago\n", fine ? "ok" : "STALLED",
+				(unsigned long long)age);
+	return ok && rc >= 0;
+}
+
+static void ep_healthz(void *arg, const struct http_request *req, struct http_response *rsp)
+{
+	struct http_endpoints *e = arg;
+	struct buf detail = BUF_INIT;
+	(void)req;
+
+	bool ok = ep_health(e, &detail);
+	rsp->status = ok ? 200 : 503;
+	if (buf_printf(&rsp->body, "%s\n", ok ? "ok" : "stalled") < 0 ||
+	    buf_append(&rsp->body, detail.data, detail.len) < 0)
+		ep_oom(rsp);
+	buf_free(&detail);
+}
+
+/* ---- /readyz ---- */
+
+static void ep_readyz(void *arg, const struct http_request *req, struct http_response *rsp)
+{
+	struct http_endpoints *e = arg;
+	struct buf detail = BUF_INIT;
+	int rc;
+	(void)req;
+
+	if (!ep_health(e, &detail)) {
+		rsp->status = 503;
+		rc = buf_append_str(&rsp->body, "not ready: stalled\n");
+		if (rc >= 0)
+			rc = buf_append(&rsp->body, detail.data, detail.len);
+	} else {
+		route_read_lock();
+		const struct options *o = config_current(e->app->config);
+		uint64_t wait_ms = o->needWaitForService && o->waitSecondsForService > 0
+					   ? (uint64_t)o->waitSecondsForService * 1000u
+					   : 0;
+		route_read_unlock();
+		uint64_t up = route_uptime_ms(e->app->route, route_now_ms());
+		if (up < wait_ms) {
+			rsp->status = 503;
+			rc = buf_printf(&rsp->body,
+					"not ready: waiting for brokers to register "
+					"(needWaitForService), %llu ms left\n",
+					(unsigned long long)(wait_ms - up));
+		} else {
+			rc = buf_append_str(&rsp->body, "ready\n");
+		}
+	}
+	buf_free(&detail);
+	if (rc < 0)
+		ep_oom(rsp);
+}
+
+/* ---- /metrics ---- */
+
+static int ep_gauge(struct buf *out, const char *name, const char *help, double v)
+{
+	int rc = metrics_write_family(out, name, "gauge", help);
+	return rc < 0 ? rc : metrics_write_value(out, name, NULL, v);
+}
+
+static int ep_gauges(struct http_endpoints *e, struct buf *out)
+{
+	struct app *app = e->app;
+	struct route_stats st;
+	char lb[48];
+	uint64_t now = route_now_ms();
+	int rc;
+
+	route_read_lock();
+	route_stats(app->route, &st);
+	route_read_unlock();
+
+	rc = metrics_write_family(out, "rmqns_build_info", "gauge",
+				  "Always 1; the version is in its label.");
+	if (rc == 0)
+		rc = metrics_write_value(out, "rmqns_build_info", "version=\"" RMQNS_VERSION "\"", 1);
+	if (rc == 0)
+		rc = ep_gauge(out, "rmqns_uptime_seconds", "Seconds since the route tables were created.",
+			      (double)route_uptime_ms(app->route, now) / 1e3);
+	if (rc == 0 && app->server)
+		rc = ep_gauge(out, "rmqns_connections_open", "Accepted protocol connections open now.",
+			      server_conn_count(app->server));
+	if (rc == 0 && app->pool) {
+		rc = metrics_write_family(out, "rmqns_lane_queue_depth", "gauge",
+					  "Requests waiting on a processor lane.");
+		if (rc == 0)
+			rc = metrics_write_value(out, "rmqns_lane_queue_depth", "lane=\"route\"",
+						 (double)processor_pool_lane_depth(app->pool, LANE_ROUTE));
+		if (rc == 0)
+			rc = metrics_write_value(out, "rmqns_lane_queue_depth", "lane=\"default\"",
+						 (double)processor_pool_lane_depth(app->pool, LANE_DEFAULT));
+		if (rc == 0)
+			rc = ep_gauge(out, "rmqns_lane_queue_capacity",
+				      "Requests a lane holds before SYSTEM_BUSY (processorQueueCapacity).",
+				      processor_pool_lane_capacity(app->pool));
+	}
+	if (rc == 0)
+		rc = ep_gauge(out, "rmqns_brokers_live", "Live brokers (brokerLiveTable entries).",
+			      st.live);
+	if (rc == 0)
+		rc = ep_gauge(out, "rmqns_broker_groups", "Broker groups (brokerAddrTable entries).",
+			      st.groups);
+	if (rc == 0)
+		rc = ep_gauge(out, "rmqns_topics", "Topics with a route.", (double)st.topics);
+	if (rc == 0)
+		rc = ep_gauge(out, "rmqns_queue_entries", "QueueData entries over all topics.",
+			      (double)st.queue_entries);
+	if (rc == 0)
+		rc = ep_gauge(out, "rmqns_route_cache_bytes", "Bytes of cached route answers.",
+			      (double)st.cache_bytes);
+	if (rc == 0)
+		rc = ep_gauge(out, "rmqns_route_dead_entries",
+			      "Queue entries of departed broker groups not yet removed.",
+			      (double)st.dead_entries);
+	if (rc == 0 && app->server) {
+		rc = metrics_write_family(out, "rmqns_reactor_turn_age_seconds", "gauge",
+					  "Seconds since a reactor last began a turn.");
+		for (unsigned i = 0; rc == 0 && i < server_reactor_count(app->server); i++) {
+			uint64_t t = server_reactor_turn_ms(app->server, i);
+			snprintf(lb, sizeof lb, "reactor=\"%u\"", i);
+			rc = metrics_write_value(out, "rmqns_reactor_turn_age_seconds", lb,
+						 t && now > t ? (double)(now - t) / 1e3 : 0);
+		}
+	}
+	if (rc == 0 && app->registrar) {
+		uint64_t t = registrar_turn_ms(app->registrar);
+		rc = ep_gauge(out, "rmqns_registrar_turn_age_seconds",
+			      "Seconds since the registrar last began a turn or a mutation.",
+			      t && now > t ? (double)(now - t) / 1e3 : 0);
+	}
+	return rc;
+}
+
+static void ep_metrics(void *arg, const struct http_request *req, struct http_response *rsp)
+{
+	(void)req;
+	rsp->content_type = PROMETHEUS_TEXT;
+	if (ep_gauges(arg, &rsp->body) < 0 || metrics_write(&rsp->body) < 0)
+		ep_oom(rsp);
+}
+
+/* ---- /brokers ---- */
+
+struct ep_brokers {
+	struct jw w;
+	uint64_t now;
+};
+
+static int ep_broker_one(void *arg, const struct route_broker_view *b)
+{
+	struct ep_brokers *eb = arg;
+	uint64_t age = eb->now > b->last_ms ? eb->now - b->last_ms : 0;
+	struct jw *w = &eb->w;
+
+	jw_obj_begin(w);
+	jw_key(w, "cluster");
+	jw_str(w, b->cluster);
+	jw_key(w, "brokerName");
+	jw_str(w, b->name);
+	jw_key(w, "brokerId");
+	jw_int(w, b->id);
+	jw_key(w, "role");
+	jw_str(w, b->id == 0 ? "MASTER" : b->id > 0 ? "SLAVE" : "UNKNOWN");
+	jw_key(w, "address");
+	jw_str(w, b->addr);
+	jw_key(w, "lastHeartbeatAgeMillis");
+	jw_int(w, (int64_t)age);
+	jw_key(w, "heartbeatTimeoutMillis");
+	jw_int(w, b->timeout_ms);
+	jw_key(w, "topicCount");
+	jw_int(w, (int64_t)b->topics);
+	jw_obj_end(w);
+	return jw_error(w);
+}
+
+static void ep_brokers(void *arg, const struct http_request *req, struct http_response *rsp)
+{
+	struct http_endpoints *e = arg;
+	struct ep_brokers eb;
+	(void)req;
+
+	/* {"brokers":[{...},...]}, in the standard JSON form */
+	jw_init(&eb.w, &rsp->body, JW_STANDARD);
+	jw_obj_begin(&eb.w);
+	jw_key(&eb.w, "brokers");
+	jw_arr_begin(&eb.w);
+	route_read_lock();
+	eb.now = route_now_ms();
+	int rc = route_brokers(e->app->route, ep_broker_one, &eb);
+	route_read_unlock();
+	jw_arr_end(&eb.w);
+	jw_obj_end(&eb.w);
+	rsp->content_type = "application/json";
+	if (rc < 0 || jw_error(&eb.w) < 0 || buf_putc(&rsp->body, '\n') < 0)
+		ep_oom(rsp);
+}
+
+static const struct http_route ep_routes[] = {
+	{ "/metrics", ep_metrics },
+	{ "/healthz", ep_healthz },
+	{ "/readyz", ep_readyz },
+	{ "/brokers", ep_brokers },
+};
+
+struct http_endpoints *http_endpoints_start(struct app *app, const struct options *o, int *err)
+{
+	*err = RMQNS_OK;
+	if (o->httpPort <= 0)
+		return NULL;
+	struct http_endpoints *e = calloc(1, sizeof *e);
+	if (!e) {
+		*err = RMQNS_ENOMEM;
+		return NULL;
+	}
+	e->app = app;
+	e->stall_ms = o->healthStallMillis > 0 ? (uint64_t)o->healthStallMillis : 5000;
+	struct http_params p = {
+		.bind_address = o->httpBindAddress && *o->httpBindAddress ? o->httpBindAddress
+									  : o->bindAddress,
+		.port = o->httpPort,
+		.routes = ep_routes,
+		.nroutes = sizeof ep_routes / sizeof ep_routes[0],
+		.arg = e,
+		.on_thread_start = ep_thread_start,
+		.on_thread_end = ep_thread_end,
+	};
+	if (!p.bind_address || !*p.bind_address)
+		p.bind_address = "0.0.0.0";
+	e->http = http_create(&p, err);
+	if (!e->http || (*err = http_start(e->http)) < 0) {
+		http_destroy(e->http);
+		free(e);
+		return NULL;
+	}
+	log_info("HTTP endpoint listening %s:%d (/metrics /healthz /readyz /brokers)", p.bind_address,
+		 http_port(e->http));
+	return e;
+}
+
+int http_endpoints_port(const struct http_endpoints *e)
+{
+	return e ? http_port(e->http) : 0;
+}
+
+void http_endpoints_stop(struct http_endpoints *e)
+{
+	if (!e)
+		return;
+	http_destroy(e->http);
+	free(e);
+}

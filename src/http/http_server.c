@@ -1,0 +1,533 @@
+/* The HTTP server (http.h): a listener and at most max_conns connections
+ * on one thread's epoll (more wait in the listen backlog until a slot
+ * frees). Every connection has one deadline from its accept: the request head must arrive and the answer leave within it, so
+ * a slow or silent peer costs one slot for a bounded time. A head that
+ * outgrows max_request is answered 431. After the answer the write side is
+ * shut and what the peer still sends is read and dropped until it closes
+ * (or the deadline), so the answer is not lost to a reset. */
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rmqns/err.h"
+#include "rmqns/http.h"
+#include "rmqns/log.h"
+#include "rmqns/metrics.h"
+
+#define HTTP_LISTEN_ID UINT64_MAX
+#define HTTP_STOP_ID (UINT64_MAX - 1)
+#define HTTP_EVENTS 64
+#define HTTP_DRAIN_BUF 4096
+
+enum http_state { HTTP_READING, HTTP_WRITING, HTTP_DRAINING };
+
+struct http_conn {
+	int fd;
+	enum http_state state;
+	uint64_t deadline_ms;
+	size_t in_len;
+	struct buf out;
+	size_t out_off;
+	char *in; /* max_request + 1 bytes */
+};
+
+struct http_server {
+	struct http_params p;
+	char bind[64];
+	int listenfd, epfd, stopfd;
+	int port;
+	pthread_t thread;
+	bool started;
+	bool accepting; /* the listener is in the epoll set's read interest */
+	unsigned nconns;
+	struct http_conn *conns; /* max_conns slots; fd < 0 = free */
+};
+
+static uint64_t http_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+struct http_server *http_create(const struct http_params *p, int *err)
+{
+	int dummy;
+	if (!err)
+		err = &dummy;
+	struct http_server *h = calloc(1, sizeof *h);
+	if (!h) {
+		*err = RMQNS_ENOMEM;
+		return NULL;
+	}
+	h->p = *p;
+	if (!h->p.max_conns)
+		h->p.max_conns = HTTP_MAX_CONNS_DEFAULT;
+	if (!h->p.max_request)
+		h->p.max_request = HTTP_MAX_REQUEST_DEFAULT;
+	if (!h->p.deadline_ms)
+		h->p.deadline_ms = HTTP_DEADLINE_MS_DEFAULT;
+	snprintf(h->bind, sizeof h->bind, "%s",
+		 p->bind_address && *p->bind_address ? p->bind_address : "127.0.0.1");
+	h->p.bind_address = h->bind;
+	h->listenfd = h->epfd = h->stopfd = -1;
+	h->conns = calloc(h->p.max_conns, sizeof *h->conns);
+	if (!h->conns) {
+		free(h);
+		*err = RMQNS_ENOMEM;
+		return NULL;
+	}
+	for (unsigned i = 0; i < h->p.max_conns; i++)
+		h->conns[i].fd = -1;
+	*err = RMQNS_OK;
+	return h;
+}
+
+static int http_listen(struct http_server *h)
+{
+	struct addrinfo hints = { 0 }, *res = NULL;
+	char port[16];
+
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST | AI_NUMERICSERV;
+	snprintf(port, sizeof port, "%d", h->p.port);
+	int gai = getaddrinfo(h->bind, port, &hints, &res);
+	if (gai != 0) {
+		log_error("bad httpBindAddress %s: %s", h->bind, gai_strerror(gai));
+		return RMQNS_EINVAL;
+	}
+	int fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	int one = 1;
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
+	    bind(fd, res->ai_addr, res->ai_addrlen) < 0 || listen(fd, 64) < 0) {
+		log_error("cannot listen for HTTP on %s:%d: %s", h->bind, h->p.port,
+			  strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		freeaddrinfo(res);
+		return RMQNS_EIO;
+	}
+	freeaddrinfo(res);
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof ss;
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) < 0) {
+		log_error("getsockname: %s", strerror(errno));
+		close(fd);
+		return RMQNS_EIO;
+	}
+	h->port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+						 : ((struct sockaddr_in *)&ss)->sin_port);
+	h->listenfd = fd;
+	return RMQNS_OK;
+}
+
+/* At the cap the listener is left out of the wait: further connects wait
+ * in the kernel's backlog until a slot frees (a deadline at most). */
+static void http_listen_interest(struct http_server *h, bool on)
+{
+	if (h->accepting == on)
+		return;
+	struct epoll_event ev = { .events = on ? EPOLLIN : 0, .data.u64 = HTTP_LISTEN_ID };
+	if (epoll_ctl(h->epfd, EPOLL_CTL_MOD, h->listenfd, &ev) < 0)
+		log_warn("http: epoll_ctl on the listener: %s", strerror(errno));
+	else
+		h->accepting = on;
+}
+
+static void http_close(struct http_server *h, struct http_conn *c)
+{
+	epoll_ctl(h->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	close(c->fd);
+	c->fd = -1;
+	buf_free(&c->out);
+	free(c->in);
+	c->in = NULL;
+	h->nconns--;
+	http_listen_interest(h, true);
+}
+
+static void http_set_events(struct http_server *h, struct http_conn *c, uint32_t events)
+{
+	struct epoll_event ev = { .events = events, .data.u64 = (uint64_t)(c - h->conns) };
+	if (epoll_ctl(h->epfd, EPOLL_CTL_MOD, c->fd, &ev) < 0)
+		log_debug("http: epoll_ctl: %s", strerror(errno));
+}
+
+static const char *http_reason(int status)
+{
+	switch (status) {
+	case 200: return "OK";
+	case 400: return "Bad Request";
+	case 404: return "Not Found";
+	case 405: return "Method Not Allowed";
+	case 408: return "Request Timeout";
+	case 431: return "Request Header Fields Too Large";
+	case 500: return "Internal Server Error";
+	case 503: return "Service Unavailable";
+	default: return "Unknown";
+	}
+}
+
+/* Writes what is pending; on completion shuts the write side and drains. */
+static void http_flush(struct http_server *h, struct http_conn *c)
+{
+	while (c->out_off < c->out.len) {
+		ssize_t n = send(c->fd, c->out.data + c->out_off, c->out.len - c->out_off,
+				 MSG_NOSIGNAL);
+		if (n > 0) {
+			c->out_off += (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			http_set_events(h, c, EPOLLOUT);
+			return;
+		}
+		http_close(h, c);
+		return;
+	}
+	shutdown(c->fd, SHUT_WR);
+	c->state = HTTP_DRAINING;
+	http_set_events(h, c, EPOLLIN | EPOLLRDHUP);
+}
+
+/* Queues the whole answer; body may be NULL (HEAD or an error). */
+static void http_answer(struct http_server *h, struct http_conn *c, int status,
+			const char *ctype, const struct buf *body, bool head_only,
+			const char *extra_header)
+{
+	size_t blen = body ? body->len : 0;
+	c->out.len = 0;
+	c->out_off = 0;
+	int rc = buf_printf(&c->out,
+			    "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
+			    "Cache-Control: no-store\r\nConnection: close\r\n%s\r\n",
+			    status, http_reason(status), ctype ? ctype : "text/plain; charset=utf-8",
+			    blen, extra_header ? extra_header : "");
+	if (rc >= 0 && blen && !head_only)
+		rc = buf_append(&c->out, body->data, blen);
+	if (rc < 0) {
+		log_warn("http: out of memory for an answer");
+		http_close(h, c);
+		return;
+	}
+	c->state = HTTP_WRITING;
+	http_flush(h, c);
+}
+
+static void http_error(struct http_server *h, struct http_conn *c, int status, const char *text)
+{
+	struct buf b = BUF_INIT;
+	if (buf_printf(&b, "%s\n", text) < 0)
+		b.len = 0;
+	http_answer(h, c, status, NULL, &b, false,
+		    status == 405 ? "Allow: GET, HEAD\r\n" : NULL);
+	buf_free(&b);
+}
+
+static bool http_token_char(char ch)
+{
+	return ch > ' ' && ch < 0x7f;
+}
+
+/* The request head is whole in c->in (NUL-terminated at its end). */
+static void http_dispatch(struct http_server *h, struct http_conn *c)
+{
+	char *line = c->in;
+	char *eol = strpbrk(line, "\r\n");
+	if (!eol) {
+		http_error(h, c, 400, "bad request line");
+		return;
+	}
+	*eol = '\0';
+	char *sp1 = strchr(line, ' ');
+	char *sp2 = sp1 ? strchr(sp1 + 1, ' ') : NULL;
+	if (!sp1 || !sp2 || sp1 == line || sp2 == sp1 + 1 || strchr(sp2 + 1, ' ')) {
+		http_error(h, c, 400, "bad request line");
+		return;
+	}
+	*sp1 = *sp2 = '\0';
+	const char *method = line, *target = sp1 + 1, *version = sp2 + 1;
+	for (const char *p = line; p < sp2; p++) {
+		if (*p && !http_token_char(*p)) {
+			http_error(h, c, 400, "bad request line");
+			return;
+		}
+	}
+	if (strncmp(version, "HTTP/1.", 7) != 0 || !version[7] || version[8] || target[0] != '/') {
+		http_error(h, c, 400, "bad request line");
+		return;
+	}
+	bool head = strcmp(method, "HEAD") == 0;
+	if (!head && strcmp(method, "GET") != 0) {
+		http_error(h, c, 405, "only GET and HEAD");
+		return;
+	}
+	/* a request with a body is not one of ours */
+	for (char *p = eol + 1; (p = strcasestr(p, "\ncontent-length:")) != NULL; p++) {
+		long n = strtol(p + 16, NULL, 10);
+		if (n != 0) {
+			http_error(h, c, 400, "no request body expected");
+			return;
+		}
+	}
+	if (strcasestr(eol + 1, "\ntransfer-encoding:")) {
+		http_error(h, c, 400, "no request body expected");
+		return;
+	}
+	char path[256];
+	const char *q = strchr(target, '?');
+	size_t plen = q ? (size_t)(q - target) : strlen(target);
+	if (plen >= sizeof path) {
+		http_error(h, c, 404, "not found");
+		return;
+	}
+	memcpy(path, target, plen);
+	path[plen] = '\0';
+	for (size_t i = 0; i < h->p.nroutes; i++) {
+		if (strcmp(h->p.routes[i].path, path) != 0)
+			continue;
+		struct http_request req = { method, path, q ? q + 1 : "" };
+		struct http_response rsp = { 200, NULL, BUF_INIT };
+		metrics_add(MC_HTTP_REQUESTS, 1);
+		h->p.routes[i].fn(h->p.arg, &req, &rsp);
+		http_answer(h, c, rsp.status, rsp.content_type, &rsp.body, head, NULL);
+		buf_free(&rsp.body);
+		return;
+	}
+	http_error(h, c, 404, "not found");
+}
+
+/* The end of the head: a blank line (CRLF CRLF, or bare LFs). */
+static char *http_head_end(char *s, size_t len)
+{
+	for (size_t i = 0; i + 1 < len; i++) {
+		if (s[i] != '\n')
+			continue;
+		if (s[i + 1] == '\n')
+			return s + i + 1;
+		if (s[i + 1] == '\r' && i + 2 < len && s[i + 2] == '\n')
+			return s + i + 2;
+	}
+	return NULL;
+}
+
+static void http_on_readable(struct http_server *h, struct http_conn *c)
+{
+	if (c->state == HTTP_DRAINING) {
+		char sink[HTTP_DRAIN_BUF];
+		for (;;) {
+			ssize_t n = recv(c->fd, sink, sizeof sink, 0);
+			if (n > 0)
+				continue;
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+				return;
+			http_close(h, c); /* EOF or error: the peer has it all */
+			return;
+		}
+	}
+	for (;;) {
+		size_t room = h->p.max_request - c->in_len;
+		if (room == 0) {
+			metrics_add(MC_HTTP_REJECTED, 1);
+			http_error(h, c, 431, "request head too large");
+			return;
+		}
+		ssize_t n = recv(c->fd, c->in + c->in_len, room, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (n <= 0) {
+			http_close(h, c);
+			return;
+		}
+		size_t from = c->in_len > 3 ? c->in_len - 3 : 0;
+		c->in_len += (size_t)n;
+		char *end = http_head_end(c->in + from, c->in_len - from);
+		if (end) {
+			end[1] = '\0';
+			if (memchr(c->in, '\0', (size_t)(end - c->in) + 1)) {
+				http_error(h, c, 400, "NUL in request");
+				return;
+			}
+			http_dispatch(h, c);
+			return;
+		}
+	}
+}
+
+static void http_accept_all(struct http_server *h)
+{
+	for (;;) {
+		if (h->nconns >= h->p.max_conns) {
+			http_listen_interest(h, false);
+			return;
+		}
+		int fd = accept4(h->listenfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				log_warn("http: accept: %s", strerror(errno));
+			return;
+		}
+		struct http_conn *c = NULL;
+		for (unsigned i = 0; i < h->p.max_conns && !c; i++)
+			if (h->conns[i].fd < 0)
+				c = &h->conns[i];
+		char *in = c ? malloc(h->p.max_request + 1) : NULL;
+		if (!c || !in) {
+			log_warn("http: out of memory for a connection");
+			close(fd);
+			free(in);
+			metrics_add(MC_HTTP_REJECTED, 1);
+			continue;
+		}
+		memset(c, 0, sizeof *c);
+		c->fd = fd;
+		c->in = in;
+		c->state = HTTP_READING;
+		c->deadline_ms = http_now_ms() + h->p.deadline_ms;
+		struct epoll_event ev = { .events = EPOLLIN, .data.u64 = (uint64_t)(c - h->conns) };
+		if (epoll_ctl(h->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+			log_warn("http: epoll_ctl: %s", strerror(errno));
+			close(fd);
+			free(in);
+			c->fd = -1;
+			c->in = NULL;
+			continue;
+		}
+		h->nconns++;
+	}
+}
+
+/* Closes connections past their deadline; returns the epoll timeout. */
+static int http_expire(struct http_server *h)
+{
+	uint64_t now = http_now_ms(), next = UINT64_MAX;
+	for (unsigned i = 0; i < h->p.max_conns; i++) {
+		struct http_conn *c = &h->conns[i];
+		if (c->fd < 0)
+			continue;
+		if (now >= c->deadline_ms) {
+			if (c->state != HTTP_DRAINING)
+				metrics_add(MC_HTTP_REJECTED, 1);
+			http_close(h, c);
+		} else if (c->deadline_ms < next) {
+			next = c->deadline_ms;
+		}
+	}
+	if (next == UINT64_MAX)
+		return -1;
+	return (int)(next - now) + 1;
+}
+
+static void *http_main(void *arg)
+{
+	struct http_server *h = arg;
+	struct epoll_event evs[HTTP_EVENTS];
+
+	log_set_thread_name("http");
+	pthread_setname_np(pthread_self(), "http");
+	if (h->p.on_thread_start)
+		h->p.on_thread_start(h->p.arg);
+	for (;;) {
+		int n = epoll_wait(h->epfd, evs, HTTP_EVENTS, http_expire(h));
+		if (n < 0 && errno != EINTR) {
+			log_error("http: epoll_wait: %s", strerror(errno));
+			break;
+		}
+		bool stop = false;
+		for (int i = 0; i < n; i++) {
+			uint64_t id = evs[i].data.u64;
+			if (id == HTTP_STOP_ID) {
+				stop = true;
+			} else if (id == HTTP_LISTEN_ID) {
+				http_accept_all(h);
+			} else if (id < h->p.max_conns && h->conns[id].fd >= 0) {
+				struct http_conn *c = &h->conns[id];
+				if (c->state == HTTP_WRITING)
+					http_flush(h, c);
+				else
+					http_on_readable(h, c);
+			}
+		}
+		if (stop)
+			break;
+	}
+	for (unsigned i = 0; i < h->p.max_conns; i++)
+		if (h->conns[i].fd >= 0)
+			http_close(h, &h->conns[i]);
+	if (h->p.on_thread_end)
+		h->p.on_thread_end(h->p.arg);
+	return NULL;
+}
+
+int http_start(struct http_server *h)
+{
+	int rc = http_listen(h);
+	if (rc < 0)
+		return rc;
+	h->epfd = epoll_create1(EPOLL_CLOEXEC);
+	h->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = HTTP_LISTEN_ID };
+	struct epoll_event sev = { .events = EPOLLIN, .data.u64 = HTTP_STOP_ID };
+	if (h->epfd < 0 || h->stopfd < 0 || epoll_ctl(h->epfd, EPOLL_CTL_ADD, h->listenfd, &ev) < 0 ||
+	    epoll_ctl(h->epfd, EPOLL_CTL_ADD, h->stopfd, &sev) < 0) {
+		log_error("http: %s", strerror(errno));
+		return RMQNS_EIO;
+	}
+	h->accepting = true;
+	if (pthread_create(&h->thread, NULL, http_main, h) != 0) {
+		log_error("cannot start the HTTP thread");
+		return RMQNS_ENOMEM;
+	}
+	h->started = true;
+	return RMQNS_OK;
+}
+
+int http_port(const struct http_server *h)
+{
+	return h->port;
+}
+
+void http_stop(struct http_server *h)
+{
+	if (!h || !h->started)
+		return;
+	uint64_t one = 1;
+	if (write(h->stopfd, &one, sizeof one) < 0)
+		log_error("http stop: %s", strerror(errno));
+	pthread_join(h->thread, NULL);
+	h->started = false;
+}
+
+void http_destroy(struct http_server *h)
+{
+	if (!h)
+		return;
+	http_stop(h);
+	if (h->listenfd >= 0)
+		close(h->listenfd);
+	if (h->epfd >= 0)
+		close(h->epfd);
+	if (h->stopfd >= 0)
+		close(h->stopfd);
+	free(h->conns);
+	free(h);
+}
