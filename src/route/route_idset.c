@@ -48,7 +48,8 @@ int rt_idset_add(struct rt_idset *s, uint32_t id)
 		k = (k + 1) & (s->cap - 1);
 	}
 	s->slots[k] = id;
-	s->n++;
+	/* readers may read the count (route_brokers), never the slots */
+	__atomic_store_n(&s->n, s->n + 1, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -73,7 +74,7 @@ bool rt_idset_del(struct rt_idset *s, uint32_t id)
 		}
 	}
 	s->slots[hole] = RT_ID_NONE;
-	s->n--;
+	__atomic_store_n(&s->n, s->n - 1, __ATOMIC_RELAXED);
 	return true;
 }
 
@@ -81,5 +82,6 @@ void rt_idset_free(struct rt_idset *s)
 {
 	free(s->slots);
 	s->slots = NULL;
-	s->cap = s->n = 0;
+	s->cap = 0;
+	__atomic_store_n(&s->n, 0, __ATOMIC_RELAXED);
 }

@@ -81,7 +81,7 @@ void rt_live_commit(struct route_db *db, const struct route_broker_reg *reg, str
 		__atomic_store_n(&old->last_ms, now_ms, __ATOMIC_RELAXED);
 		old->topics_key = topics_key;
 		old->topics_epoch = db->topic_epoch;
-		old->gidx = gidx;
+		__atomic_store_n(&old->gidx, gidx, __ATOMIC_RELAXED);
 		return;
 	}
 	l->last_ms = now_ms;

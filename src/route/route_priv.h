@@ -137,7 +137,7 @@ struct route_live {
 	 * when nothing changed (see register_topics) */
 	uint64_t topics_key;
 	uint64_t topics_epoch;
-	uint32_t gidx;           /* registrar-private: the group it registered in */
+	uint32_t gidx;           /* atomic: the group it registered in (a hint) */
 	char *ha_addr;
 	char *cluster;
 	char *addr;
@@ -189,7 +189,7 @@ struct route_maps {
 struct rt_idset {
 	uint32_t *slots;         /* RT_ID_NONE = empty */
 	uint32_t cap;            /* 0 or a power of two */
-	uint32_t n;
+	uint32_t n;              /* written atomically: readers may count */
 };
 #define RT_ID_NONE UINT32_MAX
 
@@ -202,7 +202,7 @@ struct route_gname {
 	char name[];
 };
 
-/* Registrar-private, per gidx. */
+/* Registrar-private, per gidx (readers may only count topics.n). */
 struct route_gpriv {
 	struct rt_idset topics;  /* topics with an entry for this group */
 	struct route_gname *gname; /* its node in the name index; NULL once dead */
