@@ -1,8 +1,11 @@
-/* The registrar: the one thread that changes shared state (route tables,
- * KV config, runtime options). Everything else reads that state through
- * RCU and sends changes here as mutations, applied one at a time in arrival
- * order. A timer tick drives broker expiry; connection-closed notices arrive
- * as mutations too. The registrar knows nothing of what a mutation does. */
+/* The registrar: the one thread that changes the route tables and the
+ * runtime options (KV config has a writer thread of its own, kv.h, so that
+ * a disk flush never delays a registration). Everything else reads that
+ * state through RCU and sends changes here as mutations, applied one at a
+ * time in arrival order. A timer tick drives broker expiry; connection-closed
+ * notices arrive as mutations too; background work (the removal of a
+ * leaving group's entries) runs in slices between them. The registrar knows
+ * nothing of what a mutation does. */
 #ifndef RMQNS_REGISTRAR_H
 #define RMQNS_REGISTRAR_H
 
