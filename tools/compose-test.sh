@@ -67,7 +67,7 @@ NS1_PORT=$(free_port) NS2_PORT=$(free_port) NS3_PORT=$(free_port)
 NS1_HTTP=$(free_port) NS2_HTTP=$(free_port) NS3_HTTP=$(free_port)
 export SEED_DURATION=300s
 ADDRS="127.0.0.1:$NS1_PORT;127.0.0.1:$NS2_PORT;127.0.0.1:$NS3_PORT"
-admin() { timeout 30 podman run --rm --network host --entrypoint /usr/local/bin/rmqns-admin "$RMQNS_IMAGE" "$@"; }
+admin() { timeout 30 podman run --rm --network host --entrypoint /usr/local/bin/rmqns-admin "$RMQNS_IMAGE" "$@" 2> >(grep -v "unable to get systemd connection" >&2); }
 
 step "up ($ADDRS)"
 : >"$PODMAN_DIR/compose.log"
@@ -76,7 +76,8 @@ compose up -d || { tail -40 "$PODMAN_DIR/compose.log" >&2; fail "podman-compose 
 step "every node knows the seeded brokers"
 for a in ${ADDRS//;/ }; do
 	out=""
-	for i in $(seq 1 60); do
+	deadline=$(( $(date +%s) + 90 ))
+	while [ "$(date +%s)" -lt "$deadline" ]; do
 		out=$(admin clusterList -n "$a" 2>/dev/null || true)
 		[ "$(grep -c 'DemoCluster *demo-broker-' <<<"$out")" = 2 ] && break
 		sleep 0.5

@@ -22,7 +22,10 @@ fail() { echo "container-test: FAIL: $*" >&2; exit 1; }
 cleanup() {
 	podman rm -f -t 0 "$NAME" "$SIM" >/dev/null 2>&1 || true
 	podman volume rm -f "$VOL" >/dev/null 2>&1 || true
-	if [ -z "${KEEP_IMAGE:-}" ]; then podman rmi -f "$TAG" "$SIM_TAG" >/dev/null 2>&1 || true; fi
+	if [ -z "${KEEP_IMAGE:-}" ]; then
+		podman rmi -f "$TAG" "$SIM_TAG" >/dev/null 2>&1 || true
+		podman image prune -f >/dev/null 2>&1 || true   # the build stages
+	fi
 }
 trap cleanup EXIT
 
@@ -30,19 +33,21 @@ trap cleanup EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 # rmqns-admin as a client outside the container, on the host's network.
-admin() { timeout 30 podman run --rm --network host --entrypoint /usr/local/bin/rmqns-admin "$TAG" "$@"; }
+admin() { timeout 30 podman run --rm --network host --entrypoint /usr/local/bin/rmqns-admin "$TAG" "$@" 2> >(grep -v "unable to get systemd connection" >&2); }
 
 # The health check on demand (no systemd timer here); podman's systemd
 # complaints go to the log, the verdict is the exit code.
 healthcheck() { timeout 30 podman healthcheck run "$NAME" 2>>"$PODMAN_DIR/healthcheck.log"; }
 health_status() { podman inspect "$NAME" --format '{{.State.Health.Status}}'; }
 
+# Up to 60 s: a loaded machine starts containers and slirp4netns slowly.
 wait_probe() {
-	local i
-	for i in $(seq 1 50); do
-		admin probe -n "127.0.0.1:$1" --timeout 500 >/dev/null 2>&1 && return 0
-		sleep 0.2
+	local deadline=$(( $(date +%s) + 60 ))
+	while [ "$(date +%s)" -lt "$deadline" ]; do
+		admin probe -n "127.0.0.1:$1" --timeout 2000 >"$PODMAN_DIR/probe.log" 2>&1 && return 0
+		sleep 0.5
 	done
+	cat "$PODMAN_DIR/probe.log" >&2
 	return 1
 }
 
@@ -84,9 +89,10 @@ step "route query through the published port"
 podman run -d --name "$SIM" --network host "$SIM_TAG" seed -a "127.0.0.1:$PORT" -b 2 -t 4 \
 	--keepalive 1s -d 120s --cluster CtCluster --broker-prefix ct-broker --topic-prefix CtTopic >/dev/null
 route=""
-for i in $(seq 1 50); do
+deadline=$(( $(date +%s) + 60 ))
+while [ "$(date +%s)" -lt "$deadline" ]; do
 	route=$(admin topicRoute -n "127.0.0.1:$PORT" -t CtTopic-b1-t3 --json 2>/dev/null) && break
-	sleep 0.2
+	sleep 0.5
 done
 echo "$route" | grep -q '"ct-broker-1"' || fail "no route for CtTopic-b1-t3: $route"
 podman rm -f -t 0 "$SIM" >/dev/null

@@ -5,6 +5,8 @@
 #   podman_configure                 private storage and containers.conf
 #   podman_base_image                debian:12-slim from debootstrap (no registry)
 #   podman_build_image TAG           the repository's Dockerfile
+#   podman_teardown                  removes every image, container and volume
+#                                    of the private storage, and $PODMAN_DIR
 # Networking: never podman's default bridge (it routes through 10.88.0.0/16);
 # callers use --network host or slirp4netns with ports published on 127.0.0.1.
 
@@ -76,7 +78,8 @@ podman_base_image() {
 	rm -rf "$rootfs/usr/share/man/"* "$rootfs/usr/share/info/"* "$rootfs/var/cache/apt/"*.bin \
 		"$rootfs/var/cache/apt/archives/"*.deb "$rootfs/var/lib/apt/lists/"* "$rootfs/var/log/"*.log
 	find "$rootfs/usr/share/locale" -mindepth 1 -maxdepth 1 ! -name locale.alias -exec rm -rf {} + 2>/dev/null || true
-	tar -C "$rootfs" -c . | podman import - localhost/debian:12 >/dev/null
+	tar -C "$rootfs" -c . | podman import - localhost/debian:12 >"$PODMAN_DIR/import.log" 2>&1 ||
+		{ cat "$PODMAN_DIR/import.log" >&2; return 1; }
 	podman tag localhost/debian:12 docker.io/library/debian:12-slim docker.io/library/debian:12
 	rm -rf "$rootfs"
 }
@@ -90,4 +93,11 @@ podman_build_image() {
 # or remove; the checks themselves run on demand (podman healthcheck run).
 podman_q() {
 	podman "$@" 2> >(grep -v 'unable to get systemd connection' >&2)
+}
+
+podman_teardown() {
+	[ -f "$PODMAN_DIR/storage.conf" ] || return 0
+	podman_configure
+	podman system reset -f >/dev/null 2>&1 || true
+	rm -rf "$PODMAN_DIR"
 }
