@@ -53,6 +53,7 @@ cleanup() {
 	for v in $(podman volume ls --format '{{.Name}}' | grep "^${PROJECT}_" || true); do podman volume rm -f "$v" >/dev/null 2>&1 || true; done
 }
 trap cleanup EXIT
+trap 'exit 143' INT TERM   # a timeout still cleans up
 
 if ! podman image exists "$RMQNS_IMAGE" || ! podman image exists "$RMQNS_SIM_IMAGE"; then
 	step "images"

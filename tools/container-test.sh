@@ -28,6 +28,7 @@ cleanup() {
 	fi
 }
 trap cleanup EXIT
+trap 'exit 143' INT TERM   # a timeout still cleans up
 
 # A free port on 127.0.0.1, for the published protocol port.
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }

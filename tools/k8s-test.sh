@@ -44,6 +44,7 @@ cleanup() {
 	podman volume rm -f "$CLAIM" rmqns-config >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
+trap 'exit 143' INT TERM   # a timeout still cleans up
 admin() { timeout 30 podman run --rm --network host --entrypoint /usr/local/bin/rmqns-admin "$TAG" "$@" 2> >(grep -v "unable to get systemd connection" >&2); }
 
 podman_q kube play --network slirp4netns:port_handler=slirp4netns "$WORK/pod.yaml" >"$WORK/play.log" 2>&1 ||

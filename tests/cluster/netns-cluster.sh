@@ -40,6 +40,7 @@ cleanup() {
 	rm -rf "$WORK"
 }
 trap cleanup EXIT
+trap 'exit 143' INT TERM   # a timeout still cleans up
 
 if ! err=$(ip netns add "$HUB" 2>&1); then
 	echo "cluster: SKIPPED: cannot create network namespaces here ($err)"
