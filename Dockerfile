@@ -15,8 +15,10 @@ WORKDIR /src
 COPY meson.build meson_options.txt ./
 COPY include include
 COPY src src
-COPY tools tools
-COPY etc etc
+# Only the tools' sources: a change to a script does not rebuild the binaries.
+COPY tools/meson.build tools/
+COPY tools/admin tools/admin
+COPY tools/bench tools/bench
 RUN meson setup /build -Dtests=false -Dbuildtype=release \
  && ninja -C /build rmqns tools/admin/rmqns-admin tools/bench/rmqns-bench \
  && strip /build/rmqns /build/tools/admin/rmqns-admin /build/tools/bench/rmqns-bench

@@ -67,6 +67,15 @@ podman build --format docker --network host --pull=never --target broker-sim -t 
 size=$(podman image inspect "$TAG" --format '{{.Size}}')
 echo "container-test: image $TAG is $(( size / 1000000 )) MB ($size bytes)"
 
+step "image contents"
+# Only the two binaries and their libraries: no compiler, no build tree, no apt cache.
+extra=$(podman run --rm --network none --entrypoint /bin/sh "$TAG" -c \
+	'ls -A /var/lib/apt/lists | grep -vx -e lock -e partial; ls /var/cache/apt/archives/*.deb /var/cache/apt/*.bin 2>/dev/null;
+	 for b in gcc cc meson ninja rmqns-bench; do command -v "$b"; done; ls -d /src /build 2>/dev/null; true' 2>/dev/null)
+[ -z "$extra" ] || fail "the runtime image holds: $extra"
+podman run --rm --network none --entrypoint /bin/sh "$TAG" -c 'test -x /usr/local/bin/rmqns && test -x /usr/local/bin/rmqns-admin' ||
+	fail "rmqns or rmqns-admin missing"
+
 PORT=$(free_port)
 run_server() {
 	podman_q run -d --name "$NAME" --network slirp4netns:port_handler=slirp4netns \
