@@ -1,6 +1,11 @@
-# rmqns container: build on Debian 12, run as an unprivileged user.
-#   docker build -t rmqns .
-#   docker run --rm -p 9876:9876 rmqns
+# rmqns container: built on Debian 12, run as an unprivileged user.
+#   podman build --format docker -t rmqns .      (docker build -t rmqns . works too)
+#   podman run --rm -p 127.0.0.1:9876:9876 -v rmqns-data:/var/lib/rmqns rmqns
+# Options: append --KEY=VALUE arguments, or mount a directory holding rmqns.conf
+# at /var/lib/rmqns (the file must be writable by uid 10001: UPDATE_NAMESRV_CONFIG
+# rewrites it). `--format docker` keeps the HEALTHCHECK under podman.
+# tools/container-test.sh builds and checks this image in CI.
+
 FROM debian:12-slim AS build
 RUN apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends \
@@ -10,21 +15,52 @@ WORKDIR /src
 COPY meson.build meson_options.txt ./
 COPY include include
 COPY src src
-COPY tools tools
-COPY etc etc
+# Only the tools' sources: a change to a script does not rebuild the binaries.
+COPY tools/meson.build tools/
+COPY tools/admin tools/admin
+COPY tools/bench tools/bench
 RUN meson setup /build -Dtests=false -Dbuildtype=release \
- && ninja -C /build rmqns
+ && ninja -C /build rmqns tools/admin/rmqns-admin tools/bench/rmqns-bench \
+ && strip /build/rmqns /build/tools/admin/rmqns-admin /build/tools/bench/rmqns-bench
 
-FROM debian:12-slim
+# The runtime libraries and the user, shared by the server image and the
+# broker simulator below.
+FROM debian:12-slim AS base
 RUN apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends libjansson4 liburcu8 zlib1g \
- && rm -rf /var/lib/apt/lists/* \
- && useradd --system --create-home --home-dir /var/lib/rmqns rmqns
-COPY --from=build /build/rmqns /usr/local/bin/rmqns
-# The config file lives in the data directory: UPDATE_NAMESRV_CONFIG persists to it.
-COPY --chown=rmqns:rmqns etc/rmqns.conf /var/lib/rmqns/rmqns.conf
+ && apt-get clean \
+ && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /var/log/apt /var/log/dpkg.log \
+ && groupadd --system --gid 10001 rmqns \
+ && useradd --system --uid 10001 --gid rmqns --create-home --home-dir /var/lib/rmqns rmqns
+
+# Broker simulator for deploy/compose.yaml and the CI (podman build --target broker-sim):
+# rmqns-bench seed registers brokers with every NameServer and keeps them alive.
+FROM base AS broker-sim
+COPY --from=build /build/tools/bench/rmqns-bench /build/tools/admin/rmqns-admin /usr/local/bin/
 USER rmqns
-ENV HOME=/var/lib/rmqns
-EXPOSE 9876
+ENTRYPOINT ["/usr/local/bin/rmqns-bench"]
+
+# The server image: rmqns, rmqns-admin, their libraries and etc/.
+FROM base
+COPY --from=build /build/rmqns /build/tools/admin/rmqns-admin /usr/local/bin/
+COPY etc/ /usr/local/share/rmqns/etc/
+# The config file and the KV file (namesrv/kvConfig.json) live in the data
+# volume; UPDATE_NAMESRV_CONFIG persists to the config file, next to its .bak.
+# httpPort is the metrics and health endpoint (/metrics, /healthz, /readyz);
+# a server without it logs the option as unknown and keeps going.
+RUN install -d -o rmqns -g rmqns -m 0750 /var/lib/rmqns/namesrv \
+ && install -o rmqns -g rmqns -m 0640 /usr/local/share/rmqns/etc/rmqns.conf /var/lib/rmqns/rmqns.conf \
+ && printf '\n# Container image: HTTP endpoint on 8080.\nhttpPort=8080\n' >>/var/lib/rmqns/rmqns.conf
+VOLUME /var/lib/rmqns
+USER rmqns
+WORKDIR /var/lib/rmqns
+ENV HOME=/var/lib/rmqns NAMESRV_ADDR=127.0.0.1:9876
+# 9876: the RocketMQ protocol; 8080: HTTP (httpPort, port name "http" in deploy/k8s).
+EXPOSE 9876 8080
+# A real request, not a TCP connect: a frozen server (SIGSTOP) still accepts
+# connections in the kernel but answers nothing. Another --listenPort needs
+# --health-cmd to match.
+HEALTHCHECK --interval=10s --timeout=5s --start-period=5s --retries=3 \
+  CMD ["/usr/local/bin/rmqns-admin", "probe", "-n", "127.0.0.1:9876", "--timeout", "2000"]
 STOPSIGNAL SIGTERM
 ENTRYPOINT ["/usr/local/bin/rmqns", "-c", "/var/lib/rmqns/rmqns.conf"]

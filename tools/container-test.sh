@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# Builds the image with podman and proves it: a route query through the port
+# published on 127.0.0.1, the health check turning unhealthy under SIGSTOP and
+# healthy after SIGCONT, KV surviving a restart with the same volume, the
+# non-root user, and `podman stop` ending it with exit 0 well under its timeout.
+# Removes what it made. If podman cannot run here, this fails: it never skips.
+#   tools/container-test.sh            build and check
+#   KEEP_IMAGE=1 tools/container-test.sh   leave the images (deploy tests reuse them)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. tools/podman-env.sh
+
+TAG=${RMQNS_IMAGE:-localhost/rmqns:ci}
+SIM_TAG=${RMQNS_SIM_IMAGE:-localhost/rmqns-broker-sim:ci}
+NAME=rmqns-ct-$$
+SIM=rmqns-ct-sim-$$
+VOL=rmqns-ct-data-$$
+t0=$(date +%s)
+step() { echo "container-test: $* ($(( $(date +%s) - t0 )) s)"; }
+fail() { echo "container-test: FAIL: $*" >&2; exit 1; }
+
+cleanup() {
+	podman rm -f -t 0 "$NAME" "$SIM" >/dev/null 2>&1 || true
+	podman volume rm -f "$VOL" >/dev/null 2>&1 || true
+	if [ -z "${KEEP_IMAGE:-}" ]; then
+		podman rmi -f "$TAG" "$SIM_TAG" >/dev/null 2>&1 || true
+		podman image prune -f >/dev/null 2>&1 || true   # the build stages
+	fi
+}
+trap cleanup EXIT
+trap 'exit 143' INT TERM   # a timeout still cleans up
+
+# A free port on 127.0.0.1, for the published protocol port.
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# rmqns-admin as a client outside the container, on the host's network.
+admin() { timeout 30 podman run --rm --network host --entrypoint /usr/local/bin/rmqns-admin "$TAG" "$@" 2> >(grep -v "unable to get systemd connection" >&2); }
+
+# The health check on demand (no systemd timer here); podman's systemd
+# complaints go to the log, the verdict is the exit code.
+healthcheck() { timeout 30 podman healthcheck run "$NAME" 2>>"$PODMAN_DIR/healthcheck.log"; }
+health_status() { podman inspect "$NAME" --format '{{.State.Health.Status}}'; }
+
+# Up to 60 s: a loaded machine starts containers and slirp4netns slowly.
+wait_probe() {
+	local deadline=$(( $(date +%s) + 60 ))
+	while [ "$(date +%s)" -lt "$deadline" ]; do
+		admin probe -n "127.0.0.1:$1" --timeout 2000 >"$PODMAN_DIR/probe.log" 2>&1 && return 0
+		sleep 0.5
+	done
+	cat "$PODMAN_DIR/probe.log" >&2
+	return 1
+}
+
+step "podman setup"
+podman_install
+podman_configure
+podman info >"$PODMAN_DIR/info.log" 2>&1 || { tail -20 "$PODMAN_DIR/info.log" >&2; fail "podman cannot run"; }
+
+step "base image (debootstrap)"
+podman_base_image || fail "no base image"
+
+step "image build"
+podman_build_image "$TAG" >"$PODMAN_DIR/build.log" 2>&1 || { tail -30 "$PODMAN_DIR/build.log" >&2; fail "podman build"; }
+podman build --format docker --network host --pull=never --target broker-sim -t "$SIM_TAG" . \
+	>"$PODMAN_DIR/build-sim.log" 2>&1 || { tail -30 "$PODMAN_DIR/build-sim.log" >&2; fail "podman build --target broker-sim"; }
+size=$(podman image inspect "$TAG" --format '{{.Size}}')
+echo "container-test: image $TAG is $(( size / 1000000 )) MB ($size bytes)"
+
+step "image contents"
+# Only the two binaries and their libraries: no compiler, no build tree, no apt cache.
+extra=$(podman run --rm --network none --entrypoint /bin/sh "$TAG" -c \
+	'ls -A /var/lib/apt/lists | grep -vx -e lock -e partial; ls /var/cache/apt/archives/*.deb /var/cache/apt/*.bin 2>/dev/null;
+	 for b in gcc cc meson ninja rmqns-bench; do command -v "$b"; done; ls -d /src /build 2>/dev/null; true' 2>/dev/null)
+[ -z "$extra" ] || fail "the runtime image holds: $extra"
+podman run --rm --network none --entrypoint /bin/sh "$TAG" -c 'test -x /usr/local/bin/rmqns && test -x /usr/local/bin/rmqns-admin' ||
+	fail "rmqns or rmqns-admin missing"
+
+PORT=$(free_port)
+run_server() {
+	podman_q run -d --name "$NAME" --network slirp4netns:port_handler=slirp4netns \
+		-p "127.0.0.1:$PORT:9876" -v "$VOL:/var/lib/rmqns" "$TAG" --scanNotActiveBrokerInterval=1000 >/dev/null
+}
+
+step "run, published on 127.0.0.1:$PORT"
+run_server
+wait_probe "$PORT" || { podman logs "$NAME" >&2; fail "no answer on 127.0.0.1:$PORT"; }
+
+step "non-root user"
+uid=$(podman exec "$NAME" id -u)
+[ "$uid" != 0 ] || fail "the server runs as root"
+puid=$(podman top "$NAME" huser | tail -n +2 | head -1 | tr -d ' ')
+[ "$puid" != 0 ] && [ "$puid" != root ] || fail "rmqns runs as host user $puid"
+echo "container-test: uid in the container $uid, process user $puid"
+
+step "route query through the published port"
+# The simulated broker runs beside it on the host network and registers through
+# the published port, as a broker outside the container would.
+podman run -d --name "$SIM" --network host "$SIM_TAG" seed -a "127.0.0.1:$PORT" -b 2 -t 4 \
+	--keepalive 1s -d 120s --cluster CtCluster --broker-prefix ct-broker --topic-prefix CtTopic >/dev/null
+route=""
+deadline=$(( $(date +%s) + 60 ))
+while [ "$(date +%s)" -lt "$deadline" ]; do
+	route=$(admin topicRoute -n "127.0.0.1:$PORT" -t CtTopic-b1-t3 --json 2>/dev/null) && break
+	sleep 0.5
+done
+echo "$route" | grep -q '"ct-broker-1"' || fail "no route for CtTopic-b1-t3: $route"
+podman rm -f -t 0 "$SIM" >/dev/null
+
+step "health check under SIGSTOP and SIGCONT"
+healthcheck >/dev/null || fail "health check fails on a running server"
+[ "$(health_status)" = healthy ] || fail "status $(health_status), expected healthy"
+podman kill --signal STOP "$NAME" >/dev/null
+# Every check fails while it is stopped; three failures (the image's --retries)
+# after the start period (5 s) make the container unhealthy.
+st=""
+for i in $(seq 1 8); do
+	if healthcheck >/dev/null; then podman kill --signal CONT "$NAME" >/dev/null; fail "healthy while stopped"; fi
+	st=$(health_status)
+	[ "$st" = unhealthy ] && break
+done
+echo "container-test: unhealthy after $i failed checks"
+podman kill --signal CONT "$NAME" >/dev/null
+[ "$st" = unhealthy ] || fail "status $st under SIGSTOP, expected unhealthy"
+healthcheck >/dev/null || fail "still unhealthy after SIGCONT"
+[ "$(health_status)" = healthy ] || fail "status $(health_status) after SIGCONT, expected healthy"
+
+step "KV across a restart with the same volume"
+admin updateKvConfig -n "127.0.0.1:$PORT" -s CT_NS -k ct.key -v "kept-$$" >/dev/null
+stop_start=$(date +%s%N)
+podman_q stop -t 30 "$NAME" >/dev/null
+stop_ms=$(( ($(date +%s%N) - stop_start) / 1000000 ))
+code=$(podman inspect "$NAME" --format '{{.State.ExitCode}}')
+echo "container-test: podman stop took $stop_ms ms (timeout 30 s), exit code $code"
+[ "$code" = 0 ] || { podman logs "$NAME" | tail -20 >&2; fail "exit code $code after SIGTERM"; }
+[ "$stop_ms" -lt 10000 ] || fail "podman stop took $stop_ms ms"
+podman_q rm "$NAME" >/dev/null
+run_server
+wait_probe "$PORT" || { podman logs "$NAME" >&2; fail "no answer after the restart"; }
+got=$(admin getKvConfig -n "127.0.0.1:$PORT" -s CT_NS -k ct.key)
+[ "$got" = "kept-$$" ] || fail "KV after restart: '$got'"
+
+step "config from arguments"
+podman exec "$NAME" rmqns-admin getNamesrvConfig --json | grep -q '"scanNotActiveBrokerInterval": *"1000"' ||
+	fail "--scanNotActiveBrokerInterval=1000 not in force"
+podman_q stop -t 30 "$NAME" >/dev/null
+
+step "passed"

@@ -1,0 +1,113 @@
+// Checks every manifest under the given directory against the Kubernetes
+// schemas of kubernetes-models (types, required fields, enums, formats), then
+// the references between them: probe and Service ports name container ports,
+// selectors select the pod template, the ConfigMap a volume names exists.
+//   node validate.mjs DIR                    exit 1 on any problem
+//   node validate.mjs DIR --pod OUT.yaml --image IMG --port P --http-port H
+//     also writes the StatefulSet's pod template as one Pod, with its
+//     ConfigMap and ports published on 127.0.0.1, for `podman kube play`.
+import fs from "node:fs";
+import path from "node:path";
+import YAML from "yaml";
+import * as core from "kubernetes-models/v1";
+import * as apps from "kubernetes-models/apps/v1";
+import * as policy from "kubernetes-models/policy/v1";
+import * as monitoring from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1";
+
+const models = {
+  "v1/ConfigMap": core.ConfigMap,
+  "v1/Service": core.Service,
+  "v1/Pod": core.Pod,
+  "apps/v1/StatefulSet": apps.StatefulSet,
+  "policy/v1/PodDisruptionBudget": policy.PodDisruptionBudget,
+  "monitoring.coreos.com/v1/ServiceMonitor": monitoring.ServiceMonitor,
+};
+
+const args = process.argv.slice(2);
+const dir = args[0];
+const opt = (name) => { const i = args.indexOf(name); return i > 0 ? args[i + 1] : undefined; };
+if (!dir) { console.error("usage: validate.mjs DIR [--pod OUT --image IMG --port P --http-port H]"); process.exit(2); }
+
+const problems = [];
+const docs = [];
+for (const f of fs.readdirSync(dir).filter((f) => /\.ya?ml$/.test(f)).sort()) {
+  for (const d of YAML.parseAllDocuments(fs.readFileSync(path.join(dir, f), "utf8"))) {
+    if (d.errors.length) { problems.push(`${f}: ${d.errors[0].message}`); continue; }
+    const obj = d.toJS();
+    if (!obj) continue;
+    const key = `${obj.apiVersion}/${obj.kind}`;
+    const Model = models[key];
+    if (!Model) { problems.push(`${f}: no schema for ${key}`); continue; }
+    try {
+      new Model(obj).validate();
+      docs.push({ f, obj });
+      console.log(`k8s: ${f}: ${obj.kind} ${obj.metadata.name}: valid`);
+    } catch (e) {
+      problems.push(`${f}: ${obj.kind} ${obj.metadata?.name}: ${e.message}`);
+    }
+  }
+}
+
+const of = (kind) => docs.filter((d) => d.obj.kind === kind);
+const matches = (sel, labels) => Object.entries(sel || {}).every(([k, v]) => labels?.[k] === v);
+for (const { f, obj: sts } of of("StatefulSet")) {
+  const tpl = sts.spec.template;
+  const labels = tpl.metadata?.labels;
+  if (!matches(sts.spec.selector.matchLabels, labels)) problems.push(`${f}: selector does not select the template`);
+  if (!of("Service").some((s) => s.obj.metadata.name === sts.spec.serviceName && s.obj.spec.clusterIP === "None"))
+    problems.push(`${f}: serviceName ${sts.spec.serviceName} is not a headless Service here`);
+  const names = new Set(tpl.spec.containers.flatMap((c) => (c.ports || []).map((p) => p.name)));
+  for (const c of tpl.spec.containers) {
+    for (const probe of ["startupProbe", "livenessProbe", "readinessProbe"]) {
+      const port = c[probe]?.httpGet?.port ?? c[probe]?.tcpSocket?.port;
+      if (port === undefined) problems.push(`${f}: ${c.name} has no ${probe}`);
+      else if (typeof port === "string" && !names.has(port)) problems.push(`${f}: ${probe} port ${port} is not a container port`);
+    }
+    if (!c.resources?.requests?.memory || !c.resources?.limits?.memory) problems.push(`${f}: ${c.name} has no memory request and limit`);
+  }
+  for (const v of tpl.spec.volumes || [])
+    if (v.configMap && !of("ConfigMap").some((m) => m.obj.metadata.name === v.configMap.name))
+      problems.push(`${f}: ConfigMap ${v.configMap.name} is not defined here`);
+  for (const { f: sf, obj: svc } of of("Service")) {
+    if (!matches(svc.spec.selector, labels)) problems.push(`${sf}: Service ${svc.metadata.name} does not select the pods`);
+    for (const p of svc.spec.ports) if (typeof p.targetPort === "string" && !names.has(p.targetPort))
+      problems.push(`${sf}: targetPort ${p.targetPort} is not a container port`);
+  }
+  for (const { f: pf, obj: pdb } of of("PodDisruptionBudget"))
+    if (!matches(pdb.spec.selector.matchLabels, labels)) problems.push(`${pf}: the budget does not select the pods`);
+  for (const { f: mf, obj: sm } of of("ServiceMonitor")) {
+    const svcs = of("Service").filter((s) => matches(sm.spec.selector.matchLabels, s.obj.metadata.labels));
+    if (svcs.length !== 1) problems.push(`${mf}: selects ${svcs.length} Services, expected 1`);
+    for (const ep of sm.spec.endpoints)
+      if (!svcs.every((s) => s.obj.spec.ports.some((p) => p.name === ep.port))) problems.push(`${mf}: port ${ep.port} not on the Service`);
+  }
+
+  const out = opt("--pod");
+  if (out) {
+    // One pod of the StatefulSet, as podman kube play runs it: the claim
+    // becomes a podman volume, the ports are published on 127.0.0.1 only.
+    const pod = structuredClone(tpl);
+    const port = Number(opt("--port")), http = Number(opt("--http-port"));
+    for (const c of [...(pod.spec.initContainers || []), ...pod.spec.containers]) c.image = opt("--image") || c.image;
+    for (const c of pod.spec.containers) for (const p of c.ports || []) {
+      p.hostIP = "127.0.0.1";
+      p.hostPort = p.name === "http" ? http : port;
+    }
+    for (const t of sts.spec.volumeClaimTemplates || [])
+      (pod.spec.volumes ||= []).push({ name: t.metadata.name, persistentVolumeClaim: { claimName: opt("--claim") || `${sts.metadata.name}-${t.metadata.name}` } });
+    delete pod.spec.affinity;
+    // podman 4.3 removes a finished "once" init container racily ("cannot
+    // remove container ... as it is running"); "always" keeps it.
+    const annotations = { ...(pod.metadata.annotations || {}), "io.podman.annotations.init.container.type": "always" };
+    const podDoc = { apiVersion: "v1", kind: "Pod", metadata: { name: opt("--name") || `${sts.metadata.name}-0`, labels: pod.metadata.labels, annotations }, spec: pod.spec };
+    try { new core.Pod(podDoc).validate(); } catch (e) { problems.push(`generated pod: ${e.message}`); }
+    const cms = of("ConfigMap").map((m) => YAML.stringify(m.obj));
+    fs.writeFileSync(out, [...cms, YAML.stringify(podDoc)].join("---\n"));
+    console.log(`k8s: wrote ${out}`);
+  }
+}
+
+for (const p of problems) console.error(`k8s: PROBLEM: ${p}`);
+if (!docs.length) { console.error("k8s: no manifests"); process.exit(1); }
+console.log(`k8s: ${docs.length} manifests, ${problems.length} problems`);
+process.exit(problems.length ? 1 : 0);
