@@ -1050,6 +1050,7 @@ int reactor_init(struct reactor *r, struct server *srv, unsigned index)
 
 int reactor_start(struct reactor *r)
 {
+	reactor_clock(r); /* its start counts as a turn for health checks */
 	if (pthread_create(&r->thread, NULL, reactor_main, r) != 0) {
 		log_error("cannot start reactor %u", r->index);
 		return RMQNS_ENOMEM;

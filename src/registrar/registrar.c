@@ -217,6 +217,9 @@ int registrar_start(struct registrar *r)
 			return RMQNS_EIO;
 		}
 	}
+	/* counted as a turn: a health check right after the start must not
+	 * find the thread stalled before its first look at the queue */
+	registrar_mark_turn(r, registrar_now_ms());
 	int rc = pthread_create(&r->thread, NULL, registrar_main, r);
 	if (rc != 0) {
 		log_error("registrar: cannot start its thread: error %d", rc);
