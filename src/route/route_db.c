@@ -237,7 +237,7 @@ struct route_db *route_db_create(size_t cache_max_bytes)
 	if (!db)
 		return NULL;
 	db->cache_max = cache_max_bytes ? cache_max_bytes : ROUTE_CACHE_MAX_BYTES_DEFAULT;
-#ifdef RMQNS_TSAN
+#ifdef RT_TSAN_KEEP
 	/* liburcu-cds resizes on a worker thread whose hand-offs TSan cannot
 	 * see; the small tables of TSan test runs do not need it */
 	int flags = 0;
@@ -286,8 +286,9 @@ static void db_teardown(struct route_db *db)
 
 	/* callbacks queued by the registrar still point into the tables */
 	rt_drain_retired(db);
-#ifndef RMQNS_TSAN
+#ifndef RT_TSAN_KEEP
 	rcu_barrier();
+	rt_tsan_before_free(); /* TSan cannot see that the barrier waited for the callbacks */
 #endif
 	rt_run_deferred(db);
 
