@@ -45,14 +45,14 @@ addr=127.0.0.1:$port
 dur=${minutes}m
 echo "soak: rmqns pid $server on $addr for $minutes minutes"
 
-run() { # name, then rmqns-bench arguments
-	local name=$1
-	shift
-	"$bench" "$@" -a "$addr" -d "$dur" --json >"$dir/$name.json" 2>"$dir/$name.err" &
+run() { # name, scenario, then its options (a later -d wins)
+	local name=$1 scenario=$2
+	shift 2
+	"$bench" "$scenario" -a "$addr" -d "$dur" "$@" --json >"$dir/$name.json" 2>"$dir/$name.err" &
 	pids+=($!)
 }
-# the routes queried, kept registered
-run seed seed -b 8 -t 100 --keepalive 30s
+# the routes queried, kept registered until after the queries end
+run seed seed -b 8 -t 100 --keepalive 30s -d $((minutes * 60 + 15))s
 sleep 1
 run route route --no-seed -b 8 -t 100 -c 4 -p 2 -r 1500
 run register register -b 4 -t 500 --interval 200ms --broker-prefix reg --topic-prefix RegTopic \
