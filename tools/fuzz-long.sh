@@ -44,8 +44,13 @@ for t in "${targets[@]}"; do
 	# -jobs=1 writes the worker's output to fuzz-0.log
 	log=$dir/fuzz-0.log
 	runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | tail -1 | grep -o '[0-9]*$' || true)
-	echo "$t: ${runs:-?} executions in $(( $(date +%s) - begin )) s$([ $rc -ne 0 ] && echo ", FAILED (exit $rc, see $log)")"
-	[ $rc -eq 0 ] || status=1
+	if [ $rc -ne 0 ] && grep -q 'libFuzzer: run interrupted' "$log"; then
+		echo "$t: ${runs:-?} executions in $(( $(date +%s) - begin )) s, interrupted"
+		status=1
+	else
+		echo "$t: ${runs:-?} executions in $(( $(date +%s) - begin )) s$([ $rc -ne 0 ] && echo ", FAILED (exit $rc, see $log)")"
+		[ $rc -eq 0 ] || status=1
+	fi
 	cp "$log" "$dir/last.log"
 done
 exit $status
