@@ -138,10 +138,9 @@ int rt_check(struct route_db *db, char *err, size_t len)
 				  grp->dead ? "dead" : "living", indexed ? "" : "not ");
 			goto out;
 		}
-		if (grp->present && !grp->dead && grp->n_addrs == 0) {
-			rc = fail(err, len, "group %s is in brokerAddrTable without an address", grp->name);
-			goto out;
-		}
+		/* A present group may have no address: a broker's refused first
+		 * registration (one topic) leaves its group with an empty map,
+		 * as Java's brokerAddrTable does. */
 	}
 out:
 	rcu_read_unlock();

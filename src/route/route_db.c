@@ -198,7 +198,7 @@ struct route_db *route_db_create(size_t cache_max_bytes)
 	if (!db)
 		return NULL;
 	db->cache_max = cache_max_bytes ? cache_max_bytes : ROUTE_CACHE_MAX_BYTES_DEFAULT;
-#ifdef RMQNS_TSAN
+#ifdef RT_TSAN_KEEP
 	/* liburcu-cds resizes on a worker thread whose hand-offs TSan cannot
 	 * see; the small tables of TSan test runs do not need it */
 	int flags = 0;
@@ -242,8 +242,9 @@ static void db_teardown(struct route_db *db)
 	/* callbacks queued by the registrar still point into the tables */
 	rt_drain_retired(db);
 	rt_topic_retire_flush(db);
-#ifndef RMQNS_TSAN
+#ifndef RT_TSAN_KEEP
 	rcu_barrier();
+	rt_tsan_before_free(); /* TSan cannot see that the barrier waited for the callbacks */
 #endif
 	rt_run_deferred(db);
 	rt_topic_reclaim(db);

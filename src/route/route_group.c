@@ -30,6 +30,7 @@ static void retire_group_cb(struct rcu_head *h)
 	/* no reader can see the slot's old group or a queue entry naming it
 	 * any more: the slot may take a new name */
 	__atomic_store_n(&db->gpriv[gidx].reusable, 1, __ATOMIC_RELEASE);
+	rt_tsan_reader_done(); /* for the teardown after rcu_barrier */
 }
 
 static void free_gname_cb(struct rcu_head *h)

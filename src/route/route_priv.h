@@ -34,6 +34,14 @@ extern int rt_grace_token;
 #define rt_tsan_reader_done() race_release(&rt_grace_token)
 #define rt_tsan_before_free() race_acquire(&rt_grace_token)
 
+/* TSan builds keep replaced objects until teardown and a fixed topic table
+ * (RT_TSAN_KEEP), unless built with -DRMQNS_TSAN_RECLAIM: then they free
+ * through call_rcu and resize as production does, the grace token
+ * standing for the grace period (the reclamation stage of CI). */
+#if defined(RMQNS_TSAN) && !defined(RMQNS_TSAN_RECLAIM)
+#define RT_TSAN_KEEP 1
+#endif
+
 struct rt_str {
 	char *s;
 	uint32_t len;

@@ -4,7 +4,7 @@
 
 #include "route_writer.h"
 
-#ifdef RMQNS_TSAN
+#ifdef RT_TSAN_KEEP
 /* ThreadSanitizer cannot see urcu's grace periods (nor its callback
  * thread's hand-offs): its builds keep replaced objects until the db is
  * destroyed, the way the KV store does. */
@@ -39,6 +39,7 @@ void rt_run_deferred(struct route_db *db)
 void rt_defer_free(struct route_db *db, struct rcu_head *head, void (*cb)(struct rcu_head *))
 {
 	(void)db;
+	rt_tsan_reader_done(); /* the writer's last touches, for the callback's acquire */
 	call_rcu(head, cb);
 }
 

@@ -180,7 +180,7 @@ int rt_topic_remove_entry(struct route_db *db, struct route_topic *t, uint32_t g
  * on the registrar at once. Outside any read-side section only. */
 void rt_topics_fit(struct route_db *db)
 {
-#ifndef RMQNS_TSAN /* TSan builds keep a fixed table (see route_db_create) */
+#ifndef RT_TSAN_KEEP /* TSan builds keep a fixed table (see route_db_create) */
 	unsigned long n = (unsigned long)__atomic_load_n(&db->n_topics, __ATOMIC_RELAXED);
 	unsigned long want = RT_TOPIC_BUCKETS_MIN;
 

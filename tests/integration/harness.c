@@ -223,6 +223,46 @@ static int harness_boot_port(const char *out)
 	return colon ? atoi(colon + 1) : -1;
 }
 
+/* $RMQNS_SERVER_WRAPPER: words put before the binary (e.g. "valgrind
+ * --error-exitcode=99 --leak-check=full"), the first one looked up in
+ * PATH. Waits for boot and exit are then HARNESS_WRAPPER_SLOWDOWN times
+ * longer. Returns the number of words stored in argv (at most max). */
+#define HARNESS_WRAPPER_SLOWDOWN 10
+static char harness_wrapper_buf[1024];
+static char harness_wrapper_path[1024];
+
+static int harness_wrapper(char **argv, int max)
+{
+	const char *w = getenv("RMQNS_SERVER_WRAPPER");
+	int n = 0;
+
+	if (!w || !*w)
+		return 0;
+	snprintf(harness_wrapper_buf, sizeof harness_wrapper_buf, "%s", w);
+	for (char *save = NULL, *t = strtok_r(harness_wrapper_buf, " ", &save); t && n < max;
+	     t = strtok_r(NULL, " ", &save))
+		argv[n++] = t;
+	if (n > 0 && !strchr(argv[0], '/')) {
+		const char *path = getenv("PATH");
+		char dirs[4096];
+		snprintf(dirs, sizeof dirs, "%s", path ? path : "/usr/bin:/bin");
+		for (char *save = NULL, *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+			snprintf(harness_wrapper_path, sizeof harness_wrapper_path, "%s/%s", d, argv[0]);
+			if (access(harness_wrapper_path, X_OK) == 0) {
+				argv[0] = harness_wrapper_path;
+				break;
+			}
+		}
+	}
+	return n;
+}
+
+static int harness_slowdown(void)
+{
+	const char *w = getenv("RMQNS_SERVER_WRAPPER");
+	return w && *w ? HARNESS_WRAPPER_SLOWDOWN : 1;
+}
+
 int harness_start(struct harness_server *s, const char *const *args)
 {
 	memset(s, 0, sizeof *s);
@@ -231,12 +271,12 @@ int harness_start(struct harness_server *s, const char *const *args)
 	snprintf(s->out_path, sizeof s->out_path, "%s/stdout.txt", s->dir);
 	snprintf(s->log_path, sizeof s->log_path, "%s/rmqns.log", s->dir);
 
-	char *argv[64];
-	int argc = 0;
+	char *argv[80];
+	int argc = harness_wrapper(argv, 16);
 	argv[argc++] = (char *)harness_binary();
 	argv[argc++] = "--listenPort=0";
 	argv[argc++] = "--bindAddress=127.0.0.1";
-	for (int i = 0; args && args[i] && argc < 63; i++)
+	for (int i = 0; args && args[i] && argc < 79; i++)
 		argv[argc++] = (char *)args[i];
 	argv[argc] = NULL;
 
@@ -245,7 +285,7 @@ int harness_start(struct harness_server *s, const char *const *args)
 		s->pid = 0;
 		return -1;
 	}
-	int64_t deadline = harness_now_ms() + HARNESS_BOOT_TIMEOUT_MS;
+	int64_t deadline = harness_now_ms() + (int64_t)HARNESS_BOOT_TIMEOUT_MS * harness_slowdown();
 	for (;;) {
 		char *out = harness_slurp(s->out_path);
 		int port = out ? harness_boot_port(out) : 0;
@@ -310,7 +350,7 @@ int harness_stop(struct harness_server *s, int sig, int timeout_ms, int *elapsed
 	int status = 0;
 	int64_t t0 = harness_now_ms();
 	kill(s->pid, sig);
-	int rc = harness_wait_exit(s->pid, timeout_ms, &status);
+	int rc = harness_wait_exit(s->pid, timeout_ms * harness_slowdown(), &status);
 	if (elapsed_ms)
 		*elapsed_ms = (int)(harness_now_ms() - t0);
 	if (rc < 0) {
@@ -375,10 +415,10 @@ int harness_run(const char *const *args, int timeout_ms, char **out)
 	snprintf(out_path, sizeof out_path, "%s/stdout.txt", dir);
 	snprintf(log_path, sizeof log_path, "%s/rmqns.log", dir);
 
-	char *argv[64];
-	int argc = 0;
+	char *argv[80];
+	int argc = harness_wrapper(argv, 16);
 	argv[argc++] = (char *)harness_binary();
-	for (int i = 0; args && args[i] && argc < 63; i++)
+	for (int i = 0; args && args[i] && argc < 79; i++)
 		argv[argc++] = (char *)args[i];
 	argv[argc] = NULL;
 

@@ -16,7 +16,10 @@
  * there. Its port is read from the boot line. A started server never
  * outlives the test process: it is killed at exit (a failed Criterion
  * assertion included) and, through PR_SET_PDEATHSIG, if the test crashes.
- * The binary is the one meson built (RMQNS_BIN), or $RMQNS_TEST_BIN. */
+ * The binary is the one meson built (RMQNS_BIN), or $RMQNS_TEST_BIN;
+ * $RMQNS_SERVER_WRAPPER, when set, runs it under a wrapper (e.g.
+ * "valgrind --error-exitcode=99 --leak-check=full"), with the waits for
+ * boot and exit made ten times longer. */
 #ifndef RMQNS_TEST_HARNESS_H
 #define RMQNS_TEST_HARNESS_H
 
