@@ -180,8 +180,13 @@ static void batch_expired_cb(struct rcu_head *h)
 	struct rt_tbatch *b = caa_container_of(h, struct rt_tbatch, rcu);
 
 	rt_tsan_before_free();
-	/* no reader can hold its records any more: the registrar frees them */
-	cds_lfs_push(&b->db->expired, &b->node);
+	struct route_db *db = b->db;
+
+	/* no reader can hold its records any more: the registrar frees them
+	 * (b is not touched after the release but by the push, whose stores
+	 * ThreadSanitizer does not see) */
+	race_release(b);
+	cds_lfs_push(&db->expired, &b->node);
 }
 
 void rt_topic_retire_flush(struct route_db *db)
@@ -207,6 +212,7 @@ void rt_topic_reclaim(struct route_db *db)
 		return;
 	for (n = &head->node; n; n = next) {
 		struct rt_tbatch *b = caa_container_of(n, struct rt_tbatch, node);
+		race_acquire(b); /* the callback's push (TSan cannot see urcu's stack) */
 		next = n->next;
 		for (uint32_t i = 0; i < b->n; i++)
 			topic_release_memory(db, b->t[i]);

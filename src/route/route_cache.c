@@ -41,6 +41,7 @@ void rt_drain_retired(struct route_db *db)
 		return;
 	for (n = &head->node; n; n = next) {
 		struct route_cache *c = caa_container_of(n, struct route_cache, retire);
+		race_acquire(c); /* the reader's push (TSan cannot see urcu's stack) */
 		next = n->next;
 		/* bytes were already uncounted by the reader that replaced it */
 		rt_defer_free(db, &c->rcu, free_cache_cb);
@@ -94,6 +95,7 @@ void rt_cache_trim(struct route_db *db)
 static void cache_give_back(struct route_db *db, struct route_cache *c)
 {
 	__atomic_sub_fetch(&db->cache_bytes, c->len, __ATOMIC_RELAXED);
+	race_release(c);
 	cds_lfs_push(&db->retired, &c->retire);
 }
 
