@@ -151,4 +151,10 @@ unsigned server_reactor_count(const struct server *s);
 /* When reactor i last began a turn (CLOCK_MONOTONIC ms; 0 = not yet). */
 uint64_t server_reactor_turn_ms(struct server *s, unsigned i);
 
+/* A non-blocking listening TCP socket on bind_addr:port (numeric; NULL or
+ * "" = every address; port 0 = any free one): *fd_out and the port bound
+ * in *port_out. `what` (the option naming the address) goes in the log
+ * lines of a failure. */
+int net_listen(const char *bind_addr, int port, int backlog, const char *what, int *fd_out, int *port_out);
+
 #endif

@@ -21,6 +21,7 @@
 
 #include "rmqns/err.h"
 #include "rmqns/http.h"
+#include "rmqns/net.h"
 #include "rmqns/log.h"
 #include "rmqns/metrics.h"
 
@@ -95,41 +96,7 @@ struct http_server *http_create(const struct http_params *p, int *err)
 
 static int http_listen(struct http_server *h)
 {
-	struct addrinfo hints = { 0 }, *res = NULL;
-	char port[16];
-
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST | AI_NUMERICSERV;
-	snprintf(port, sizeof port, "%d", h->p.port);
-	int gai = getaddrinfo(h->bind, port, &hints, &res);
-	if (gai != 0) {
-		log_error("bad httpBindAddress %s: %s", h->bind, gai_strerror(gai));
-		return RMQNS_EINVAL;
-	}
-	int fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	int one = 1;
-	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
-	    bind(fd, res->ai_addr, res->ai_addrlen) < 0 || listen(fd, 64) < 0) {
-		log_error("cannot listen for HTTP on %s:%d: %s", h->bind, h->p.port,
-			  strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		freeaddrinfo(res);
-		return RMQNS_EIO;
-	}
-	freeaddrinfo(res);
-	struct sockaddr_storage ss;
-	socklen_t sl = sizeof ss;
-	if (getsockname(fd, (struct sockaddr *)&ss, &sl) < 0) {
-		log_error("getsockname: %s", strerror(errno));
-		close(fd);
-		return RMQNS_EIO;
-	}
-	h->port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-						 : ((struct sockaddr_in *)&ss)->sin_port);
-	h->listenfd = fd;
-	return RMQNS_OK;
+	return net_listen(h->bind, h->p.port, 64, "httpBindAddress", &h->listenfd, &h->port);
 }
 
 /* At the cap the listener is left out of the wait: further connects wait

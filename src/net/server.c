@@ -99,18 +99,18 @@ struct server *server_create(const struct server_params *p, const struct net_cal
 	return s;
 }
 
-static int server_listen(struct server *s)
+int net_listen(const char *bind_addr, int port, int backlog, const char *what, int *fd_out, int *port_out)
 {
 	struct addrinfo hints = { 0 }, *res = NULL;
-	char port[16];
+	char pbuf[16];
 
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
 	hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST | AI_NUMERICSERV;
-	snprintf(port, sizeof port, "%d", s->params.port);
-	int gai = getaddrinfo(s->bind, port, &hints, &res);
+	snprintf(pbuf, sizeof pbuf, "%d", port);
+	int gai = getaddrinfo(bind_addr, pbuf, &hints, &res);
 	if (gai != 0) {
-		log_error("bad bindAddress %s: %s", s->bind, gai_strerror(gai));
+		log_error("bad %s %s: %s", what, bind_addr ? bind_addr : "", gai_strerror(gai));
 		return RMQNS_EINVAL;
 	}
 	int fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -122,8 +122,9 @@ static int server_listen(struct server *s)
 	int one = 1;
 	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0)
 		log_warn("SO_REUSEADDR: %s", strerror(errno));
-	if (bind(fd, res->ai_addr, res->ai_addrlen) < 0 || listen(fd, s->params.backlog) < 0) {
-		log_error("cannot listen on %s:%d: %s", s->bind, s->params.port, strerror(errno));
+	if (bind(fd, res->ai_addr, res->ai_addrlen) < 0 || listen(fd, backlog) < 0) {
+		log_error("cannot listen on %s:%d (%s): %s", bind_addr ? bind_addr : "", port, what,
+			  strerror(errno));
 		close(fd);
 		freeaddrinfo(res);
 		return RMQNS_EIO;
@@ -137,10 +138,15 @@ static int server_listen(struct server *s)
 		close(fd);
 		return RMQNS_EIO;
 	}
-	s->port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-						 : ((struct sockaddr_in *)&ss)->sin_port);
-	s->listenfd = fd;
+	*port_out = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+						   : ((struct sockaddr_in *)&ss)->sin_port);
+	*fd_out = fd;
 	return RMQNS_OK;
+}
+
+static int server_listen(struct server *s)
+{
+	return net_listen(s->bind, s->params.port, s->params.backlog, "bindAddress", &s->listenfd, &s->port);
 }
 
 static void server_tune_socket(struct server *s, int fd)

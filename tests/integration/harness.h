@@ -96,6 +96,12 @@ void harness_client_peer(const struct client *c, char *out, size_t n);
  * given serialization, no remark, no ext fields, no body, opaque 0. */
 void harness_request_init(struct remoting_cmd *cmd, int32_t code, enum remoting_serialize ser);
 
+/* A Java-style JSON request of `code` with the ext fields given as key,
+ * value, ..., NULL and an optional body (a string), sent on c and answered
+ * within 5 s: client_call's result, *out the answer. */
+#define HARNESS_CALL_MAX_EXT 16
+int harness_call(struct client *c, int32_t code, const char *body, struct client_reply **out, ...);
+
 /* Encodes cmd and appends the frame to out (aborts the test process on
  * allocation failure: only for building test input). */
 void harness_encode(const struct remoting_cmd *cmd, struct buf *out);

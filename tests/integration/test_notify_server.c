@@ -87,33 +87,16 @@ static const char body[] =
 	"\"nt-a\":{\"perm\":6,\"readQueueNums\":4,\"topicName\":\"nt-a\",\"writeQueueNums\":4},"
 	"\"nt-b\":{\"perm\":6,\"readQueueNums\":4,\"topicName\":\"nt-b\",\"writeQueueNums\":4}}}}";
 
-static void call(struct client *c, int32_t code, const char *b, ...)
-{
-	struct remoting_ext_field ext[12];
-	struct remoting_cmd req;
-	struct client_reply *r = NULL;
-	uint32_t n = 0;
-	va_list ap;
-
-	harness_request_init(&req, code, REMOTING_JSON);
-	va_start(ap, b);
-	for (const char *k; (k = va_arg(ap, const char *)) != NULL;) {
-		ext[n].key = k;
-		ext[n].value = va_arg(ap, const char *);
-		n++;
-	}
-	va_end(ap);
-	req.ext = ext;
-	req.ext_count = n;
-	req.ext_present = n > 0;
-	if (b) {
-		req.body = (const uint8_t *)b;
-		req.body_len = (uint32_t)strlen(b);
-	}
-	cr_assert_eq(client_call(c, &req, &r, T), 0, "code %d unanswered", code);
-	cr_assert_eq(r->cmd.code, 0, "code %d answered %d: %s", code, r->cmd.code, r->cmd.remark ? r->cmd.remark : "");
-	client_reply_free(r);
-}
+/* code with ext fields (key, value, ..., NULL), answered with code 0 */
+#define call(conn_, code_, body_, ...)                                                          \
+	do {                                                                                    \
+		struct client_reply *r_ = NULL;                                                 \
+		cr_assert_eq(harness_call((conn_), (code_), (body_), &r_, __VA_ARGS__), 0,      \
+			     "code %d unanswered", (int)(code_));                               \
+		cr_assert_eq(r_->cmd.code, 0, "code %d answered %d: %s", (int)(code_),          \
+			     r_->cmd.code, r_->cmd.remark ? r_->cmd.remark : "");               \
+		client_reply_free(r_);                                                          \
+	} while (0)
 
 static void register_acting(struct client *c, const char *addr, const char *id, const char *ha)
 {
