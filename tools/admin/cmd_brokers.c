@@ -25,7 +25,7 @@ static int read_rows(struct admin_ctx *ctx, struct broker_rows *rows, const stru
 	struct remoting_cmd req;
 	json_t *info;
 
-	target_request_init(&req, 106);
+	target_request_init(&req, REQ_GET_BROKER_CLUSTER_INFO);
 	int ex = ops_read_json(ctx, &req, &info, who);
 	if (ex != ADMIN_EXIT_OK)
 		return ex;
@@ -133,7 +133,7 @@ static int http_port_of(struct admin_ctx *ctx, const struct target *who)
 	struct call_result r;
 	int port = 0;
 
-	target_request_init(&req, 319);
+	target_request_init(&req, REQ_GET_NAMESRV_CONFIG);
 	target_call(who, &req, ctx->timeout_ms, &r);
 	if (call_ok(&r) && r.reply->cmd.body) {
 		const char *p = (const char *)r.reply->cmd.body;
@@ -329,7 +329,7 @@ static void settle_acting_masters(struct admin_ctx *ctx, const struct target *wh
 		scan.pending += acting_candidate(rows, k);
 	if (scan.pending == 0)
 		return;
-	target_request_init(&req, 206);
+	target_request_init(&req, REQ_GET_ALL_TOPIC_LIST_FROM_NAMESERVER);
 	target_call(who, &req, ctx->timeout_ms, &r);
 	if (call_ok(&r))
 		list = ops_body_json(who, &r);

@@ -14,7 +14,7 @@ int cmd_get_namesrv_config(struct admin_ctx *ctx)
 	struct remoting_cmd req;
 	struct call_result r;
 
-	target_request_init(&req, 319);
+	target_request_init(&req, REQ_GET_NAMESRV_CONFIG);
 	int idx = ops_read(ctx, &req, &r);
 	if (idx < 0)
 		return admin_exit_for(&r);
@@ -59,7 +59,7 @@ int admin_get_kv(struct admin_ctx *ctx, const char *ns, const char *key, bool or
 	struct ops_ext ext;
 	struct call_result r;
 
-	target_request_init(&req, 101);
+	target_request_init(&req, REQ_GET_KV_CONFIG);
 	ops_set_ext(&req, &ext, "namespace", ns, "key", key, NULL);
 	int idx = ops_read(ctx, &req, &r);
 	if (idx < 0)
@@ -94,7 +94,7 @@ int cmd_get_kv_list(struct admin_ctx *ctx)
 	const struct target *who;
 	json_t *kv;
 
-	target_request_init(&req, 219);
+	target_request_init(&req, REQ_GET_KVLIST_BY_NAMESPACE);
 	ops_set_ext(&req, &ext, "namespace", ctx->a.ns, NULL);
 	int ex = ops_read_json(ctx, &req, &kv, &who);
 	if (ex != ADMIN_EXIT_OK)
@@ -148,7 +148,7 @@ int cmd_probe(struct admin_ctx *ctx)
 		struct call_result r;
 		double t0 = now_ms();
 
-		target_request_init(&req, 106);
+		target_request_init(&req, REQ_GET_BROKER_CLUSTER_INFO);
 		target_call(t, &req, ctx->timeout_ms, &r);
 		double ms = now_ms() - t0;
 		bool ok = call_ok(&r);

@@ -56,7 +56,7 @@ int cmd_topic_route(struct admin_ctx *ctx)
 	const struct target *who;
 	json_t *route;
 
-	target_request_init(&req, 105);
+	target_request_init(&req, REQ_GET_ROUTEINFO_BY_TOPIC);
 	ops_set_ext(&req, &ext, "topic", ctx->a.topic, NULL);
 	int ex = ops_read_json(ctx, &req, &route, &who);
 	if (ex != ADMIN_EXIT_OK)
@@ -111,7 +111,7 @@ static int topic_list_by_cluster(struct admin_ctx *ctx, const struct target *who
 	json_t *info = NULL;
 	int ex = ADMIN_EXIT_OK;
 
-	target_request_init(&req, 106);
+	target_request_init(&req, REQ_GET_BROKER_CLUSTER_INFO);
 	target_call(who, &req, ctx->timeout_ms, &r);
 	if (!call_ok(&r))
 		ex = ops_fail(who, &r);
@@ -133,7 +133,7 @@ static int topic_list_by_cluster(struct admin_ctx *ctx, const struct target *who
 	json_object_foreach(clusters, name, v) {
 		struct ops_ext ext;
 		ct[k].cluster = name;
-		target_request_init(&req, 224);
+		target_request_init(&req, REQ_GET_TOPICS_BY_CLUSTER);
 		ops_set_ext(&req, &ext, "cluster", name, NULL);
 		target_call(who, &req, ctx->timeout_ms, &r);
 		if (!call_ok(&r))
@@ -194,7 +194,7 @@ int cmd_topic_list(struct admin_ctx *ctx)
 	json_t *list;
 	size_t n;
 
-	target_request_init(&req, 206);
+	target_request_init(&req, REQ_GET_ALL_TOPIC_LIST_FROM_NAMESERVER);
 	int ex = ops_read_json(ctx, &req, &list, &who);
 	if (ex != ADMIN_EXIT_OK)
 		return ex;

@@ -43,7 +43,7 @@ int cmd_update_namesrv_config(struct admin_ctx *ctx)
 		buf_free(&body);
 		return ADMIN_EXIT_BAD_ANSWER;
 	}
-	target_request_init(&req, 318);
+	target_request_init(&req, REQ_UPDATE_NAMESRV_CONFIG);
 	req.body = body.data;
 	req.body_len = (uint32_t)body.len;
 	int ex = ops_write_all(ctx, "updateNamesrvConfig", &req, NULL, NULL);
@@ -56,7 +56,7 @@ int cmd_update_kv_config(struct admin_ctx *ctx)
 	struct remoting_cmd req;
 	struct ops_ext ext;
 
-	target_request_init(&req, 100);
+	target_request_init(&req, REQ_PUT_KV_CONFIG);
 	ops_set_ext(&req, &ext, "namespace", ctx->a.ns, "key", ctx->a.key, "value", ctx->a.value, NULL);
 	return ops_write_all(ctx, "updateKvConfig", &req, NULL, NULL);
 }
@@ -66,7 +66,7 @@ int cmd_delete_kv_config(struct admin_ctx *ctx)
 	struct remoting_cmd req;
 	struct ops_ext ext;
 
-	target_request_init(&req, 102);
+	target_request_init(&req, REQ_DELETE_KV_CONFIG);
 	ops_set_ext(&req, &ext, "namespace", ctx->a.ns, "key", ctx->a.key, NULL);
 	return ops_write_all(ctx, "deleteKvConfig", &req, NULL, NULL);
 }
@@ -83,24 +83,26 @@ static void perm_ok(void *arg, const struct target *t, const struct call_result 
 		json_object_set_new(result, field, json_integer(count ? strtoll(count, NULL, 10) : 0));
 }
 
-int cmd_wipe_write_perm(struct admin_ctx *ctx)
+/* WIPE (205) and ADD (327) write permission: the same request, the count
+ * answered in `field`. */
+static int write_perm(struct admin_ctx *ctx, int32_t code, const char *what, char *field)
 {
 	struct remoting_cmd req;
 	struct ops_ext ext;
 
-	target_request_init(&req, 205);
+	target_request_init(&req, code);
 	ops_set_ext(&req, &ext, "brokerName", ctx->a.broker, NULL);
-	return ops_write_all(ctx, "wipeWritePerm", &req, perm_ok, "wipeTopicCount");
+	return ops_write_all(ctx, what, &req, perm_ok, field);
+}
+
+int cmd_wipe_write_perm(struct admin_ctx *ctx)
+{
+	return write_perm(ctx, REQ_WIPE_WRITE_PERM_OF_BROKER, "wipeWritePerm", "wipeTopicCount");
 }
 
 int cmd_add_write_perm(struct admin_ctx *ctx)
 {
-	struct remoting_cmd req;
-	struct ops_ext ext;
-
-	target_request_init(&req, 327);
-	ops_set_ext(&req, &ext, "brokerName", ctx->a.broker, NULL);
-	return ops_write_all(ctx, "addWritePerm", &req, perm_ok, "addTopicCount");
+	return write_perm(ctx, REQ_ADD_WRITE_PERM_OF_BROKER, "addWritePerm", "addTopicCount");
 }
 
 int cmd_delete_topic(struct admin_ctx *ctx)
@@ -108,7 +110,7 @@ int cmd_delete_topic(struct admin_ctx *ctx)
 	struct remoting_cmd req;
 	struct ops_ext ext;
 
-	target_request_init(&req, 216);
+	target_request_init(&req, REQ_DELETE_TOPIC_IN_NAMESRV);
 	if (ctx->a.cluster)
 		ops_set_ext(&req, &ext, "topic", ctx->a.topic, "clusterName", ctx->a.cluster, NULL);
 	else
@@ -130,13 +132,13 @@ int cmd_update_order_conf(struct admin_ctx *ctx)
 			fprintf(stderr, "rmqns-admin: updateOrderConf -m put needs -v brokerName:num;...\n");
 			return ADMIN_EXIT_USAGE;
 		}
-		target_request_init(&req, 100);
+		target_request_init(&req, REQ_PUT_KV_CONFIG);
 		ops_set_ext(&req, &ext, "namespace", ORDER_TOPIC_NAMESPACE, "key", ctx->a.topic, "value",
 			    ctx->a.value, NULL);
 		return ops_write_all(ctx, "updateOrderConf", &req, NULL, NULL);
 	}
 	if (strcmp(m, "delete") == 0) {
-		target_request_init(&req, 102);
+		target_request_init(&req, REQ_DELETE_KV_CONFIG);
 		ops_set_ext(&req, &ext, "namespace", ORDER_TOPIC_NAMESPACE, "key", ctx->a.topic, NULL);
 		return ops_write_all(ctx, "updateOrderConf", &req, NULL, NULL);
 	}

@@ -172,7 +172,7 @@ static void *node_read(void *arg)
 		node_fail(n, "connect", &r);
 		return NULL;
 	}
-	target_request_init(&req, 106);
+	target_request_init(&req, REQ_GET_BROKER_CLUSTER_INFO);
 	target_call_on(c, &req, n->timeout_ms, &r);
 	if (!call_ok(&r) || !(info = ops_body_json(n->t, &r)))
 		node_fail(n, "cluster info", &r);
@@ -186,7 +186,7 @@ static void *node_read(void *arg)
 		goto out;
 	}
 
-	target_request_init(&req, 206);
+	target_request_init(&req, REQ_GET_ALL_TOPIC_LIST_FROM_NAMESERVER);
 	target_call_on(c, &req, n->timeout_ms, &r);
 	if (!call_ok(&r) || !(n->topic_list = ops_body_json(n->t, &r)))
 		node_fail(n, "topic list", &r);

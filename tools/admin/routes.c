@@ -26,7 +26,7 @@ static int routes_send_batch(struct client *c, const char *const *topics, size_t
 	while (*sent < n && *sent < limit) {
 		struct remoting_ext_field ext = { "topic", topics[*sent] };
 		struct remoting_cmd req;
-		target_request_init(&req, 105);
+		target_request_init(&req, REQ_GET_ROUTEINFO_BY_TOPIC);
 		req.ext = &ext;
 		req.ext_count = 1;
 		req.opaque = client_next_opaque(c);
