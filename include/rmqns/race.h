@@ -23,4 +23,16 @@ void __tsan_release(void *addr);
 #define race_acquire(p) ((void)(p))
 #endif
 
+/* TSan cannot see urcu's grace periods either: every reader releases this
+ * token as it leaves a read-side section (race_reader_done, just before
+ * rcu_read_unlock) and every free that waited for a grace period acquires
+ * it (race_grace_passed). Builds with -DRMQNS_TSAN_RECLAIM free that way;
+ * other TSan builds keep what they replace until teardown. */
+extern int race_grace_token;
+#define race_reader_done() race_release(&race_grace_token)
+#define race_grace_passed() race_acquire(&race_grace_token)
+#if defined(RMQNS_TSAN) && !defined(RMQNS_TSAN_RECLAIM)
+#define RMQNS_TSAN_KEEP 1
+#endif
+
 #endif

@@ -64,13 +64,15 @@ static void state_free(struct config_state *st)
 
 static __attribute__((unused)) void state_free_rcu(struct rcu_head *head)
 {
+	race_grace_passed();
 	state_free(caa_container_of(head, struct config_state, rcu));
 }
 
 /* Registrar thread: replaces the published snapshot. The old one is
  * freed after a grace period; ThreadSanitizer cannot see urcu's grace
- * periods, so its builds keep old snapshots until config_destroy (the
- * publication itself is annotated). */
+ * periods, so its builds keep old snapshots until config_destroy unless
+ * built to check reclamation (race.h; the publication itself is
+ * annotated). */
 static void state_publish(struct config *cfg, struct config_state *ns)
 {
 	struct config_state *old;
@@ -79,11 +81,12 @@ static void state_publish(struct config *cfg, struct config_state *ns)
 	old = rcu_xchg_pointer(&cfg->state, ns);
 	if (options_log_level(&old->opt) != options_log_level(&ns->opt))
 		log_set_level((enum log_level)options_log_level(&ns->opt));
-#ifdef RMQNS_TSAN
+#ifdef RMQNS_TSAN_KEEP
 	old->retired_next = cfg->retired;
 	cfg->retired = old;
 #else
 	cfg->deferred_frees = true;
+	race_reader_done(); /* the writer's last touches, for the callback */
 	call_rcu(&old->rcu, state_free_rcu);
 #endif
 }

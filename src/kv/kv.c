@@ -527,19 +527,22 @@ void kv_count(const struct kv_store *kv, size_t *namespaces, size_t *keys)
 
 static __attribute__((unused)) void table_free_rcu(struct rcu_head *head)
 {
+	race_grace_passed();
 	table_free(caa_container_of(head, struct kv_table, rcu));
 }
 
 /* Frees a replaced table once no reader can hold it. ThreadSanitizer
  * cannot see urcu's grace periods, so its builds keep replaced tables
- * until the store closes instead (the publication itself is annotated). */
+ * until the store closes unless built to check reclamation (race.h; the
+ * publication itself is annotated). */
 static void table_retire(struct kv_store *kv, struct kv_table *old)
 {
-#ifdef RMQNS_TSAN
+#ifdef RMQNS_TSAN_KEEP
 	old->retired_next = kv->retired;
 	kv->retired = old;
 #else
 	kv->deferred_frees = true;
+	race_reader_done(); /* the writer's last touches, for the callback */
 	call_rcu(&old->rcu, table_free_rcu);
 #endif
 }

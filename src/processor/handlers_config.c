@@ -9,6 +9,7 @@
 #include "rmqns/app.h"
 #include "rmqns/buf.h"
 #include "rmqns/config.h"
+#include "rmqns/race.h"
 #include "rmqns/handlers.h"
 #include "rmqns/log.h"
 #include "rmqns/registrar.h"
@@ -45,6 +46,7 @@ static void handle_update_config(struct app *app, struct request *req)
 	rcu_read_lock();
 	rc = config_update_prepare(app->config, req->cmd.body, req->cmd.body_len, &u, &code,
 				   remark, sizeof(remark));
+	race_reader_done();
 	rcu_read_unlock();
 	if (rc < 0) {
 		log_warn("UPDATE_NAMESRV_CONFIG from %s refused (code %d): %s", req->peer, code, remark);
@@ -79,6 +81,7 @@ static void handle_get_config(struct app *app, struct request *req)
 
 	rcu_read_lock();
 	rc = config_properties_text(app->config, &body);
+	race_reader_done();
 	rcu_read_unlock();
 	/* The Java admin client reads the body unconditionally. */
 	if (rc == 0)

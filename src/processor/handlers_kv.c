@@ -13,6 +13,7 @@
 #include "rmqns/err.h"
 #include "rmqns/handlers.h"
 #include "rmqns/kv.h"
+#include "rmqns/race.h"
 #include "rmqns/log.h"
 #include "rmqns/remoting.h"
 #include "rmqns/request.h"
@@ -125,6 +126,7 @@ static void handle_get_kv(struct app *app, struct request *req)
 	}
 	rsp.ext_present = true; /* the answer has a header type: "extFields":{} on a miss */
 	request_reply(req, &rsp);
+	race_reader_done();
 	rcu_read_unlock();
 	request_free(req);
 }
@@ -138,6 +140,7 @@ static void handle_get_kvlist(struct app *app, struct request *req)
 
 	rcu_read_lock();
 	rc = kv_table_json(app->kv, ns, &body);
+	race_reader_done();
 	rcu_read_unlock();
 	if (rc == 0) {
 		request_reply_body(req, RSP_SUCCESS, body.data, body.len);

@@ -10,8 +10,6 @@
 #include "rmqns/err.h"
 #include "rmqns/log.h"
 
-int rt_grace_token;
-
 uint64_t route_now_ms(void)
 {
 	struct timespec ts;

@@ -27,18 +27,16 @@
 #define rt_load_relaxed(p) __atomic_load_n(&(p), __ATOMIC_RELAXED)
 #define rt_store_relaxed(p, v) __atomic_store_n(&(p), (v), __ATOMIC_RELAXED)
 
-/* TSan cannot see urcu's grace periods: readers release a token when they
- * leave a read-side section and the free callbacks acquire it (TSan builds
- * also defer every free to the teardown, see route_apply.c). */
-extern int rt_grace_token;
-#define rt_tsan_reader_done() race_release(&rt_grace_token)
-#define rt_tsan_before_free() race_acquire(&rt_grace_token)
+/* The grace token of race.h (TSan builds also defer every free to the
+ * teardown unless built with -DRMQNS_TSAN_RECLAIM, see route_apply.c). */
+#define rt_tsan_reader_done() race_reader_done()
+#define rt_tsan_before_free() race_grace_passed()
 
 /* TSan builds keep replaced objects until teardown and a fixed topic table
  * (RT_TSAN_KEEP), unless built with -DRMQNS_TSAN_RECLAIM: then they free
  * through call_rcu and resize as production does, the grace token
  * standing for the grace period (the reclamation stage of CI). */
-#if defined(RMQNS_TSAN) && !defined(RMQNS_TSAN_RECLAIM)
+#ifdef RMQNS_TSAN_KEEP
 #define RT_TSAN_KEEP 1
 #endif
 

@@ -12,6 +12,7 @@
 #include <urcu.h>
 
 #include "rmqns/config.h"
+#include "rmqns/race.h"
 #include "rmqns/kv.h"
 
 #define READERS 3
@@ -62,6 +63,7 @@ static void *reader(void *arg)
 		      o->logLevel);
 		b.len = 0;
 		CHECK(config_properties_text(cfg, &b) == 0 && b.len > 0, "GET text");
+		race_reader_done();
 		rcu_read_unlock();
 		rounds++;
 	}
@@ -106,6 +108,7 @@ int main(void)
 		rcu_read_lock();
 		CHECK(config_update_prepare(cfg, body, strlen(body), &u, &code, remark, sizeof(remark)) == 0,
 		      "prepare: %s", remark);
+		race_reader_done();
 		rcu_read_unlock();
 		CHECK(u && config_update_apply(cfg, u, "test", remark, sizeof(remark)) == 0, "apply: %s", remark);
 		config_update_free(u);

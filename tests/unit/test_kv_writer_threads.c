@@ -17,6 +17,7 @@
 
 #include "rmqns/err.h"
 #include "rmqns/kv.h"
+#include "rmqns/race.h"
 
 #define SUBMITTERS 3
 #define READERS 2
@@ -88,10 +89,12 @@ static char *memory_json(struct kv_store *kv)
 
 	rcu_read_lock();
 	if (kv_file_json(kv, &b) < 0 || buf_terminate(&b) < 0) {
+		race_reader_done();
 		rcu_read_unlock();
 		buf_free(&b);
 		return NULL;
 	}
+	race_reader_done();
 	rcu_read_unlock();
 	return (char *)b.data;
 }
@@ -104,6 +107,7 @@ static bool get_is(struct kv_store *kv, const char *ns, const char *key, const c
 	rcu_read_lock();
 	v = kv_get(kv, ns, key);
 	same = want ? v && strcmp(v, want) == 0 : v == NULL;
+	race_reader_done();
 	rcu_read_unlock();
 	return same;
 }
@@ -263,6 +267,7 @@ static int test_change_out_of_memory_fails_alone(void)
 	      "values");
 	rcu_read_lock();
 	rc = kv_table_json(kv, "NEW", &b);
+	race_reader_done();
 	rcu_read_unlock();
 	buf_free(&b);
 	CHECK(rc == RMQNS_ENOTFOUND, "the namespace of the failed change exists: %d", rc);
@@ -358,6 +363,7 @@ static void *reader(void *arg)
 				last[s] = n;
 			}
 		}
+		race_reader_done();
 		rcu_read_unlock();
 		rounds++;
 	}
