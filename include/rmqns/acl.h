@@ -43,9 +43,10 @@ struct acl_signed {
 	char signature[ACL_SIGNATURE_LEN + 1];
 };
 
-/* Signs cmd as a Java ACL client does: its ext fields (any AccessKey or
- * Signature it had dropped) plus AccessKey, signed together with the body,
- * plus Signature. cmd->ext then points into s until acl_signed_free. */
+/* Signs cmd as a Java ACL client does: AccessKey and Signature, then its
+ * ext fields (any AccessKey or Signature it had dropped), all but
+ * Signature signed together with the body. cmd->ext then points into s
+ * until acl_signed_free. */
 int acl_sign_cmd(struct remoting_cmd *cmd, const char *access_key, const char *secret_key,
 		 struct acl_signed *s);
 void acl_signed_free(struct acl_signed *s);

@@ -173,12 +173,19 @@ out:
 int acl_sign_cmd(struct remoting_cmd *cmd, const char *access_key, const char *secret_key,
 		 struct acl_signed *s)
 {
-	size_t n = 0;
+	size_t n = 2;
 
 	memset(s, 0, sizeof *s);
 	s->ext = calloc((size_t)cmd->ext_count + 2, sizeof *s->ext);
 	if (!s->ext)
 		return RMQNS_ENOMEM;
+	/* AccessKey and Signature first: the order on the wire does not
+	 * matter to a verifier, and a fixed place lets a sender patch the
+	 * signature into a prepared frame */
+	s->ext[0].key = ACL_EXT_ACCESS_KEY;
+	s->ext[0].value = access_key;
+	s->ext[1].key = ACL_EXT_SIGNATURE;
+	s->ext[1].value = s->signature;
 	for (uint32_t i = 0; i < cmd->ext_count; i++) {
 		const struct remoting_ext_field *e = &cmd->ext[i];
 		if (e->key && (strcmp(e->key, ACL_EXT_ACCESS_KEY) == 0 ||
@@ -186,9 +193,8 @@ int acl_sign_cmd(struct remoting_cmd *cmd, const char *access_key, const char *s
 			continue;
 		s->ext[n++] = *e;
 	}
-	s->ext[n].key = ACL_EXT_ACCESS_KEY;
-	s->ext[n++].value = access_key;
 
+	/* the signature leaves itself out (ext_signed) */
 	struct remoting_cmd unsigned_cmd = *cmd;
 	unsigned_cmd.ext = s->ext;
 	unsigned_cmd.ext_count = (uint32_t)n;
@@ -197,8 +203,6 @@ int acl_sign_cmd(struct remoting_cmd *cmd, const char *access_key, const char *s
 		acl_signed_free(s);
 		return rc;
 	}
-	s->ext[n].key = ACL_EXT_SIGNATURE;
-	s->ext[n++].value = s->signature;
 	cmd->ext = s->ext;
 	cmd->ext_count = (uint32_t)n;
 	cmd->ext_present = true;
