@@ -18,6 +18,7 @@
 #include "rmqns/err.h"
 #include "rmqns/log.h"
 #include "rmqns/metrics.h"
+#include "rmqns/race.h"
 #include "rmqns/remoting.h"
 #include "rmqns/request.h"
 
@@ -49,7 +50,34 @@ struct acl {
 	pthread_t watcher;
 
 	_Atomic uint64_t log_slots[ACL_LOG_SLOTS];
+	struct acl_retired *retired; /* ThreadSanitizer builds only */
 };
+
+/* ThreadSanitizer cannot see urcu's grace periods: its builds keep the
+ * replaced snapshots until acl_destroy instead. */
+struct acl_retired {
+	struct acl_retired *next;
+	struct acl_accounts *accounts;
+};
+
+/* Reload thread, under reload_lock: publishes fresh and frees the old
+ * snapshot once no reader can hold it. */
+static void acl_publish(struct acl *acl, struct acl_accounts *fresh)
+{
+	race_release(fresh);
+	struct acl_accounts *old = rcu_xchg_pointer(&acl->current, fresh);
+#ifdef RMQNS_TSAN
+	struct acl_retired *r = malloc(sizeof *r);
+	if (r) {
+		r->accounts = old;
+		r->next = acl->retired;
+		acl->retired = r;
+		return;
+	}
+#endif
+	synchronize_rcu();
+	acl_accounts_free(old);
+}
 
 static void stamp_of(const char *path, struct acl_file_stamp *s)
 {
@@ -103,10 +131,8 @@ static int acl_reload_if(struct acl *acl, bool forced)
 		log_error("ACL: %s not reloaded, the previous accounts stay in force: %s", acl->path, err);
 		rc = RMQNS_EINVAL;
 	} else {
-		struct acl_accounts *old = rcu_xchg_pointer(&acl->current, fresh);
-		synchronize_rcu();
-		acl_accounts_free(old);
 		log_loaded(acl, fresh, "reloaded");
+		acl_publish(acl, fresh);
 	}
 	pthread_mutex_unlock(&acl->reload_lock);
 	return rc;
@@ -216,6 +242,12 @@ void acl_destroy(struct acl *acl)
 	}
 	/* every reader is gone by now: the server stopped first */
 	acl_accounts_free(acl->current);
+	while (acl->retired) {
+		struct acl_retired *r = acl->retired;
+		acl->retired = r->next;
+		acl_accounts_free(r->accounts);
+		free(r);
+	}
 	pthread_cond_destroy(&acl->wake);
 	pthread_mutex_destroy(&acl->lock);
 	pthread_mutex_destroy(&acl->reload_lock);
@@ -270,6 +302,7 @@ bool acl_authorize(struct acl *acl, const struct request *req)
 	(void)acl_ip_of_peer(req->peer, &ip);
 	rcu_read_lock();
 	const struct acl_accounts *a = rcu_dereference(acl->current);
+	race_acquire(a);
 	enum acl_verdict v = acl_check(a, &req->cmd, &ip, cls == ACL_CLASS_ADMIN, remark, sizeof remark);
 	rcu_read_unlock();
 	if (v == ACL_PASS)
