@@ -60,7 +60,9 @@ static int write_file(const char *path, int round)
 
 int main(void)
 {
-	char dir[] = "/tmp/rmqns-acl-threads-XXXXXX", path[600];
+	const char *tmp = getenv("TMPDIR");
+	char dir[512], path[600];
+	snprintf(dir, sizeof dir, "%s/rmqns-acl-threads-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(dir))
 		return 1;
 	snprintf(path, sizeof path, "%s/plain_acl.yml", dir);
