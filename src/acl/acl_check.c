@@ -43,8 +43,22 @@ const char *acl_verdict_name(enum acl_verdict v)
 	return "?";
 }
 
-/* Access keys are the client's text: quoted short, so a remark stays a line. */
+/* Access keys are the client's text: shown short and printable only, so
+ * a remark (and the log line quoting it) stays one honest line. */
 #define KEY_SHOWN 64
+
+static const char *key_shown(const char *ak, char *out)
+{
+	size_t i = 0;
+
+	for (; ak[i] && i < KEY_SHOWN; i++)
+		out[i] = ak[i] > ' ' && ak[i] < 0x7F ? ak[i] : '?';
+	if (ak[i])
+		memcpy(out + i, "...", 4);
+	else
+		out[i] = '\0';
+	return out;
+}
 
 enum acl_verdict acl_check(const struct acl_accounts *a, const struct remoting_cmd *cmd,
 			   const struct acl_ip *peer, bool need_admin, char *remark, size_t remark_len)
@@ -66,11 +80,11 @@ enum acl_verdict acl_check(const struct acl_accounts *a, const struct remoting_c
 			 cmd->code);
 		return ACL_UNSIGNED;
 	}
-	const char *more = strlen(ak) > KEY_SHOWN ? "..." : "";
+	char shown[KEY_SHOWN + 4];
+	key_shown(ak, shown);
 	const struct acl_account *acc = acl_accounts_find(a, ak);
 	if (!acc) {
-		snprintf(remark, remark_len, "ACL: unknown access key: no account for AccessKey=%.*s%s",
-			 KEY_SHOWN, ak, more);
+		snprintf(remark, remark_len, "ACL: unknown access key: no account for AccessKey=%s", shown);
 		return ACL_UNKNOWN_KEY;
 	}
 	if (acl_addr_match(&acc->white, peer))
@@ -78,21 +92,20 @@ enum acl_verdict acl_check(const struct acl_accounts *a, const struct remoting_c
 
 	const char *sig = remoting_ext_get(cmd, ACL_EXT_SIGNATURE);
 	if (!sig) {
-		snprintf(remark, remark_len, "ACL: unsigned request: AccessKey=%.*s%s without a Signature",
-			 KEY_SHOWN, ak, more);
+		snprintf(remark, remark_len, "ACL: unsigned request: AccessKey=%s without a Signature", shown);
 		return ACL_UNSIGNED;
 	}
 	char want[ACL_SIGNATURE_LEN + 1];
 	int rc = acl_signature(cmd, acc->secret_key, want);
 	if (rc < 0 || strlen(sig) != ACL_SIGNATURE_LEN ||
 	    CRYPTO_memcmp(sig, want, ACL_SIGNATURE_LEN) != 0) {
-		snprintf(remark, remark_len, "ACL: signature mismatch for AccessKey=%.*s%s%s", KEY_SHOWN, ak,
-			 more, rc < 0 ? " (could not compute it)" : "");
+		snprintf(remark, remark_len, "ACL: signature mismatch for AccessKey=%s%s", shown,
+			 rc < 0 ? " (could not compute it)" : "");
 		return ACL_BAD_SIGNATURE;
 	}
 	if (need_admin && !acc->admin) {
-		snprintf(remark, remark_len, "ACL: account not admin: AccessKey=%.*s%s may not send code %d",
-			 KEY_SHOWN, ak, more, cmd->code);
+		snprintf(remark, remark_len, "ACL: account not admin: AccessKey=%s may not send code %d", shown,
+			 cmd->code);
 		return ACL_NOT_ADMIN;
 	}
 	return ACL_PASS;

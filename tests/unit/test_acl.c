@@ -422,6 +422,15 @@ Test(acl_check, java_order)
 	cr_assert_eq(acl_check(a, &c, &far, true, remark, sizeof remark), ACL_UNKNOWN_KEY);
 	cr_assert_str_eq(remark, "ACL: unknown access key: no account for AccessKey=nobody-key");
 	acl_signed_free(&s);
+	/* the client's key is quoted short and printable only */
+	c = bare;
+	cr_assert_eq(acl_sign_cmd(&c, "evil\nkey\x01 "
+				     "0123456789012345678901234567890123456789012345678901234567890123456789",
+				  "x", &s), 0);
+	cr_assert_eq(acl_check(a, &c, &far, true, remark, sizeof remark), ACL_UNKNOWN_KEY);
+	cr_assert_str_eq(remark, "ACL: unknown access key: no account for AccessKey=evil?key??"
+				 "012345678901234567890123456789012345678901234567890123...");
+	acl_signed_free(&s);
 
 	/* the account's white list passes before the signature and admin */
 	c = bare;
