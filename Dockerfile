@@ -10,6 +10,7 @@ FROM debian:12-slim AS build
 RUN apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends \
       meson ninja-build pkg-config gcc libc6-dev libjansson-dev liburcu-dev zlib1g-dev \
+      libyaml-dev libssl-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY meson.build meson_options.txt ./
@@ -27,7 +28,7 @@ RUN meson setup /build -Dtests=false -Dbuildtype=release \
 # broker simulator below.
 FROM debian:12-slim AS base
 RUN apt-get update -qq \
- && apt-get install -y -qq --no-install-recommends libjansson4 liburcu8 zlib1g \
+ && apt-get install -y -qq --no-install-recommends libjansson4 liburcu8 zlib1g libyaml-0-2 libssl3 \
  && apt-get clean \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /var/log/apt /var/log/dpkg.log \
  && groupadd --system --gid 10001 rmqns \
@@ -46,6 +47,8 @@ COPY --from=build /build/rmqns /build/tools/admin/rmqns-admin /usr/local/bin/
 COPY etc/ /usr/local/share/rmqns/etc/
 # The config file and the KV file (namesrv/kvConfig.json) live in the data
 # volume; UPDATE_NAMESRV_CONFIG persists to the config file, next to its .bak.
+# With aclEnable=true the accounts file is $ROCKETMQ_HOME/conf/plain_acl.yml,
+# i.e. /var/lib/rmqns/conf/plain_acl.yml (a sample: etc/plain_acl.yml).
 # httpPort is the metrics and health endpoint (/metrics, /healthz, /readyz);
 # a server without it logs the option as unknown and keeps going.
 RUN install -d -o rmqns -g rmqns -m 0750 /var/lib/rmqns/namesrv \
@@ -54,7 +57,7 @@ RUN install -d -o rmqns -g rmqns -m 0750 /var/lib/rmqns/namesrv \
 VOLUME /var/lib/rmqns
 USER rmqns
 WORKDIR /var/lib/rmqns
-ENV HOME=/var/lib/rmqns NAMESRV_ADDR=127.0.0.1:9876
+ENV HOME=/var/lib/rmqns ROCKETMQ_HOME=/var/lib/rmqns NAMESRV_ADDR=127.0.0.1:9876
 # 9876: the RocketMQ protocol; 8080: HTTP (httpPort, port name "http" in deploy/k8s).
 EXPOSE 9876 8080
 # A real request, not a TCP connect: a frozen server (SIGSTOP) still accepts

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rmqns/acl.h"
 #include "rmqns/app.h"
 #include "rmqns/config.h"
 #include "rmqns/err.h"
@@ -194,6 +195,12 @@ static int main_wait_for_stop(int sfd, struct config *cfg, struct registrar *reg
  * blocks in their own mappings, handed back to the kernel on free. */
 #define MAIN_MMAP_THRESHOLD (256 * 1024)
 
+/* SIGHUP re-reads the accounts file too, on the ACL's own thread. */
+static void main_reload_acl(void *acl)
+{
+	acl_request_reload(acl);
+}
+
 int main(int argc, char **argv)
 {
 	if (mallopt(M_MMAP_THRESHOLD, MAIN_MMAP_THRESHOLD) != 1)
@@ -253,6 +260,24 @@ int main(int argc, char **argv)
 		config_destroy(cfg);
 		return 1;
 	}
+
+	/* ACL: the accounts must load before anything can answer a request. */
+	const struct acl_params ap = {
+		.enable = o->aclEnable,
+		.read_requests = o->aclReadRequests,
+		.broker_requests = o->aclBrokerRequests,
+		.file = o->aclFile,
+	};
+	app.acl = acl_create(&ap, err, sizeof err);
+	if (!app.acl) {
+		fprintf(stderr, "rmqns: %s\n", err);
+		kv_close(app.kv);
+		route_db_destroy(app.route);
+		close(sfd);
+		config_destroy(cfg);
+		return 1;
+	}
+	config_set_reload_hook(main_reload_acl, app.acl);
 
 	struct server_params sp;
 	server_params_from_options(&sp, o);
@@ -350,6 +375,8 @@ out:
 	kv_close(app.kv); /* after its writer */
 	/* Route module: destroy app.route here, after the registrar. */
 	route_db_destroy(app.route);
+	config_set_reload_hook(NULL, NULL);
+	acl_destroy(app.acl); /* after every reader (reactors, workers) */
 	close(sfd);
 	config_destroy(cfg);
 	return exit_code;

@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(meson ninja-build pkg-config gcc libc6-dev libjansson-dev liburcu-dev zlib1g-dev
-          libcriterion-dev python3)
+          libyaml-dev libssl-dev libcriterion-dev python3)
 
 install_missing() {
 	local missing=()

@@ -3,6 +3,7 @@
 #ifndef RMQNS_APP_H
 #define RMQNS_APP_H
 
+struct acl;
 struct config;
 struct kv_store;
 struct kv_writer;
@@ -19,6 +20,7 @@ struct app {
 	struct registrar *registrar; /* the single writer of everything else */
 	struct server *server;       /* boss and reactors */
 	struct processor_pool *pool;
+	struct acl *acl;             /* the ACL check (acl.h); NULL = none */
 };
 
 #endif

@@ -69,6 +69,11 @@ struct options {
 	int32_t httpPort;                  /* the HTTP endpoint; 0 = off */
 	char *httpBindAddress;             /* NULL or "" = bindAddress */
 	int32_t healthStallMillis;         /* /healthz fails past this without a turn */
+	/* ACL 1.0 (acl.h), Java's names */
+	bool aclEnable;
+	char *aclFile;                     /* plain_acl.yml */
+	bool aclReadRequests;              /* reads need a signature too */
+	bool aclBrokerRequests;            /* so do broker registrations and liveness */
 };
 
 /* ---- the options table ---- */
@@ -135,6 +140,9 @@ const struct options *config_startup(const struct config *cfg);
  * what can change live and logs what needs a restart. Safe to call from
  * the main thread (not from a signal handler). */
 void config_request_reload(struct config *cfg, struct registrar *reg);
+/* Also calls fn(arg) at each config_request_reload (one hook, e.g. the
+ * ACL's re-read of its accounts file); NULL removes it. */
+void config_set_reload_hook(void (*fn)(void *arg), void *arg);
 
 /* The options in force. Call inside rcu_read_lock(); valid until the
  * read-side section ends. Options that only take effect at start keep

@@ -29,6 +29,10 @@ enum metrics_counter {
 	MC_ROUTE_CACHE_BUILDS, /* ... built for the query */
 	MC_HTTP_REQUESTS,
 	MC_HTTP_REJECTED,      /* HTTP connections cut: head too large, deadline passed */
+	MC_ACL_UNSIGNED,       /* ACL refusals (code 16), by reason */
+	MC_ACL_UNKNOWN_KEY,
+	MC_ACL_BAD_SIGNATURE,
+	MC_ACL_NOT_ADMIN,
 	MC_COUNT
 };
 

@@ -356,6 +356,11 @@ static const struct metrics_simple metrics_simple[] = {
 	{ "rmqns_http_rejected_total",
 	  "HTTP connections cut: request head too large, or the deadline passed.", NULL,
 	  MC_HTTP_REJECTED },
+	{ "rmqns_acl_refusals_total", "Requests refused by the ACL check (code 16), by reason.",
+	  "reason=\"unsigned\"", MC_ACL_UNSIGNED },
+	{ "rmqns_acl_refusals_total", NULL, "reason=\"unknown_access_key\"", MC_ACL_UNKNOWN_KEY },
+	{ "rmqns_acl_refusals_total", NULL, "reason=\"bad_signature\"", MC_ACL_BAD_SIGNATURE },
+	{ "rmqns_acl_refusals_total", NULL, "reason=\"not_admin\"", MC_ACL_NOT_ADMIN },
 };
 
 int metrics_write(struct buf *out)

@@ -45,9 +45,11 @@ struct config_update {
 	struct properties props; /* checked: option keys with valid values, other keys as sent */
 };
 
-/* Keys UPDATE_NAMESRV_CONFIG always refuses (4.9.8 / 5.2+). */
+/* Keys UPDATE_NAMESRV_CONFIG always refuses (4.9.8 / 5.2+), and the ACL
+ * options: a request must not be able to switch its own check off. */
 static const char *const fixed_black_list[] = {
-	"configBlackList", "configStorePath", "kvConfigPath", "rocketmqHome", NULL,
+	"configBlackList", "configStorePath", "kvConfigPath", "rocketmqHome",
+	"aclEnable", "aclFile", "aclReadRequests", "aclBrokerRequests", NULL,
 };
 
 /* ---- snapshots ---- */

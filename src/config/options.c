@@ -137,6 +137,16 @@ static const struct config_option options_table[] = {
 	  "address the HTTP port listens on; empty = the same as bindAddress" },
 	{ "healthStallMillis", CONFIG_I32, 0, OFF(healthStallMillis), "5000", 2000, 3600000, 0, NULL,
 	  "/healthz fails once a reactor or the registrar has not turned for this many ms" },
+
+	/* ACL 1.0: Java's names; never changeable by UPDATE_NAMESRV_CONFIG */
+	{ "aclEnable", CONFIG_BOOL, 0, OFF(aclEnable), "false", 0, 0, 0, NULL,
+	  "check ACL 1.0 signatures: changing requests need an admin account of aclFile" },
+	{ "aclFile", CONFIG_STR, CONFIG_PATH, OFF(aclFile), NULL, 0, 0, 0, NULL,
+	  "the accounts file, Java's plain_acl.yml (default $ROCKETMQ_HOME/conf/plain_acl.yml)" },
+	{ "aclReadRequests", CONFIG_BOOL, 0, OFF(aclReadRequests), "false", 0, 0, 0, NULL,
+	  "with aclEnable, reads (route queries, lists) need a signature by any account too" },
+	{ "aclBrokerRequests", CONFIG_BOOL, 0, OFF(aclBrokerRequests), "false", 0, 0, 0, NULL,
+	  "with aclEnable, broker register/unregister/heartbeat need a signature by any account too" },
 };
 
 #define OPTIONS_COUNT (sizeof(options_table) / sizeof(options_table[0]))
@@ -358,7 +368,8 @@ int options_init(struct options *o, const struct options_env *env)
 	o->rocketmqHome = strdup(env->rocketmq_home ? env->rocketmq_home : "");
 	o->kvConfigPath = path_join(home, "/namesrv/kvConfig.json");
 	o->configStorePath = path_join(home, "/namesrv/namesrv.properties");
-	if (!o->rocketmqHome || !o->kvConfigPath || !o->configStorePath) {
+	o->aclFile = path_join(o->rocketmqHome ? o->rocketmqHome : "", "/conf/plain_acl.yml");
+	if (!o->rocketmqHome || !o->kvConfigPath || !o->configStorePath || !o->aclFile) {
 		options_free(o);
 		return RMQNS_ENOMEM;
 	}

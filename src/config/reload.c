@@ -23,9 +23,22 @@ static void config_reload_apply(struct mutation *m)
 	free(r);
 }
 
+/* Set once at start-up on the main thread, read there on SIGHUP. */
+static void (*reload_hook)(void *arg);
+static void *reload_hook_arg;
+
+void config_set_reload_hook(void (*fn)(void *arg), void *arg)
+{
+	reload_hook = fn;
+	reload_hook_arg = arg;
+}
+
 void config_request_reload(struct config *cfg, struct registrar *reg)
 {
 	struct config_reload_mutation *r = calloc(1, sizeof(*r));
+
+	if (reload_hook)
+		reload_hook(reload_hook_arg);
 
 	if (!r) {
 		log_error("SIGHUP: out of memory; configuration not re-read");

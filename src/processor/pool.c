@@ -14,6 +14,8 @@
 
 #include <urcu.h>
 
+#include "rmqns/acl.h"
+#include "rmqns/app.h"
 #include "rmqns/err.h"
 #include "rmqns/log.h"
 #include "rmqns/metrics.h"
@@ -163,6 +165,18 @@ static struct request *pool_wait(struct processor_pool *pool, enum pool_role rol
 	return req;
 }
 
+/* Runs a request's handler, or answers its ACL refusal: the one place
+ * both the intake (inline) and the workers pass, right before the
+ * handler, so a big body is only ever hashed on a worker. */
+static void pool_run(struct processor_pool *pool, const struct handler *h, struct request *req)
+{
+	if (pool->app && !acl_authorize(pool->app->acl, req)) {
+		request_free(req);
+		return;
+	}
+	h->fn(pool->app, req);
+}
+
 static void *pool_thread_main(void *arg)
 {
 	struct pool_thread *t = arg;
@@ -183,7 +197,7 @@ static void *pool_thread_main(void *arg)
 			req = pool_wait(pool, t->role, &slot);
 		if (!req)
 			break; /* stopping and nothing left */
-		req->handler->fn(pool->app, req);
+		pool_run(pool, req->handler, req);
 		if (slot)
 			pool_release_default(pool);
 	}
@@ -229,7 +243,7 @@ int processor_pool_take_frame(struct processor_pool *pool, const struct net_fram
 	const struct handler *h = pool->lookup(req->cmd.code);
 	if (pool->run_inline && h->may_run_inline) {
 		req->handler = h;
-		h->fn(pool->app, req);
+		pool_run(pool, h, req);
 		return RMQNS_OK;
 	}
 	if (processor_pool_submit(pool, h, req) == 0) {

@@ -561,6 +561,48 @@ Test(admin, probe)
 
 /* ---- KV, order config, permissions, delete ---- */
 
+Test(admin, signs_requests_for_an_acl_server)
+{
+	char path[128], arg[160];
+	snprintf(path, sizeof path, "%s/plain_acl.yml", dir);
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs("accounts:\n  - accessKey: rocketmq2\n    secretKey: 12345678\n    admin: true\n"
+	      "  - accessKey: reader-key\n    secretKey: reader-secret\n", f);
+	fclose(f);
+	snprintf(arg, sizeof arg, "--aclFile=%s", path);
+	const char *args[] = { "--aclEnable=true", "--aclReadRequests=true", arg, NULL };
+	start(0, args);
+
+	struct run r = RUN("updateKvConfig", "-s", "NS", "-k", "alpha", "-v", "1", "-n", addr_of(0));
+	cr_assert_eq(r.code, 4, "%s%s", r.out, r.err);
+	cr_assert_not_null(strstr(r.out, "code 16 (NO_PERMISSION): ACL: unsigned request: code 100"), "%s", r.out);
+	run_free(&r);
+	r = RUN("updateKvConfig", "-s", "NS", "-k", "alpha", "-v", "1", "-n", addr_of(0), "--access-key",
+		"reader-key", "--secret-key", "reader-secret");
+	cr_assert_eq(r.code, 4);
+	cr_assert_not_null(strstr(r.out, "ACL: account not admin: AccessKey=reader-key"), "%s", r.out);
+	run_free(&r);
+	r = RUN("updateKvConfig", "-s", "NS", "-k", "alpha", "-v", "1", "-n", addr_of(0), "--access-key",
+		"rocketmq2", "--secret-key", "12345678");
+	cr_assert_eq(r.code, 0, "%s%s", r.out, r.err);
+	run_free(&r);
+	r = RUN("getKvConfig", "-s", "NS", "-k", "alpha", "-n", addr_of(0), "--access-key", "reader-key",
+		"--secret-key", "reader-secret");
+	cr_assert_eq(r.code, 0, "%s%s", r.out, r.err);
+	cr_assert_str_eq(r.out, "1\n");
+	run_free(&r);
+	r = RUN("getKvConfig", "-s", "NS", "-k", "alpha", "-n", addr_of(0), "--access-key", "reader-key",
+		"--secret-key", "wrong-secret");
+	cr_assert_eq(r.code, 4);
+	cr_assert_not_null(strstr(r.err, "ACL: signature mismatch for AccessKey=reader-key"), "%s", r.err);
+	run_free(&r);
+	r = RUN("getKvConfig", "-s", "NS", "-k", "alpha", "-n", addr_of(0), "--access-key", "reader-key");
+	cr_assert_eq(r.code, 2);
+	cr_assert_not_null(strstr(r.err, "--access-key and --secret-key go together"));
+	run_free(&r);
+}
+
 Test(admin, kv_config_round_trip)
 {
 	start(0, NULL);

@@ -273,3 +273,20 @@ Test(bench_procstat, parses_stat_and_status)
 	cr_assert_gt(ps.rss_kb, 0);
 	cr_assert_geq(ps.threads, 1);
 }
+
+Test(bench_opts, acl_credentials)
+{
+	struct bench_opts o;
+	char err[256];
+	cr_assert_eq(parse(&o, err, "route", NULL), 0, "%s", err);
+	cr_assert_null(o.access_key);
+	cr_assert_null(o.secret_key);
+	cr_assert_eq(parse(&o, err, "route", "--access-key", "rocketmq2", "--secret-key", "12345678", NULL), 0,
+		     "%s", err);
+	cr_assert_str_eq(o.access_key, "rocketmq2");
+	cr_assert_str_eq(o.secret_key, "12345678");
+	cr_assert_neq(parse(&o, err, "route", "--access-key", "rocketmq2", NULL), 0);
+	cr_assert_not_null(strstr(err, "go together"));
+	cr_assert_neq(parse(&o, err, "route", "--secret-key", "12345678", NULL), 0);
+	cr_assert_neq(parse(&o, err, "route", "--access-key", "", "--secret-key", "x", NULL), 0);
+}

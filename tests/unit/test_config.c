@@ -416,7 +416,8 @@ Test(config, get_text_sorted_with_file_keys)
 	cr_assert_eq(lines, n + 1, "every option plus the file's unknown key");
 	cr_assert_not_null(strstr(text, "\nlistenPort=19999\n"));
 	cr_assert_not_null(strstr(text, "\nzzUnknown=kept\n"));
-	cr_assert_eq(strncmp(text, "bindAddress=0.0.0.0\n", 20), 0);
+	cr_assert_eq(strncmp(text, "aclBrokerRequests=false\naclEnable=false\n", 40), 0);
+	cr_assert_not_null(strstr(text, "\nbindAddress=0.0.0.0\n"));
 	cr_assert(asprintf(&want, "\nconfigStorePath=%s\n", file) > 0);
 	cr_assert_not_null(strstr(text, want));
 	cr_assert_not_null(strstr(text, "\nserverWorkerThreads=0\n"));
@@ -596,6 +597,19 @@ Test(config, update_persist_failure_changes_nothing)
 	cr_assert_eq(rmdir(file), 0);
 	free(text_before);
 	free(text_after);
+	free(file);
+	config_destroy(cfg);
+}
+
+Test(config, acl_options_are_never_changed_at_run_time)
+{
+	char *file = write_file("n.properties", "listenPort=19999\n");
+	struct config *cfg = start(file, NULL);
+
+	expect_refused(cfg, "aclEnable=false\n", 16, "black list");
+	expect_refused(cfg, "aclReadRequests=false\n", 16, "black list");
+	expect_refused(cfg, "aclBrokerRequests=false\n", 16, "black list");
+	expect_refused(cfg, "orderMessageEnable=true\naclFile=/tmp/x.yml\n", 16, "black list");
 	free(file);
 	config_destroy(cfg);
 }

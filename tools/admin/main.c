@@ -53,6 +53,8 @@ static void usage(FILE *f)
 		   "                          reads ask the first that answers, writes go to all\n"
 		   "      --json              JSON output for scripts\n"
 		   "      --timeout MS        per request, connect included (default %d)\n"
+		   "      --access-key AK     sign every request as an ACL 1.0 client (the server's\n"
+		   "      --secret-key SK     aclEnable); default $RMQNS_ACCESS_KEY / $RMQNS_SECRET_KEY\n"
 		   "  -h, --help              this text\n"
 		   "\nexit codes: 0 ok, 1 clusterDiff found differences, 2 usage, 3 no answer\n"
 		   "(refused, timed out, closed), 4 a server answered with an error code,\n"
@@ -60,13 +62,15 @@ static void usage(FILE *f)
 		ADMIN_DEFAULT_NAMESRV, ADMIN_DEFAULT_TIMEOUT_MS);
 }
 
-enum { OPT_JSON = 1000, OPT_TIMEOUT, OPT_HTTP };
+enum { OPT_JSON = 1000, OPT_TIMEOUT, OPT_HTTP, OPT_ACCESS_KEY, OPT_SECRET_KEY };
 
 static const struct option long_opts[] = {
 	{ "namesrvAddr", required_argument, NULL, 'n' },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 	{ "http", required_argument, NULL, OPT_HTTP },
+	{ "access-key", required_argument, NULL, OPT_ACCESS_KEY },
+	{ "secret-key", required_argument, NULL, OPT_SECRET_KEY },
 	{ "help", no_argument, NULL, 'h' },
 	{ "topic", required_argument, NULL, 't' },
 	{ "namespace", required_argument, NULL, 's' },
@@ -91,6 +95,8 @@ static int parse(int argc, char **argv, const struct command *cmd, struct admin_
 	const char *namesrv = getenv("NAMESRV_ADDR");
 	char err[256];
 	char given[16] = "";
+
+	const char *access_key = getenv("RMQNS_ACCESS_KEY"), *secret_key = getenv("RMQNS_SECRET_KEY");
 
 	snprintf(optstring, sizeof optstring, ":hn:%s", cmd->opts);
 	ctx->timeout_ms = ADMIN_DEFAULT_TIMEOUT_MS;
@@ -121,6 +127,8 @@ static int parse(int argc, char **argv, const struct command *cmd, struct admin_
 			}
 			ctx->a.http = optarg;
 			break;
+		case OPT_ACCESS_KEY: access_key = optarg; break;
+		case OPT_SECRET_KEY: secret_key = optarg; break;
 		case OPT_TIMEOUT: {
 			char *end;
 			long v = strtol(optarg, &end, 10);
@@ -161,6 +169,15 @@ static int parse(int argc, char **argv, const struct command *cmd, struct admin_
 			return -1;
 		}
 	}
+	if (access_key && !*access_key)
+		access_key = NULL;
+	if (secret_key && !*secret_key)
+		secret_key = NULL;
+	if (!access_key != !secret_key) {
+		fprintf(stderr, "rmqns-admin: --access-key and --secret-key go together\n");
+		return -1;
+	}
+	target_set_credentials(access_key, secret_key);
 	if (target_list_parse(namesrv && *namesrv ? namesrv : ADMIN_DEFAULT_NAMESRV, &ctx->targets, err,
 			      sizeof err) < 0) {
 		fprintf(stderr, "rmqns-admin: %s\n", err);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rmqns/acl.h"
 #include "rmqns/err.h"
 #include "target.h"
 
@@ -97,12 +98,42 @@ struct client *target_connect(const struct target *t, int timeout_ms, struct cal
 	return NULL;
 }
 
+/* Set once by main before any call (clusterDiff's threads only read them). */
+static const char *sign_access_key, *sign_secret_key;
+
+void target_set_credentials(const char *access_key, const char *secret_key)
+{
+	sign_access_key = access_key;
+	sign_secret_key = secret_key;
+}
+
+/* client_call, the request signed first when credentials were given. */
+static int target_client_call(struct client *c, struct remoting_cmd *req, struct client_reply **out,
+			      int timeout_ms)
+{
+	if (!sign_access_key)
+		return client_call(c, req, out, timeout_ms);
+	struct remoting_ext_field *ext = req->ext;
+	uint32_t ext_count = req->ext_count;
+	bool ext_present = req->ext_present;
+	struct acl_signed s;
+	int rc = acl_sign_cmd(req, sign_access_key, sign_secret_key, &s);
+	if (rc < 0)
+		return rc;
+	rc = client_call(c, req, out, timeout_ms);
+	req->ext = ext;
+	req->ext_count = ext_count;
+	req->ext_present = ext_present;
+	acl_signed_free(&s);
+	return rc;
+}
+
 void target_call_on(struct client *c, struct remoting_cmd *req, int timeout_ms,
 		    struct call_result *r)
 {
 	memset(r, 0, sizeof *r);
 	r->timeout_ms = timeout_ms;
-	int rc = client_call(c, req, &r->reply, timeout_ms);
+	int rc = target_client_call(c, req, &r->reply, timeout_ms);
 	switch (rc) {
 	case RMQNS_OK: r->status = CALL_ANSWERED; break;
 	case RMQNS_EAGAIN: r->status = CALL_TIMEOUT; break;

@@ -53,6 +53,11 @@ void target_request_init(struct remoting_cmd *req, int32_t code);
 /* Connects to t; NULL with r->status set on failure. */
 struct client *target_connect(const struct target *t, int timeout_ms, struct call_result *r);
 
+/* Every request from now on is signed as an ACL 1.0 client signs it
+ * (AccessKey and Signature ext fields); the strings must outlive the
+ * calls. NULL access_key: unsigned (the default). */
+void target_set_credentials(const char *access_key, const char *secret_key);
+
 /* Sends req on c and waits for its answer (client_call). */
 void target_call_on(struct client *c, struct remoting_cmd *req, int timeout_ms,
 		    struct call_result *r);

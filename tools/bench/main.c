@@ -777,6 +777,7 @@ int main(int argc, char **argv)
 		opts_usage(stdout);
 		return 0;
 	}
+	reqs_set_credentials(o.access_key, o.secret_key);
 	signal(SIGPIPE, SIG_IGN);
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));

@@ -116,6 +116,9 @@ void opts_usage(FILE *f)
 "                            querying at least this long after the closes, so that\n"
 "                            the server's removal of the tables is measured too\n"
 "                            (default 2s)\n"
+"Access control (a server with aclEnable):\n"
+"      --access-key AK       sign every request as an ACL 1.0 client, with\n"
+"      --secret-key SK       this account (AccessKey and Signature ext fields)\n"
 "Server process (local only):\n"
 "      --pid PID             report the server's CPU time and RSS before/after\n"
 "Output:\n"
@@ -229,6 +232,7 @@ enum {
 	OPT_BROKER_PORT, OPT_STORM_BROKERS, OPT_STORM_TOPICS, OPT_NO_IDLE, OPT_PID, OPT_JSON,
 	OPT_PLOT, OPT_FLOOR, OPT_PROGRESS, OPT_QUIET, OPT_EXEC, OPT_RUNS, OPT_REG_TIMEOUT,
 	OPT_HEARTBEATS, OPT_HEARTBEAT_INTERVAL, OPT_KV_INTERVAL, OPT_POLL_INTERVAL, OPT_MEASURE_FOR,
+	OPT_ACCESS_KEY, OPT_SECRET_KEY,
 };
 
 static const struct option long_opts[] = {
@@ -275,6 +279,8 @@ static const struct option long_opts[] = {
 	{ "quiet", no_argument, NULL, OPT_QUIET },
 	{ "exec", required_argument, NULL, OPT_EXEC },
 	{ "runs", required_argument, NULL, OPT_RUNS },
+	{ "access-key", required_argument, NULL, OPT_ACCESS_KEY },
+	{ "secret-key", required_argument, NULL, OPT_SECRET_KEY },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -549,6 +555,16 @@ int opts_parse(int argc, char **argv, struct bench_opts *o, bool *help, char *er
 			if (opts_u32(a, 1, 1000, &o->runs))
 				return opts_fail(err, err_len, "bad --runs '%s' (1..1000)", a);
 			break;
+		case OPT_ACCESS_KEY:
+			if (!*a)
+				return opts_fail(err, err_len, "empty --access-key");
+			o->access_key = a;
+			break;
+		case OPT_SECRET_KEY:
+			if (!*a)
+				return opts_fail(err, err_len, "empty --secret-key");
+			o->secret_key = a;
+			break;
 		case 'h':
 			*help = true;
 			return RMQNS_OK;
@@ -560,6 +576,8 @@ int opts_parse(int argc, char **argv, struct bench_opts *o, bool *help, char *er
 	}
 	if (optind < argc - 1)
 		return opts_fail(err, err_len, "unexpected argument '%s'", argv[optind + 1]);
+	if (!o->access_key != !o->secret_key)
+		return opts_fail(err, err_len, "--access-key and --secret-key go together");
 
 	/* per-scenario defaults */
 	if (o->scenario == SC_MIXED && o->duration_ns == 0 && o->requests)

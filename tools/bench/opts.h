@@ -69,6 +69,9 @@ struct bench_opts {
 	char broker_prefix[64];
 	char topic_prefix[64];
 	uint32_t broker_port;    /* first fake broker port */
+	/* ACL 1.0: sign every request (both or neither) */
+	const char *access_key;
+	const char *secret_key;
 	/* server process */
 	pid_t pid;
 	/* output */

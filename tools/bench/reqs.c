@@ -8,6 +8,7 @@
 
 #include <zlib.h>
 
+#include "rmqns/acl.h"
 #include "rmqns/err.h"
 #include "rmqns/json_body.h"
 #include "rmqns/remoting.h"
@@ -25,6 +26,30 @@ int reqs_topic_name(char *out, size_t cap, const char *prefix, enum bench_layout
 	return n < 0 || (size_t)n >= cap ? RMQNS_ETOOBIG : RMQNS_OK;
 }
 
+/* ACL 1.0 credentials: set once before any request is built. */
+static const char *reqs_access_key, *reqs_secret_key;
+
+void reqs_set_credentials(const char *access_key, const char *secret_key)
+{
+	reqs_access_key = access_key && *access_key ? access_key : NULL;
+	reqs_secret_key = secret_key;
+}
+
+/* remoting_encode, or remoting_encode_head when head_only (the body is
+ * then only signed, the caller sends it), signed when credentials are set. */
+static int reqs_cmd_encode(struct remoting_cmd *cmd, bool head_only, struct buf *out)
+{
+	struct acl_signed s = { 0 };
+	if (reqs_access_key) {
+		int rc = acl_sign_cmd(cmd, reqs_access_key, reqs_secret_key, &s);
+		if (rc)
+			return rc;
+	}
+	int rc = head_only ? remoting_encode_head(cmd, cmd->body_len, out) : remoting_encode(cmd, out);
+	acl_signed_free(&s);
+	return rc;
+}
+
 static int reqs_route_encode(int32_t version, int serialize, const char *topic, int32_t opaque,
 			     struct buf *out)
 {
@@ -34,7 +59,19 @@ static int reqs_route_encode(int32_t version, int serialize, const char *topic, 
 		.opaque = opaque, .flag = 0, .ext = &ext, .ext_count = 1, .ext_present = true,
 		.serialize = serialize ? REMOTING_ROCKETMQ : REMOTING_JSON,
 	};
-	return remoting_encode(&cmd, out);
+	return reqs_cmd_encode(&cmd, false, out);
+}
+
+/* The signature of a route request for topic: what the signer computes
+ * for the ext fields AccessKey and topic, no body. */
+static int reqs_route_signature(const char *topic, char *sig)
+{
+	struct remoting_ext_field ext[] = {
+		{ ACL_EXT_ACCESS_KEY, reqs_access_key },
+		{ "topic", topic },
+	};
+	struct remoting_cmd cmd = { .ext = ext, .ext_count = 2 };
+	return acl_signature(&cmd, reqs_secret_key, sig);
 }
 
 static const uint8_t *reqs_find(const uint8_t *hay, size_t n, const char *needle)
@@ -109,6 +146,16 @@ static int reqs_route_splice(const struct reqs_route_tpl *t, const char *topic, 
 	uint32_t hdr_len = (uint32_t)(total - 8);
 	wr_be32(f, frame_len);
 	wr_be32(f + 4, (word & 0xFF000000u) | hdr_len);
+	/* the signature sits before both spliced pieces (checked at init) */
+	if (t->signed_off) {
+		char sig[ACL_SIGNATURE_LEN + 1];
+		rc = reqs_route_signature(topic, sig);
+		if (rc) {
+			out->len = start;
+			return rc;
+		}
+		memcpy(f + t->signed_off, sig, ACL_SIGNATURE_LEN);
+	}
 	return RMQNS_OK;
 }
 
@@ -131,6 +178,19 @@ int reqs_route_tpl_init(struct reqs_route_tpl *t, int32_t version, int serialize
 	t->topic_len = strlen(REQS_SENTINEL_TOPIC);
 	t->opaque_off = (size_t)(opaque - t->head.data) + strlen("\"opaque\":");
 	t->opaque_len = strlen(REQS_SENTINEL_OPAQUE_TEXT);
+	if (reqs_access_key) {
+		char sig[ACL_SIGNATURE_LEN + 1], needle[ACL_SIGNATURE_LEN + 16];
+		rc = reqs_route_signature(REQS_SENTINEL_TOPIC, sig);
+		if (rc)
+			return rc;
+		snprintf(needle, sizeof needle, "\"%s\":\"%s\"", ACL_EXT_SIGNATURE, sig);
+		const uint8_t *at = reqs_find(t->head.data, t->head.len, needle);
+		if (!at)
+			return RMQNS_OK;
+		t->signed_off = (size_t)(at - t->head.data) + strlen(needle) - 1 - ACL_SIGNATURE_LEN;
+		if (t->signed_off > t->topic_off || t->signed_off > t->opaque_off)
+			return RMQNS_OK; /* after a spliced piece: stay on per-request encoding */
+	}
 	/* Trust the splice only if it reproduces the encoder byte for byte. */
 	struct buf a = BUF_INIT, b = BUF_INIT;
 	t->spliced = true;
@@ -346,9 +406,10 @@ int reqs_register_head(const struct reqs_broker *b, uint32_t variant, int32_t op
 		.code = REQ_REGISTER_BROKER, .language = LANG_JAVA, .version = b->version,
 		.opaque = opaque, .ext = ext, .ext_count = sizeof(ext) / sizeof(ext[0]),
 		.ext_present = true, .serialize = b->serialize ? REMOTING_ROCKETMQ : REMOTING_JSON,
+		.body = b->body[variant].data, .body_len = (uint32_t)b->body[variant].len,
 	};
 	size_t before = out->len;
-	int rc = remoting_encode_head(&cmd, (uint32_t)b->body[variant].len, out);
+	int rc = reqs_cmd_encode(&cmd, true, out);
 	if (rc)
 		out->len = before;
 	return rc;
@@ -373,7 +434,7 @@ int reqs_simple_append(int32_t code, int32_t opaque, int32_t version, int serial
 		.code = code, .language = LANG_JAVA, .version = version, .opaque = opaque,
 		.serialize = serialize ? REMOTING_ROCKETMQ : REMOTING_JSON,
 	};
-	return remoting_encode(&cmd, out);
+	return reqs_cmd_encode(&cmd, false, out);
 }
 
 static int reqs_encode(int32_t code, struct remoting_ext_field *ext, uint32_t next,
@@ -387,7 +448,7 @@ static int reqs_encode(int32_t code, struct remoting_ext_field *ext, uint32_t ne
 		.serialize = serialize ? REMOTING_ROCKETMQ : REMOTING_JSON,
 	};
 	size_t before = out->len;
-	int rc = remoting_encode(&cmd, out);
+	int rc = reqs_cmd_encode(&cmd, false, out);
 	if (rc)
 		out->len = before;
 	return rc;

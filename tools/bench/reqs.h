@@ -30,7 +30,13 @@ struct reqs_route_tpl {
 	struct buf head;  /* the whole template frame */
 	size_t topic_off, topic_len;   /* sentinel topic within head */
 	size_t opaque_off, opaque_len; /* sentinel opaque digits within head */
+	size_t signed_off; /* the Signature value within head; 0 = unsigned */
 };
+
+/* Signs every request built from now on as an ACL 1.0 client does
+ * (AccessKey and Signature ext fields). NULL: unsigned (the default).
+ * Call before building any request; the strings must outlive them. */
+void reqs_set_credentials(const char *access_key, const char *secret_key);
 
 int reqs_route_tpl_init(struct reqs_route_tpl *t, int32_t version, int serialize);
 void reqs_route_tpl_free(struct reqs_route_tpl *t);

@@ -1,0 +1,538 @@
+/* ACL 1.0 against the real binary: each refusal with its code and remark,
+ * admin and non-admin accounts, white-listed addresses (global and the
+ * account's), the read and broker classes on both the reactor (inline)
+ * and the worker path, the frames real mqadmin signed, reloads on SIGHUP
+ * and on a file change, a broken file, start-up without a file, the
+ * counters in /metrics, and the default (aclEnable=false) unchanged. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "harness.h"
+#include "rmqns/acl.h"
+#include "rmqns/buf.h"
+#include "rmqns/client.h"
+#include "rmqns/remoting.h"
+
+#ifndef TESTDATA_DIR
+#error "TESTDATA_DIR must name tests/data"
+#endif
+
+#define T HARNESS_IO_TIMEOUT_MS
+
+static struct harness_server srv;
+static char acl_dir[256];
+static char acl_path[320];
+static char acl_file_arg[340];
+static int http_port_no;
+
+static void acl_fini(void)
+{
+	cr_expect_eq(harness_cleanup(&srv), 0, "the server did not stop cleanly");
+	if (acl_dir[0])
+		harness_rmdir(acl_dir);
+	acl_dir[0] = '\0';
+}
+
+TestSuite(acl, .fini = acl_fini, .timeout = 180);
+
+static const char accounts_yaml[] =
+	"# a broker's file: perms and versions are ignored by the NameServer\n"
+	"globalWhiteRemoteAddresses:\n"
+	"accounts:\n"
+	"  - accessKey: rocketmq2\n"
+	"    secretKey: 12345678\n"
+	"    admin: true\n"
+	"    topicPerms:\n"
+	"      - topicA=PUB\n"
+	"  - accessKey: RocketMQ\n"
+	"    secretKey: 87654321\n"
+	"    admin: false\n"
+	"    defaultTopicPerm: DENY\n"
+	"dataVersion:\n"
+	"  - counter: 1\n"
+	"    timestamp: 1700000000000\n";
+
+/* Writes the accounts file (through a rename, as editors and config
+ * managers replace files). */
+static void write_accounts(const char *text)
+{
+	char tmp[400];
+	snprintf(tmp, sizeof tmp, "%s.new", acl_path);
+	FILE *f = fopen(tmp, "w");
+	cr_assert_not_null(f);
+	cr_assert_eq(fputs(text, f) >= 0, true);
+	cr_assert_eq(fclose(f), 0);
+	cr_assert_eq(rename(tmp, acl_path), 0);
+}
+
+static int free_port(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof a;
+	cr_assert(fd >= 0);
+	cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+	cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+	close(fd);
+	return ntohs(a.sin_port);
+}
+
+/* Starts the server with ACL options and the accounts file `yaml`. */
+static void start(const char *yaml, const char *const *extra)
+{
+	static char port_arg[32];
+	const char *args[32];
+	size_t n = 0;
+
+	if (!acl_dir[0]) {
+		cr_assert_eq(harness_mkdtemp(acl_dir, sizeof acl_dir, "rmqns-acl"), 0);
+		snprintf(acl_path, sizeof acl_path, "%s/plain_acl.yml", acl_dir);
+		snprintf(acl_file_arg, sizeof acl_file_arg, "--aclFile=%s", acl_path);
+	}
+	if (yaml)
+		write_accounts(yaml);
+	http_port_no = free_port();
+	snprintf(port_arg, sizeof port_arg, "--httpPort=%d", http_port_no);
+	args[n++] = port_arg;
+	args[n++] = acl_file_arg;
+	for (; extra && *extra && n < 31; extra++)
+		args[n++] = *extra;
+	args[n] = NULL;
+	cr_assert_eq(harness_start(&srv, args), 0, "the server did not start");
+}
+
+/* One JSON request with ext fields key, value, ..., NULL, signed with
+ * (ak, sk) unless ak is NULL; the answer's code, its remark in remark. */
+static int32_t call(struct client *c, int32_t code, const char *body, const char *ak, const char *sk,
+		    char *remark, size_t remark_len, ...)
+{
+	struct remoting_ext_field ext[16];
+	struct remoting_cmd req;
+	struct client_reply *r = NULL;
+	struct acl_signed s = { 0 };
+	uint32_t n = 0;
+	va_list ap;
+
+	harness_request_init(&req, code, REMOTING_JSON);
+	va_start(ap, remark_len);
+	for (const char *k; (k = va_arg(ap, const char *)) != NULL && n < 16; n++) {
+		ext[n].key = k;
+		ext[n].value = va_arg(ap, const char *);
+	}
+	va_end(ap);
+	req.ext = ext;
+	req.ext_count = n;
+	req.ext_present = true;
+	if (body) {
+		req.body = (const uint8_t *)body;
+		req.body_len = (uint32_t)strlen(body);
+	}
+	if (ak)
+		cr_assert_eq(acl_sign_cmd(&req, ak, sk, &s), 0);
+	cr_assert_eq(client_call(c, &req, &r, T), 0, "no answer to code %d", code);
+	int32_t rc = r->cmd.code;
+	if (remark)
+		snprintf(remark, remark_len, "%s", r->cmd.remark ? r->cmd.remark : "");
+	client_reply_free(r);
+	acl_signed_free(&s);
+	return rc;
+}
+
+#define PUT_KV(c, ak, sk, remark) \
+	call(c, REQ_PUT_KV_CONFIG, NULL, ak, sk, remark, sizeof remark, "namespace", "ns", "key", "k", \
+	     "value", "v", NULL)
+#define ROUTE(c, ak, sk, remark) \
+	call(c, REQ_GET_ROUTEINFO_BY_TOPIC, NULL, ak, sk, remark, sizeof remark, "topic", "NoSuchTopic", NULL)
+
+/* Two topics: a one-topic registration is taken as an incremental one. */
+static const char register_body[] =
+	"{\"filterServerList\":[],\"topicConfigSerializeWrapper\":{\"dataVersion\":{\"counter\":1,"
+	"\"timestamp\":1},\"topicConfigTable\":{\"AclTopic\":{\"order\":false,\"perm\":6,"
+	"\"readQueueNums\":4,\"topicFilterType\":\"SINGLE_TAG\",\"topicName\":\"AclTopic\","
+	"\"topicSysFlag\":0,\"writeQueueNums\":4},\"AclTopic2\":{\"perm\":6,\"readQueueNums\":4,"
+	"\"topicName\":\"AclTopic2\",\"writeQueueNums\":4}}}}";
+
+static int32_t register_broker(struct client *c, const char *ak, const char *sk, char *remark,
+			       size_t remark_len)
+{
+	return call(c, REQ_REGISTER_BROKER, register_body, ak, sk, remark, remark_len, "brokerAddr",
+		    "127.0.0.1:30911", "brokerId", "0", "brokerName", "acl-broker", "clusterName", "AclCluster",
+		    "haServerAddr", "127.0.0.1:30912", "compressed", "false", NULL);
+}
+
+/* GET /metrics from the HTTP port. */
+static char *metrics_text(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)http_port_no),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct timeval tv = { T / 1000, 0 };
+	static const char get[] = "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+	struct buf b = BUF_INIT;
+	char chunk[8192];
+
+	cr_assert(fd >= 0);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	cr_assert_eq(connect(fd, (struct sockaddr *)&a, sizeof a), 0, "HTTP connect: %s", strerror(errno));
+	cr_assert_eq(send(fd, get, sizeof get - 1, MSG_NOSIGNAL), (ssize_t)(sizeof get - 1));
+	for (ssize_t n; (n = recv(fd, chunk, sizeof chunk, 0)) > 0;)
+		cr_assert_eq(buf_append(&b, chunk, (size_t)n), 0);
+	close(fd);
+	cr_assert_eq(buf_terminate(&b), 0);
+	return (char *)b.data;
+}
+
+/* Waits (within the I/O bound) for `needle` to appear in the log after
+ * the first `anchor`. */
+static bool wait_log_after(const struct harness_server *s, const char *anchor, const char *needle)
+{
+	for (int waited = 0; waited <= T; waited += 20) {
+		char *log = harness_read_log(s);
+		const char *a = log ? strstr(log, anchor) : NULL;
+		bool hit = a && strstr(a, needle);
+		free(log);
+		if (hit)
+			return true;
+		usleep(20000);
+	}
+	return false;
+}
+
+/* ---- the default ---- */
+
+Test(acl, default_off_nothing_is_checked)
+{
+	char remark[256];
+	start(NULL, NULL);
+	struct client *c = harness_connect(&srv);
+	cr_assert_not_null(c);
+	cr_assert_eq(PUT_KV(c, NULL, NULL, remark), 0);
+	cr_assert_eq(PUT_KV(c, "nobody-at-all", "wrong-secret", remark), 0);
+	cr_assert_eq(ROUTE(c, NULL, NULL, remark), RSP_TOPIC_NOT_EXIST);
+	cr_assert_eq(register_broker(c, NULL, NULL, remark, sizeof remark), 0, "%s", remark);
+	char *log = harness_read_log(&srv);
+	cr_assert_null(strstr(log, "ACL:"), "ACL is on by default: %s", log);
+	free(log);
+	client_close(c);
+}
+
+/* ---- refusals ---- */
+
+Test(acl, each_refusal_with_its_code_and_remark)
+{
+	const char *args[] = { "--aclEnable=true", NULL };
+	char remark[256];
+	start(accounts_yaml, args);
+	struct client *c = harness_connect(&srv);
+	cr_assert_not_null(c);
+
+	cr_assert_eq(PUT_KV(c, NULL, NULL, remark), RSP_NO_PERMISSION);
+	cr_assert_str_eq(remark, "ACL: unsigned request: code 100 needs an AccessKey and a Signature");
+	cr_assert_eq(PUT_KV(c, "nobody-key", "nobody-secret", remark), RSP_NO_PERMISSION);
+	cr_assert_str_eq(remark, "ACL: unknown access key: no account for AccessKey=nobody-key");
+	cr_assert_eq(PUT_KV(c, "rocketmq2", "not-the-secret", remark), RSP_NO_PERMISSION);
+	cr_assert_str_eq(remark, "ACL: signature mismatch for AccessKey=rocketmq2");
+	cr_assert_eq(PUT_KV(c, "RocketMQ", "87654321", remark), RSP_NO_PERMISSION);
+	cr_assert_str_eq(remark, "ACL: account not admin: AccessKey=RocketMQ may not send code 100");
+	cr_assert_eq(call(c, REQ_PUT_KV_CONFIG, NULL, NULL, NULL, remark, sizeof remark, "namespace", "ns",
+			  "key", "k", "value", "v", "AccessKey", "rocketmq2", NULL),
+		     RSP_NO_PERMISSION);
+	cr_assert_str_eq(remark, "ACL: unsigned request: AccessKey=rocketmq2 without a Signature");
+
+	/* admin: every changing request goes through */
+	cr_assert_eq(PUT_KV(c, "rocketmq2", "12345678", remark), 0, "%s", remark);
+	cr_assert_eq(call(c, REQ_DELETE_KV_CONFIG, NULL, "RocketMQ", "87654321", remark, sizeof remark,
+			  "namespace", "ns", "key", "k", NULL),
+		     RSP_NO_PERMISSION);
+	cr_assert_eq(call(c, REQ_DELETE_KV_CONFIG, NULL, "rocketmq2", "12345678", remark, sizeof remark,
+			  "namespace", "ns", "key", "k", NULL),
+		     0);
+	static const int32_t changing[] = { REQ_WIPE_WRITE_PERM_OF_BROKER, REQ_ADD_WRITE_PERM_OF_BROKER,
+					    REQ_DELETE_TOPIC_IN_NAMESRV, REQ_REGISTER_TOPIC_IN_NAMESRV,
+					    REQ_UPDATE_NAMESRV_CONFIG };
+	for (size_t i = 0; i < sizeof changing / sizeof changing[0]; i++) {
+		cr_assert_eq(call(c, changing[i], NULL, NULL, NULL, remark, sizeof remark, "brokerName", "b",
+				  "topic", "t", NULL),
+			     RSP_NO_PERMISSION, "code %d", changing[i]);
+		cr_assert_eq(call(c, changing[i], NULL, "RocketMQ", "87654321", remark, sizeof remark,
+				  "brokerName", "b", "topic", "t", NULL),
+			     RSP_NO_PERMISSION, "code %d", changing[i]);
+		char want[128];
+		snprintf(want, sizeof want, "ACL: account not admin: AccessKey=RocketMQ may not send code %d",
+			 changing[i]);
+		cr_assert_str_eq(remark, want);
+	}
+	/* the signed admin may still not switch the check off */
+	cr_assert_eq(call(c, REQ_UPDATE_NAMESRV_CONFIG, "aclEnable=false", "rocketmq2", "12345678", remark,
+			  sizeof remark, NULL),
+		     RSP_NO_PERMISSION);
+	cr_assert_str_eq(remark, "Can not update config in black list.");
+	/* reads and broker requests are not checked by default */
+	cr_assert_eq(ROUTE(c, NULL, NULL, remark), RSP_TOPIC_NOT_EXIST);
+	cr_assert_eq(call(c, REQ_GET_NAMESRV_CONFIG, NULL, NULL, NULL, remark, sizeof remark, NULL), 0);
+	cr_assert_eq(register_broker(c, NULL, NULL, remark, sizeof remark), 0, "%s", remark);
+
+	/* counted by reason; logged once for this address (this minute),
+	 * never with a secret */
+	char *m = metrics_text();
+	cr_assert_not_null(strstr(m, "rmqns_acl_refusals_total{reason=\"unsigned\"} 7\n"), "%s", m);
+	cr_assert_not_null(strstr(m, "rmqns_acl_refusals_total{reason=\"unknown_access_key\"} 1\n"));
+	cr_assert_not_null(strstr(m, "rmqns_acl_refusals_total{reason=\"bad_signature\"} 1\n"));
+	cr_assert_not_null(strstr(m, "rmqns_acl_refusals_total{reason=\"not_admin\"} 7\n"));
+	free(m);
+	char *log = harness_read_log(&srv);
+	const char *first = strstr(log, "ACL: refused");
+	cr_assert_not_null(first);
+	cr_assert_null(strstr(first + 1, "ACL: refused"), "a second refusal line: %s", log);
+	cr_assert_null(strstr(log, "87654321"));
+	cr_assert_null(strstr(log, "not-the-secret"));
+	free(log);
+	client_close(c);
+}
+
+/* The frames real mqadmin 4.9.8 sent, signed with rocketmq2/12345678. */
+static int32_t replay(struct client *c, const char *name, char *remark, size_t remark_len)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s/java-4.9.8/frames/%s", TESTDATA_DIR, name);
+	char *frame = harness_slurp(path);
+	cr_assert_not_null(frame, "%s", path);
+	FILE *f = fopen(path, "rb");
+	fseek(f, 0, SEEK_END);
+	size_t len = (size_t)ftell(f);
+	fclose(f);
+	cr_assert_eq(client_send_raw(c, frame, len, T), 0);
+	free(frame);
+	struct client_reply *r;
+	cr_assert_eq(client_recv(c, &r, T), 0);
+	int32_t code = r->cmd.code;
+	snprintf(remark, remark_len, "%s", r->cmd.remark ? r->cmd.remark : "");
+	client_reply_free(r);
+	return code;
+}
+
+Test(acl, frames_mqadmin_signed_and_the_tampered_one)
+{
+	const char *args[] = { "--aclEnable=true", "--aclReadRequests=true", NULL };
+	char remark[256];
+	start(accounts_yaml, args);
+	struct client *c = harness_connect(&srv);
+	cr_assert_not_null(c);
+	cr_assert_eq(replay(c, "00040-c010-c2s-req-code100.bin", remark, sizeof remark), 0, "%s", remark);
+	cr_assert_eq(replay(c, "00050-c013-c2s-req-code102.bin", remark, sizeof remark), 0, "%s", remark);
+	cr_assert_eq(replay(c, "00004-c002-c2s-req-code106.bin", remark, sizeof remark), 0, "%s", remark);
+	cr_assert_eq(replay(c, "00036-c009-c2s-req-code318.bin", remark, sizeof remark), RSP_NO_PERMISSION);
+	cr_assert_str_eq(remark, "ACL: signature mismatch for AccessKey=rocketmq2");
+	client_close(c);
+}
+
+/* ---- white lists ---- */
+
+Test(acl, global_white_list_needs_no_signature)
+{
+	const char *args[] = { "--aclEnable=true", "--aclReadRequests=true", "--aclBrokerRequests=true", NULL };
+	char remark[256];
+	start("globalWhiteRemoteAddresses:\n"
+	      "  - 10.0.0.1\n"
+	      "  - 127.0.0.1-9\n"
+	      "accounts:\n"
+	      "  - accessKey: rocketmq2\n"
+	      "    secretKey: 12345678\n"
+	      "    admin: true\n",
+	      args);
+	struct client *c = harness_connect(&srv);
+	cr_assert_not_null(c);
+	/* 127.0.0.1 is in 127.0.0.1-9: even an unknown key passes, as in Java */
+	cr_assert_eq(PUT_KV(c, NULL, NULL, remark), 0, "%s", remark);
+	cr_assert_eq(PUT_KV(c, "nobody-key", "nobody-secret", remark), 0, "%s", remark);
+	cr_assert_eq(ROUTE(c, NULL, NULL, remark), RSP_TOPIC_NOT_EXIST);
+	cr_assert_eq(register_broker(c, NULL, NULL, remark, sizeof remark), 0, "%s", remark);
+	client_close(c);
+}
+
+Test(acl, account_white_list_needs_no_signature)
+{
+	const char *args[] = { "--aclEnable=true", NULL };
+	char remark[256];
+	start("accounts:\n"
+	      "  - accessKey: local-admin\n"
+	      "    secretKey: local-secret\n"
+	      "    whiteRemoteAddress: 127.0.0.*\n"
+	      "    admin: true\n"
+	      "  - accessKey: far-admin\n"
+	      "    secretKey: far-secret\n"
+	      "    whiteRemoteAddress: 10.1.1.1,10.1.1.2\n"
+	      "    admin: true\n",
+	      args);
+	struct client *c = harness_connect(&srv);
+	cr_assert_not_null(c);
+	/* the key names the account; from 127.0.0.* no signature is looked at */
+	cr_assert_eq(call(c, REQ_PUT_KV_CONFIG, NULL, NULL, NULL, remark, sizeof remark, "namespace", "ns",
+			  "key", "k", "value", "v", "AccessKey", "local-admin", NULL),
+		     0, "%s", remark);
+	cr_assert_eq(PUT_KV(c, "local-admin", "wrong-secret", remark), 0, "%s", remark);
+	/* another account's white list does not cover this address */
+	cr_assert_eq(PUT_KV(c, "far-admin", "wrong-secret", remark), RSP_NO_PERMISSION);
+	cr_assert_str_eq(remark, "ACL: signature mismatch for AccessKey=far-admin");
+	cr_assert_eq(PUT_KV(c, "far-admin", "far-secret", remark), 0, "%s", remark);
+	/* without a key the account's list is never reached */
+	cr_assert_eq(PUT_KV(c, NULL, NULL, remark), RSP_NO_PERMISSION);
+	client_close(c);
+}
+
+/* ---- the read and broker classes, on both paths ---- */
+
+static void read_and_broker_classes(const char *inline_arg)
+{
+	const char *args[] = { "--aclEnable=true", "--aclReadRequests=true", "--aclBrokerRequests=true",
+			       inline_arg, NULL };
+	char remark[256];
+	start(accounts_yaml, args);
+	struct client *c = harness_connect(&srv);
+	cr_assert_not_null(c);
+
+	cr_assert_eq(ROUTE(c, NULL, NULL, remark), RSP_NO_PERMISSION);
+	cr_assert_str_eq(remark, "ACL: unsigned request: code 105 needs an AccessKey and a Signature");
+	cr_assert_eq(ROUTE(c, "RocketMQ", "wrong-secret", remark), RSP_NO_PERMISSION);
+	cr_assert_str_eq(remark, "ACL: signature mismatch for AccessKey=RocketMQ");
+	/* any account may sign a read */
+	cr_assert_eq(ROUTE(c, "RocketMQ", "87654321", remark), RSP_TOPIC_NOT_EXIST);
+	cr_assert_eq(call(c, REQ_GET_BROKER_CLUSTER_INFO, NULL, NULL, NULL, remark, sizeof remark, NULL),
+		     RSP_NO_PERMISSION);
+	cr_assert_eq(call(c, REQ_GET_BROKER_CLUSTER_INFO, NULL, "RocketMQ", "87654321", remark, sizeof remark,
+			  NULL),
+		     0);
+	/* an unknown code is a read too */
+	cr_assert_eq(call(c, 7777, NULL, NULL, NULL, remark, sizeof remark, NULL), RSP_NO_PERMISSION);
+
+	/* broker requests: any account, the body signed with the rest */
+	cr_assert_eq(register_broker(c, NULL, NULL, remark, sizeof remark), RSP_NO_PERMISSION);
+	cr_assert_str_eq(remark, "ACL: unsigned request: code 103 needs an AccessKey and a Signature");
+	cr_assert_eq(register_broker(c, "RocketMQ", "87654321", remark, sizeof remark), 0, "%s", remark);
+	cr_assert_eq(call(c, REQ_GET_ROUTEINFO_BY_TOPIC, NULL, "RocketMQ", "87654321", remark, sizeof remark,
+			  "topic", "AclTopic", NULL),
+		     0, "%s", remark);
+	cr_assert_eq(call(c, REQ_BROKER_HEARTBEAT, NULL, NULL, NULL, remark, sizeof remark, "clusterName",
+			  "AclCluster", "brokerAddr", "127.0.0.1:30911", "brokerName", "acl-broker", NULL),
+		     RSP_NO_PERMISSION);
+	cr_assert_eq(call(c, REQ_BROKER_HEARTBEAT, NULL, "RocketMQ", "87654321", remark, sizeof remark,
+			  "clusterName", "AclCluster", "brokerAddr", "127.0.0.1:30911", "brokerName",
+			  "acl-broker", NULL),
+		     0, "%s", remark);
+	/* changing requests still need the admin */
+	cr_assert_eq(PUT_KV(c, "RocketMQ", "87654321", remark), RSP_NO_PERMISSION);
+	cr_assert_eq(PUT_KV(c, "rocketmq2", "12345678", remark), 0);
+	client_close(c);
+}
+
+Test(acl, read_and_broker_classes_inline)
+{
+	read_and_broker_classes("--routeQueryInline=true");
+}
+
+Test(acl, read_and_broker_classes_on_workers)
+{
+	read_and_broker_classes("--routeQueryInline=false");
+}
+
+/* ---- reloads ---- */
+
+Test(acl, reload_on_sighup_and_on_file_change_broken_file_keeps_accounts)
+{
+	const char *args[] = { "--aclEnable=true", NULL };
+	char remark[256];
+	start(accounts_yaml, args);
+	struct client *c = harness_connect(&srv);
+	cr_assert_not_null(c);
+	cr_assert_eq(PUT_KV(c, "rocketmq2", "12345678", remark), 0);
+
+	/* a change on disk: the new secret holds, the old one no longer */
+	write_accounts("accounts:\n"
+		       "  - accessKey: rocketmq2\n"
+		       "    secretKey: changed-secret\n"
+		       "    admin: true\n");
+	cr_assert(harness_wait_log(&srv, "ACL: reloaded", T), "no reload after the file changed");
+	cr_assert_eq(PUT_KV(c, "rocketmq2", "changed-secret", remark), 0, "%s", remark);
+	cr_assert_eq(PUT_KV(c, "rocketmq2", "12345678", remark), RSP_NO_PERMISSION);
+
+	/* a broken file: logged, the accounts in force stay */
+	write_accounts("accounts:\n  - accessKey: rocketmq2\n    secretKey: [oops\n");
+	cr_assert(harness_wait_log(&srv, "not reloaded, the previous accounts stay in force", T));
+	cr_assert_eq(PUT_KV(c, "rocketmq2", "changed-secret", remark), 0, "%s", remark);
+
+	/* SIGHUP re-reads it even when the poll already saw it */
+	write_accounts("accounts:\n"
+		       "  - accessKey: hup-admin\n"
+		       "    secretKey: hup-secret\n"
+		       "    admin: true\n");
+	cr_assert_eq(kill(srv.pid, SIGHUP), 0);
+	cr_assert(wait_log_after(&srv, "(SIGHUP)", "ACL: reloaded"), "SIGHUP did not re-read the accounts");
+	cr_assert_eq(PUT_KV(c, "hup-admin", "hup-secret", remark), 0, "%s", remark);
+	cr_assert_eq(PUT_KV(c, "rocketmq2", "changed-secret", remark), RSP_NO_PERMISSION);
+	cr_assert_str_eq(remark, "ACL: unknown access key: no account for AccessKey=rocketmq2");
+	char *log = harness_read_log(&srv);
+	cr_assert_null(strstr(log, "hup-secret"));
+	cr_assert_null(strstr(log, "changed-secret"));
+	free(log);
+	client_close(c);
+}
+
+Test(acl, sighup_alone_reloads)
+{
+	const char *args[] = { "--aclEnable=true", NULL };
+	char remark[256];
+	start(accounts_yaml, args);
+	struct client *c = harness_connect(&srv);
+	cr_assert_not_null(c);
+	cr_assert_eq(kill(srv.pid, SIGHUP), 0);
+	cr_assert(wait_log_after(&srv, "ACL: re-reading", "ACL: reloaded"));
+	cr_assert_eq(PUT_KV(c, "rocketmq2", "12345678", remark), 0, "%s", remark);
+	client_close(c);
+}
+
+/* ---- start-up ---- */
+
+Test(acl, no_readable_file_at_start_is_an_error)
+{
+	char dir[256], arg[400], *out = NULL;
+	cr_assert_eq(harness_mkdtemp(dir, sizeof dir, "rmqns-acl-start"), 0);
+	snprintf(arg, sizeof arg, "--aclFile=%s/missing.yml", dir);
+	const char *missing[] = { "--listenPort=0", "--bindAddress=127.0.0.1", "--aclEnable=true", arg, NULL };
+	int st = harness_run(missing, 20000, &out);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 1, "status %d", st);
+	cr_assert_null(strstr(out ? out : "", "boot success"));
+	free(out);
+
+	/* not enabled: the missing file does not matter */
+	snprintf(arg, sizeof arg, "--aclFile=%s/missing.yml", dir);
+	const char *off[] = { "-p", arg, NULL };
+	out = NULL;
+	st = harness_run(off, 20000, &out);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st);
+	cr_assert_not_null(strstr(out, "aclEnable=false"));
+	free(out);
+
+	char path[320];
+	snprintf(path, sizeof path, "%s/broken.yml", dir);
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs("accounts: [\n", f);
+	fclose(f);
+	snprintf(arg, sizeof arg, "--aclFile=%s", path);
+	const char *broken[] = { "--listenPort=0", "--bindAddress=127.0.0.1", "--aclEnable=true", arg, NULL };
+	out = NULL;
+	st = harness_run(broken, 20000, &out);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 1, "status %d", st);
+	free(out);
+	harness_rmdir(dir);
+}
