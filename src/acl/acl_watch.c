@@ -54,7 +54,8 @@ struct acl {
 };
 
 /* ThreadSanitizer cannot see urcu's grace periods: its builds keep the
- * replaced snapshots until acl_destroy instead. */
+ * replaced snapshots until acl_destroy instead, unless built to check
+ * reclamation (race.h). */
 struct acl_retired {
 	struct acl_retired *next;
 	struct acl_accounts *accounts;
@@ -66,7 +67,7 @@ static void acl_publish(struct acl *acl, struct acl_accounts *fresh)
 {
 	race_release(fresh);
 	struct acl_accounts *old = rcu_xchg_pointer(&acl->current, fresh);
-#ifdef RMQNS_TSAN
+#ifdef RMQNS_TSAN_KEEP
 	struct acl_retired *r = malloc(sizeof *r);
 	if (r) {
 		r->accounts = old;
@@ -76,6 +77,7 @@ static void acl_publish(struct acl *acl, struct acl_accounts *fresh)
 	}
 #endif
 	synchronize_rcu();
+	race_grace_passed();
 	acl_accounts_free(old);
 }
 
@@ -304,6 +306,7 @@ bool acl_authorize(struct acl *acl, const struct request *req)
 	const struct acl_accounts *a = rcu_dereference(acl->current);
 	race_acquire(a);
 	enum acl_verdict v = acl_check(a, &req->cmd, &ip, cls == ACL_CLASS_ADMIN, remark, sizeof remark);
+	race_reader_done();
 	rcu_read_unlock();
 	if (v == ACL_PASS)
 		return true;
