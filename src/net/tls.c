@@ -13,10 +13,12 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <openssl/provider.h>
 #include <openssl/rand.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
@@ -226,17 +228,46 @@ static int ctx_use_test_certificate(SSL_CTX *ctx, char *err, size_t errlen)
 	return ok ? RMQNS_OK : RMQNS_EINVAL;
 }
 
+/* Java's TLS guide encrypts server.key with PBE-SHA1-RC4-128, which
+ * OpenSSL 3 keeps in its legacy provider: loaded on the first key that
+ * needs it (with the default one, which an explicit load would drop). */
+static pthread_once_t legacy_once = PTHREAD_ONCE_INIT;
+static bool legacy_loaded;
+
+static void load_legacy_provider(void)
+{
+	legacy_loaded = OSSL_PROVIDER_load(NULL, "legacy") && OSSL_PROVIDER_load(NULL, "default");
+	if (!legacy_loaded)
+		log_warn("TLS: OpenSSL's legacy provider does not load: keys encrypted with RC4 or DES "
+			 "(as Java's guide makes them) cannot be read");
+	ERR_clear_error();
+}
+
+static EVP_PKEY *read_key(const char *path, const char *password)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	EVP_PKEY *key = PEM_read_PrivateKey(f, NULL, key_password_cb, (void *)(password ? password : ""));
+	fclose(f);
+	return key;
+}
+
 static int ctx_use_key(SSL_CTX *ctx, const struct tls_settings *s, char *err, size_t errlen)
 {
 	char why[256];
-	FILE *f = fopen(s->key_path, "r");
-	if (!f) {
+	if (access(s->key_path, R_OK) < 0) {
 		snprintf(err, errlen, "cannot read tls.server.keyPath %s: %s", s->key_path, strerror(errno));
 		return RMQNS_EINVAL;
 	}
-	EVP_PKEY *key = PEM_read_PrivateKey(f, NULL, key_password_cb,
-					    s->key_password ? s->key_password : (char *)"");
-	fclose(f);
+	EVP_PKEY *key = read_key(s->key_path, s->key_password);
+	if (!key && s->key_password && *s->key_password) {
+		pthread_once(&legacy_once, load_legacy_provider);
+		if (legacy_loaded) {
+			ERR_clear_error();
+			key = read_key(s->key_path, s->key_password);
+		}
+	}
 	if (!key) {
 		openssl_reason(why, sizeof why);
 		snprintf(err, errlen, "cannot load tls.server.keyPath %s%s: %s", s->key_path,

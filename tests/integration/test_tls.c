@@ -89,6 +89,10 @@ static int make_certs(void)
 			return -1;
 		}
 	}
+	/* as Java's TLS guide makes server.key (RC4: OpenSSL's legacy provider) */
+	if (run_quiet("openssl pkcs8 -topk8 -in srv1.key -out srv1-rc4.key -v1 PBE-SHA1-RC4-128 "
+		      "-passout pass:s3cret -provider legacy -provider default") < 0)
+		fprintf(stderr, "no legacy provider: the RC4-encrypted key is not tested\n");
 	return 0;
 }
 
@@ -558,6 +562,29 @@ static int test_config_file_and_password(struct harness_server *s)
 	return 0;
 }
 
+/* Java's guide: server.key as PKCS#8 with PBE-SHA1-RC4-128. */
+static int test_java_guide_key(struct harness_server *s)
+{
+	char *rc4 = cert("srv1-rc4.key"), *ca = cert("ca.pem");
+	struct stat st;
+	if (stat(rc4, &st) < 0 || st.st_size == 0) {
+		fprintf(stderr, "skipped: no RC4-encrypted key could be made here\n");
+		free(rc4);
+		free(ca);
+		return 0;
+	}
+	char key_arg[400];
+	snprintf(key_arg, sizeof key_arg, "--tls.server.keyPath=%s", rc4);
+	const char *more[] = { key_arg, "--tls.server.keyPassword=s3cret", NULL };
+	HARNESS_CHECK(start_tls(s, "enforcing", more) == 0, "boot with an RC4-encrypted key");
+	struct tcli *t = tcli_connect(s->port, ca, NULL, NULL);
+	HARNESS_CHECK(t && tcli_call(t, REQ_GET_BROKER_CLUSTER_INFO, NULL, NULL) == 0, "answered");
+	tcli_close(t);
+	free(rc4);
+	free(ca);
+	return 0;
+}
+
 static int test_test_mode_certificate(struct harness_server *s)
 {
 	const char *args[] = { "--tls.server.mode=permissive", "--tls.test.mode.enable=true", NULL };
@@ -908,6 +935,7 @@ static const struct harness_test tests[] = {
 	{ "disabled_unchanged", test_disabled_unchanged },
 	{ "bad_certificate_stops_start", test_bad_certificate_stops_start },
 	{ "config_file_and_password", test_config_file_and_password },
+	{ "java_guide_key", test_java_guide_key },
 	{ "test_mode_certificate", test_test_mode_certificate },
 	{ "rotation", test_rotation },
 	{ "stalls_do_not_delay_others", test_stalls_do_not_delay_others },
