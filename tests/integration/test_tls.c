@@ -368,6 +368,50 @@ static int s_client_call(int port, const char *ca)
 	return code;
 }
 
+/* A loopback port nobody listens on now (the kernel's pick, released). */
+static int free_port(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof a;
+	int port = -1;
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+	    getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+		port = ntohs(a.sin_port);
+	if (fd >= 0)
+		close(fd);
+	return port;
+}
+
+/* The value of one /metrics sample ("name{labels}"), -1 when absent. */
+static long long metric(int http_port, const char *sample)
+{
+	int fd = tcp_connect(http_port);
+	static const char req[] = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+	struct buf b = BUF_INIT;
+	char chunk[8192];
+	long long v = -1;
+	if (fd < 0)
+		return -1;
+	if (write(fd, req, sizeof req - 1) == (ssize_t)(sizeof req - 1)) {
+		ssize_t n;
+		while ((n = recv(fd, chunk, sizeof chunk, 0)) > 0)
+			buf_append(&b, chunk, (size_t)n);
+	}
+	close(fd);
+	if (buf_terminate(&b) == 0) {
+		char *needle = NULL;
+		if (asprintf(&needle, "\n%s ", sample) > 0) {
+			const char *at = strstr((const char *)b.data, needle);
+			if (at)
+				v = strtoll(at + strlen(needle), NULL, 10);
+			free(needle);
+		}
+	}
+	buf_free(&b);
+	return v;
+}
+
 /* ---- the tests ---- */
 
 static int test_permissive_mixed(struct harness_server *s)
@@ -403,7 +447,11 @@ static int test_permissive_mixed(struct harness_server *s)
 static int test_enforcing_refuses_plaintext(struct harness_server *s)
 {
 	char *ca = cert("ca.pem");
-	HARNESS_CHECK(start_tls(s, "enforcing", NULL) == 0, "boot");
+	char http[32];
+	int http_port = free_port();
+	snprintf(http, sizeof http, "--httpPort=%d", http_port);
+	const char *more[] = { http, NULL };
+	HARNESS_CHECK(start_tls(s, "enforcing", more) == 0, "boot");
 
 	struct client *p = harness_connect(s);
 	HARNESS_CHECK(p, "the TCP connect itself succeeds");
@@ -415,6 +463,11 @@ static int test_enforcing_refuses_plaintext(struct harness_server *s)
 	HARNESS_CHECK(t, "TLS handshake in enforcing mode");
 	HARNESS_CHECK(tcli_call(t, REQ_GET_BROKER_CLUSTER_INFO, NULL, NULL) == 0, "TLS answered");
 	HARNESS_CHECK(s_client_call(s->port, ca) == 0, "openssl s_client in enforcing mode");
+	HARNESS_CHECK(metric(http_port, "rmqns_tls_handshakes_total{result=\"done\"}") == 2, "handshakes counted");
+	HARNESS_CHECK(metric(http_port, "rmqns_connections_by_transport_total{transport=\"tls\"}") == 2,
+		      "TLS connections counted");
+	HARNESS_CHECK(metric(http_port, "rmqns_connections_by_transport_total{transport=\"refused_plaintext\"}") == 1,
+		      "the refused plaintext connection counted");
 	tcli_close(t);
 	free(ca);
 	return 0;
@@ -733,7 +786,10 @@ static int test_stalls_do_not_delay_others(struct harness_server *s)
 {
 	char *ca = cert("ca.pem");
 	/* one reactor: a handshake that blocked it would stall everyone */
-	const char *more[] = { "--serverSelectorThreads=1", NULL };
+	char http[32];
+	int http_port = free_port();
+	snprintf(http, sizeof http, "--httpPort=%d", http_port);
+	const char *more[] = { "--serverSelectorThreads=1", http, NULL };
 	HARNESS_CHECK(start_tls(s, "permissive", more) == 0, "boot");
 	struct client *p = harness_connect(s);
 	HARNESS_CHECK(p && register_broker(p) == 0, "registration");
@@ -768,6 +824,8 @@ static int test_stalls_do_not_delay_others(struct harness_server *s)
 		HARNESS_CHECK(peer_closed(garbage[i]), "a junk handshake is closed");
 		close(garbage[i]);
 	}
+	HARNESS_CHECK(metric(http_port, "rmqns_tls_handshakes_total{result=\"failed\"}") == STALLED,
+		      "junk handshakes counted as failed");
 	/* the stalled ones are still waiting (not closed, not answered) */
 	for (int i = 0; i < STALLED; i++) {
 		struct pollfd pf = { .fd = stalled[i], .events = POLLIN };
