@@ -171,11 +171,26 @@ struct file_stamp {
 
 #define TLS_WATCHED 3 /* certificate, key, trust */
 
+struct tls_providers {
+	bool tried;
+	OSSL_PROVIDER *legacy, *deflt;
+};
+
+static void providers_unload(struct tls_providers *p)
+{
+	if (p->deflt)
+		OSSL_PROVIDER_unload(p->deflt);
+	if (p->legacy)
+		OSSL_PROVIDER_unload(p->legacy);
+	p->deflt = p->legacy = NULL;
+}
+
 struct tls_server {
 	struct tls_settings settings;
 	pthread_mutex_t lock; /* guards ctx: the pointer swap and SSL_new's up-ref */
 	SSL_CTX *ctx;
 	struct file_stamp stamps[TLS_WATCHED];
+	struct tls_providers providers;
 	unsigned generation;
 };
 
@@ -230,17 +245,22 @@ static int ctx_use_test_certificate(SSL_CTX *ctx, char *err, size_t errlen)
 
 /* Java's TLS guide encrypts server.key with PBE-SHA1-RC4-128, which
  * OpenSSL 3 keeps in its legacy provider: loaded on the first key that
- * needs it (with the default one, which an explicit load would drop). */
-static pthread_once_t legacy_once = PTHREAD_ONCE_INIT;
-static bool legacy_loaded;
-
-static void load_legacy_provider(void)
+ * needs it (with the default one, which an explicit load would drop),
+ * unloaded with the server. Only the thread building contexts uses it. */
+static bool load_legacy_provider(struct tls_providers *p)
 {
-	legacy_loaded = OSSL_PROVIDER_load(NULL, "legacy") && OSSL_PROVIDER_load(NULL, "default");
-	if (!legacy_loaded)
+	if (p->tried)
+		return p->legacy != NULL;
+	p->tried = true;
+	p->legacy = OSSL_PROVIDER_load(NULL, "legacy");
+	p->deflt = p->legacy ? OSSL_PROVIDER_load(NULL, "default") : NULL;
+	if (!p->legacy || !p->deflt) {
 		log_warn("TLS: OpenSSL's legacy provider does not load: keys encrypted with RC4 or DES "
 			 "(as Java's guide makes them) cannot be read");
+		providers_unload(p);
+	}
 	ERR_clear_error();
+	return p->legacy != NULL;
 }
 
 static EVP_PKEY *read_key(const char *path, const char *password)
@@ -253,7 +273,8 @@ static EVP_PKEY *read_key(const char *path, const char *password)
 	return key;
 }
 
-static int ctx_use_key(SSL_CTX *ctx, const struct tls_settings *s, char *err, size_t errlen)
+static int ctx_use_key(SSL_CTX *ctx, const struct tls_settings *s, struct tls_providers *prov,
+		       char *err, size_t errlen)
 {
 	char why[256];
 	if (access(s->key_path, R_OK) < 0) {
@@ -262,8 +283,7 @@ static int ctx_use_key(SSL_CTX *ctx, const struct tls_settings *s, char *err, si
 	}
 	EVP_PKEY *key = read_key(s->key_path, s->key_password);
 	if (!key && s->key_password && *s->key_password) {
-		pthread_once(&legacy_once, load_legacy_provider);
-		if (legacy_loaded) {
+		if (load_legacy_provider(prov)) {
 			ERR_clear_error();
 			key = read_key(s->key_path, s->key_password);
 		}
@@ -326,7 +346,8 @@ static void ctx_describe(SSL_CTX *ctx, char *out, size_t n)
 	OPENSSL_free(serial);
 }
 
-static SSL_CTX *ctx_build(const struct tls_settings *s, char *err, size_t errlen)
+static SSL_CTX *ctx_build(const struct tls_settings *s, struct tls_providers *prov, char *err,
+			  size_t errlen)
 {
 	char why[256];
 	ERR_clear_error();
@@ -357,7 +378,7 @@ static SSL_CTX *ctx_build(const struct tls_settings *s, char *err, size_t errlen
 			snprintf(err, errlen, "cannot load tls.server.certPath %s: %s", s->cert_path, why);
 			rc = RMQNS_EINVAL;
 		} else {
-			rc = ctx_use_key(ctx, s, err, errlen);
+			rc = ctx_use_key(ctx, s, prov, err, errlen);
 		}
 	} else if (s->test_mode) {
 		rc = ctx_use_test_certificate(ctx, err, errlen);
@@ -429,8 +450,9 @@ struct tls_server *tls_server_create(const struct tls_settings *s, char *err, si
 	}
 	/* Stamped before reading, so a change made while we read is seen. */
 	stamp_all(&t->settings, t->stamps);
-	t->ctx = ctx_build(&t->settings, err, errlen);
+	t->ctx = ctx_build(&t->settings, &t->providers, err, errlen);
 	if (!t->ctx) {
+		providers_unload(&t->providers);
 		tls_settings_free(&t->settings);
 		free(t);
 		return NULL;
@@ -448,6 +470,7 @@ void tls_server_destroy(struct tls_server *t)
 	if (!t)
 		return;
 	SSL_CTX_free(t->ctx);
+	providers_unload(&t->providers);
 	pthread_mutex_destroy(&t->lock);
 	tls_settings_free(&t->settings);
 	free(t);
@@ -482,7 +505,7 @@ int tls_server_watch(struct tls_server *t)
 	/* Remembered whether or not the new files load: a half-written pair
 	 * is tried again when the other file changes too. */
 	memcpy(t->stamps, now, sizeof now);
-	SSL_CTX *fresh = ctx_build(&t->settings, err, sizeof err);
+	SSL_CTX *fresh = ctx_build(&t->settings, &t->providers, err, sizeof err);
 	if (!fresh) {
 		log_warn("TLS: certificate files changed but do not load, keeping the certificate in force: %s",
 			 err);
