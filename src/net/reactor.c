@@ -994,7 +994,7 @@ static void conn_tls_read(struct reactor *r, struct conn *c)
 
 	t->read_wants_write = false;
 	conn_cut_frames(r, c, &budget);
-	for (int reads = 0; reads < NET_READS_PER_TURN; reads++) {
+	for (int reads = 0; reads < NET_TLS_READS_PER_TURN; reads++) {
 		if (budget == 0 || c->closing || c->paused || !r->reading)
 			break;
 		if (conn_make_room(r, c) < 0) {

@@ -197,10 +197,10 @@ static int ssl_read_full(SSL *ssl, uint8_t *p, size_t n)
 	return 0;
 }
 
-/* One request (code, ext fields key, value, ..., NULL) over TLS; the
- * answer's code, or -1 when there is none (refused, closed). *body_out
- * (optional) gets the body, NUL-terminated. */
-static int tcli_call(struct tcli *t, int32_t code, char **body_out, ...)
+/* One request (code, an optional body, ext fields key, value, ..., NULL)
+ * over TLS; the answer's code, or -1 when there is none (refused,
+ * closed). *body_out (optional) gets the body, NUL-terminated. */
+static int tcli_call_body(struct tcli *t, int32_t code, const char *body, char **body_out, ...)
 {
 	struct remoting_ext_field ext[8];
 	struct remoting_cmd req;
@@ -217,10 +217,13 @@ static int tcli_call(struct tcli *t, int32_t code, char **body_out, ...)
 	harness_request_init(&req, code, REMOTING_JSON);
 	req.ext = ext;
 	req.ext_count = n;
+	req.body = (const uint8_t *)body;
+	req.body_len = body ? (uint32_t)strlen(body) : 0;
 	harness_encode(&req, &frame);
-	int w = SSL_write(t->ssl, frame.data, (int)frame.len);
+	int want = (int)frame.len;
+	int w = SSL_write(t->ssl, frame.data, want);
 	buf_free(&frame);
-	if (w != (int)frame.len && w <= 0)
+	if (w != want)
 		return -1;
 	uint8_t len4[4];
 	if (ssl_read_full(t->ssl, len4, 4) < 0)
@@ -412,6 +415,37 @@ static long long metric(int http_port, const char *sample)
 	return v;
 }
 
+#define BIG_TOPICS 4000
+
+/* A registration of BIG_TOPICS topics over TLS (a frame of many records),
+ * then the topic list back (an answer of many records). */
+static int big_frames_over_tls(struct tcli *t)
+{
+	struct buf body = BUF_INIT;
+	buf_append_str(&body, "{\"filterServerList\":[],\"topicConfigSerializeWrapper\":{\"dataVersion\":"
+			      "{\"counter\":1,\"stateVersion\":0,\"timestamp\":1},\"topicConfigTable\":{");
+	for (int i = 0; i < BIG_TOPICS; i++)
+		buf_printf(&body, "%s\"TlsBig-%05d\":{\"perm\":6,\"readQueueNums\":4,\"topicName\":\"TlsBig-%05d\","
+				  "\"writeQueueNums\":4}",
+			   i ? "," : "", i, i);
+	buf_append_str(&body, "}}}");
+	buf_terminate(&body);
+	int rc = tcli_call_body(t, REQ_REGISTER_BROKER, (const char *)body.data, NULL, "brokerName", "tls-big",
+				"brokerAddr", "127.0.0.1:10999", "clusterName", "TlsCluster", "haServerAddr", "h:1",
+				"brokerId", "0", "heartbeatTimeoutMillis", "60000", NULL);
+	size_t sent = body.len;
+	buf_free(&body);
+	HARNESS_CHECK(rc == 0, "a %zu-byte registration over TLS: %d", sent, rc);
+	char *list = NULL;
+	HARNESS_CHECK(tcli_call_body(t, REQ_GET_ALL_TOPIC_LIST_FROM_NAMESERVER, NULL, &list, NULL) == 0,
+		      "topic list over TLS");
+	size_t got = strlen(list);
+	bool all = strstr(list, "TlsBig-00000") && strstr(list, "TlsBig-03999");
+	free(list);
+	HARNESS_CHECK(all && got > 16384 * 3, "the whole list (%zu bytes) over TLS", got);
+	return 0;
+}
+
 /* ---- the tests ---- */
 
 static int test_permissive_mixed(struct harness_server *s)
@@ -427,16 +461,17 @@ static int test_permissive_mixed(struct harness_server *s)
 	HARNESS_CHECK(register_broker(p) == 0, "plaintext registration");
 	/* interleaved on both transports, on one port */
 	for (int i = 0; i < 20; i++) {
-		HARNESS_CHECK(tcli_call(t, REQ_GET_ROUTEINFO_BY_TOPIC, &body, "topic", "TlsTopic", NULL) == 0,
+		HARNESS_CHECK(tcli_call_body(t, REQ_GET_ROUTEINFO_BY_TOPIC, NULL, &body, "topic", "TlsTopic", NULL) == 0,
 			      "TLS route query %d", i);
 		HARNESS_CHECK(strstr(body, "127.0.0.1:10911"), "route over TLS names the broker: %s", body);
 		free(body);
 		HARNESS_CHECK(plain_route(p) == 0, "plaintext route query %d", i);
 	}
-	HARNESS_CHECK(tcli_call(t, REQ_GET_BROKER_CLUSTER_INFO, &body, NULL) == 0, "cluster over TLS");
+	HARNESS_CHECK(tcli_call_body(t, REQ_GET_BROKER_CLUSTER_INFO, NULL, &body, NULL) == 0, "cluster over TLS");
 	HARNESS_CHECK(strstr(body, "TlsCluster"), "cluster answer over TLS: %s", body);
 	free(body);
 	HARNESS_CHECK(s_client_call(s->port, ca) == 0, "openssl s_client gets the cluster answer");
+	HARNESS_CHECK(big_frames_over_tls(t) == 0, "big frames over TLS");
 	HARNESS_CHECK(plain_call(p, REQ_GET_BROKER_CLUSTER_INFO, NULL) == 0, "plaintext still answered");
 	tcli_close(t);
 	client_close(p);
@@ -461,7 +496,7 @@ static int test_enforcing_refuses_plaintext(struct harness_server *s)
 	client_close(p);
 	struct tcli *t = tcli_connect(s->port, ca, NULL, NULL);
 	HARNESS_CHECK(t, "TLS handshake in enforcing mode");
-	HARNESS_CHECK(tcli_call(t, REQ_GET_BROKER_CLUSTER_INFO, NULL, NULL) == 0, "TLS answered");
+	HARNESS_CHECK(tcli_call_body(t, REQ_GET_BROKER_CLUSTER_INFO, NULL, NULL, NULL) == 0, "TLS answered");
 	HARNESS_CHECK(s_client_call(s->port, ca) == 0, "openssl s_client in enforcing mode");
 	HARNESS_CHECK(metric(http_port, "rmqns_tls_handshakes_total{result=\"done\"}") == 2, "handshakes counted");
 	HARNESS_CHECK(metric(http_port, "rmqns_connections_by_transport_total{transport=\"tls\"}") == 2,
@@ -603,7 +638,7 @@ static int test_config_file_and_password(struct harness_server *s)
 	HARNESS_CHECK(t, "TLS with the file's encrypted key");
 	HARNESS_CHECK(tcli_peer_serial(t) == SERIAL_ONE, "the file's certificate");
 	char *body = NULL;
-	HARNESS_CHECK(tcli_call(t, REQ_GET_NAMESRV_CONFIG, &body, NULL) == 0, "config over TLS");
+	HARNESS_CHECK(tcli_call_body(t, REQ_GET_NAMESRV_CONFIG, NULL, &body, NULL) == 0, "config over TLS");
 	HARNESS_CHECK(strstr(body, "tls.server.keyPassword=******\n") && !strstr(body, "not-this-one"),
 		      "the key password is not shown: %s", body);
 	free(body);
@@ -631,7 +666,7 @@ static int test_java_guide_key(struct harness_server *s)
 	const char *more[] = { key_arg, "--tls.server.keyPassword=s3cret", NULL };
 	HARNESS_CHECK(start_tls(s, "enforcing", more) == 0, "boot with an RC4-encrypted key");
 	struct tcli *t = tcli_connect(s->port, ca, NULL, NULL);
-	HARNESS_CHECK(t && tcli_call(t, REQ_GET_BROKER_CLUSTER_INFO, NULL, NULL) == 0, "answered");
+	HARNESS_CHECK(t && tcli_call_body(t, REQ_GET_BROKER_CLUSTER_INFO, NULL, NULL, NULL) == 0, "answered");
 	tcli_close(t);
 	free(rc4);
 	free(ca);
@@ -650,7 +685,7 @@ static int test_test_mode_certificate(struct harness_server *s)
 		X509_NAME_oneline(X509_get_subject_name(x), subject, sizeof subject);
 	X509_free(x);
 	HARNESS_CHECK(strstr(subject, "CN=rmqns test"), "self-signed test certificate: %s", subject);
-	HARNESS_CHECK(tcli_call(t, REQ_GET_BROKER_CLUSTER_INFO, NULL, NULL) == 0, "answered");
+	HARNESS_CHECK(tcli_call_body(t, REQ_GET_BROKER_CLUSTER_INFO, NULL, NULL, NULL) == 0, "answered");
 	tcli_close(t);
 	return 0;
 }
@@ -668,7 +703,7 @@ static int test_rotation(struct harness_server *s)
 
 	struct tcli *old = tcli_connect(s->port, ca, NULL, NULL);
 	HARNESS_CHECK(old && tcli_peer_serial(old) == SERIAL_ONE, "first certificate");
-	HARNESS_CHECK(tcli_call(old, REQ_GET_BROKER_CLUSTER_INFO, NULL, NULL) == 0, "answered before");
+	HARNESS_CHECK(tcli_call_body(old, REQ_GET_BROKER_CLUSTER_INFO, NULL, NULL, NULL) == 0, "answered before");
 
 	/* key first, then certificate: in between the pair does not match,
 	 * which must keep the first certificate in force */
@@ -679,9 +714,9 @@ static int test_rotation(struct harness_server *s)
 	HARNESS_CHECK(tcli_peer_serial(fresh) == SERIAL_TWO, "new connection sees the new certificate: %ld",
 		      tcli_peer_serial(fresh));
 	for (int i = 0; i < 5; i++) {
-		HARNESS_CHECK(tcli_call(old, REQ_GET_BROKER_CLUSTER_INFO, NULL, NULL) == 0,
+		HARNESS_CHECK(tcli_call_body(old, REQ_GET_BROKER_CLUSTER_INFO, NULL, NULL, NULL) == 0,
 			      "the connection opened before the rotation keeps working");
-		HARNESS_CHECK(tcli_call(fresh, REQ_GET_BROKER_CLUSTER_INFO, NULL, NULL) == 0, "new one works");
+		HARNESS_CHECK(tcli_call_body(fresh, REQ_GET_BROKER_CLUSTER_INFO, NULL, NULL, NULL) == 0, "new one works");
 	}
 	HARNESS_CHECK(tcli_peer_serial(old) == SERIAL_ONE, "old connection's certificate");
 
@@ -694,7 +729,7 @@ static int test_rotation(struct harness_server *s)
 		      "bad file logged");
 	struct tcli *third = tcli_connect(s->port, ca, NULL, NULL);
 	HARNESS_CHECK(third && tcli_peer_serial(third) == SERIAL_TWO, "still the second certificate");
-	HARNESS_CHECK(tcli_call(third, REQ_GET_BROKER_CLUSTER_INFO, NULL, NULL) == 0, "answered");
+	HARNESS_CHECK(tcli_call_body(third, REQ_GET_BROKER_CLUSTER_INFO, NULL, NULL, NULL) == 0, "answered");
 	tcli_close(third);
 	tcli_close(fresh);
 	tcli_close(old);
@@ -731,7 +766,7 @@ static int measure_routes(struct client *p, struct tcli *t, const char *when)
 		uint64_t t0 = now_us();
 		HARNESS_CHECK(plain_route(p) == 0, "plaintext route %s", when);
 		uint64_t t1 = now_us();
-		HARNESS_CHECK(tcli_call(t, REQ_GET_ROUTEINFO_BY_TOPIC, NULL, "topic", "TlsTopic", NULL) == 0,
+		HARNESS_CHECK(tcli_call_body(t, REQ_GET_ROUTEINFO_BY_TOPIC, NULL, NULL, "topic", "TlsTopic", NULL) == 0,
 			      "TLS route %s", when);
 		lat[0][i] = t1 - t0;
 		lat[1][i] = now_us() - t1;
@@ -815,7 +850,7 @@ static int test_stalls_do_not_delay_others(struct harness_server *s)
 	/* others are answered while the stalled handshakes wait */
 	HARNESS_CHECK(measure_routes(p, t, "with 8 stalled handshakes and 8 garbage ones") == 0, "during");
 	struct tcli *t2 = tcli_connect(s->port, ca, NULL, NULL);
-	HARNESS_CHECK(t2 && tcli_call(t2, REQ_GET_BROKER_CLUSTER_INFO, NULL, NULL) == 0,
+	HARNESS_CHECK(t2 && tcli_call_body(t2, REQ_GET_BROKER_CLUSTER_INFO, NULL, NULL, NULL) == 0,
 		      "a new TLS client is served meanwhile");
 	struct client *p2 = harness_connect(s);
 	HARNESS_CHECK(p2 && plain_call(p2, REQ_GET_BROKER_CLUSTER_INFO, NULL) == 0,
@@ -948,7 +983,7 @@ static int client_auth_case(int port, const char *ca, const char *c, const char 
 	struct tcli *t = tcli_connect(port, ca, c, k);
 	/* TLS 1.3 finishes the client's side before the server has checked
 	 * its certificate: a refusal shows on the first request */
-	int rc = t ? tcli_call(t, REQ_GET_BROKER_CLUSTER_INFO, NULL, NULL) : -1;
+	int rc = t ? tcli_call_body(t, REQ_GET_BROKER_CLUSTER_INFO, NULL, NULL, NULL) : -1;
 	tcli_close(t);
 	return rc;
 }
