@@ -33,6 +33,11 @@ enum metrics_counter {
 	MC_ACL_UNKNOWN_KEY,
 	MC_ACL_BAD_SIGNATURE,
 	MC_ACL_NOT_ADMIN,
+	MC_TLS_HANDSHAKES,     /* TLS handshakes completed */
+	MC_TLS_HANDSHAKE_FAILURES, /* ... failed or timed out */
+	MC_CONN_TLS,           /* protocol connections by transport: TLS */
+	MC_CONN_PLAINTEXT,     /* ... plaintext */
+	MC_CONN_PLAINTEXT_REFUSED, /* plaintext closed by tls.server.mode=enforcing */
 	MC_COUNT
 };
 

@@ -361,6 +361,15 @@ static const struct metrics_simple metrics_simple[] = {
 	{ "rmqns_acl_refusals_total", NULL, "reason=\"unknown_access_key\"", MC_ACL_UNKNOWN_KEY },
 	{ "rmqns_acl_refusals_total", NULL, "reason=\"bad_signature\"", MC_ACL_BAD_SIGNATURE },
 	{ "rmqns_acl_refusals_total", NULL, "reason=\"not_admin\"", MC_ACL_NOT_ADMIN },
+	{ "rmqns_tls_handshakes_total", "TLS handshakes on the protocol port, by result.",
+	  "result=\"done\"", MC_TLS_HANDSHAKES },
+	{ "rmqns_tls_handshakes_total", NULL, "result=\"failed\"", MC_TLS_HANDSHAKE_FAILURES },
+	{ "rmqns_connections_by_transport_total",
+	  "Protocol connections by transport, once known (TLS: handshake done).",
+	  "transport=\"tls\"", MC_CONN_TLS },
+	{ "rmqns_connections_by_transport_total", NULL, "transport=\"plaintext\"", MC_CONN_PLAINTEXT },
+	{ "rmqns_connections_by_transport_total", NULL, "transport=\"refused_plaintext\"",
+	  MC_CONN_PLAINTEXT_REFUSED },
 };
 
 int metrics_write(struct buf *out)

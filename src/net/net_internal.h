@@ -15,10 +15,12 @@
 
 #include "rmqns/buf.h"
 #include "rmqns/net.h"
+#include "rmqns/tls.h"
 
 /* Fairness and memory bounds of one reactor turn. */
 #define NET_FRAMES_PER_TURN 64      /* frames cut per connection per wake-up */
 #define NET_READS_PER_TURN 4        /* read() calls per connection per wake-up */
+#define NET_TLS_READS_PER_TURN 16   /* SSL_read calls (a record, <= 16 KiB, each) */
 #define NET_RBUF_INITIAL 16384u     /* read buffer of a fresh connection */
 #define NET_RBUF_KEEP (1u << 18)    /* an emptied buffer above this shrinks back */
 #define NET_WRITEV_MAX 64           /* iovecs per writev */
@@ -99,6 +101,7 @@ struct reactor {
 
 struct server {
 	struct server_params params;
+	struct tls_server *tls; /* NULL: tls.server.mode=disabled */
 	char bind[64];
 	struct net_callbacks cb;
 	int listenfd;
