@@ -229,6 +229,7 @@ enum {
 	OPT_BROKER_PORT, OPT_STORM_BROKERS, OPT_STORM_TOPICS, OPT_NO_IDLE, OPT_PID, OPT_JSON,
 	OPT_PLOT, OPT_FLOOR, OPT_PROGRESS, OPT_QUIET, OPT_EXEC, OPT_RUNS, OPT_REG_TIMEOUT,
 	OPT_HEARTBEATS, OPT_HEARTBEAT_INTERVAL, OPT_KV_INTERVAL, OPT_POLL_INTERVAL, OPT_MEASURE_FOR,
+	OPT_TLS, OPT_TLS_CA, OPT_TLS_CERT, OPT_TLS_KEY,
 };
 
 static const struct option long_opts[] = {
@@ -267,6 +268,10 @@ static const struct option long_opts[] = {
 	{ "kv-interval", required_argument, NULL, OPT_KV_INTERVAL },
 	{ "poll-interval", required_argument, NULL, OPT_POLL_INTERVAL },
 	{ "measure-for", required_argument, NULL, OPT_MEASURE_FOR },
+	{ "tls", no_argument, NULL, OPT_TLS },
+	{ "tls-ca", required_argument, NULL, OPT_TLS_CA },
+	{ "tls-cert", required_argument, NULL, OPT_TLS_CERT },
+	{ "tls-key", required_argument, NULL, OPT_TLS_KEY },
 	{ "pid", required_argument, NULL, OPT_PID },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "plot", required_argument, NULL, OPT_PLOT },
@@ -518,6 +523,20 @@ int opts_parse(int argc, char **argv, struct bench_opts *o, bool *help, char *er
 				return opts_fail(err, err_len, "bad --measure-for '%s' (up to 600s)", a);
 			poll_given = true;
 			break;
+		case OPT_TLS:
+		case OPT_TLS_CA:
+		case OPT_TLS_CERT:
+		case OPT_TLS_KEY:
+			if (a && !*a)
+				return opts_fail(err, err_len, "empty file name for --tls-*");
+			o->tls = true;
+			if (c == OPT_TLS_CA)
+				o->tls_ca = a;
+			else if (c == OPT_TLS_CERT)
+				o->tls_cert = a;
+			else if (c == OPT_TLS_KEY)
+				o->tls_key = a;
+			break;
 		case OPT_PID: {
 			uint64_t pid;
 			if (opts_parse_count(a, &pid) || pid == 0 || pid > 0x7fffffff)
@@ -605,6 +624,10 @@ int opts_parse(int argc, char **argv, struct bench_opts *o, bool *help, char *er
 		return opts_fail(err, err_len, "startup needs --exec CMD");
 	if (o->rate > 0 && o->scenario != SC_ROUTE && o->scenario != SC_MIXED)
 		return opts_fail(err, err_len, "--rate applies to route and mixed only");
+	if (o->tls && (o->scenario == SC_STARTUP || o->scenario == SC_DISCONNECT))
+		return opts_fail(err, err_len, "--tls applies to route, register, mixed, churn and seed");
+	if (!o->tls_cert != !o->tls_key)
+		return opts_fail(err, err_len, "--tls-cert and --tls-key go together");
 	if (o->threads > o->conns)
 		o->threads = o->conns;
 	return RMQNS_OK;

@@ -69,6 +69,11 @@ struct bench_opts {
 	char broker_prefix[64];
 	char topic_prefix[64];
 	uint32_t broker_port;    /* first fake broker port */
+	/* TLS to the server: without a CA the certificate is not checked */
+	bool tls;
+	const char *tls_ca;
+	const char *tls_cert;
+	const char *tls_key;
 	/* server process */
 	pid_t pid;
 	/* output */
