@@ -10,6 +10,7 @@ FROM debian:12-slim AS build
 RUN apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends \
       meson ninja-build pkg-config gcc libc6-dev libjansson-dev liburcu-dev zlib1g-dev \
+      libssl-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY meson.build meson_options.txt ./
@@ -27,7 +28,7 @@ RUN meson setup /build -Dtests=false -Dbuildtype=release \
 # broker simulator below.
 FROM debian:12-slim AS base
 RUN apt-get update -qq \
- && apt-get install -y -qq --no-install-recommends libjansson4 liburcu8 zlib1g \
+ && apt-get install -y -qq --no-install-recommends libjansson4 liburcu8 zlib1g libssl3 \
  && apt-get clean \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /var/log/apt /var/log/dpkg.log \
  && groupadd --system --gid 10001 rmqns \
