@@ -69,6 +69,15 @@ struct options {
 	int32_t httpPort;                  /* the HTTP endpoint; 0 = off */
 	char *httpBindAddress;             /* NULL or "" = bindAddress */
 	int32_t healthStallMillis;         /* /healthz fails past this without a turn */
+	/* TLS on the protocol port (tls.h); Java's names, read at start */
+	char *tlsServerMode;               /* disabled, permissive or enforcing */
+	char *tlsServerCertPath;
+	char *tlsServerKeyPath;
+	char *tlsServerKeyPassword;
+	char *tlsServerTrustCertPath;
+	char *tlsServerNeedClientAuth;     /* none, optional or require */
+	char *tlsConfigFile;               /* Java properties holding the keys above */
+	bool tlsTestModeEnable;            /* self-signed certificate when no certPath */
 };
 
 /* ---- the options table ---- */
@@ -85,6 +94,7 @@ enum config_flag {
 	CONFIG_PATH = 1u << 1,   /* names a file or directory: never changed at run time */
 	CONFIG_UNUSED = 1u << 2, /* accepted for Java compatibility, no effect in rmqns */
 	CONFIG_AUTO = 1u << 3,   /* 0 means "as many as there are CPUs" */
+	CONFIG_SECRET = 1u << 4, /* shown as ****** by -p and GET_NAMESRV_CONFIG */
 };
 
 struct config_option {

@@ -29,6 +29,11 @@ enum metrics_counter {
 	MC_ROUTE_CACHE_BUILDS, /* ... built for the query */
 	MC_HTTP_REQUESTS,
 	MC_HTTP_REJECTED,      /* HTTP connections cut: head too large, deadline passed */
+	MC_TLS_HANDSHAKES,     /* TLS handshakes completed */
+	MC_TLS_HANDSHAKE_FAILURES, /* ... failed or timed out */
+	MC_CONN_TLS,           /* protocol connections by transport: TLS */
+	MC_CONN_PLAINTEXT,     /* ... plaintext */
+	MC_CONN_PLAINTEXT_REFUSED, /* plaintext closed by tls.server.mode=enforcing */
 	MC_COUNT
 };
 

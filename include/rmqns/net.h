@@ -76,6 +76,10 @@ struct server_params {
 	uint64_t outbound_pause_bytes; /* unsent answers past this: stop reading the peer */
 	uint64_t outbound_close_bytes; /* past this: close it */
 	int sndbuf, rcvbuf;         /* SO_SNDBUF / SO_RCVBUF of accepted sockets; 0 = OS default */
+	/* The tls.* options (tls.h); NULL or tls.server.mode=disabled: plaintext
+	 * only. server_create loads the certificate and fails (logged) when it
+	 * does not load. Outbound connections are always plaintext. */
+	const struct options *tls_options;
 };
 
 /* Fills p from the start-up options (thread count 0 = number of CPUs). */

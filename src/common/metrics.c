@@ -356,6 +356,15 @@ static const struct metrics_simple metrics_simple[] = {
 	{ "rmqns_http_rejected_total",
 	  "HTTP connections cut: request head too large, or the deadline passed.", NULL,
 	  MC_HTTP_REJECTED },
+	{ "rmqns_tls_handshakes_total", "TLS handshakes on the protocol port, by result.",
+	  "result=\"done\"", MC_TLS_HANDSHAKES },
+	{ "rmqns_tls_handshakes_total", NULL, "result=\"failed\"", MC_TLS_HANDSHAKE_FAILURES },
+	{ "rmqns_connections_by_transport_total",
+	  "Protocol connections by transport, once known (TLS: handshake done).",
+	  "transport=\"tls\"", MC_CONN_TLS },
+	{ "rmqns_connections_by_transport_total", NULL, "transport=\"plaintext\"", MC_CONN_PLAINTEXT },
+	{ "rmqns_connections_by_transport_total", NULL, "transport=\"refused_plaintext\"",
+	  MC_CONN_PLAINTEXT_REFUSED },
 };
 
 int metrics_write(struct buf *out)

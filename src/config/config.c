@@ -419,7 +419,10 @@ void config_print_options(const struct config *cfg, FILE *out)
 		v.len = 0;
 		if (options_format_value(&cfg->startup, &tab[i], &v) < 0 || buf_terminate(&v) < 0)
 			break;
-		fprintf(out, "%s INFO main - %s=%s\n", ts, tab[i].name, v.data ? (const char *)v.data : "");
+		const char *text = v.data ? (const char *)v.data : "";
+		if ((tab[i].flags & CONFIG_SECRET) && *text)
+			text = "******";
+		fprintf(out, "%s INFO main - %s=%s\n", ts, tab[i].name, text);
 	}
 	buf_free(&v);
 	fflush(out);
@@ -474,12 +477,29 @@ const char *config_file(const struct config *cfg)
 	return cfg->file;
 }
 
+/* A secret that is set reads as ****** (the file keeps it). */
+static int mask_secrets(struct properties *all)
+{
+	const struct config_option *tab;
+	size_t n;
+	int rc = RMQNS_OK;
+
+	tab = config_options(&n);
+	for (size_t i = 0; i < n && rc == RMQNS_OK; i++) {
+		const char *v = (tab[i].flags & CONFIG_SECRET) ? properties_get(all, tab[i].name) : NULL;
+		if (v && *v)
+			rc = properties_set(all, tab[i].name, "******");
+	}
+	return rc;
+}
+
 int config_properties_text(const struct config *cfg, struct buf *out)
 {
 	const struct config_state *st = state_current(cfg);
 	struct properties all = PROPERTIES_INIT;
 	int rc = state_properties(st, &all);
 
+	rc = rc == RMQNS_OK ? mask_secrets(&all) : rc;
 	if (rc == RMQNS_OK)
 		rc = properties_format(&all, out);
 	properties_free(&all);
@@ -492,6 +512,10 @@ static bool black_listed(const char *list, const struct properties *p)
 {
 	for (int i = 0; fixed_black_list[i]; i++)
 		if (properties_has(p, fixed_black_list[i]))
+			return true;
+	/* TLS settings are the operator's, never a remote peer's */
+	for (size_t i = 0; i < p->count; i++)
+		if (strncmp(p->items[i].key, "tls.", 4) == 0)
 			return true;
 	while (list && *list) {
 		const char *end = strchr(list, ';');
@@ -757,12 +781,13 @@ int config_reload(struct config *cfg)
 		v.len = 0;
 		if (options_format_value(&ns->configured, opt, &v) < 0 || buf_terminate(&v) < 0)
 			continue;
+		const char *shown = (opt->flags & CONFIG_SECRET) ? "******" : (const char *)v.data;
 		if (live)
-			log_info("SIGHUP: %s=%s applied", opt->name, (const char *)v.data);
+			log_info("SIGHUP: %s=%s applied", opt->name, shown);
 		else if (!options_equal(&cfg->startup, &ns->configured, opt))
-			log_warn("SIGHUP: %s=%s takes effect after a restart", opt->name, (const char *)v.data);
+			log_warn("SIGHUP: %s=%s takes effect after a restart", opt->name, shown);
 		else
-			log_info("SIGHUP: %s=%s (the value in force)", opt->name, (const char *)v.data);
+			log_info("SIGHUP: %s=%s (the value in force)", opt->name, shown);
 	}
 	buf_free(&v);
 	if (rc < 0) {

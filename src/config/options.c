@@ -20,6 +20,8 @@
 #define GIB (INT64_C(1) << 30)
 
 static const char *const log_levels[] = { "DEBUG", "INFO", "WARN", "ERROR", NULL };
+static const char *const tls_modes[] = { "disabled", "permissive", "enforcing", NULL };
+static const char *const tls_client_auths[] = { "none", "optional", "require", NULL };
 
 /* Minimums for run-time updates: an unauthenticated UPDATE_NAMESRV_CONFIG
  * must not be able to shrink pools, queues or limits to a crawl (the Java
@@ -137,6 +139,24 @@ static const struct config_option options_table[] = {
 	  "address the HTTP port listens on; empty = the same as bindAddress" },
 	{ "healthStallMillis", CONFIG_I32, 0, OFF(healthStallMillis), "5000", 2000, 3600000, 0, NULL,
 	  "/healthz fails once a reactor or the registrar has not turned for this many ms" },
+
+	/* TLS (Java's names; all read at start, none changeable at run time) */
+	{ "tls.server.mode", CONFIG_STR, 0, OFF(tlsServerMode), "disabled", 0, 0, 0, tls_modes,
+	  "TLS on the protocol port: disabled, permissive (TLS and plaintext) or enforcing (TLS only)" },
+	{ "tls.server.certPath", CONFIG_STR, CONFIG_PATH, OFF(tlsServerCertPath), "", 0, 0, 0, NULL,
+	  "PEM certificate chain of the server (reloaded when it changes)" },
+	{ "tls.server.keyPath", CONFIG_STR, CONFIG_PATH, OFF(tlsServerKeyPath), "", 0, 0, 0, NULL,
+	  "PEM private key of the server (reloaded when it changes)" },
+	{ "tls.server.keyPassword", CONFIG_STR, CONFIG_SECRET, OFF(tlsServerKeyPassword), "", 0, 0, 0, NULL,
+	  "password of an encrypted private key; empty = not encrypted" },
+	{ "tls.server.trustCertPath", CONFIG_STR, CONFIG_PATH, OFF(tlsServerTrustCertPath), "", 0, 0, 0, NULL,
+	  "PEM CA certificates client certificates must chain to (reloaded when it changes)" },
+	{ "tls.server.need.client.auth", CONFIG_STR, 0, OFF(tlsServerNeedClientAuth), "none", 0, 0, 0,
+	  tls_client_auths, "client certificates: none, optional (verified when sent) or require" },
+	{ "tls.config.file", CONFIG_STR, CONFIG_PATH, OFF(tlsConfigFile), "", 0, 0, 0, NULL,
+	  "a Java properties file with tls.* keys, as Java's tls.properties; its values win" },
+	{ "tls.test.mode.enable", CONFIG_BOOL, 0, OFF(tlsTestModeEnable), "false", 0, 0, 0, NULL,
+	  "no tls.server.certPath: a self-signed certificate made at start (tests only)" },
 };
 
 #define OPTIONS_COUNT (sizeof(options_table) / sizeof(options_table[0]))
@@ -259,8 +279,13 @@ static int option_parse(const struct config_option *opt, const char *text, struc
 					return RMQNS_OK;
 				}
 			}
-			snprintf(err, errlen, "invalid value for %s: '%s' (expected one of DEBUG, INFO, WARN, ERROR)",
-				 opt->name, text);
+			char expected[128] = "";
+			size_t used = 0;
+			for (const char *const *c = opt->choices; *c && used < sizeof expected; c++)
+				used += (size_t)snprintf(expected + used, sizeof expected - used, "%s%s",
+							 c == opt->choices ? "" : ", ", *c);
+			snprintf(err, errlen, "invalid value for %s: '%s' (expected one of %s)", opt->name,
+				 text, expected);
 			free(pv->s);
 			pv->s = NULL;
 			return RMQNS_EINVAL;

@@ -15,6 +15,7 @@
 
 #include "rmqns/buf.h"
 #include "rmqns/net.h"
+#include "rmqns/tls.h"
 
 /* Fairness and memory bounds of one reactor turn. */
 #define NET_FRAMES_PER_TURN 64      /* frames cut per connection per wake-up */
@@ -99,6 +100,7 @@ struct reactor {
 
 struct server {
 	struct server_params params;
+	struct tls_server *tls; /* NULL: tls.server.mode=disabled */
 	char bind[64];
 	struct net_callbacks cb;
 	int listenfd;

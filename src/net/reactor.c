@@ -2,7 +2,9 @@
  * outright. It reads, cuts frames and hands each to the on_frame callback,
  * takes bytes sent from other threads from its inbound queue and writes
  * each connection's bytes with one writev. No other thread ever touches a
- * struct conn; they name connections by id. */
+ * struct conn; they name connections by id. A TLS connection (c->tls set)
+ * runs its handshake and records here too, non-blocking, through the
+ * conn_tls_* functions; a plaintext one pays one pointer test for it. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -17,11 +19,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
 #include "rmqns/err.h"
 #include "rmqns/log.h"
 #include "rmqns/metrics.h"
 #include "rmqns/race.h"
 #include "rmqns/remoting.h"
+#include "rmqns/tls.h"
 
 #include "net_internal.h"
 
@@ -50,6 +56,28 @@ struct conn {
 	struct cds_list_head dirty_node;
 	struct cds_list_head backlog_node;
 	struct cds_list_head outbound_node; /* on r->outbound */
+	struct conn_tls *tls;    /* NULL: plaintext (decided, or TLS disabled) */
+};
+
+enum conn_tls_state {
+	CONN_TLS_SNIFF = 0,     /* waiting for the first byte: TLS or plaintext? */
+	CONN_TLS_HANDSHAKE = 1,
+	CONN_TLS_OPEN = 2,
+};
+
+/* The TLS side of a connection. Answers leave c's outbound list for
+ * `stage` a record's worth at a time, so that many small answers become
+ * one record and one write; a blocked SSL_write is retried on the same
+ * (possibly grown, possibly moved) stage. */
+struct conn_tls {
+	SSL *ssl;
+	enum conn_tls_state state;
+	bool hs_wants_write;    /* the handshake waits for the socket to drain */
+	bool read_wants_write;  /* SSL_read waits for writability */
+	bool write_wants_read;  /* SSL_write waits for readability */
+	uint64_t deadline_ms;   /* for the handshake */
+	struct buf stage;
+	size_t stage_off;       /* bytes of stage already written */
 };
 
 static __thread struct reactor *reactor_self;
@@ -115,6 +143,13 @@ static void conn_update_events(struct reactor *r, struct conn *c)
 		want |= EPOLLIN; /* an outbound peer's close shows up as readable */
 	if (!c->connecting && c->out_blocked && !c->closing)
 		want |= EPOLLOUT;
+	if (c->tls && !c->closing) {
+		const struct conn_tls *t = c->tls;
+		if (t->state != CONN_TLS_OPEN)
+			want = !r->reading ? 0 : t->hs_wants_write ? EPOLLOUT : EPOLLIN;
+		else
+			want |= (t->read_wants_write ? EPOLLOUT : 0) | (t->write_wants_read ? EPOLLIN : 0);
+	}
 	if (want == c->events)
 		return;
 	struct epoll_event ev = { .events = want, .data.u64 = c->id };
@@ -146,11 +181,27 @@ static void conn_fail(struct reactor *r, struct conn *c)
 	conn_mark_dirty(r, c);
 }
 
+static void conn_tls_free(struct conn *c)
+{
+	struct conn_tls *t = c->tls;
+	if (t->ssl) {
+		if (t->state == CONN_TLS_OPEN)
+			(void)SSL_shutdown(t->ssl); /* one try at close_notify, never waited for */
+		SSL_free(t->ssl);
+	}
+	ERR_clear_error();
+	buf_free(&t->stage);
+	free(t);
+	c->tls = NULL;
+}
+
 static void conn_destroy(struct reactor *r, struct conn *c, const char *why)
 {
 	struct server *s = r->srv;
 	uint32_t slot = net_conn_slot(c->id);
 
+	if (c->tls)
+		conn_tls_free(c);
 	epoll_ctl(r->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	while (c->out_head) {
@@ -257,6 +308,19 @@ static void conn_open(struct reactor *r, struct net_accepted *a)
 	atomic_fetch_add(&r->conn_count, 1);
 	metrics_add(MC_CONN_ACCEPTED, 1);
 	log_debug("connection %s accepted", c->peer);
+	if (!r->srv->tls) {
+		metrics_add(MC_CONN_PLAINTEXT, 1);
+		return;
+	}
+	c->tls = calloc(1, sizeof *c->tls);
+	if (!c->tls) {
+		log_error("closing connection %s: out of memory for its TLS state", c->peer);
+		conn_fail(r, c);
+		return;
+	}
+	c->tls->state = CONN_TLS_SNIFF;
+	c->tls->deadline_ms = r->now_ms + TLS_HANDSHAKE_TIMEOUT_MS;
+	c->tls->stage = (struct buf)BUF_INIT;
 }
 
 /* The reactor's connection to a peer, opened now if there is none. */
@@ -587,11 +651,27 @@ static void reactor_take_accepted(struct reactor *r)
 	}
 }
 
-/* Writes as much of the connection's answers as the socket takes. */
-static void conn_flush(struct reactor *r, struct conn *c)
+/* After a write: resume reads that waited for the peer to catch up. */
+static void conn_after_flush(struct reactor *r, struct conn *c)
 {
 	const struct server_params *p = &r->srv->params;
 
+	if (c->paused && c->out_bytes <= p->outbound_pause_bytes / 2) {
+		c->paused = false;
+		conn_mark_backlog(r, c); /* frames may be waiting in rbuf */
+	}
+	conn_update_events(r, c);
+}
+
+static void conn_tls_flush(struct reactor *r, struct conn *c);
+
+/* Writes as much of the connection's answers as the socket takes. */
+static void conn_flush(struct reactor *r, struct conn *c)
+{
+	if (c->tls) {
+		conn_tls_flush(r, c);
+		return;
+	}
 	while (c->out_head) {
 		struct iovec iov[NET_WRITEV_MAX];
 		int n = 0;
@@ -637,11 +717,7 @@ static void conn_flush(struct reactor *r, struct conn *c)
 	}
 	if (!c->out_head)
 		c->out_blocked = false;
-	if (c->paused && c->out_bytes <= p->outbound_pause_bytes / 2) {
-		c->paused = false;
-		conn_mark_backlog(r, c); /* frames may be waiting in rbuf */
-	}
-	conn_update_events(r, c);
+	conn_after_flush(r, c);
 }
 
 /* ---- requests ---- */
@@ -808,6 +884,245 @@ static void conn_on_readable(struct reactor *r, struct conn *c)
 		conn_mark_backlog(r, c);
 }
 
+/* ---- TLS ---- */
+
+/* OpenSSL's reason for the last failure, for a log line. */
+static const char *tls_reason(SSL *ssl, int rc, char *buf, size_t n)
+{
+	int e = SSL_get_error(ssl, rc);
+	unsigned long code = ERR_get_error();
+	if (code)
+		ERR_error_string_n(code, buf, n);
+	else if (e == SSL_ERROR_SYSCALL)
+		snprintf(buf, n, "%s", errno ? strerror(errno) : "connection closed");
+	else
+		snprintf(buf, n, "SSL error %d", e);
+	ERR_clear_error();
+	return buf;
+}
+
+static void conn_tls_read(struct reactor *r, struct conn *c);
+
+static void conn_tls_handshake(struct reactor *r, struct conn *c)
+{
+	struct conn_tls *t = c->tls;
+	char why[256];
+
+	ERR_clear_error();
+	int rc = SSL_do_handshake(t->ssl);
+	if (rc == 1) {
+		t->state = CONN_TLS_OPEN;
+		t->hs_wants_write = false;
+		c->last_active_ms = r->now_ms;
+		metrics_add(MC_TLS_HANDSHAKES, 1);
+		metrics_add(MC_CONN_TLS, 1);
+		log_debug("connection %s: %s, %s", c->peer, SSL_get_version(t->ssl),
+			  SSL_get_cipher_name(t->ssl));
+		conn_update_events(r, c);
+		conn_tls_read(r, c); /* the first request may have come with the handshake */
+		return;
+	}
+	switch (SSL_get_error(t->ssl, rc)) {
+	case SSL_ERROR_WANT_READ:
+		t->hs_wants_write = false;
+		break;
+	case SSL_ERROR_WANT_WRITE:
+		t->hs_wants_write = true;
+		break;
+	default:
+		metrics_add(MC_TLS_HANDSHAKE_FAILURES, 1);
+		log_info("closing connection %s: TLS handshake failed: %s", c->peer,
+			 tls_reason(t->ssl, rc, why, sizeof why));
+		conn_fail(r, c);
+		return;
+	}
+	c->last_active_ms = r->now_ms;
+	conn_update_events(r, c);
+}
+
+/* Peeks at the first byte, as Java does: 0x16 starts a TLS handshake,
+ * anything else is plaintext (refused when enforcing). Returns false when
+ * the connection turned plaintext: the caller goes on as for any other. */
+static bool conn_tls_sniff(struct reactor *r, struct conn *c)
+{
+	struct conn_tls *t = c->tls;
+	uint8_t first;
+	ssize_t n = recv(c->fd, &first, 1, MSG_PEEK);
+
+	if (n == 0) {
+		log_debug("connection %s: closed by the peer before a byte", c->peer);
+		conn_fail(r, c);
+		return true;
+	}
+	if (n < 0) {
+		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+			log_info("closing connection %s: read: %s", c->peer, strerror(errno));
+			conn_fail(r, c);
+		}
+		return true;
+	}
+	if (first != TLS_HANDSHAKE_BYTE) {
+		if (tls_server_mode(r->srv->tls) == TLS_MODE_ENFORCING) {
+			metrics_add(MC_CONN_PLAINTEXT_REFUSED, 1);
+			log_info("closing connection %s: plaintext refused (tls.server.mode=enforcing)", c->peer);
+			conn_fail(r, c);
+			return true;
+		}
+		conn_tls_free(c);
+		metrics_add(MC_CONN_PLAINTEXT, 1);
+		conn_update_events(r, c);
+		return false;
+	}
+	t->ssl = tls_server_new_ssl(r->srv->tls);
+	if (!t->ssl || SSL_set_fd(t->ssl, c->fd) != 1) {
+		log_error("closing connection %s: out of memory for its TLS session", c->peer);
+		conn_fail(r, c);
+		return true;
+	}
+	SSL_set_accept_state(t->ssl);
+	t->state = CONN_TLS_HANDSHAKE;
+	conn_tls_handshake(r, c);
+	return true;
+}
+
+/* conn_on_readable over TLS: records in, frames cut as usual. */
+static void conn_tls_read(struct reactor *r, struct conn *c)
+{
+	struct conn_tls *t = c->tls;
+	int budget = NET_FRAMES_PER_TURN;
+	char why[256];
+
+	t->read_wants_write = false;
+	conn_cut_frames(r, c, &budget);
+	for (int reads = 0; reads < NET_READS_PER_TURN; reads++) {
+		if (budget == 0 || c->closing || c->paused || !r->reading)
+			break;
+		if (conn_make_room(r, c) < 0) {
+			log_error("closing connection %s: out of memory for its read buffer", c->peer);
+			conn_fail(r, c);
+			break;
+		}
+		size_t room = c->rcap - c->rlen;
+		ERR_clear_error();
+		int n = SSL_read(t->ssl, c->rbuf + c->rlen, room > INT32_MAX ? INT32_MAX : (int)room);
+		if (n > 0) {
+			c->rlen += (size_t)n;
+			c->last_active_ms = r->now_ms;
+			conn_cut_frames(r, c, &budget);
+			continue;
+		}
+		int e = SSL_get_error(t->ssl, n);
+		if (e == SSL_ERROR_WANT_READ)
+			break;
+		if (e == SSL_ERROR_WANT_WRITE) {
+			t->read_wants_write = true;
+			break;
+		}
+		if (e == SSL_ERROR_ZERO_RETURN) {
+			log_debug("connection %s: closed by the peer", c->peer);
+		} else {
+			log_info("closing connection %s: TLS read: %s", c->peer,
+				 tls_reason(t->ssl, n, why, sizeof why));
+		}
+		conn_fail(r, c);
+		break;
+	}
+	/* Decrypted bytes left in OpenSSL raise no epoll event: come back. */
+	if (!c->closing && (budget == 0 || (SSL_has_pending(t->ssl) && !c->paused && r->reading)))
+		conn_mark_backlog(r, c);
+	conn_update_events(r, c);
+}
+
+/* conn_flush over TLS: up to a record's worth of answers staged, one
+ * SSL_write (one record, one write) for it, until the socket is full. */
+static void conn_tls_flush(struct reactor *r, struct conn *c)
+{
+	struct conn_tls *t = c->tls;
+	char why[256];
+
+	if (t->state != CONN_TLS_OPEN)
+		return; /* nothing to answer yet */
+	t->write_wants_read = false;
+	c->out_blocked = false;
+	for (;;) {
+		if (t->stage_off == t->stage.len)
+			t->stage.len = t->stage_off = 0; /* nothing pending in OpenSSL: restart */
+		while (c->out_head && t->stage.len - t->stage_off < TLS_RECORD_BYTES) {
+			struct net_msg *m = c->out_head;
+			size_t take = m->data.len - c->out_off;
+			size_t room = TLS_RECORD_BYTES - (t->stage.len - t->stage_off);
+			if (take > room)
+				take = room;
+			if (buf_append(&t->stage, m->data.data + c->out_off, take) < 0) {
+				log_error("closing connection %s: out of memory for its answers", c->peer);
+				conn_fail(r, c);
+				return;
+			}
+			c->out_off += take;
+			if (c->out_off == m->data.len) {
+				c->out_off = 0;
+				c->out_head = m->next;
+				buf_free(&m->data);
+				free(m);
+			}
+		}
+		if (!c->out_head)
+			c->out_tail = NULL;
+		size_t len = t->stage.len - t->stage_off;
+		if (len == 0)
+			break;
+		ERR_clear_error();
+		int n = SSL_write(t->ssl, t->stage.data + t->stage_off, (int)len);
+		if (n > 0) {
+			t->stage_off += (size_t)n;
+			c->out_bytes -= (uint64_t)n;
+			c->last_active_ms = r->now_ms;
+			continue;
+		}
+		int e = SSL_get_error(t->ssl, n);
+		if (e == SSL_ERROR_WANT_WRITE) {
+			c->out_blocked = true;
+			break;
+		}
+		if (e == SSL_ERROR_WANT_READ) {
+			t->write_wants_read = true;
+			break;
+		}
+		log_info("closing connection %s: TLS write: %s", c->peer, tls_reason(t->ssl, n, why, sizeof why));
+		conn_fail(r, c);
+		return;
+	}
+	if (t->stage_off == t->stage.len && !c->out_head)
+		buf_free(&t->stage); /* an idle connection keeps no staging memory */
+	conn_after_flush(r, c);
+}
+
+/* An epoll event on a TLS connection. Returns false when it turned out to
+ * be plaintext: the caller handles the event as for any other. */
+static bool conn_tls_on_event(struct reactor *r, struct conn *c, uint32_t events)
+{
+	struct conn_tls *t = c->tls;
+
+	if (t->state == CONN_TLS_SNIFF) {
+		if (!conn_tls_sniff(r, c))
+			return false;
+		return true; /* the handshake, if any, took its first step */
+	}
+	if (t->state == CONN_TLS_HANDSHAKE) {
+		conn_tls_handshake(r, c);
+		return true;
+	}
+	if ((events & EPOLLOUT) || (t->write_wants_read && (events & EPOLLIN)))
+		conn_mark_dirty(r, c);
+	if ((events & EPOLLIN) || (t->read_wants_write && (events & EPOLLOUT)))
+		conn_tls_read(r, c);
+	else if (events & (EPOLLERR | EPOLLHUP)) {
+		log_debug("connection %s: hang-up or error", c->peer);
+		conn_fail(r, c);
+	}
+	return true;
+}
+
 /* Connections that used up their turn's budget get another turn. */
 static void reactor_run_backlog(struct reactor *r)
 {
@@ -821,6 +1136,11 @@ static void reactor_run_backlog(struct reactor *r)
 		cds_list_del_init(&c->backlog_node);
 		if (c->closing)
 			continue;
+		if (c->tls) {
+			if (c->tls->state == CONN_TLS_OPEN)
+				conn_tls_read(r, c); /* frames cut, then what OpenSSL holds */
+			continue;
+		}
 		int budget = NET_FRAMES_PER_TURN;
 		conn_cut_frames(r, c, &budget);
 		if (budget == 0 && !c->closing)
@@ -846,11 +1166,19 @@ static void reactor_scan_idle(struct reactor *r)
 	uint64_t idle = r->srv->params.idle_close_ms;
 	uint64_t expirations;
 
-	if (read(r->timerfd, &expirations, sizeof expirations) < 0 || idle == 0)
+	if (read(r->timerfd, &expirations, sizeof expirations) < 0 || (idle == 0 && !r->srv->tls))
 		return;
 	for (uint32_t i = 0; i < r->cap; i++) {
 		struct conn *c = r->conns[i];
-		if (c && !c->closing && r->now_ms - c->last_active_ms >= idle) {
+		if (c && !c->closing && c->tls && c->tls->state != CONN_TLS_OPEN &&
+		    r->now_ms >= c->tls->deadline_ms) {
+			if (c->tls->state == CONN_TLS_HANDSHAKE)
+				metrics_add(MC_TLS_HANDSHAKE_FAILURES, 1);
+			log_info("closing connection %s: no TLS handshake within %u ms", c->peer,
+				 TLS_HANDSHAKE_TIMEOUT_MS);
+			conn_fail(r, c);
+		}
+		if (c && !c->closing && idle && r->now_ms - c->last_active_ms >= idle) {
 			log_info("closing connection %s: idle for %llu ms", c->peer,
 				 (unsigned long long)(r->now_ms - c->last_active_ms));
 			conn_fail(r, c);
@@ -879,6 +1207,8 @@ static void reactor_on_event(struct reactor *r, const struct epoll_event *ev)
 		conn_connected(r, c);
 		return;
 	}
+	if (c->tls && conn_tls_on_event(r, c, ev->events))
+		return;
 	if (ev->events & EPOLLOUT)
 		conn_mark_dirty(r, c);
 	if (ev->events & EPOLLIN) {
@@ -911,7 +1241,9 @@ static void reactor_stop_reading(struct reactor *r)
 static bool reactor_all_flushed(struct reactor *r)
 {
 	for (uint32_t i = 0; i < r->cap; i++)
-		if (r->conns[i] && r->conns[i]->out_head && !r->conns[i]->closing)
+		if (r->conns[i] && !r->conns[i]->closing &&
+		    (r->conns[i]->out_head ||
+		     (r->conns[i]->tls && r->conns[i]->tls->stage_off < r->conns[i]->tls->stage.len)))
 			return false;
 	return true;
 }

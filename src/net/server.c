@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "rmqns/config.h"
@@ -51,6 +52,32 @@ void server_params_from_options(struct server_params *p, const struct options *o
 	p->outbound_close_bytes = o->outboundCloseBytes > 0 ? (uint64_t)o->outboundCloseBytes : 0;
 	p->sndbuf = o->serverSocketSndBufSize;
 	p->rcvbuf = o->serverSocketRcvBufSize;
+	p->tls_options = o;
+}
+
+/* The TLS context the options ask for; 0 with *out NULL when disabled. */
+static int server_tls_create(const struct options *o, struct tls_server **out)
+{
+	struct tls_settings ts;
+	char err[600];
+
+	*out = NULL;
+	if (!o)
+		return RMQNS_OK;
+	int rc = tls_settings_load(&ts, o, err, sizeof err);
+	if (rc < 0) {
+		log_error("TLS: %s", err);
+		return rc;
+	}
+	if (ts.mode != TLS_MODE_DISABLED) {
+		*out = tls_server_create(&ts, err, sizeof err);
+		if (!*out) {
+			log_error("TLS: %s", err);
+			rc = RMQNS_EINVAL;
+		}
+	}
+	tls_settings_free(&ts);
+	return rc;
 }
 
 struct server *server_create(const struct server_params *p, const struct net_callbacks *cb,
@@ -80,6 +107,13 @@ struct server *server_create(const struct server_params *p, const struct net_cal
 	atomic_init(&s->reactors_gone, false);
 	pthread_mutex_init(&s->ack_lock, NULL);
 	pthread_cond_init(&s->ack_cond, NULL);
+	s->params.tls_options = NULL; /* read here only */
+	int trc = server_tls_create(p->tls_options, &s->tls);
+	if (trc < 0) {
+		server_destroy(s);
+		*err = trc;
+		return NULL;
+	}
 	s->reactors = calloc(p->reactors, sizeof *s->reactors);
 	if (!s->reactors) {
 		server_destroy(s);
@@ -209,6 +243,15 @@ static int server_accept_all(struct server *s)
 	}
 }
 
+static uint64_t server_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* The boss also watches the certificate files: a new context is built
+ * here, never on a reactor. */
 static void *server_boss_main(void *arg)
 {
 	struct server *s = arg;
@@ -217,16 +260,24 @@ static void *server_boss_main(void *arg)
 		{ .fd = s->boss_stopfd, .events = POLLIN },
 	};
 	int timeout = -1;
+	uint64_t watched_ms = server_now_ms();
 
 	log_set_thread_name("boss");
 	for (;;) {
-		int n = poll(fds, 2, timeout);
+		int wait = timeout;
+		if (s->tls && (wait < 0 || wait > (int)TLS_WATCH_MS))
+			wait = (int)TLS_WATCH_MS;
+		int n = poll(fds, 2, wait);
 		if (n < 0 && errno != EINTR) {
 			log_error("boss: poll: %s", strerror(errno));
 			break;
 		}
 		if (fds[1].revents & POLLIN)
 			break;
+		if (s->tls && server_now_ms() - watched_ms >= TLS_WATCH_MS) {
+			(void)tls_server_watch(s->tls);
+			watched_ms = server_now_ms();
+		}
 		timeout = server_accept_all(s);
 	}
 	return NULL;
@@ -436,6 +487,7 @@ void server_destroy(struct server *s)
 	for (unsigned i = 0; i < s->nreactors; i++)
 		reactor_cleanup(&s->reactors[i]);
 	free(s->reactors);
+	tls_server_destroy(s->tls); /* after the connections holding its SSLs */
 	if (s->listenfd >= 0)
 		close(s->listenfd);
 	if (s->boss_stopfd >= 0)

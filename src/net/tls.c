@@ -1,0 +1,469 @@
+/* The server's TLS context (tls.h): settings from the options and
+ * tls.config.file, the OpenSSL context built from them, and its reload
+ * when the files change. Only the boss thread replaces the context; a
+ * reactor takes it under a mutex once per new TLS connection (SSL_new then
+ * holds a reference of its own). Not RCU: reactors are RCU-registered only
+ * when they answer route queries inline, and one uncontended lock per
+ * handshake costs nothing next to the handshake. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/rand.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
+#include "rmqns/config.h"
+#include "rmqns/err.h"
+#include "rmqns/log.h"
+#include "rmqns/properties.h"
+#include "rmqns/tls.h"
+
+/* ---- settings ---- */
+
+static const char *const mode_names[] = { "disabled", "permissive", "enforcing", NULL };
+static const char *const auth_names[] = { "none", "optional", "require", NULL };
+
+const char *tls_mode_name(enum tls_mode m)
+{
+	return (unsigned)m < 3 ? mode_names[m] : "?";
+}
+
+const char *tls_client_auth_name(enum tls_client_auth a)
+{
+	return (unsigned)a < 3 ? auth_names[a] : "?";
+}
+
+static int parse_choice(const char *const *names, const char *text)
+{
+	for (int i = 0; names[i]; i++)
+		if (text && strcasecmp(text, names[i]) == 0)
+			return i;
+	return -1;
+}
+
+void tls_settings_free(struct tls_settings *s)
+{
+	free(s->cert_path);
+	free(s->key_path);
+	free(s->key_password);
+	free(s->trust_path);
+	memset(s, 0, sizeof *s);
+}
+
+/* Replaces *slot with a copy of value ("" = unset). */
+static int set_path(char **slot, const char *value)
+{
+	char *copy = NULL;
+	if (value && *value && !(copy = strdup(value)))
+		return RMQNS_ENOMEM;
+	free(*slot);
+	*slot = copy;
+	return RMQNS_OK;
+}
+
+/* One key of the options or of the file. */
+static int settings_apply(struct tls_settings *s, const char *key, const char *value,
+			  const char *where, char *err, size_t errlen)
+{
+	if (strcmp(key, "tls.server.mode") == 0) {
+		int m = parse_choice(mode_names, value);
+		if (m < 0) {
+			snprintf(err, errlen, "invalid value for tls.server.mode%s: '%s' (expected disabled, permissive or enforcing)",
+				 where, value);
+			return RMQNS_EINVAL;
+		}
+		s->mode = (enum tls_mode)m;
+		return RMQNS_OK;
+	}
+	if (strcmp(key, "tls.server.need.client.auth") == 0) {
+		int a = parse_choice(auth_names, value);
+		if (a < 0) {
+			snprintf(err, errlen, "invalid value for tls.server.need.client.auth%s: '%s' (expected none, optional or require)",
+				 where, value);
+			return RMQNS_EINVAL;
+		}
+		s->client_auth = (enum tls_client_auth)a;
+		return RMQNS_OK;
+	}
+	if (strcmp(key, "tls.test.mode.enable") == 0) {
+		if (strcasecmp(value, "true") != 0 && strcasecmp(value, "false") != 0) {
+			snprintf(err, errlen, "invalid value for tls.test.mode.enable%s: '%s' (expected true or false)",
+				 where, value);
+			return RMQNS_EINVAL;
+		}
+		s->test_mode = strcasecmp(value, "true") == 0;
+		return RMQNS_OK;
+	}
+	char **slot = strcmp(key, "tls.server.certPath") == 0	      ? &s->cert_path
+		      : strcmp(key, "tls.server.keyPath") == 0	      ? &s->key_path
+		      : strcmp(key, "tls.server.keyPassword") == 0    ? &s->key_password
+		      : strcmp(key, "tls.server.trustCertPath") == 0 ? &s->trust_path
+								      : NULL;
+	if (!slot)
+		return RMQNS_EAGAIN; /* not a key of ours */
+	if (set_path(slot, value) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return RMQNS_ENOMEM;
+	}
+	return RMQNS_OK;
+}
+
+int tls_settings_load(struct tls_settings *s, const struct options *o, char *err, size_t errlen)
+{
+	const struct {
+		const char *key, *value;
+	} from_options[] = {
+		{ "tls.server.mode", o->tlsServerMode },
+		{ "tls.server.need.client.auth", o->tlsServerNeedClientAuth },
+		{ "tls.server.certPath", o->tlsServerCertPath },
+		{ "tls.server.keyPath", o->tlsServerKeyPath },
+		{ "tls.server.keyPassword", o->tlsServerKeyPassword },
+		{ "tls.server.trustCertPath", o->tlsServerTrustCertPath },
+		{ "tls.test.mode.enable", o->tlsTestModeEnable ? "true" : "false" },
+	};
+	int rc = RMQNS_OK;
+
+	memset(s, 0, sizeof *s);
+	for (size_t i = 0; i < sizeof from_options / sizeof from_options[0] && rc == RMQNS_OK; i++)
+		if (from_options[i].value && *from_options[i].value) /* unset: the default */
+			rc = settings_apply(s, from_options[i].key, from_options[i].value, "", err, errlen);
+	if (rc == RMQNS_OK && o->tlsConfigFile && *o->tlsConfigFile) {
+		struct properties p = PROPERTIES_INIT;
+		char where[300];
+		snprintf(where, sizeof where, " in %s", o->tlsConfigFile);
+		rc = properties_load_file(&p, o->tlsConfigFile, err, errlen);
+		for (size_t i = 0; i < p.count && rc == RMQNS_OK; i++) {
+			rc = settings_apply(s, p.items[i].key, p.items[i].value, where, err, errlen);
+			if (rc == RMQNS_EAGAIN) {
+				/* Java's file also holds client keys and tls.server.authClient */
+				log_debug("tls.config.file %s: %s is not a server key, ignored", o->tlsConfigFile,
+					  p.items[i].key);
+				rc = RMQNS_OK;
+			}
+		}
+		properties_free(&p);
+	}
+	if (rc < 0)
+		tls_settings_free(s);
+	return rc;
+}
+
+/* ---- the context ---- */
+
+struct file_stamp {
+	bool present;
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime, ctime;
+};
+
+#define TLS_WATCHED 3 /* certificate, key, trust */
+
+struct tls_server {
+	struct tls_settings settings;
+	pthread_mutex_t lock; /* guards ctx: the pointer swap and SSL_new's up-ref */
+	SSL_CTX *ctx;
+	struct file_stamp stamps[TLS_WATCHED];
+	unsigned generation;
+};
+
+static void openssl_reason(char *out, size_t n)
+{
+	unsigned long e = ERR_get_error();
+	if (e == 0)
+		snprintf(out, n, "%s", errno ? strerror(errno) : "unknown error");
+	else
+		ERR_error_string_n(e, out, n);
+	ERR_clear_error();
+}
+
+static int key_password_cb(char *buf, int size, int rwflag, void *arg)
+{
+	(void)rwflag;
+	const char *pw = arg;
+	size_t n = pw ? strlen(pw) : 0;
+	if (n > (size_t)size)
+		return -1;
+	memcpy(buf, pw, n);
+	return (int)n;
+}
+
+/* A self-signed P-256 certificate for tls.test.mode.enable. */
+static int ctx_use_test_certificate(SSL_CTX *ctx, char *err, size_t errlen)
+{
+	char why[256];
+	EVP_PKEY *key = EVP_EC_gen("P-256");
+	X509 *x = X509_new();
+	uint64_t serial = 0;
+	int ok = key && x && RAND_bytes((unsigned char *)&serial, sizeof serial) == 1;
+
+	ok = ok && X509_set_version(x, 2) &&
+	     ASN1_INTEGER_set_uint64(X509_get_serialNumber(x), serial >> 1) &&
+	     X509_gmtime_adj(X509_getm_notBefore(x), -3600) &&
+	     X509_gmtime_adj(X509_getm_notAfter(x), 365L * 24 * 3600) && X509_set_pubkey(x, key);
+	X509_NAME *name = ok ? X509_get_subject_name(x) : NULL;
+	ok = ok && name &&
+	     X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)"rmqns test", -1,
+					-1, 0) &&
+	     X509_set_issuer_name(x, name) && X509_sign(x, key, EVP_sha256()) > 0 &&
+	     SSL_CTX_use_certificate(ctx, x) == 1 && SSL_CTX_use_PrivateKey(ctx, key) == 1;
+	if (!ok) {
+		openssl_reason(why, sizeof why);
+		snprintf(err, errlen, "cannot make the test certificate: %s", why);
+	}
+	X509_free(x);
+	EVP_PKEY_free(key);
+	return ok ? RMQNS_OK : RMQNS_EINVAL;
+}
+
+static int ctx_use_key(SSL_CTX *ctx, const struct tls_settings *s, char *err, size_t errlen)
+{
+	char why[256];
+	FILE *f = fopen(s->key_path, "r");
+	if (!f) {
+		snprintf(err, errlen, "cannot read tls.server.keyPath %s: %s", s->key_path, strerror(errno));
+		return RMQNS_EINVAL;
+	}
+	EVP_PKEY *key = PEM_read_PrivateKey(f, NULL, key_password_cb,
+					    s->key_password ? s->key_password : (char *)"");
+	fclose(f);
+	if (!key) {
+		openssl_reason(why, sizeof why);
+		snprintf(err, errlen, "cannot load tls.server.keyPath %s%s: %s", s->key_path,
+			 s->key_password ? " (with tls.server.keyPassword)" : "", why);
+		return RMQNS_EINVAL;
+	}
+	int ok = SSL_CTX_use_PrivateKey(ctx, key) == 1;
+	EVP_PKEY_free(key);
+	if (!ok || SSL_CTX_check_private_key(ctx) != 1) {
+		openssl_reason(why, sizeof why);
+		snprintf(err, errlen, "tls.server.keyPath %s does not go with tls.server.certPath %s: %s",
+			 s->key_path, s->cert_path, why);
+		return RMQNS_EINVAL;
+	}
+	return RMQNS_OK;
+}
+
+static int ctx_use_trust(SSL_CTX *ctx, const struct tls_settings *s, char *err, size_t errlen)
+{
+	char why[256];
+	if (s->client_auth == TLS_AUTH_NONE)
+		return RMQNS_OK;
+	if (!s->trust_path) {
+		snprintf(err, errlen, "tls.server.need.client.auth=%s needs tls.server.trustCertPath",
+			 tls_client_auth_name(s->client_auth));
+		return RMQNS_EINVAL;
+	}
+	STACK_OF(X509_NAME) *names = SSL_load_client_CA_file(s->trust_path);
+	if (!names || SSL_CTX_load_verify_locations(ctx, s->trust_path, NULL) != 1) {
+		openssl_reason(why, sizeof why);
+		snprintf(err, errlen, "cannot load tls.server.trustCertPath %s: %s", s->trust_path, why);
+		sk_X509_NAME_pop_free(names, X509_NAME_free);
+		return RMQNS_EINVAL;
+	}
+	SSL_CTX_set_client_CA_list(ctx, names);
+	int mode = SSL_VERIFY_PEER;
+	if (s->client_auth == TLS_AUTH_REQUIRE)
+		mode |= SSL_VERIFY_FAIL_IF_NO_PEER_CERT;
+	SSL_CTX_set_verify(ctx, mode, NULL);
+	return RMQNS_OK;
+}
+
+/* "subject, serial" of the context's certificate, for the log. */
+static void ctx_describe(SSL_CTX *ctx, char *out, size_t n)
+{
+	X509 *x = SSL_CTX_get0_certificate(ctx);
+	char subject[256] = "?";
+	char *serial = NULL;
+	if (x) {
+		X509_NAME_oneline(X509_get_subject_name(x), subject, sizeof subject);
+		BIGNUM *bn = ASN1_INTEGER_to_BN(X509_get0_serialNumber(x), NULL);
+		serial = bn ? BN_bn2hex(bn) : NULL;
+		BN_free(bn);
+	}
+	snprintf(out, n, "subject %s, serial %s", subject, serial ? serial : "?");
+	OPENSSL_free(serial);
+}
+
+static SSL_CTX *ctx_build(const struct tls_settings *s, char *err, size_t errlen)
+{
+	char why[256];
+	ERR_clear_error();
+	SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+	if (!ctx) {
+		openssl_reason(why, sizeof why);
+		snprintf(err, errlen, "cannot create a TLS context: %s", why);
+		return NULL;
+	}
+	SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+	/* Partial writes and a buffer that may move: the reactor retries a
+	 * blocked write from its staging buffer, which grows meanwhile. */
+	SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
+				      SSL_MODE_RELEASE_BUFFERS);
+	/* Clients (Java's among them) often close without close_notify. */
+	SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE |
+					 SSL_OP_IGNORE_UNEXPECTED_EOF);
+	static const unsigned char sid_ctx[] = "rmqns";
+	SSL_CTX_set_session_id_context(ctx, sid_ctx, sizeof sid_ctx - 1);
+
+	int rc;
+	if (s->cert_path) {
+		if (!s->key_path) {
+			snprintf(err, errlen, "tls.server.certPath is set but tls.server.keyPath is not");
+			rc = RMQNS_EINVAL;
+		} else if (SSL_CTX_use_certificate_chain_file(ctx, s->cert_path) != 1) {
+			openssl_reason(why, sizeof why);
+			snprintf(err, errlen, "cannot load tls.server.certPath %s: %s", s->cert_path, why);
+			rc = RMQNS_EINVAL;
+		} else {
+			rc = ctx_use_key(ctx, s, err, errlen);
+		}
+	} else if (s->test_mode) {
+		rc = ctx_use_test_certificate(ctx, err, errlen);
+	} else {
+		snprintf(err, errlen, "tls.server.mode=%s needs tls.server.certPath and tls.server.keyPath "
+				      "(or tls.test.mode.enable=true)",
+			 tls_mode_name(s->mode));
+		rc = RMQNS_EINVAL;
+	}
+	if (rc == RMQNS_OK)
+		rc = ctx_use_trust(ctx, s, err, errlen);
+	if (rc < 0) {
+		SSL_CTX_free(ctx);
+		return NULL;
+	}
+	return ctx;
+}
+
+static void stamp_file(struct file_stamp *st, const char *path)
+{
+	struct stat sb;
+	memset(st, 0, sizeof *st);
+	if (!path || stat(path, &sb) < 0)
+		return;
+	st->present = true;
+	st->dev = sb.st_dev;
+	st->ino = sb.st_ino;
+	st->size = sb.st_size;
+	st->mtime = sb.st_mtim;
+	st->ctime = sb.st_ctim;
+}
+
+static bool stamp_equal(const struct file_stamp *a, const struct file_stamp *b)
+{
+	return a->present == b->present && a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+	       a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec &&
+	       a->ctime.tv_sec == b->ctime.tv_sec && a->ctime.tv_nsec == b->ctime.tv_nsec;
+}
+
+static void stamp_all(const struct tls_settings *s, struct file_stamp out[TLS_WATCHED])
+{
+	stamp_file(&out[0], s->cert_path);
+	stamp_file(&out[1], s->key_path);
+	stamp_file(&out[2], s->client_auth != TLS_AUTH_NONE ? s->trust_path : NULL);
+}
+
+static int settings_copy(struct tls_settings *dst, const struct tls_settings *src)
+{
+	memset(dst, 0, sizeof *dst);
+	dst->mode = src->mode;
+	dst->client_auth = src->client_auth;
+	dst->test_mode = src->test_mode;
+	if (set_path(&dst->cert_path, src->cert_path) < 0 || set_path(&dst->key_path, src->key_path) < 0 ||
+	    set_path(&dst->key_password, src->key_password) < 0 ||
+	    set_path(&dst->trust_path, src->trust_path) < 0) {
+		tls_settings_free(dst);
+		return RMQNS_ENOMEM;
+	}
+	return RMQNS_OK;
+}
+
+struct tls_server *tls_server_create(const struct tls_settings *s, char *err, size_t errlen)
+{
+	struct tls_server *t = calloc(1, sizeof *t);
+	if (!t || settings_copy(&t->settings, s) < 0) {
+		free(t);
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	/* Stamped before reading, so a change made while we read is seen. */
+	stamp_all(&t->settings, t->stamps);
+	t->ctx = ctx_build(&t->settings, err, errlen);
+	if (!t->ctx) {
+		tls_settings_free(&t->settings);
+		free(t);
+		return NULL;
+	}
+	pthread_mutex_init(&t->lock, NULL);
+	char what[400];
+	ctx_describe(t->ctx, what, sizeof what);
+	log_info("TLS: tls.server.mode=%s, client certificates %s; certificate %s", tls_mode_name(s->mode),
+		 tls_client_auth_name(s->client_auth), what);
+	return t;
+}
+
+void tls_server_destroy(struct tls_server *t)
+{
+	if (!t)
+		return;
+	SSL_CTX_free(t->ctx);
+	pthread_mutex_destroy(&t->lock);
+	tls_settings_free(&t->settings);
+	free(t);
+}
+
+enum tls_mode tls_server_mode(const struct tls_server *t)
+{
+	return t->settings.mode;
+}
+
+struct ssl_st *tls_server_new_ssl(struct tls_server *t)
+{
+	pthread_mutex_lock(&t->lock);
+	SSL *ssl = SSL_new(t->ctx);
+	pthread_mutex_unlock(&t->lock);
+	return ssl;
+}
+
+int tls_server_watch(struct tls_server *t)
+{
+	struct file_stamp now[TLS_WATCHED];
+	char err[512], what[400];
+
+	if (!t->settings.cert_path)
+		return 0; /* the test certificate has no file */
+	stamp_all(&t->settings, now);
+	bool changed = false;
+	for (int i = 0; i < TLS_WATCHED; i++)
+		changed |= !stamp_equal(&now[i], &t->stamps[i]);
+	if (!changed)
+		return 0;
+	/* Remembered whether or not the new files load: a half-written pair
+	 * is tried again when the other file changes too. */
+	memcpy(t->stamps, now, sizeof now);
+	SSL_CTX *fresh = ctx_build(&t->settings, err, sizeof err);
+	if (!fresh) {
+		log_warn("TLS: certificate files changed but do not load, keeping the certificate in force: %s",
+			 err);
+		return 0;
+	}
+	pthread_mutex_lock(&t->lock);
+	SSL_CTX *old = t->ctx;
+	t->ctx = fresh;
+	pthread_mutex_unlock(&t->lock);
+	SSL_CTX_free(old); /* the connections that use it hold their own references */
+	t->generation++;
+	ctx_describe(fresh, what, sizeof what);
+	log_info("TLS: reloaded the certificate files (reload %u): certificate %s", t->generation, what);
+	return 1;
+}
