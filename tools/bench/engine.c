@@ -499,7 +499,10 @@ static void conn_send_route(struct engine *e, struct bconn *c, uint64_t intended
 		s->sent++;
 		s->bytes_out += c->out.len - before;
 	}
-	if (target >= 0 && e->budget != UINT64_MAX)
+	/* a churn cycle was counted when it connected: counting its query too
+	 * took two from the budget, and wrapped it past zero when two cycles'
+	 * steps interleaved */
+	if (target >= 0 && e->budget != UINT64_MAX && e->kind != ENG_CHURN)
 		e->budget--;
 	e->sent_total++;
 	eng_mark_dirty(e, c);
