@@ -30,6 +30,11 @@ bench) [ $# -eq 3 ] || usage; bin=$1; bench=$2; work=$3 ;;
 *) usage ;;
 esac
 here=$(cd "$(dirname "$0")" && pwd)
+abs() { echo "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"; }
+bin=$(abs "$bin")
+[ -z "$bench" ] || bench=$(abs "$bench")
+mkdir -p "$work"
+work=$(abs "$work")
 
 skip() {
 	if [ "${RMQNS_COMPAT_REQUIRED:-0}" = 1 ]; then
