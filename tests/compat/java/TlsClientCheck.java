@@ -12,6 +12,8 @@
  *                           certificate against tls.client.trustCertPath
  *   tls.client.certPath / tls.client.keyPath
  *                           with test mode off: present this certificate
+ * and, for the test only, check.tls.protocols (e.g. TLSv1.3): the protocols
+ * offered instead of Netty's defaults.
  *
  * Usage:
  *   java TlsClientCheck HOST:PORT check    register a broker, then check
@@ -196,6 +198,12 @@ public final class TlsClientCheck {
             return null;
         }
         SslContextBuilder b = SslContextBuilder.forClient().sslProvider(SslProvider.JDK);
+        /* not a client property: newer Netty releases than Debian's offer
+         * TLSv1.3 by default, and this lets the test offer it too */
+        String protocols = System.getProperty("check.tls.protocols", "");
+        if (!protocols.isEmpty()) {
+            b.protocols(protocols.split(","));
+        }
         boolean testMode = Boolean.parseBoolean(System.getProperty("tls.test.mode.enable", "true"));
         if (testMode) {
             return b.trustManager(InsecureTrustManagerFactory.INSTANCE).build();

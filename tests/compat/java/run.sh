@@ -194,6 +194,10 @@ with_cert() {
 		-Dtls.client.keyPath="$C/client.key" TlsClientCheck "$@"
 }
 plaintext() { java_client TlsClientCheck "$@"; }
+tls13() {
+	java_client -Dtls.enable=true -Dcheck.tls.protocols=TLSv1.3 TlsClientCheck "$@" &&
+		grep -q '^connected to .* over TLSv1\.3 ' "$tmp/out"
+}
 
 run_java() {
 	mkdir -p "$tmp/classes"
@@ -204,6 +208,7 @@ run_java() {
 	expect 0 "permissive: TLS, any certificate trusted (tls.test.mode)" trusting "$addr" check
 	expect 0 "permissive: TLS, certificate checked against the CA" checking "$addr" check
 	expect 0 "permissive: plaintext on the same port" plaintext "$addr" check
+	expect 0 "permissive: TLSv1.3 (newer Netty releases offer it)" tls13 "$addr" check
 	expect 0 "permissive: a client trusting another CA does not get through" \
 		checking_other_ca "$addr" refused
 	stop_server
