@@ -8,7 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(meson ninja-build pkg-config gcc libc6-dev libjansson-dev liburcu-dev zlib1g-dev
-          libcriterion-dev python3 libssl-dev openssl)
+          libcriterion-dev python3
+          libssl-dev openssl)  # TLS: the server's libssl, the tests' certificates
 
 install_missing() {
 	local missing=()

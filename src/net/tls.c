@@ -13,10 +13,12 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <openssl/provider.h>
 #include <openssl/rand.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
@@ -169,11 +171,26 @@ struct file_stamp {
 
 #define TLS_WATCHED 3 /* certificate, key, trust */
 
+struct tls_providers {
+	bool tried;
+	OSSL_PROVIDER *legacy, *deflt;
+};
+
+static void providers_unload(struct tls_providers *p)
+{
+	if (p->deflt)
+		OSSL_PROVIDER_unload(p->deflt);
+	if (p->legacy)
+		OSSL_PROVIDER_unload(p->legacy);
+	p->deflt = p->legacy = NULL;
+}
+
 struct tls_server {
 	struct tls_settings settings;
 	pthread_mutex_t lock; /* guards ctx: the pointer swap and SSL_new's up-ref */
 	SSL_CTX *ctx;
 	struct file_stamp stamps[TLS_WATCHED];
+	struct tls_providers providers;
 	unsigned generation;
 };
 
@@ -226,17 +243,51 @@ static int ctx_use_test_certificate(SSL_CTX *ctx, char *err, size_t errlen)
 	return ok ? RMQNS_OK : RMQNS_EINVAL;
 }
 
-static int ctx_use_key(SSL_CTX *ctx, const struct tls_settings *s, char *err, size_t errlen)
+/* Java's TLS guide encrypts server.key with PBE-SHA1-RC4-128, which
+ * OpenSSL 3 keeps in its legacy provider: loaded on the first key that
+ * needs it (with the default one, which an explicit load would drop),
+ * unloaded with the server. Only the thread building contexts uses it. */
+static bool load_legacy_provider(struct tls_providers *p)
+{
+	if (p->tried)
+		return p->legacy != NULL;
+	p->tried = true;
+	p->legacy = OSSL_PROVIDER_load(NULL, "legacy");
+	p->deflt = p->legacy ? OSSL_PROVIDER_load(NULL, "default") : NULL;
+	if (!p->legacy || !p->deflt) {
+		log_warn("TLS: OpenSSL's legacy provider does not load: keys encrypted with RC4 or DES "
+			 "(as Java's guide makes them) cannot be read");
+		providers_unload(p);
+	}
+	ERR_clear_error();
+	return p->legacy != NULL;
+}
+
+static EVP_PKEY *read_key(const char *path, const char *password)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	EVP_PKEY *key = PEM_read_PrivateKey(f, NULL, key_password_cb, (void *)(password ? password : ""));
+	fclose(f);
+	return key;
+}
+
+static int ctx_use_key(SSL_CTX *ctx, const struct tls_settings *s, struct tls_providers *prov,
+		       char *err, size_t errlen)
 {
 	char why[256];
-	FILE *f = fopen(s->key_path, "r");
-	if (!f) {
+	if (access(s->key_path, R_OK) < 0) {
 		snprintf(err, errlen, "cannot read tls.server.keyPath %s: %s", s->key_path, strerror(errno));
 		return RMQNS_EINVAL;
 	}
-	EVP_PKEY *key = PEM_read_PrivateKey(f, NULL, key_password_cb,
-					    s->key_password ? s->key_password : (char *)"");
-	fclose(f);
+	EVP_PKEY *key = read_key(s->key_path, s->key_password);
+	if (!key && s->key_password && *s->key_password) {
+		if (load_legacy_provider(prov)) {
+			ERR_clear_error();
+			key = read_key(s->key_path, s->key_password);
+		}
+	}
 	if (!key) {
 		openssl_reason(why, sizeof why);
 		snprintf(err, errlen, "cannot load tls.server.keyPath %s%s: %s", s->key_path,
@@ -295,7 +346,8 @@ static void ctx_describe(SSL_CTX *ctx, char *out, size_t n)
 	OPENSSL_free(serial);
 }
 
-static SSL_CTX *ctx_build(const struct tls_settings *s, char *err, size_t errlen)
+static SSL_CTX *ctx_build(const struct tls_settings *s, struct tls_providers *prov, char *err,
+			  size_t errlen)
 {
 	char why[256];
 	ERR_clear_error();
@@ -326,7 +378,7 @@ static SSL_CTX *ctx_build(const struct tls_settings *s, char *err, size_t errlen
 			snprintf(err, errlen, "cannot load tls.server.certPath %s: %s", s->cert_path, why);
 			rc = RMQNS_EINVAL;
 		} else {
-			rc = ctx_use_key(ctx, s, err, errlen);
+			rc = ctx_use_key(ctx, s, prov, err, errlen);
 		}
 	} else if (s->test_mode) {
 		rc = ctx_use_test_certificate(ctx, err, errlen);
@@ -398,8 +450,9 @@ struct tls_server *tls_server_create(const struct tls_settings *s, char *err, si
 	}
 	/* Stamped before reading, so a change made while we read is seen. */
 	stamp_all(&t->settings, t->stamps);
-	t->ctx = ctx_build(&t->settings, err, errlen);
+	t->ctx = ctx_build(&t->settings, &t->providers, err, errlen);
 	if (!t->ctx) {
+		providers_unload(&t->providers);
 		tls_settings_free(&t->settings);
 		free(t);
 		return NULL;
@@ -417,6 +470,7 @@ void tls_server_destroy(struct tls_server *t)
 	if (!t)
 		return;
 	SSL_CTX_free(t->ctx);
+	providers_unload(&t->providers);
 	pthread_mutex_destroy(&t->lock);
 	tls_settings_free(&t->settings);
 	free(t);
@@ -451,7 +505,7 @@ int tls_server_watch(struct tls_server *t)
 	/* Remembered whether or not the new files load: a half-written pair
 	 * is tried again when the other file changes too. */
 	memcpy(t->stamps, now, sizeof now);
-	SSL_CTX *fresh = ctx_build(&t->settings, err, sizeof err);
+	SSL_CTX *fresh = ctx_build(&t->settings, &t->providers, err, sizeof err);
 	if (!fresh) {
 		log_warn("TLS: certificate files changed but do not load, keeping the certificate in force: %s",
 			 err);

@@ -141,7 +141,7 @@ Test(config_server, print_options_and_exit)
 
 	st = harness_run(args, 20000, &out);
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	cr_assert_eq(regcomp(&re, "^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2} INFO main - [A-Za-z]+=",
+	cr_assert_eq(regcomp(&re, "^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2} INFO main - [A-Za-z.]+=",
 			     REG_EXTENDED), 0);
 	line = strtok_r(out, "\n", &save);
 	cr_assert_not_null(line);

@@ -31,6 +31,7 @@
 #include "harness.h"
 #include "rmqns/buf.h"
 #include "rmqns/client.h"
+#include "rmqns/err.h"
 #include "rmqns/remoting.h"
 
 extern char **environ;
@@ -88,6 +89,10 @@ static int make_certs(void)
 			return -1;
 		}
 	}
+	/* as Java's TLS guide makes server.key (RC4: OpenSSL's legacy provider) */
+	if (run_quiet("openssl pkcs8 -topk8 -in srv1.key -out srv1-rc4.key -v1 PBE-SHA1-RC4-128 "
+		      "-passout pass:s3cret -provider legacy -provider default") < 0)
+		fprintf(stderr, "no legacy provider: the RC4-encrypted key is not tested\n");
 	return 0;
 }
 
@@ -363,6 +368,50 @@ static int s_client_call(int port, const char *ca)
 	return code;
 }
 
+/* A loopback port nobody listens on now (the kernel's pick, released). */
+static int free_port(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof a;
+	int port = -1;
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+	    getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+		port = ntohs(a.sin_port);
+	if (fd >= 0)
+		close(fd);
+	return port;
+}
+
+/* The value of one /metrics sample ("name{labels}"), -1 when absent. */
+static long long metric(int http_port, const char *sample)
+{
+	int fd = tcp_connect(http_port);
+	static const char req[] = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+	struct buf b = BUF_INIT;
+	char chunk[8192];
+	long long v = -1;
+	if (fd < 0)
+		return -1;
+	if (write(fd, req, sizeof req - 1) == (ssize_t)(sizeof req - 1)) {
+		ssize_t n;
+		while ((n = recv(fd, chunk, sizeof chunk, 0)) > 0)
+			buf_append(&b, chunk, (size_t)n);
+	}
+	close(fd);
+	if (buf_terminate(&b) == 0) {
+		char *needle = NULL;
+		if (asprintf(&needle, "\n%s ", sample) > 0) {
+			const char *at = strstr((const char *)b.data, needle);
+			if (at)
+				v = strtoll(at + strlen(needle), NULL, 10);
+			free(needle);
+		}
+	}
+	buf_free(&b);
+	return v;
+}
+
 /* ---- the tests ---- */
 
 static int test_permissive_mixed(struct harness_server *s)
@@ -398,7 +447,11 @@ static int test_permissive_mixed(struct harness_server *s)
 static int test_enforcing_refuses_plaintext(struct harness_server *s)
 {
 	char *ca = cert("ca.pem");
-	HARNESS_CHECK(start_tls(s, "enforcing", NULL) == 0, "boot");
+	char http[32];
+	int http_port = free_port();
+	snprintf(http, sizeof http, "--httpPort=%d", http_port);
+	const char *more[] = { http, NULL };
+	HARNESS_CHECK(start_tls(s, "enforcing", more) == 0, "boot");
 
 	struct client *p = harness_connect(s);
 	HARNESS_CHECK(p, "the TCP connect itself succeeds");
@@ -410,6 +463,11 @@ static int test_enforcing_refuses_plaintext(struct harness_server *s)
 	HARNESS_CHECK(t, "TLS handshake in enforcing mode");
 	HARNESS_CHECK(tcli_call(t, REQ_GET_BROKER_CLUSTER_INFO, NULL, NULL) == 0, "TLS answered");
 	HARNESS_CHECK(s_client_call(s->port, ca) == 0, "openssl s_client in enforcing mode");
+	HARNESS_CHECK(metric(http_port, "rmqns_tls_handshakes_total{result=\"done\"}") == 2, "handshakes counted");
+	HARNESS_CHECK(metric(http_port, "rmqns_connections_by_transport_total{transport=\"tls\"}") == 2,
+		      "TLS connections counted");
+	HARNESS_CHECK(metric(http_port, "rmqns_connections_by_transport_total{transport=\"refused_plaintext\"}") == 1,
+		      "the refused plaintext connection counted");
 	tcli_close(t);
 	free(ca);
 	return 0;
@@ -553,6 +611,29 @@ static int test_config_file_and_password(struct harness_server *s)
 	free(props);
 	free(c1);
 	free(ek);
+	free(ca);
+	return 0;
+}
+
+/* Java's guide: server.key as PKCS#8 with PBE-SHA1-RC4-128. */
+static int test_java_guide_key(struct harness_server *s)
+{
+	char *rc4 = cert("srv1-rc4.key"), *ca = cert("ca.pem");
+	struct stat st;
+	if (stat(rc4, &st) < 0 || st.st_size == 0) {
+		fprintf(stderr, "skipped: no RC4-encrypted key could be made here\n");
+		free(rc4);
+		free(ca);
+		return 0;
+	}
+	char key_arg[400];
+	snprintf(key_arg, sizeof key_arg, "--tls.server.keyPath=%s", rc4);
+	const char *more[] = { key_arg, "--tls.server.keyPassword=s3cret", NULL };
+	HARNESS_CHECK(start_tls(s, "enforcing", more) == 0, "boot with an RC4-encrypted key");
+	struct tcli *t = tcli_connect(s->port, ca, NULL, NULL);
+	HARNESS_CHECK(t && tcli_call(t, REQ_GET_BROKER_CLUSTER_INFO, NULL, NULL) == 0, "answered");
+	tcli_close(t);
+	free(rc4);
 	free(ca);
 	return 0;
 }
@@ -705,7 +786,10 @@ static int test_stalls_do_not_delay_others(struct harness_server *s)
 {
 	char *ca = cert("ca.pem");
 	/* one reactor: a handshake that blocked it would stall everyone */
-	const char *more[] = { "--serverSelectorThreads=1", NULL };
+	char http[32];
+	int http_port = free_port();
+	snprintf(http, sizeof http, "--httpPort=%d", http_port);
+	const char *more[] = { "--serverSelectorThreads=1", http, NULL };
 	HARNESS_CHECK(start_tls(s, "permissive", more) == 0, "boot");
 	struct client *p = harness_connect(s);
 	HARNESS_CHECK(p && register_broker(p) == 0, "registration");
@@ -740,6 +824,8 @@ static int test_stalls_do_not_delay_others(struct harness_server *s)
 		HARNESS_CHECK(peer_closed(garbage[i]), "a junk handshake is closed");
 		close(garbage[i]);
 	}
+	HARNESS_CHECK(metric(http_port, "rmqns_tls_handshakes_total{result=\"failed\"}") == STALLED,
+		      "junk handshakes counted as failed");
 	/* the stalled ones are still waiting (not closed, not answered) */
 	for (int i = 0; i < STALLED; i++) {
 		struct pollfd pf = { .fd = stalled[i], .events = POLLIN };
@@ -749,6 +835,108 @@ static int test_stalls_do_not_delay_others(struct harness_server *s)
 	HARNESS_CHECK(harness_wait_log(s, "TLS handshake failed", IO_MS), "junk handshakes logged");
 	tcli_close(t2);
 	client_close(p2);
+	tcli_close(t);
+	client_close(p);
+	free(ca);
+	return 0;
+}
+
+#define PIPE_DEPTH 64
+#define PIPE_ROUNDS 1000
+
+/* Sends depth route queries in one write, reads their answers; over TLS
+ * when t is given, else on fd. Returns the answers that had code 0. */
+static int pipelined_round(struct tcli *t, int fd, const struct buf *batch, int depth)
+{
+	if (t ? SSL_write(t->ssl, batch->data, (int)batch->len) != (int)batch->len
+	      : write(fd, batch->data, batch->len) != (ssize_t)batch->len)
+		return -1;
+	static uint8_t in[1 << 18];
+	size_t have = 0, pos = 0;
+	int ok = 0, seen = 0;
+	while (seen < depth) {
+		size_t size;
+		int rc = remoting_frame_cut(in + pos, have - pos, 0, &size);
+		if (rc == 0) {
+			struct remoting_cmd rsp;
+			if (remoting_decode(in + pos, size, &rsp) == 0) {
+				ok += rsp.code == 0;
+				remoting_cmd_release(&rsp);
+			}
+			pos += size;
+			seen++;
+			continue;
+		}
+		if (rc != RMQNS_EAGAIN)
+			return -1;
+		memmove(in, in + pos, have - pos); /* bulk reads, as a client library does */
+		have -= pos;
+		pos = 0;
+		if (have == sizeof in)
+			return -1;
+		ssize_t n = t ? SSL_read(t->ssl, in + have, (int)(sizeof in - have))
+			      : recv(fd, in + have, sizeof in - have, 0);
+		if (n <= 0)
+			return -1;
+		have += (size_t)n;
+	}
+	return ok;
+}
+
+/* The server's write system calls so far (0 when /proc does not say). */
+static unsigned long long server_writes(const struct harness_server *s)
+{
+	char path[64], line[128];
+	unsigned long long n = 0;
+	snprintf(path, sizeof path, "/proc/%d/io", (int)s->pid);
+	FILE *f = fopen(path, "r");
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, "syscw: %llu", &n) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/* Pipelined route queries over both transports; with routeQueryInline
+ * off the answers come from the pool one by one, which the reactor
+ * gathers into records. Throughput is reported, the answers checked. */
+static int test_pipelined(struct harness_server *s)
+{
+	char *ca = cert("ca.pem");
+	const char *more[] = { "--serverSelectorThreads=1", "--routeQueryInline=false", NULL };
+	HARNESS_CHECK(start_tls(s, "permissive", more) == 0, "boot");
+	struct client *p = harness_connect(s);
+	HARNESS_CHECK(p && register_broker(p) == 0, "registration");
+	struct tcli *t = tcli_connect(s->port, ca, NULL, NULL);
+	HARNESS_CHECK(t, "TLS client");
+	int fd = tcp_connect(s->port);
+	HARNESS_CHECK(fd >= 0, "plaintext socket");
+
+	struct remoting_ext_field ext[] = { { "topic", "TlsTopic" } };
+	struct remoting_cmd req;
+	struct buf batch = BUF_INIT;
+	harness_request_init(&req, REQ_GET_ROUTEINFO_BY_TOPIC, REMOTING_JSON);
+	req.ext = ext;
+	req.ext_count = 1;
+	for (int i = 0; i < PIPE_DEPTH; i++)
+		harness_encode(&req, &batch);
+	for (int run = 0; run < 4; run++) { /* alternated: a busy machine weighs on both */
+		int k = run % 2;
+		unsigned long long w0 = server_writes(s);
+		uint64_t t0 = now_us();
+		for (int round = 0; round < PIPE_ROUNDS; round++)
+			HARNESS_CHECK(pipelined_round(k ? t : NULL, fd, &batch, PIPE_DEPTH) == PIPE_DEPTH,
+				      "%d pipelined route answers over %s", PIPE_DEPTH, k ? "TLS" : "plaintext");
+		uint64_t us = now_us() - t0;
+		unsigned long long writes = server_writes(s) - w0;
+		fprintf(stderr, "pipelined route queries (%d deep, pool answers) over %s: %.0f/s (%d in %.1f ms), "
+				"%.2f server writes per %d answers\n",
+			PIPE_DEPTH, k ? "TLS" : "plaintext", PIPE_DEPTH * PIPE_ROUNDS * 1e6 / (double)us,
+			PIPE_DEPTH * PIPE_ROUNDS, us / 1000.0, (double)writes / PIPE_ROUNDS, PIPE_DEPTH);
+	}
+	buf_free(&batch);
+	close(fd);
 	tcli_close(t);
 	client_close(p);
 	free(ca);
@@ -805,9 +993,11 @@ static const struct harness_test tests[] = {
 	{ "disabled_unchanged", test_disabled_unchanged },
 	{ "bad_certificate_stops_start", test_bad_certificate_stops_start },
 	{ "config_file_and_password", test_config_file_and_password },
+	{ "java_guide_key", test_java_guide_key },
 	{ "test_mode_certificate", test_test_mode_certificate },
 	{ "rotation", test_rotation },
 	{ "stalls_do_not_delay_others", test_stalls_do_not_delay_others },
+	{ "pipelined", test_pipelined },
 	{ "client_auth_require", test_client_auth_require },
 	{ "client_auth_optional", test_client_auth_optional },
 };

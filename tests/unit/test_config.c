@@ -223,7 +223,7 @@ Test(config, print_options_java_console_format)
 	f = open_memstream(&out, &outlen);
 	config_print_options(cfg, f);
 	fclose(f);
-	cr_assert_eq(regcomp(&re, "^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2} INFO main - ([A-Za-z]+)=(.*)$",
+	cr_assert_eq(regcomp(&re, "^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2} INFO main - ([A-Za-z.]+)=(.*)$",
 			     REG_EXTENDED), 0);
 	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save), i++) {
 		regmatch_t m[3];
