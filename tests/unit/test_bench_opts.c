@@ -290,3 +290,28 @@ Test(bench_opts, acl_credentials)
 	cr_assert_neq(parse(&o, err, "route", "--secret-key", "12345678", NULL), 0);
 	cr_assert_neq(parse(&o, err, "route", "--access-key", "", "--secret-key", "x", NULL), 0);
 }
+
+Test(bench_opts, tls)
+{
+	struct bench_opts o;
+	char err[256];
+	cr_assert_eq(parse(&o, err, "route", NULL), 0, "%s", err);
+	cr_assert(!o.tls);
+	cr_assert_eq(parse(&o, err, "route", "--tls", NULL), 0, "%s", err);
+	cr_assert(o.tls);
+	cr_assert_null(o.tls_ca);
+	/* a CA or a client certificate means TLS */
+	cr_assert_eq(parse(&o, err, "churn", "--tls-ca", "ca.pem", NULL), 0, "%s", err);
+	cr_assert(o.tls);
+	cr_assert_str_eq(o.tls_ca, "ca.pem");
+	cr_assert_eq(parse(&o, err, "mixed", "--tls-cert", "c.pem", "--tls-key", "k.pem", NULL), 0, "%s", err);
+	cr_assert(o.tls);
+	cr_assert_str_eq(o.tls_cert, "c.pem");
+	cr_assert_str_eq(o.tls_key, "k.pem");
+	cr_assert_neq(parse(&o, err, "route", "--tls-cert", "c.pem", NULL), 0);
+	cr_assert_not_null(strstr(err, "--tls-key"));
+	cr_assert_neq(parse(&o, err, "route", "--tls-ca", "", NULL), 0);
+	cr_assert_neq(parse(&o, err, "disconnect", "--tls", NULL), 0);
+	cr_assert_not_null(strstr(err, "--tls"));
+	cr_assert_neq(parse(&o, err, "startup", "--exec", "x", "--tls", NULL), 0);
+}

@@ -21,6 +21,7 @@
 #include "rmqns/err.h"
 #include "rmqns/remoting.h"
 #include "rate.h"
+#include "tls.h"
 
 #define NS_PER_S 1000000000ull
 #define ENG_READ_CHUNK (64u * 1024u)
@@ -36,7 +37,7 @@
 /* What a slot carries, for engines that send more than one kind. */
 enum slot_kind { SK_MAIN = 0, SK_SECOND = 1, SK_REGISTER = 2 };
 
-enum conn_state { CS_DOWN = 0, CS_CONNECTING, CS_OPEN };
+enum conn_state { CS_DOWN = 0, CS_CONNECTING, CS_HANDSHAKE, CS_OPEN };
 
 struct slot {
 	int32_t opaque;
@@ -51,6 +52,7 @@ struct bconn {
 	uint32_t index;
 	uint32_t gen;
 	int fd;
+	struct ssl_st *ssl;    /* NULL on a plaintext connection */
 	enum conn_state state;
 	uint32_t ev_mask;
 	bool dirty;
@@ -150,6 +152,8 @@ void engine_destroy(struct engine *e)
 {
 	for (uint32_t i = 0; e->conns && i < e->nconns; i++) {
 		struct bconn *c = &e->conns[i];
+		bench_tls_free(c->ssl, 0);
+		c->ssl = NULL;
 		if (c->fd >= 0)
 			close(c->fd);
 		conn_free_buffers(c);
@@ -186,6 +190,8 @@ uint32_t engine_close_conns(struct engine *e, uint64_t *first_ns, uint64_t *last
 	uint32_t n = 0;
 	*first_ns = bench_now_ns();
 	for (uint32_t i = 0; i < e->nconns; i++) {
+		bench_tls_free(e->conns[i].ssl, 0);
+		e->conns[i].ssl = NULL;
 		if (e->conns[i].fd >= 0) {
 			close(e->conns[i].fd);
 			e->conns[i].fd = -1;
@@ -325,6 +331,42 @@ static void conn_on_connected(struct engine *e, struct bconn *c, uint64_t now)
 	}
 }
 
+/* Drives the handshake; the connection is open when it completes. */
+static void conn_handshake(struct engine *e, struct bconn *c, uint64_t now)
+{
+	uint32_t want = 0;
+	int rc = bench_tls_handshake(c->ssl, &want, e->tls_err, sizeof(e->tls_err));
+	if (rc == RMQNS_OK) {
+		conn_on_connected(e, c, now);
+		return;
+	}
+	if (rc != RMQNS_EAGAIN) {
+		errno = 0;
+		conn_down(e, c, now, STATS_ERR_CONNECT);
+		return;
+	}
+	if (want != c->ev_mask && eng_epoll_set(e, c, want, EPOLL_CTL_MOD))
+		conn_down(e, c, now, STATS_ERR_CONNECT);
+}
+
+/* TCP is up: plaintext is open now, TLS starts its handshake. */
+static void conn_on_tcp_up(struct engine *e, struct bconn *c, uint64_t now)
+{
+	if (!e->ctx->tls) {
+		conn_on_connected(e, c, now);
+		return;
+	}
+	c->ssl = bench_tls_new(e->ctx->tls, c->fd);
+	if (!c->ssl) {
+		snprintf(e->tls_err, sizeof(e->tls_err), "out of memory starting TLS");
+		errno = 0;
+		conn_down(e, c, now, STATS_ERR_CONNECT);
+		return;
+	}
+	c->state = CS_HANDSHAKE;
+	conn_handshake(e, c, now);
+}
+
 static void conn_connect(struct engine *e, struct bconn *c, uint64_t now)
 {
 	const struct bench_ctx *x = e->ctx;
@@ -349,7 +391,7 @@ static void conn_connect(struct engine *e, struct bconn *c, uint64_t now)
 		return;
 	}
 	if (rc == 0)
-		conn_on_connected(e, c, now);
+		conn_on_tcp_up(e, c, now);
 }
 
 /* Closes a connection. err >= 0 is an error kind, charged once per request
@@ -357,6 +399,11 @@ static void conn_connect(struct engine *e, struct bconn *c, uint64_t now)
 static void conn_down(struct engine *e, struct bconn *c, uint64_t now, int err)
 {
 	bool setup = engine_state(e) == ENG_STARTING && e->kind != ENG_CHURN;
+	bool handshaking = c->state == CS_HANDSHAKE;
+	if (c->ssl) {
+		bench_tls_free(c->ssl, err < 0);
+		c->ssl = NULL;
+	}
 	if (c->fd >= 0)
 		close(c->fd);
 	c->fd = -1;
@@ -390,7 +437,8 @@ static void conn_down(struct engine *e, struct bconn *c, uint64_t now, int err)
 			eng_fail(e, "%s to %s failed during setup: %s (%s)",
 				 err == STATS_ERR_CONNECT ? "connection" : "request",
 				 e->ctx->o->addr, stats_transport_name((enum stats_transport)err),
-				 errno ? strerror(errno) : "no answer");
+				 errno ? strerror(errno)
+				 : handshaking && e->tls_err[0] ? e->tls_err : "no answer");
 	}
 	conn_reset_slots(c, e->depth);
 	c->retry_at = now + (err >= 0 ? ENG_RECONNECT_NS : 0);
@@ -451,7 +499,10 @@ static void conn_send_route(struct engine *e, struct bconn *c, uint64_t intended
 		s->sent++;
 		s->bytes_out += c->out.len - before;
 	}
-	if (target >= 0 && e->budget != UINT64_MAX)
+	/* a churn cycle was counted when it connected: counting its query too
+	 * took two from the budget, and wrapped it past zero when two cycles'
+	 * steps interleaved */
+	if (target >= 0 && e->budget != UINT64_MAX && e->kind != ENG_CHURN)
 		e->budget--;
 	e->sent_total++;
 	eng_mark_dirty(e, c);
@@ -733,14 +784,27 @@ static void conn_on_answer(struct engine *e, struct bconn *c, const struct remot
 
 static void conn_on_readable(struct engine *e, struct bconn *c, uint64_t now)
 {
+again:
 	if (buf_reserve(&c->in, ENG_READ_CHUNK)) {
 		eng_fail(e, "out of memory reading");
 		return;
 	}
-	ssize_t n = read(c->fd, c->in.data + c->in.len, c->in.cap - c->in.len);
+	ssize_t n;
+	uint32_t want = 0;
+	if (c->ssl)
+		n = bench_tls_read(c->ssl, c->in.data + c->in.len, c->in.cap - c->in.len, &want);
+	else
+		n = read(c->fd, c->in.data + c->in.len, c->in.cap - c->in.len);
 	if (n < 0) {
-		if (errno == EAGAIN || errno == EINTR)
+		if (errno == EINTR)
 			return;
+		if (errno == EAGAIN) {
+			/* a TLS read that must write first (a key update) */
+			if (want == EPOLLOUT && !(c->ev_mask & EPOLLOUT) &&
+			    eng_epoll_set(e, c, EPOLLIN | EPOLLOUT, EPOLL_CTL_MOD))
+				conn_down(e, c, now, STATS_ERR_CLOSED);
+			return;
+		}
 		conn_down(e, c, now, STATS_ERR_CLOSED);
 		return;
 	}
@@ -792,6 +856,17 @@ static void conn_on_readable(struct engine *e, struct bconn *c, uint64_t now)
 		c->in.len -= c->in_off;
 		c->in_off = 0;
 	}
+	/* decrypted bytes left in the session raise no epoll event */
+	if (c->ssl && bench_tls_pending(c->ssl) > 0)
+		goto again;
+}
+
+/* TLS writes: the head, then the body, each as far as the socket takes it. */
+static ssize_t conn_tls_write(struct bconn *c, uint32_t *want)
+{
+	if (c->out_off < c->out.len)
+		return bench_tls_write(c->ssl, c->out.data + c->out_off, c->out.len - c->out_off, want);
+	return bench_tls_write(c->ssl, c->xbody + c->xbody_off, c->xbody_len - c->xbody_off, want);
 }
 
 static void conn_flush(struct engine *e, struct bconn *c, uint64_t now)
@@ -800,6 +875,30 @@ static void conn_flush(struct engine *e, struct bconn *c, uint64_t now)
 	if (c->state != CS_OPEN)
 		return;
 	while (c->out_off < c->out.len || c->xbody_off < c->xbody_len) {
+		if (c->ssl) {
+			uint32_t want = 0;
+			ssize_t n = conn_tls_write(c, &want);
+			if (n < 0 && errno == EAGAIN) {
+				if (want == EPOLLIN) {
+					c->dirty = true; /* retried on the next pass, after a read */
+					return;
+				}
+				if (!(c->ev_mask & EPOLLOUT) &&
+				    eng_epoll_set(e, c, EPOLLIN | EPOLLOUT, EPOLL_CTL_MOD))
+					conn_down(e, c, now, STATS_ERR_CLOSED);
+				return;
+			}
+			if (n <= 0) {
+				conn_down(e, c, now, STATS_ERR_CLOSED);
+				return;
+			}
+			size_t done = (size_t)n;
+			if (c->out_off < c->out.len)
+				c->out_off += done;
+			else
+				c->xbody_off += done;
+			continue;
+		}
 		struct iovec iov[2];
 		int niov = 0;
 		if (c->out_off < c->out.len)
@@ -840,6 +939,10 @@ static void conn_flush(struct engine *e, struct bconn *c, uint64_t now)
 
 static void conn_on_event(struct engine *e, struct bconn *c, uint32_t events, uint64_t now)
 {
+	if (c->state == CS_HANDSHAKE) {
+		conn_handshake(e, c, now);
+		return;
+	}
 	if (c->state == CS_CONNECTING) {
 		int err = 0;
 		socklen_t len = sizeof(err);
@@ -852,12 +955,13 @@ static void conn_on_event(struct engine *e, struct bconn *c, uint32_t events, ui
 			conn_down(e, c, now, STATS_ERR_CONNECT);
 			return;
 		}
-		conn_on_connected(e, c, now);
+		conn_on_tcp_up(e, c, now);
 		return;
 	}
 	if (c->state != CS_OPEN)
 		return;
-	if (events & (EPOLLIN | EPOLLERR | EPOLLHUP))
+	/* a TLS read may have waited for the socket to take a write */
+	if (events & (EPOLLIN | EPOLLERR | EPOLLHUP) || (c->ssl && (events & EPOLLOUT)))
 		conn_on_readable(e, c, now);
 	if (c->state == CS_OPEN && (events & EPOLLOUT))
 		conn_flush(e, c, now);
@@ -900,7 +1004,8 @@ static void eng_scan_timeouts(struct engine *e, uint64_t now)
 	uint64_t limit = queries ? o->timeout_ns : o->reg_timeout_ns;
 	for (uint32_t i = 0; i < e->nconns; i++) {
 		struct bconn *c = &e->conns[i];
-		if (c->state == CS_CONNECTING && now - c->connect_start > limit) {
+		if ((c->state == CS_CONNECTING || c->state == CS_HANDSHAKE) &&
+		    now - c->connect_start > limit) {
 			errno = ETIMEDOUT;
 			conn_down(e, c, now, STATS_ERR_CONNECT);
 			continue;
@@ -1053,6 +1158,8 @@ static void *eng_thread(void *arg)
 	for (uint32_t i = 0; i < e->nconns; i++) {
 		struct bconn *c = &e->conns[i];
 		if (c->fd >= 0 && !e->keep_fds) {
+			bench_tls_free(c->ssl, 0);
+			c->ssl = NULL;
 			close(c->fd);
 			c->fd = -1;
 		}

@@ -19,8 +19,11 @@
 #include "stats.h"
 
 /* What all engines share, read-only once the run starts. */
+struct ssl_ctx_st;
+
 struct bench_ctx {
 	const struct bench_opts *o;
+	struct ssl_ctx_st *tls;  /* NULL: plaintext */
 	struct sockaddr_storage addr;
 	socklen_t addr_len;
 	struct reqs_route_tpl tpl;
@@ -94,6 +97,7 @@ struct engine {
 	uint32_t next_second;
 	uint64_t next_timeout_scan;
 	uint64_t sent_total;
+	char tls_err[256];               /* why the last TLS handshake failed */
 	pthread_t thread;
 	bool started;
 };

@@ -22,6 +22,7 @@
 #include "reqs.h"
 #include "run.h"
 #include "startup.h"
+#include "tls.h"
 
 #define NS_PER_S 1000000000ull
 /* Seeding and first registrations of big brokers can take a while, but not for ever. */
@@ -344,6 +345,7 @@ static void run_free(struct run *r)
 	free(r->ctx.topics);
 	free(r->topic_store);
 	reqs_route_tpl_free(&r->ctx.tpl);
+	bench_tls_ctx_free(r->ctx.tls);
 	if (r->merged_init) {
 		stats_destroy(&r->merged[0]);
 		stats_destroy(&r->merged[1]);
@@ -394,6 +396,11 @@ static int run_scenario(struct bench_opts *o)
 	int rc = run_resolve_addr(o->addr, &r.ctx.addr, &r.ctx.addr_len);
 	if (rc) {
 		fprintf(stderr, "rmqns-bench: cannot resolve --addr %s\n", o->addr);
+		return 2;
+	}
+	char tls_err[256];
+	if (bench_tls_ctx_new(o, &r.ctx.tls, tls_err, sizeof(tls_err))) {
+		fprintf(stderr, "rmqns-bench: %s\n", tls_err);
 		return 2;
 	}
 	bool routes = o->scenario == SC_ROUTE || o->scenario == SC_MIXED || o->scenario == SC_CHURN;

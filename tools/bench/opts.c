@@ -119,6 +119,12 @@ void opts_usage(FILE *f)
 "Access control (a server with aclEnable):\n"
 "      --access-key AK       sign every request as an ACL 1.0 client, with\n"
 "      --secret-key SK       this account (AccessKey and Signature ext fields)\n"
+"TLS to the server (route, register, mixed, churn, seed):\n"
+"      --tls                 talk TLS; without --tls-ca the server's certificate\n"
+"                            is not checked (a Java client's default test mode)\n"
+"      --tls-ca FILE         verify the server's certificate against this PEM CA\n"
+"      --tls-cert FILE       present this client certificate (PEM), with\n"
+"      --tls-key FILE        its key (tls.server.need.client.auth)\n"
 "Server process (local only):\n"
 "      --pid PID             report the server's CPU time and RSS before/after\n"
 "Output:\n"
@@ -233,6 +239,7 @@ enum {
 	OPT_PLOT, OPT_FLOOR, OPT_PROGRESS, OPT_QUIET, OPT_EXEC, OPT_RUNS, OPT_REG_TIMEOUT,
 	OPT_HEARTBEATS, OPT_HEARTBEAT_INTERVAL, OPT_KV_INTERVAL, OPT_POLL_INTERVAL, OPT_MEASURE_FOR,
 	OPT_ACCESS_KEY, OPT_SECRET_KEY,
+	OPT_TLS, OPT_TLS_CA, OPT_TLS_CERT, OPT_TLS_KEY,
 };
 
 static const struct option long_opts[] = {
@@ -271,6 +278,10 @@ static const struct option long_opts[] = {
 	{ "kv-interval", required_argument, NULL, OPT_KV_INTERVAL },
 	{ "poll-interval", required_argument, NULL, OPT_POLL_INTERVAL },
 	{ "measure-for", required_argument, NULL, OPT_MEASURE_FOR },
+	{ "tls", no_argument, NULL, OPT_TLS },
+	{ "tls-ca", required_argument, NULL, OPT_TLS_CA },
+	{ "tls-cert", required_argument, NULL, OPT_TLS_CERT },
+	{ "tls-key", required_argument, NULL, OPT_TLS_KEY },
 	{ "pid", required_argument, NULL, OPT_PID },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "plot", required_argument, NULL, OPT_PLOT },
@@ -524,6 +535,20 @@ int opts_parse(int argc, char **argv, struct bench_opts *o, bool *help, char *er
 				return opts_fail(err, err_len, "bad --measure-for '%s' (up to 600s)", a);
 			poll_given = true;
 			break;
+		case OPT_TLS:
+		case OPT_TLS_CA:
+		case OPT_TLS_CERT:
+		case OPT_TLS_KEY:
+			if (a && !*a)
+				return opts_fail(err, err_len, "empty file name for --tls-*");
+			o->tls = true;
+			if (c == OPT_TLS_CA)
+				o->tls_ca = a;
+			else if (c == OPT_TLS_CERT)
+				o->tls_cert = a;
+			else if (c == OPT_TLS_KEY)
+				o->tls_key = a;
+			break;
 		case OPT_PID: {
 			uint64_t pid;
 			if (opts_parse_count(a, &pid) || pid == 0 || pid > 0x7fffffff)
@@ -623,6 +648,10 @@ int opts_parse(int argc, char **argv, struct bench_opts *o, bool *help, char *er
 		return opts_fail(err, err_len, "startup needs --exec CMD");
 	if (o->rate > 0 && o->scenario != SC_ROUTE && o->scenario != SC_MIXED)
 		return opts_fail(err, err_len, "--rate applies to route and mixed only");
+	if (o->tls && (o->scenario == SC_STARTUP || o->scenario == SC_DISCONNECT))
+		return opts_fail(err, err_len, "--tls applies to route, register, mixed, churn and seed");
+	if (!o->tls_cert != !o->tls_key)
+		return opts_fail(err, err_len, "--tls-cert and --tls-key go together");
 	if (o->threads > o->conns)
 		o->threads = o->conns;
 	return RMQNS_OK;

@@ -72,6 +72,11 @@ struct bench_opts {
 	/* ACL 1.0: sign every request (both or neither) */
 	const char *access_key;
 	const char *secret_key;
+	/* TLS to the server: without a CA the certificate is not checked */
+	bool tls;
+	const char *tls_ca;
+	const char *tls_cert;
+	const char *tls_key;
 	/* server process */
 	pid_t pid;
 	/* output */

@@ -1,0 +1,177 @@
+/* rmqns-bench TLS: the client context and non-blocking session steps. */
+#include "tls.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509_vfy.h>
+
+#include "rmqns/err.h"
+
+/* The oldest error on this thread's OpenSSL queue, or `fallback`. */
+static void tls_reason(char *err, size_t err_len, const char *what, const char *fallback)
+{
+	if (!err || !err_len)
+		return;
+	unsigned long e = ERR_get_error();
+	char buf[200];
+	if (e)
+		ERR_error_string_n(e, buf, sizeof(buf));
+	snprintf(err, err_len, "%s: %s", what, e ? buf : fallback);
+	ERR_clear_error();
+}
+
+int bench_tls_ctx_new(const struct bench_opts *o, SSL_CTX **out, char *err, size_t err_len)
+{
+	*out = NULL;
+	if (!o->tls)
+		return RMQNS_OK;
+	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+	if (!ctx) {
+		tls_reason(err, err_len, "TLS context", "out of memory");
+		return RMQNS_ENOMEM;
+	}
+	(void)SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+	/* a server that closes without close_notify has just closed */
+	SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
+	/* requests are appended to a connection's buffer while an earlier write
+	 * waits: the retried bytes may have moved and grown */
+	SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+	if (o->tls_ca) {
+		if (SSL_CTX_load_verify_locations(ctx, o->tls_ca, NULL) != 1) {
+			tls_reason(err, err_len, o->tls_ca, "cannot load the CA certificates");
+			SSL_CTX_free(ctx);
+			return RMQNS_EINVAL;
+		}
+		SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+	} else {
+		SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, NULL);
+	}
+	if (o->tls_cert) {
+		if (SSL_CTX_use_certificate_chain_file(ctx, o->tls_cert) != 1) {
+			tls_reason(err, err_len, o->tls_cert, "cannot load the certificate");
+			SSL_CTX_free(ctx);
+			return RMQNS_EINVAL;
+		}
+		if (SSL_CTX_use_PrivateKey_file(ctx, o->tls_key, SSL_FILETYPE_PEM) != 1 ||
+		    SSL_CTX_check_private_key(ctx) != 1) {
+			tls_reason(err, err_len, o->tls_key, "the key does not load or does not match");
+			SSL_CTX_free(ctx);
+			return RMQNS_EINVAL;
+		}
+	}
+	*out = ctx;
+	return RMQNS_OK;
+}
+
+void bench_tls_ctx_free(SSL_CTX *ctx)
+{
+	SSL_CTX_free(ctx);
+}
+
+SSL *bench_tls_new(SSL_CTX *ctx, int fd)
+{
+	SSL *ssl = SSL_new(ctx);
+	if (!ssl)
+		return NULL;
+	if (SSL_set_fd(ssl, fd) != 1) {
+		SSL_free(ssl);
+		return NULL;
+	}
+	SSL_set_connect_state(ssl);
+	return ssl;
+}
+
+void bench_tls_free(SSL *ssl, int notify)
+{
+	if (!ssl)
+		return;
+	if (notify && SSL_is_init_finished(ssl)) {
+		(void)SSL_shutdown(ssl);
+		ERR_clear_error();
+	}
+	SSL_free(ssl);
+}
+
+/* Maps an SSL_ERROR_WANT_* to the epoll event it waits for; 0 otherwise. */
+static uint32_t tls_want(int sslerr)
+{
+	if (sslerr == SSL_ERROR_WANT_READ)
+		return EPOLLIN;
+	if (sslerr == SSL_ERROR_WANT_WRITE)
+		return EPOLLOUT;
+	return 0;
+}
+
+int bench_tls_handshake(SSL *ssl, uint32_t *want, char *err, size_t err_len)
+{
+	ERR_clear_error();
+	int rc = SSL_do_handshake(ssl);
+	if (rc == 1)
+		return RMQNS_OK;
+	int sslerr = SSL_get_error(ssl, rc);
+	*want = tls_want(sslerr);
+	if (*want)
+		return RMQNS_EAGAIN;
+	if (sslerr == SSL_ERROR_SSL && SSL_get_verify_result(ssl) != X509_V_OK) {
+		snprintf(err, err_len, "TLS handshake: server certificate: %s",
+			 X509_verify_cert_error_string(SSL_get_verify_result(ssl)));
+		ERR_clear_error();
+	} else {
+		tls_reason(err, err_len, "TLS handshake",
+			   sslerr == SSL_ERROR_SYSCALL && errno ? strerror(errno)
+								: "the server closed the connection");
+	}
+	return RMQNS_EIO;
+}
+
+/* errno and *want for a failed SSL_read/SSL_write. */
+static ssize_t tls_io_fail(SSL *ssl, int rc, uint32_t *want)
+{
+	int sslerr = SSL_get_error(ssl, rc);
+	*want = tls_want(sslerr);
+	if (*want) {
+		errno = EAGAIN;
+		return -1;
+	}
+	if (sslerr == SSL_ERROR_ZERO_RETURN)
+		return 0;
+	if (sslerr != SSL_ERROR_SYSCALL || !errno)
+		errno = sslerr == SSL_ERROR_SYSCALL ? ECONNRESET : EPROTO;
+	ERR_clear_error();
+	return -1;
+}
+
+ssize_t bench_tls_read(SSL *ssl, void *dst, size_t len, uint32_t *want)
+{
+	size_t got = 0;
+	ERR_clear_error();
+	errno = 0;
+	int rc = SSL_read_ex(ssl, dst, len, &got);
+	if (rc == 1)
+		return (ssize_t)got;
+	return tls_io_fail(ssl, rc, want);
+}
+
+ssize_t bench_tls_write(SSL *ssl, const void *src, size_t len, uint32_t *want)
+{
+	size_t put = 0;
+	ERR_clear_error();
+	errno = 0;
+	int rc = SSL_write_ex(ssl, src, len, &put);
+	if (rc == 1)
+		return (ssize_t)put;
+	ssize_t r = tls_io_fail(ssl, rc, want);
+	if (r == 0)
+		errno = EPIPE; /* close_notify seen while writing */
+	return -1;
+}
+
+int bench_tls_pending(const SSL *ssl)
+{
+	return SSL_pending(ssl);
+}
