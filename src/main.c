@@ -98,16 +98,6 @@ static void main_on_turn_end(void *app)
 	processor_pool_turn_end(((struct app *)app)->pool);
 }
 
-static void main_on_thread_start(void *app)
-{
-	processor_pool_thread_start(((struct app *)app)->pool);
-}
-
-static void main_on_thread_end(void *app)
-{
-	processor_pool_thread_end(((struct app *)app)->pool);
-}
-
 static void main_on_closed(void *app, uint64_t conn_id)
 {
 	(void)registrar_notify_conn_closed(((struct app *)app)->registrar, conn_id);
@@ -293,8 +283,6 @@ int main(int argc, char **argv)
 	const struct net_callbacks cb = {
 		.on_frame = main_on_frame,
 		.on_turn_end = main_on_turn_end,
-		.on_thread_start = main_on_thread_start,
-		.on_thread_end = main_on_thread_end,
 		.on_closed = main_on_closed,
 		.arg = &app,
 	};

@@ -49,7 +49,9 @@ struct net_frame {
 	uint64_t recv_ns;     /* CLOCK_MONOTONIC time of the read */
 };
 
-/* What the server calls. Every function runs on a reactor thread. */
+/* What the server calls. Every function runs on a reactor thread; reactor
+ * threads are registered RCU readers for their whole life, so a callback
+ * may take rcu_read_lock (route queries answered inline, the TLS context). */
 struct net_callbacks {
 	/* A whole frame received on an accepted connection. A negative return
 	 * closes the connection (the frame did not decode). */

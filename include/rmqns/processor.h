@@ -68,13 +68,10 @@ const struct handler *processor_handler_for(int32_t code);
  * return when it does not decode: the caller closes the connection), its
  * handler looked up, then run here when it may run inline and the pool
  * allows it, else queued on its lane, else answered SYSTEM_BUSY. A
- * response frame nobody asked for is dropped. */
+ * response frame nobody asked for is dropped. Reactor threads are RCU
+ * readers (net.h), so inline handlers may read the RCU tables. */
 int processor_pool_take_frame(struct processor_pool *p, const struct net_frame *f);
 /* Wakes workers for what this thread queued since its last call. */
 void processor_pool_turn_end(struct processor_pool *p);
-/* A thread that will call take_frame starts / ends (RCU registration,
- * when handlers run inline). */
-void processor_pool_thread_start(struct processor_pool *p);
-void processor_pool_thread_end(struct processor_pool *p);
 
 #endif

@@ -22,6 +22,8 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
+#include <urcu.h>
+
 #include "rmqns/err.h"
 #include "rmqns/log.h"
 #include "rmqns/metrics.h"
@@ -1272,6 +1274,7 @@ static void *reactor_main(void *arg)
 	reactor_self = r;
 	snprintf(name, sizeof name, "reactor-%u", r->index);
 	log_set_thread_name(name);
+	rcu_register_thread();
 	if (cb->on_thread_start)
 		cb->on_thread_start(cb->arg);
 	metrics_defer_clock(); /* one clock read per turn for the answers' latency */
@@ -1320,6 +1323,7 @@ static void *reactor_main(void *arg)
 	metrics_turn_end();
 	if (cb->on_thread_end)
 		cb->on_thread_end(cb->arg);
+	rcu_unregister_thread();
 	reactor_self = NULL;
 	return NULL;
 }

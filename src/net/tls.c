@@ -1,12 +1,10 @@
 /* The server's TLS context (tls.h): settings from the options and
  * tls.config.file, the OpenSSL context built from them, and its reload
- * when the files change. Only the boss thread replaces the context; a
- * reactor takes it under a mutex once per new TLS connection (SSL_new then
- * holds a reference of its own). Not RCU: reactors are RCU-registered only
- * when they answer route queries inline, and one uncontended lock per
- * handshake costs nothing next to the handshake. */
+ * when the files change. Only the boss thread replaces the context,
+ * published through RCU; a reactor (an RCU reader) reads it once per new
+ * TLS connection, and SSL_new then holds a reference of its own, so the
+ * boss drops the old context's after a grace period. */
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,10 +21,13 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
+#include <urcu.h>
+
 #include "rmqns/config.h"
 #include "rmqns/err.h"
 #include "rmqns/log.h"
 #include "rmqns/properties.h"
+#include "rmqns/race.h"
 #include "rmqns/tls.h"
 
 /* ---- settings ---- */
@@ -187,8 +188,7 @@ static void providers_unload(struct tls_providers *p)
 
 struct tls_server {
 	struct tls_settings settings;
-	pthread_mutex_t lock; /* guards ctx: the pointer swap and SSL_new's up-ref */
-	SSL_CTX *ctx;
+	SSL_CTX *ctx; /* RCU-published; replaced by the boss only */
 	struct file_stamp stamps[TLS_WATCHED];
 	struct tls_providers providers;
 	unsigned generation;
@@ -457,7 +457,6 @@ struct tls_server *tls_server_create(const struct tls_settings *s, char *err, si
 		free(t);
 		return NULL;
 	}
-	pthread_mutex_init(&t->lock, NULL);
 	char what[400];
 	ctx_describe(t->ctx, what, sizeof what);
 	log_info("TLS: tls.server.mode=%s, client certificates %s; certificate %s", tls_mode_name(s->mode),
@@ -471,7 +470,6 @@ void tls_server_destroy(struct tls_server *t)
 		return;
 	SSL_CTX_free(t->ctx);
 	providers_unload(&t->providers);
-	pthread_mutex_destroy(&t->lock);
 	tls_settings_free(&t->settings);
 	free(t);
 }
@@ -483,9 +481,12 @@ enum tls_mode tls_server_mode(const struct tls_server *t)
 
 struct ssl_st *tls_server_new_ssl(struct tls_server *t)
 {
-	pthread_mutex_lock(&t->lock);
-	SSL *ssl = SSL_new(t->ctx);
-	pthread_mutex_unlock(&t->lock);
+	rcu_read_lock();
+	SSL_CTX *ctx = rcu_dereference(t->ctx);
+	race_acquire(ctx);
+	SSL *ssl = SSL_new(ctx);
+	race_reader_done();
+	rcu_read_unlock();
 	return ssl;
 }
 
@@ -511,10 +512,10 @@ int tls_server_watch(struct tls_server *t)
 			 err);
 		return 0;
 	}
-	pthread_mutex_lock(&t->lock);
-	SSL_CTX *old = t->ctx;
-	t->ctx = fresh;
-	pthread_mutex_unlock(&t->lock);
+	race_release(fresh);
+	SSL_CTX *old = rcu_xchg_pointer(&t->ctx, fresh);
+	synchronize_rcu(); /* no reactor is still between reading old and SSL_new's up-ref */
+	race_grace_passed();
 	SSL_CTX_free(old); /* the connections that use it hold their own references */
 	t->generation++;
 	ctx_describe(fresh, what, sizeof what);

@@ -269,18 +269,6 @@ void processor_pool_turn_end(struct processor_pool *pool)
 	intake_route = intake_default = 0;
 }
 
-void processor_pool_thread_start(struct processor_pool *pool)
-{
-	if (pool->run_inline)
-		rcu_register_thread(); /* inline handlers read RCU tables */
-}
-
-void processor_pool_thread_end(struct processor_pool *pool)
-{
-	if (pool->run_inline)
-		rcu_unregister_thread();
-}
-
 void processor_pool_wake(struct processor_pool *pool, unsigned n_route, unsigned n_default)
 {
 	if (n_route + n_default == 0)

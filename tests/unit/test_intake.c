@@ -58,8 +58,6 @@ static int on_frame(void *pool, const struct net_frame *f)
 	return processor_pool_take_frame(pool, f);
 }
 static void on_turn_end(void *pool) { processor_pool_turn_end(pool); }
-static void on_thread_start(void *pool) { processor_pool_thread_start(pool); }
-static void on_thread_end(void *pool) { processor_pool_thread_end(pool); }
 
 static int send_cmd(struct client *c, int32_t code, int32_t opaque, const char *body)
 {
@@ -116,8 +114,7 @@ static int liveness_past_a_full_default_lane(bool run_inline)
 	struct server_params sp = { .bind_address = "127.0.0.1", .backlog = 16, .reactors = 1,
 				    .max_frame = REMOTING_DEFAULT_MAX_FRAME };
 	struct net_callbacks cb = { .on_frame = on_frame, .on_turn_end = on_turn_end,
-				    .on_thread_start = on_thread_start,
-				    .on_thread_end = on_thread_end, .arg = pool };
+				    .arg = pool };
 	srv = server_create(&sp, &cb, &err);
 	CHECK(srv != NULL);
 	CHECK(server_start(srv) == 0);
