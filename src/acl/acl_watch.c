@@ -16,6 +16,7 @@
 
 #include "rmqns/acl.h"
 #include "rmqns/err.h"
+#include "rmqns/filestamp.h"
 #include "rmqns/log.h"
 #include "rmqns/metrics.h"
 #include "rmqns/race.h"
@@ -27,21 +28,13 @@
  * or one hidden for the rest of a minute. */
 #define ACL_LOG_SLOTS 256
 
-struct acl_file_stamp {
-	bool valid;
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	struct timespec mtime, ctime;
-};
-
 struct acl {
 	bool enable, read_requests, broker_requests;
 	char *path;
 	struct acl_accounts *current; /* RCU-published */
 
 	pthread_mutex_t reload_lock;  /* one reload at a time */
-	struct acl_file_stamp stamp;  /* of the last read attempt, under reload_lock */
+	struct file_stamp stamp;  /* of the last read attempt, under reload_lock */
 
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
@@ -81,28 +74,6 @@ static void acl_publish(struct acl *acl, struct acl_accounts *fresh)
 	acl_accounts_free(old);
 }
 
-static void stamp_of(const char *path, struct acl_file_stamp *s)
-{
-	struct stat st;
-
-	memset(s, 0, sizeof *s);
-	if (stat(path, &st) < 0)
-		return;
-	s->valid = true;
-	s->dev = st.st_dev;
-	s->ino = st.st_ino;
-	s->size = st.st_size;
-	s->mtime = st.st_mtim;
-	s->ctime = st.st_ctim;
-}
-
-static bool stamp_equal(const struct acl_file_stamp *a, const struct acl_file_stamp *b)
-{
-	return a->valid == b->valid && a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
-	       a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec &&
-	       a->ctime.tv_sec == b->ctime.tv_sec && a->ctime.tv_nsec == b->ctime.tv_nsec;
-}
-
 static void log_loaded(const struct acl *acl, const struct acl_accounts *a, const char *what)
 {
 	size_t admins = 0;
@@ -117,13 +88,13 @@ static void log_loaded(const struct acl *acl, const struct acl_accounts *a, cons
  * when forced); a file that does not load keeps the accounts in force. */
 static int acl_reload_if(struct acl *acl, bool forced)
 {
-	struct acl_file_stamp now;
+	struct file_stamp now;
 	char err[512];
 	int rc = RMQNS_OK;
 
 	pthread_mutex_lock(&acl->reload_lock);
-	stamp_of(acl->path, &now);
-	if (!forced && stamp_equal(&now, &acl->stamp)) {
+	file_stamp_take(&now, acl->path);
+	if (!forced && file_stamp_equal(&now, &acl->stamp)) {
 		pthread_mutex_unlock(&acl->reload_lock);
 		return RMQNS_OK;
 	}
@@ -213,7 +184,7 @@ struct acl *acl_create(const struct acl_params *p, char *err, size_t errlen)
 		acl_destroy(acl);
 		return NULL;
 	}
-	stamp_of(acl->path, &acl->stamp);
+	file_stamp_take(&acl->stamp, acl->path);
 	acl->current = acl_accounts_load(acl->path, why, sizeof why);
 	if (!acl->current) {
 		snprintf(err, errlen, "aclEnable=true but the accounts file cannot be used: %s", why);

@@ -841,6 +841,21 @@ static void conn_discard_input(struct reactor *r, struct conn *c)
 	}
 }
 
+/* Room for the next read of a connection, plaintext or TLS: 0 when this
+ * turn must stop reading it (frame budget spent, closing, paused,
+ * quiescing, or no memory for its buffer, which closes it). */
+static size_t conn_read_room(struct reactor *r, struct conn *c, int budget)
+{
+	if (budget == 0 || c->closing || c->paused || !r->reading)
+		return 0;
+	if (conn_make_room(r, c) < 0) {
+		log_error("closing connection %s: out of memory for its read buffer", c->peer);
+		conn_fail(r, c);
+		return 0;
+	}
+	return c->rcap - c->rlen;
+}
+
 static void conn_on_readable(struct reactor *r, struct conn *c)
 {
 	int budget = NET_FRAMES_PER_TURN;
@@ -852,14 +867,9 @@ static void conn_on_readable(struct reactor *r, struct conn *c)
 
 	conn_cut_frames(r, c, &budget); /* what a paused or cut-short turn left */
 	for (int reads = 0; reads < NET_READS_PER_TURN; reads++) {
-		if (budget == 0 || c->closing || c->paused || !r->reading)
+		size_t room = conn_read_room(r, c, budget);
+		if (room == 0)
 			break;
-		if (conn_make_room(r, c) < 0) {
-			log_error("closing connection %s: out of memory for its read buffer", c->peer);
-			conn_fail(r, c);
-			break;
-		}
-		size_t room = c->rcap - c->rlen;
 		ssize_t n = read(c->fd, c->rbuf + c->rlen, room);
 		if (n > 0) {
 			c->rlen += (size_t)n;
@@ -997,14 +1007,9 @@ static void conn_tls_read(struct reactor *r, struct conn *c)
 	t->read_wants_write = false;
 	conn_cut_frames(r, c, &budget);
 	for (int reads = 0; reads < NET_TLS_READS_PER_TURN; reads++) {
-		if (budget == 0 || c->closing || c->paused || !r->reading)
+		size_t room = conn_read_room(r, c, budget);
+		if (room == 0)
 			break;
-		if (conn_make_room(r, c) < 0) {
-			log_error("closing connection %s: out of memory for its read buffer", c->peer);
-			conn_fail(r, c);
-			break;
-		}
-		size_t room = c->rcap - c->rlen;
 		ERR_clear_error();
 		int n = SSL_read(t->ssl, c->rbuf + c->rlen, room > INT32_MAX ? INT32_MAX : (int)room);
 		if (n > 0) {

@@ -25,6 +25,7 @@
 
 #include "rmqns/config.h"
 #include "rmqns/err.h"
+#include "rmqns/filestamp.h"
 #include "rmqns/log.h"
 #include "rmqns/properties.h"
 #include "rmqns/race.h"
@@ -161,14 +162,6 @@ int tls_settings_load(struct tls_settings *s, const struct options *o, char *err
 }
 
 /* ---- the context ---- */
-
-struct file_stamp {
-	bool present;
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	struct timespec mtime, ctime;
-};
 
 #define TLS_WATCHED 3 /* certificate, key, trust */
 
@@ -397,32 +390,11 @@ static SSL_CTX *ctx_build(const struct tls_settings *s, struct tls_providers *pr
 	return ctx;
 }
 
-static void stamp_file(struct file_stamp *st, const char *path)
-{
-	struct stat sb;
-	memset(st, 0, sizeof *st);
-	if (!path || stat(path, &sb) < 0)
-		return;
-	st->present = true;
-	st->dev = sb.st_dev;
-	st->ino = sb.st_ino;
-	st->size = sb.st_size;
-	st->mtime = sb.st_mtim;
-	st->ctime = sb.st_ctim;
-}
-
-static bool stamp_equal(const struct file_stamp *a, const struct file_stamp *b)
-{
-	return a->present == b->present && a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
-	       a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec &&
-	       a->ctime.tv_sec == b->ctime.tv_sec && a->ctime.tv_nsec == b->ctime.tv_nsec;
-}
-
 static void stamp_all(const struct tls_settings *s, struct file_stamp out[TLS_WATCHED])
 {
-	stamp_file(&out[0], s->cert_path);
-	stamp_file(&out[1], s->key_path);
-	stamp_file(&out[2], s->client_auth != TLS_AUTH_NONE ? s->trust_path : NULL);
+	file_stamp_take(&out[0], s->cert_path);
+	file_stamp_take(&out[1], s->key_path);
+	file_stamp_take(&out[2], s->client_auth != TLS_AUTH_NONE ? s->trust_path : NULL);
 }
 
 static int settings_copy(struct tls_settings *dst, const struct tls_settings *src)
@@ -500,7 +472,7 @@ int tls_server_watch(struct tls_server *t)
 	stamp_all(&t->settings, now);
 	bool changed = false;
 	for (int i = 0; i < TLS_WATCHED; i++)
-		changed |= !stamp_equal(&now[i], &t->stamps[i]);
+		changed |= !file_stamp_equal(&now[i], &t->stamps[i]);
 	if (!changed)
 		return 0;
 	/* Remembered whether or not the new files load: a half-written pair

@@ -188,6 +188,22 @@ static pid_t harness_spawn(const char *dir, char *const *argv, const char *out_p
 	return pid;
 }
 
+int harness_free_port(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof a;
+	int port = -1;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -1;
+	if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+	    getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+		port = ntohs(a.sin_port);
+	close(fd);
+	return port;
+}
+
 int harness_mkdtemp(char *dir, size_t n, const char *prefix)
 {
 	const char *tmp = getenv("TMPDIR");

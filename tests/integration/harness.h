@@ -77,6 +77,10 @@ char *harness_slurp(const char *path);
  * 0 or -1. harness_rmdir removes it and everything in it (kept when
  * RMQNS_KEEP_TEST_DIR is set). */
 int harness_mkdtemp(char *dir, size_t n, const char *prefix);
+
+/* A loopback port nobody listens on now (the kernel's pick, bound and
+ * released); -1 when the socket calls fail. */
+int harness_free_port(void);
 void harness_rmdir(const char *dir);
 /* "dir/name", malloc'd (NULL on allocation failure). */
 char *harness_path_in(const char *dir, const char *name);

@@ -77,14 +77,9 @@ static void write_accounts(const char *text)
 
 static int free_port(void)
 {
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof a;
-	cr_assert(fd >= 0);
-	cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
-	cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-	close(fd);
-	return ntohs(a.sin_port);
+	int port = harness_free_port();
+	cr_assert_gt(port, 0, "no free loopback port");
+	return port;
 }
 
 /* Starts the server with ACL options and the accounts file `yaml`. */
