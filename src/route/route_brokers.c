@@ -45,6 +45,9 @@ int route_brokers(struct route_db *db, route_broker_fn fn, void *arg)
 		struct route_broker_view v = { 0 };
 		struct route_group *g;
 
+		/* the acquire that pairs with rt_live_commit's release of the
+		 * hash, as rt_live_find's match does: the fields are complete */
+		(void)rt_deref(l->hash);
 		v.cluster = l->cluster;
 		v.addr = l->addr;
 		v.id = -1;
