@@ -14,25 +14,7 @@
 #include "rmqns/err.h"
 #include "rmqns/remoting.h"
 
-#ifndef TESTDATA_DIR
-#error "TESTDATA_DIR must name tests/data"
-#endif
-
-static uint8_t *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	cr_assert_not_null(f, "cannot open %s", path);
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	uint8_t *p = malloc((size_t)n + 1);
-	cr_assert_not_null(p);
-	cr_assert_eq(fread(p, 1, (size_t)n, f), (size_t)n);
-	p[n] = 0;
-	fclose(f);
-	*len = (size_t)n;
-	return p;
-}
+#include "route_test_util.h" /* tu_frame_load: a captured frame, decoded */
 
 static struct acl_accounts *accounts_of(const char *yaml)
 {
@@ -80,12 +62,10 @@ Test(acl_sign, every_captured_signed_frame_verifies_but_the_tampered_one)
 		}
 		cr_assert_str_eq(ak, "rocketmq2");
 		int seq = (int)json_integer_value(json_object_get(rec, "seq"));
-		snprintf(path, sizeof path, "%s/java-4.9.8/%s", TESTDATA_DIR,
-			 json_string_value(json_object_get(rec, "file")));
-		size_t len;
-		uint8_t *frame = slurp(path, &len);
-		struct remoting_cmd cmd;
-		cr_assert_eq(remoting_decode(frame, len, &cmd), 0, "frame %d does not decode", seq);
+		struct tu_frame f;
+		snprintf(path, sizeof path, "java-4.9.8/%s", json_string_value(json_object_get(rec, "file")));
+		tu_frame_load(&f, path);
+		struct remoting_cmd cmd = f.cmd;
 
 		char sig[ACL_SIGNATURE_LEN + 1];
 		cr_assert_eq(acl_signature(&cmd, "12345678", sig), 0);
@@ -114,8 +94,7 @@ Test(acl_sign, every_captured_signed_frame_verifies_but_the_tampered_one)
 		cr_assert_eq(acl_check(other, &cmd, &far, false, NULL, 0), ACL_BAD_SIGNATURE);
 		acl_accounts_free(other);
 		signed_frames++;
-		remoting_cmd_release(&cmd);
-		free(frame);
+		tu_frame_free(&f);
 		json_decref(rec);
 	}
 	fclose(idx);
