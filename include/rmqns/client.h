@@ -28,6 +28,11 @@ struct client_reply {
  * that does not resolve). */
 struct client *client_connect(const char *host, int port, int timeout_ms, int *err);
 
+/* The same with SO_RCVBUF set to rcvbuf bytes before connecting (0: the
+ * system's autotuned default), for peers that must fill up quickly. */
+struct client *client_connect_rcvbuf(const char *host, int port, int timeout_ms, int rcvbuf,
+				     int *err);
+
 /* Encodes cmd (its serialize, opaque and flag as given) and writes it. */
 int client_send(struct client *c, const struct remoting_cmd *cmd, int timeout_ms);
 

@@ -63,6 +63,12 @@ static int client_wait(const struct client *c, short events, int64_t deadline)
 
 struct client *client_connect(const char *host, int port, int timeout_ms, int *err)
 {
+	return client_connect_rcvbuf(host, port, timeout_ms, 0, err);
+}
+
+struct client *client_connect_rcvbuf(const char *host, int port, int timeout_ms, int rcvbuf,
+				     int *err)
+{
 	int dummy;
 	if (!err)
 		err = &dummy;
@@ -93,6 +99,15 @@ struct client *client_connect(const char *host, int port, int timeout_ms, int *e
 	c->fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (c->fd < 0) {
 		freeaddrinfo(res);
+		free(c->rbuf);
+		free(c);
+		*err = RMQNS_EIO;
+		return NULL;
+	}
+	/* Before connect, so the window scale the peer learns matches it. */
+	if (rcvbuf > 0 && setsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf) < 0) {
+		freeaddrinfo(res);
+		close(c->fd);
 		free(c->rbuf);
 		free(c);
 		*err = RMQNS_EIO;

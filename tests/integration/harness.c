@@ -491,6 +491,17 @@ struct client *harness_connect(const struct harness_server *s)
 	return c;
 }
 
+struct client *harness_connect_rcvbuf(const struct harness_server *s, int rcvbuf)
+{
+	int err;
+	struct client *c = client_connect_rcvbuf("127.0.0.1", s->port, HARNESS_IO_TIMEOUT_MS,
+						 rcvbuf, &err);
+	if (!c)
+		fprintf(stderr, "harness: cannot connect to 127.0.0.1:%d: %s\n", s->port,
+			rmqns_strerror(err));
+	return c;
+}
+
 void harness_client_peer(const struct client *c, char *out, size_t n)
 {
 	struct sockaddr_in a;

@@ -92,6 +92,9 @@ bool harness_wait_log(const struct harness_server *s, const char *needle, int ti
 
 /* A client connected to the server (NULL on failure, reason on stderr). */
 struct client *harness_connect(const struct harness_server *s);
+/* The same with a fixed receive buffer: a peer that does not read fills it
+ * at once instead of the kernel growing it to megabytes. */
+struct client *harness_connect_rcvbuf(const struct harness_server *s, int rcvbuf);
 
 /* "ip:port" of a client's own end, as the server names it in its log. */
 void harness_client_peer(const struct client *c, char *out, size_t n);

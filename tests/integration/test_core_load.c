@@ -301,7 +301,7 @@ static int test_slow_reader_paused_without_loss(struct harness_server *s)
 					    "--serverSocketSndBufSize=4096", NULL };
 	enum { MAX = 40000, CALLS = 100 };
 	START(s, args);
-	struct client *flooder = harness_connect(s);
+	struct client *flooder = harness_connect_rcvbuf(s, 4096);
 	struct client *other = harness_connect(s);
 	HARNESS_CHECK(flooder && other, "%s", "");
 	char peer[64], needle[128];
@@ -369,7 +369,7 @@ static int test_slow_reader_closed_past_hard_cap(struct harness_server *s)
 					    "--serverSocketSndBufSize=4096", NULL };
 	enum { CALLS = 200 };
 	START(s, args);
-	struct client *flooder = harness_connect(s);
+	struct client *flooder = harness_connect_rcvbuf(s, 4096);
 	struct client *other = harness_connect(s);
 	HARNESS_CHECK(flooder && other, "%s", "");
 	char peer[64], needle[160];
