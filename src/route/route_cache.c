@@ -60,15 +60,22 @@ void rt_cache_trim(struct route_db *db)
 	 * topic of several groups is looked at once for each). */
 	if (__atomic_load_n(&db->cache_bytes, __ATOMIC_RELAXED) < db->cache_max / 4 * 3)
 		return;
+	/* A walk ends where it began at the latest: a table smaller than the
+	 * span would otherwise be walked round several times in one trim, and
+	 * the second visit would take the entries the first just spared. */
+	uint32_t start_gidx = db->trim_gidx, start_slot = db->trim_slot;
+	bool wrapped = false;
 	rcu_read_lock();
 	for (uint32_t k = 0; k < RT_TRIM_SPAN; k++) {
 		if (db->trim_gidx >= db->g_hwm) {
-			if (k && db->trim_gidx == 0)
-				break; /* no group at all */
-			db->trim_gidx = db->trim_slot = 0;
-			if (!db->g_hwm)
+			if (wrapped || !db->g_hwm)
 				break;
+			db->trim_gidx = db->trim_slot = 0;
+			wrapped = true;
 		}
+		if (wrapped && (db->trim_gidx > start_gidx ||
+				(db->trim_gidx == start_gidx && db->trim_slot >= start_slot)))
+			break;
 		struct rt_idset *s = &db->gpriv[db->trim_gidx].topics;
 		if (db->trim_slot >= s->cap) {
 			db->trim_gidx++;
