@@ -47,6 +47,12 @@ struct net_frame {
 	const uint8_t *data;  /* length prefix included; valid during the call only */
 	size_t len;
 	uint64_t recv_ns;     /* CLOCK_MONOTONIC time of the read */
+	/* A big frame (a broker registration: megabytes) alone at the start of
+	 * its read buffer comes with that buffer: block == data, malloc'd. The
+	 * callback may keep it instead of copying the frame, and then sets
+	 * *kept; the reactor reads on into a new buffer. NULL otherwise. */
+	uint8_t *block;
+	bool *kept;
 };
 
 /* What the server calls. Every function runs on a reactor thread; reactor

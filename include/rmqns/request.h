@@ -23,7 +23,8 @@ struct request {
 	uint64_t recv_ns;           /* CLOCK_MONOTONIC arrival time */
 	char peer[REQUEST_PEER_LEN]; /* "ip:port" of the sender */
 	size_t frame_len;
-	uint8_t frame[];            /* owned copy of the frame */
+	uint8_t *frame;             /* the frame: a copy after the struct, or a kept read buffer */
+	uint8_t *kept_block;        /* that read buffer (freed with the request), or NULL */
 };
 
 /* Copies a frame, decodes it and fills a new request. NULL with *err set
@@ -31,6 +32,11 @@ struct request {
  * allocation failure. */
 struct request *request_create(const uint8_t *frame, size_t len, struct net_conn conn,
 			       const char *peer, uint64_t recv_ns, int *err);
+/* The same for a frame the server's reactor hands over with its buffer
+ * (net_frame.block, == frame): the request keeps the buffer, no copy.
+ * On failure the caller still owns block. */
+struct request *request_adopt(uint8_t *block, size_t len, struct net_conn conn, const char *peer,
+			      uint64_t recv_ns, int *err);
 void request_free(struct request *req);
 
 /* Encodes `rsp` in the request's serialization straight into the

@@ -23,6 +23,7 @@
 #define NET_TLS_READS_PER_TURN 16   /* SSL_read calls (a record, <= 16 KiB, each) */
 #define NET_RBUF_INITIAL 16384u     /* read buffer of a fresh connection */
 #define NET_RBUF_KEEP (1u << 18)    /* an emptied buffer above this shrinks back */
+#define NET_HANDOVER_MIN (1u << 18) /* a frame this big may leave with its buffer */
 #define NET_WRITEV_MAX 64           /* iovecs per writev */
 #define NET_COALESCE_MAX 65536u     /* inline answers join a waiting buffer up to this */
 #define NET_COALESCE_CHUNK 4096u    /* first size of such a buffer */

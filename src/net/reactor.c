@@ -724,10 +724,19 @@ static void conn_flush(struct reactor *r, struct conn *c)
 
 /* ---- requests ---- */
 
-static void reactor_handle_frame(struct reactor *r, struct conn *c, const uint8_t *frame,
+/* Hands a frame to the callback; a big one alone at the front of the read
+ * buffer is offered with the buffer (net_frame.block), so that megabytes
+ * of registration are not copied (and faulted in twice) on the reactor,
+ * which answers heartbeats and route queries meanwhile. True when the
+ * callback kept the buffer: c->rbuf is then a new one, holding what
+ * followed the frame. */
+static bool reactor_handle_frame(struct reactor *r, struct conn *c, const uint8_t *frame,
 				 size_t len)
 {
 	struct server *s = r->srv;
+	bool kept = false;
+	uint8_t *next_buf = NULL;
+	size_t next_cap = 0, tail = 0;
 	struct net_frame f = {
 		.conn = { s, c->id },
 		.peer = c->peer,
@@ -735,7 +744,27 @@ static void reactor_handle_frame(struct reactor *r, struct conn *c, const uint8_
 		.len = len,
 		.recv_ns = r->now_ns,
 	};
+	if (frame == c->rbuf && len >= NET_HANDOVER_MIN) {
+		/* The next buffer is ready before the offer: once kept, the old
+		 * one may be freed by another thread at any moment. */
+		tail = c->rlen - len;
+		next_cap = tail > NET_RBUF_INITIAL ? tail : NET_RBUF_INITIAL;
+		next_buf = malloc(next_cap);
+		if (next_buf) {
+			memcpy(next_buf, c->rbuf + len, tail);
+			f.block = c->rbuf;
+			f.kept = &kept;
+		}
+	}
 	int rc = s->cb.on_frame(s->cb.arg, &f);
+	if (kept) {
+		c->rbuf = next_buf;
+		c->rcap = next_cap;
+		c->rpos = 0;
+		c->rlen = tail;
+	} else {
+		free(next_buf);
+	}
 	if (rc < 0) {
 		if (rc == RMQNS_ENOMEM)
 			log_error("closing connection %s: out of memory for a request", c->peer);
@@ -744,6 +773,7 @@ static void reactor_handle_frame(struct reactor *r, struct conn *c, const uint8_
 				 rmqns_strerror(rc));
 		conn_fail(r, c);
 	}
+	return kept;
 }
 
 /* An emptied buffer that grew for a big frame (a broker registration of
@@ -776,8 +806,8 @@ static void conn_cut_frames(struct reactor *r, struct conn *c, int *budget)
 			conn_fail(r, c);
 			return;
 		}
-		reactor_handle_frame(r, c, c->rbuf + c->rpos, size);
-		c->rpos += size;
+		if (!reactor_handle_frame(r, c, c->rbuf + c->rpos, size))
+			c->rpos += size;
 		(*budget)--;
 	}
 	if (c->rpos == c->rlen) {

@@ -231,7 +231,14 @@ int processor_pool_submit(struct processor_pool *pool, const struct handler *h, 
 int processor_pool_take_frame(struct processor_pool *pool, const struct net_frame *f)
 {
 	int err;
-	struct request *req = request_create(f->data, f->len, f->conn, f->peer, f->recv_ns, &err);
+	struct request *req;
+	if (f->block) {
+		req = request_adopt(f->block, f->len, f->conn, f->peer, f->recv_ns, &err);
+		if (req)
+			*f->kept = true;
+	} else {
+		req = request_create(f->data, f->len, f->conn, f->peer, f->recv_ns, &err);
+	}
 	if (!req)
 		return err;
 	if (remoting_is_response(&req->cmd)) {

@@ -12,6 +12,7 @@
 #include <criterion/criterion.h>
 
 #include "harness.h"
+#include "rmqns/buf.h"
 #include "rmqns/err.h"
 
 #define T HARNESS_IO_TIMEOUT_MS
@@ -473,6 +474,96 @@ Test(core, expired_broker_connection_closed)
 	client_reply_free(r);
 	client_close(broker);
 	client_close(client);
+}
+
+/* ---- big frames leave with their read buffer ---- */
+
+/* A registration of n topics prefix-0 .. prefix-(n-1), opaque given, appended to out. */
+static void encode_registration(struct buf *out, const char *name, const char *addr, const char *prefix,
+				int n, int32_t opaque)
+{
+	struct buf body = BUF_INIT;
+	buf_append_str(&body, "{\"filterServerList\":[],\"topicConfigSerializeWrapper\":{\"dataVersion\":"
+			      "{\"counter\":1,\"stateVersion\":0,\"timestamp\":1},\"topicConfigTable\":{");
+	for (int i = 0; i < n; i++)
+		buf_printf(&body, "%s\"%s-%d\":{\"perm\":6,\"readQueueNums\":8,\"topicName\":\"%s-%d\","
+				  "\"writeQueueNums\":8}",
+			   i ? "," : "", prefix, i, prefix, i);
+	buf_append_str(&body, "}}}");
+	struct remoting_ext_field ext[] = {
+		{ "brokerName", name }, { "brokerAddr", addr }, { "clusterName", "BigCluster" },
+		{ "haServerAddr", "h:1" }, { "brokerId", "0" },
+	};
+	struct remoting_cmd req;
+	harness_request_init(&req, 103, REMOTING_JSON);
+	req.opaque = opaque;
+	req.ext = ext;
+	req.ext_count = sizeof ext / sizeof ext[0];
+	req.body = body.data;
+	req.body_len = (uint32_t)body.len;
+	harness_encode(&req, out);
+	buf_free(&body);
+}
+
+static void encode_unknown(struct buf *out, int32_t opaque)
+{
+	struct remoting_cmd req;
+	harness_request_init(&req, 9999, REMOTING_JSON);
+	req.opaque = opaque;
+	harness_encode(&req, out);
+}
+
+Test(core, big_frames_leave_with_their_buffer_and_what_follows_is_read_on)
+{
+	/* Two registrations of ~400 KB (past the hand-over size), small
+	 * requests after each, all in one write: the reactor hands each big
+	 * frame over with its buffer and must carry the bytes behind it into
+	 * the next buffer. */
+	start(NULL);
+	struct client *c = connect_or_fail();
+	struct buf b = BUF_INIT;
+	encode_registration(&b, "bigA", "10.4.0.1:10911", "bigA", 4000, 1);
+	cr_assert_gt(b.len, 300000u, "the registration is %zu bytes", b.len);
+	encode_unknown(&b, 2);
+	encode_unknown(&b, 3);
+	encode_registration(&b, "bigB", "10.4.0.2:10911", "bigB", 4000, 4);
+	encode_unknown(&b, 5);
+	cr_assert_eq(client_send_raw(c, b.data, b.len, T), 0);
+	buf_free(&b);
+
+	bool seen[6] = { false };
+	for (int k = 0; k < 5; k++) {
+		struct client_reply *r = NULL;
+		cr_assert_eq(client_recv(c, &r, T), 0, "answer %d of 5 missing", k);
+		int32_t op = r->cmd.opaque;
+		cr_assert(op >= 1 && op <= 5 && !seen[op], "unexpected opaque %d", op);
+		seen[op] = true;
+		if (op == 1 || op == 4)
+			cr_expect_eq(r->cmd.code, 0, "registration %d answered %d: %s", op, r->cmd.code,
+				     r->cmd.remark ? r->cmd.remark : "");
+		else
+			expect_unsupported_bytes(r, 9999, op, REMOTING_JSON);
+		client_reply_free(r);
+	}
+	/* every topic of both arrived whole */
+	cr_expect_eq(route_code(c, "bigA-0"), 0);
+	cr_expect_eq(route_code(c, "bigA-3999"), 0);
+	cr_expect_eq(route_code(c, "bigB-0"), 0);
+	cr_expect_eq(route_code(c, "bigB-3999"), 0);
+	cr_expect_eq(route_code(c, "bigB-4000"), 17);
+	client_close(c);
+}
+
+Test(core, big_frame_with_a_bad_header_closes_its_connection)
+{
+	/* 400 KB whose JSON header does not parse: offered with its buffer,
+	 * refused, the buffer stays the connection's and goes with it */
+	static uint8_t f[400000];
+	uint32_t len = sizeof f - 4, hlen = 1000;
+	f[0] = (uint8_t)(len >> 24), f[1] = (uint8_t)(len >> 16), f[2] = (uint8_t)(len >> 8), f[3] = (uint8_t)len;
+	f[4] = 0, f[5] = (uint8_t)(hlen >> 16), f[6] = (uint8_t)(hlen >> 8), f[7] = (uint8_t)hlen;
+	memset(f + 8, '{', hlen);
+	check_bad_frame(f, sizeof f);
 }
 
 /* ---- signals and command line ---- */
