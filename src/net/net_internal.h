@@ -20,6 +20,7 @@
 /* Fairness and memory bounds of one reactor turn. */
 #define NET_FRAMES_PER_TURN 64      /* frames cut per connection per wake-up */
 #define NET_READS_PER_TURN 4        /* read() calls per connection per wake-up */
+#define NET_READ_BYTES_PER_TURN (1u << 18) /* bytes read per connection per wake-up */
 #define NET_TLS_READS_PER_TURN 16   /* SSL_read calls (a record, <= 16 KiB, each) */
 #define NET_RBUF_INITIAL 16384u     /* read buffer of a fresh connection */
 #define NET_RBUF_KEEP (1u << 18)    /* an emptied buffer above this shrinks back */

@@ -896,13 +896,20 @@ static void conn_on_readable(struct reactor *r, struct conn *c)
 	}
 
 	conn_cut_frames(r, c, &budget); /* what a paused or cut-short turn left */
-	for (int reads = 0; reads < NET_READS_PER_TURN; reads++) {
+	/* A registration of megabytes is read over several turns, so that the
+	 * heartbeats and route queries of the reactor's other connections are
+	 * read between its parts (level-triggered: the rest shows up again). */
+	size_t bytes_left = NET_READ_BYTES_PER_TURN;
+	for (int reads = 0; reads < NET_READS_PER_TURN && bytes_left; reads++) {
 		size_t room = conn_read_room(r, c, budget);
 		if (room == 0)
 			break;
+		if (room > bytes_left)
+			room = bytes_left;
 		ssize_t n = read(c->fd, c->rbuf + c->rlen, room);
 		if (n > 0) {
 			c->rlen += (size_t)n;
+			bytes_left -= (size_t)n;
 			c->last_active_ms = r->now_ms;
 			conn_cut_frames(r, c, &budget);
 			if ((size_t)n < room)
