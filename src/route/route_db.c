@@ -213,7 +213,7 @@ struct route_db *route_db_create(size_t cache_max_bytes)
 	 * directory never has to be republished. */
 	db->gdir = calloc(ROUTE_MAX_GROUPS, sizeof(*db->gdir));
 	db->gpriv = calloc(ROUTE_MAX_GROUPS, sizeof(*db->gpriv));
-	if (!db->topics || !db->live || !db->gnames || !db->gdir || !db->gpriv) {
+	if (!db->topics || !db->live || !db->gnames || !db->gdir || !db->gpriv || rt_tq_table_init(db) != 0) {
 		if (db->topics)
 			cds_lfht_destroy(db->topics, NULL);
 		if (db->live)

@@ -48,10 +48,12 @@ static bool tq_equal(const struct route_tq *a, const struct route_tq *b)
 	       memcmp(a->e, b->e, (size_t)a->n * sizeof(a->e[0])) == 0;
 }
 
+#define RT_TQ_BUCKETS_MIN 1024u
+
 /* Doubles the bucket array; when that fails chains get longer, nothing else. */
 static void tq_table_grow(struct route_db *db)
 {
-	uint32_t nb = db->tq_buckets ? db->tq_buckets * 2 : 1024;
+	uint32_t nb = db->tq_buckets * 2;
 	struct route_tq **t = rt_calloc(nb, sizeof(*t));
 
 	if (!t)
@@ -69,6 +71,19 @@ static void tq_table_grow(struct route_db *db)
 	db->tq_buckets = nb;
 }
 
+int rt_tq_table_init(struct route_db *db)
+{
+	/* allocated with the db, so that every list is interned: a list left
+	 * out of the table (when a first, lazy allocation failed) would share
+	 * with none of its equals and escape every count */
+	db->tq_table = calloc(RT_TQ_BUCKETS_MIN, sizeof(*db->tq_table));
+	if (!db->tq_table)
+		return RMQNS_ENOMEM;
+	db->tq_buckets = RT_TQ_BUCKETS_MIN;
+	db->tq_count = 0;
+	return 0;
+}
+
 struct route_tq *rt_tq_intern(struct route_db *db, struct route_tq *cand)
 {
 	struct route_tq *q;
@@ -76,12 +91,6 @@ struct route_tq *rt_tq_intern(struct route_db *db, struct route_tq *cand)
 	cand->hash = tq_hash(cand);
 	if (db->tq_count >= db->tq_buckets)
 		tq_table_grow(db);
-	if (!db->tq_buckets) {
-		/* no table at all (out of memory from the start): unshared */
-		cand->refs = 1;
-		cand->next = NULL;
-		return cand;
-	}
 	for (q = db->tq_table[cand->hash & (db->tq_buckets - 1)]; q; q = q->next)
 		if (tq_equal(q, cand)) {
 			free(cand);
@@ -99,14 +108,12 @@ void rt_tq_release(struct route_db *db, struct route_tq *tq)
 {
 	if (--tq->refs)
 		return;
-	if (db->tq_buckets) {
-		struct route_tq **pp = &db->tq_table[tq->hash & (db->tq_buckets - 1)];
-		while (*pp && *pp != tq)
-			pp = &(*pp)->next;
-		if (*pp) {
-			*pp = tq->next;
-			db->tq_count--;
-		}
+	struct route_tq **pp = &db->tq_table[tq->hash & (db->tq_buckets - 1)];
+	while (*pp && *pp != tq)
+		pp = &(*pp)->next;
+	if (*pp) {
+		*pp = tq->next;
+		db->tq_count--;
 	}
 	rt_defer_free(db, &tq->rcu, free_tq_cb);
 }

@@ -96,6 +96,8 @@ void rt_arena_free_all(struct route_db *db);
 
 /* A fresh list to fill (free() it if it goes no further). */
 struct route_tq *rt_tq_alloc(uint32_t n, uint32_t map_cap);
+/* The table of interned lists, made with the db (RMQNS_ENOMEM). */
+int rt_tq_table_init(struct route_db *db);
 /* The shared list equal to cand (cand is freed) or cand itself, counted
  * once more; never fails. */
 struct route_tq *rt_tq_intern(struct route_db *db, struct route_tq *cand);

@@ -24,6 +24,10 @@
 #include "rmqns/route.h"
 #include "route_priv.h"
 
+/* FUZZ_ROUTE_TRACE=1 prints each step, to read a finding. */
+static bool tracing;
+#define TRACE(...) do { if (tracing) fprintf(stderr, __VA_ARGS__); } while (0)
+
 #define REQUIRE(cond) do { if (!(cond)) { fprintf(stderr, "failed: %s\n", #cond); abort(); } } while (0)
 
 static const char *const clusters[] = { "c0", "c1", "c2" };
@@ -150,7 +154,11 @@ static void op_register(struct route_db *db, struct script *s)
 	};
 	struct route_reg_result res;
 	memset(&res, 0, sizeof(res));
+	TRACE("register %s/%s %s id %lld new_style %d acting %d conn %llu delete_missing %d: %s\n", reg.cluster,
+	      reg.name, reg.addr, (long long)reg.id, reg.new_style, reg.acting_master,
+	      (unsigned long long)reg.conn_id, reg.delete_missing_topics, body);
 	int rc = route_apply_register(db, &reg, now_ms, &res);
+	TRACE("  -> %d\n", rc);
 	REQUIRE(rc == 0 || rc == RMQNS_ENOMEM);
 	if (rc == 0)
 		route_reg_result_free(&res);
@@ -170,7 +178,11 @@ static void op_register_topic(struct route_db *db, struct script *s)
 		q[i].write_queues = v >> 5;
 		q[i].sysflag = v & 1;
 	}
+	TRACE("register_topic %s with %u queue sets\n", topics[t % N(topics)], n);
+	for (uint8_t i = 0; i < n; i++)
+		TRACE("  %s perm %d r %u w %u\n", q[i].group, q[i].perm, q[i].read_queues, q[i].write_queues);
 	int rc = route_apply_register_topic(db, topics[t % N(topics)], q, n);
+	TRACE("  -> %d\n", rc);
 	REQUIRE(rc == 0 || rc == RMQNS_ENOMEM);
 }
 
@@ -178,6 +190,7 @@ static void run_op(struct route_db *db, struct script *s, uint8_t op)
 {
 	uint8_t a;
 
+	TRACE("op %u (fail after %lld)\n", op % 11, (long long)rt_fail_after);
 	switch (op % 11) {
 	case 0:
 	case 1:
@@ -246,8 +259,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
-	log_set_level(LOG_ERROR);
-	(void)log_set_file("/dev/null"); /* failures are expected here; keep stderr for findings */
+	tracing = getenv("FUZZ_ROUTE_TRACE") != NULL;
+	log_set_level(tracing ? LOG_INFO : LOG_ERROR);
+	if (!tracing)
+		(void)log_set_file("/dev/null"); /* failures are expected here; keep stderr for findings */
 	rcu_register_thread();
 	return 0;
 }
