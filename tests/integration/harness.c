@@ -562,6 +562,18 @@ void harness_encode(const struct remoting_cmd *cmd, struct buf *out)
 	}
 }
 
+void harness_topics_body(struct buf *out, const char *prefix, int n, int queues)
+{
+	buf_append_str(out, "{\"filterServerList\":[],\"topicConfigSerializeWrapper\":{\"dataVersion\":"
+			     "{\"counter\":1,\"stateVersion\":0,\"timestamp\":1},\"topicConfigTable\":{");
+	for (int i = 0; i < n; i++)
+		buf_printf(out, "%s\"%s%d\":{\"perm\":6,\"readQueueNums\":%d,\"topicName\":\"%s%d\","
+				"\"writeQueueNums\":%d}",
+			   i ? "," : "", prefix, i, queues, prefix, i, queues);
+	buf_append_str(out, "}}}");
+	buf_terminate(out);
+}
+
 void harness_check_failed(const char *file, int line, const char *expr, const char *fmt, ...)
 {
 	va_list ap;

@@ -113,6 +113,11 @@ int harness_call(struct client *c, int32_t code, const char *body, struct client
  * allocation failure: only for building test input). */
 void harness_encode(const struct remoting_cmd *cmd, struct buf *out);
 
+/* A RegisterBrokerBody (plain JSON, data version 1/0/1, no filter
+ * servers) of n topics named prefix0 .. prefix(n-1), each with `queues`
+ * read and write queues and perm 6, NUL-terminated, into out. */
+void harness_topics_body(struct buf *out, const char *prefix, int n, int queues);
+
 /* ---- plain test programs ----
  * Criterion cannot start under ThreadSanitizer, so tests in the
  * 'concurrency' suite are plain programs: test functions returning 0 or

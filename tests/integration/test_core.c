@@ -483,13 +483,9 @@ static void encode_registration(struct buf *out, const char *name, const char *a
 				int n, int32_t opaque)
 {
 	struct buf body = BUF_INIT;
-	buf_append_str(&body, "{\"filterServerList\":[],\"topicConfigSerializeWrapper\":{\"dataVersion\":"
-			      "{\"counter\":1,\"stateVersion\":0,\"timestamp\":1},\"topicConfigTable\":{");
-	for (int i = 0; i < n; i++)
-		buf_printf(&body, "%s\"%s-%d\":{\"perm\":6,\"readQueueNums\":8,\"topicName\":\"%s-%d\","
-				  "\"writeQueueNums\":8}",
-			   i ? "," : "", prefix, i, prefix, i);
-	buf_append_str(&body, "}}}");
+	char dash[32];
+	snprintf(dash, sizeof dash, "%s-", prefix);
+	harness_topics_body(&body, dash, n, 8);
 	struct remoting_ext_field ext[] = {
 		{ "brokerName", name }, { "brokerAddr", addr }, { "clusterName", "BigCluster" },
 		{ "haServerAddr", "h:1" }, { "brokerId", "0" },
