@@ -103,6 +103,17 @@ struct tu_reg {
 };
 
 /* Decodes `body` as a REGISTER_BROKER body and applies it. */
+/* broker-a's registration of a 5.x static topic S (its route carries
+ * topicQueueMappingByBroker) and a plain topic U. */
+#define TU_STATIC_TOPIC_BODY                                                                       \
+	"{\"filterServerList\":[],\"topicConfigSerializeWrapper\":"                                 \
+	"{\"dataVersion\":{\"counter\":1,\"timestamp\":1},\"topicConfigTable\":"                      \
+	"{\"S\":{\"perm\":6,\"readQueueNums\":2,\"topicName\":\"S\",\"writeQueueNums\":2},"           \
+	"\"U\":{\"perm\":6,\"readQueueNums\":4,\"topicName\":\"U\",\"writeQueueNums\":4}},"           \
+	"\"topicQueueMappingInfoMap\":{\"S\":{\"bname\":\"broker-a\",\"currIdMap\":{1:1,0:0},"        \
+	"\"dirty\":false,\"epoch\":1700000000000,\"scope\":\"__global__\",\"topic\":\"S\","         \
+	"\"totalQueues\":2}}}}"
+
 static inline int tu_register(struct route_db *db, const struct tu_reg *r, const char *body, uint64_t now,
 			      struct route_reg_result *res)
 {

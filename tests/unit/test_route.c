@@ -580,13 +580,7 @@ Test(route, filter_servers_in_route)
 Test(route, static_topic_mappings_in_route)
 {
 	struct tu_reg m = { .name = "broker-a", .addr = A, .id = 0, .conn = 1, .new_style = true };
-	const char *body = "{\"filterServerList\":[],\"topicConfigSerializeWrapper\":"
-			   "{\"dataVersion\":{\"counter\":1,\"timestamp\":1},\"topicConfigTable\":"
-			   "{\"S\":{\"perm\":6,\"readQueueNums\":2,\"topicName\":\"S\",\"writeQueueNums\":2},"
-			   "\"U\":{\"perm\":6,\"readQueueNums\":4,\"topicName\":\"U\",\"writeQueueNums\":4}},"
-			   "\"topicQueueMappingInfoMap\":{\"S\":{\"bname\":\"broker-a\",\"currIdMap\":{1:1,0:0},"
-			   "\"dirty\":false,\"epoch\":1700000000000,\"scope\":\"__global__\",\"topic\":\"S\","
-			   "\"totalQueues\":2}}}}";
+	const char *body = TU_STATIC_TOPIC_BODY;
 	cr_assert_eq(tu_register(db, &m, body, 100, NULL), 0);
 	char *r = tu_route(db, "S", JW_DEFAULT);
 	cr_expect(strstr(r, ",\"topicQueueMappingByBroker\":{\"broker-a\":{\"bname\":\"broker-a\","

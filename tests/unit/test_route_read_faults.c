@@ -114,13 +114,7 @@ static void setup(void)
 	 * topics: a first registration of one is refused, as in Java) */
 	struct tu_reg m = { .name = "broker-a", .addr = "10.0.0.1:10911", .id = 0, .conn = 1,
 			    .new_style = true };
-	const char *body = "{\"filterServerList\":[],\"topicConfigSerializeWrapper\":"
-			   "{\"dataVersion\":{\"counter\":1,\"timestamp\":1},\"topicConfigTable\":"
-			   "{\"S\":{\"perm\":6,\"readQueueNums\":2,\"topicName\":\"S\",\"writeQueueNums\":2},"
-			   "\"U\":{\"perm\":6,\"readQueueNums\":4,\"topicName\":\"U\",\"writeQueueNums\":4}},"
-			   "\"topicQueueMappingInfoMap\":{\"S\":{\"bname\":\"broker-a\",\"currIdMap\":{1:1,0:0},"
-			   "\"dirty\":false,\"epoch\":1700000000000,\"scope\":\"__global__\",\"topic\":\"S\","
-			   "\"totalQueues\":2}}}}";
+	const char *body = TU_STATIC_TOPIC_BODY;
 	cr_assert_eq(tu_register(db, &m, body, 100, NULL), 0);
 }
 
