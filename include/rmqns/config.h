@@ -61,6 +61,7 @@ struct options {
 	int64_t maxFrameSize;              /* bytes, length prefix included */
 	int32_t processorQueueCapacity;    /* per lane */
 	bool routeQueryInline;             /* reactors answer code 105 themselves */
+	bool serverReactorCpuAffinity;     /* reactor i pinned to the i-th allowed CPU */
 	int64_t registerInflateMaxBytes;   /* cap on an inflated/parsed registration */
 	int64_t outboundPauseBytes;        /* stop reading a peer past this many unsent bytes */
 	int64_t outboundCloseBytes;        /* close it past this many */

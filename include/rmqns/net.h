@@ -84,6 +84,7 @@ struct server_params {
 	uint64_t outbound_pause_bytes; /* unsent answers past this: stop reading the peer */
 	uint64_t outbound_close_bytes; /* past this: close it */
 	int sndbuf, rcvbuf;         /* SO_SNDBUF / SO_RCVBUF of accepted sockets; 0 = OS default */
+	bool cpu_affinity;          /* pin reactor i to the i-th allowed CPU */
 	/* The tls.* options (tls.h); NULL or tls.server.mode=disabled: plaintext
 	 * only. server_create loads the certificate and fails (logged) when it
 	 * does not load. Outbound connections are always plaintext. */
@@ -160,6 +161,8 @@ void server_destroy(struct server *s);
 /* Accepted connections open now. */
 unsigned server_conn_count(struct server *s);
 unsigned server_reactor_count(const struct server *s);
+/* Connections reactor i owns, those handed to it and not yet taken included. */
+unsigned server_reactor_conn_count(struct server *s, unsigned i);
 /* When reactor i last began a turn (CLOCK_MONOTONIC ms; 0 = not yet). */
 uint64_t server_reactor_turn_ms(struct server *s, unsigned i);
 

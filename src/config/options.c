@@ -123,6 +123,8 @@ static const struct config_option options_table[] = {
 	  1, 10000000, RUN_MIN_QUEUE, NULL, "requests queued per processor lane before SYSTEM_BUSY" },
 	{ "routeQueryInline", CONFIG_BOOL, 0, OFF(routeQueryInline), "true", 0, 0, 0, NULL,
 	  "reactors answer GET_ROUTEINFO_BY_TOPIC themselves" },
+	{ "serverReactorCpuAffinity", CONFIG_BOOL, 0, OFF(serverReactorCpuAffinity), "true", 0, 0, 0, NULL,
+	  "pin reactor i to the i-th CPU the process may run on (its cpuset)" },
 	{ "registerInflateMaxBytes", CONFIG_I64, 0, OFF(registerInflateMaxBytes), "67108864",
 	  KIB, 4 * GIB, MIB, NULL, "largest registration body once inflated, bytes" },
 	{ "outboundPauseBytes", CONFIG_I64, 0, OFF(outboundPauseBytes), "4194304",

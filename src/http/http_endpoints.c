@@ -204,6 +204,14 @@ static int ep_gauges(struct http_endpoints *e, struct buf *out)
 			rc = metrics_write_value(out, "rmqns_reactor_turn_age_seconds", lb,
 						 t && now > t ? (double)(now - t) / 1e3 : 0);
 		}
+		if (rc == 0)
+			rc = metrics_write_family(out, "rmqns_reactor_connections", "gauge",
+						  "Connections each reactor owns.");
+		for (unsigned i = 0; rc == 0 && i < server_reactor_count(app->server); i++) {
+			snprintf(lb, sizeof lb, "reactor=\"%u\"", i);
+			rc = metrics_write_value(out, "rmqns_reactor_connections", lb,
+						 (double)server_reactor_conn_count(app->server, i));
+		}
 	}
 	if (rc == 0 && app->registrar) {
 		uint64_t t = registrar_turn_ms(app->registrar);

@@ -9,6 +9,8 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -299,15 +301,16 @@ static void conn_open(struct reactor *r, struct net_accepted *a)
 	char peer[NET_PEER_LEN];
 	if (!r->reading) {
 		close(a->fd); /* stopping: the socket arrived too late */
+		atomic_fetch_sub(&r->conn_count, 1);
 		return;
 	}
 	conn_format_peer(peer, sizeof peer, &a->addr);
 	struct conn *c = conn_new(r, a->fd, EPOLLIN, peer);
 	if (!c) {
 		close(a->fd);
+		atomic_fetch_sub(&r->conn_count, 1);
 		return;
 	}
-	atomic_fetch_add(&r->conn_count, 1);
 	metrics_add(MC_CONN_ACCEPTED, 1);
 	log_debug("connection %s accepted", c->peer);
 	if (!r->srv->tls) {
@@ -612,6 +615,9 @@ static void reactor_deliver(struct reactor *r, struct net_msg *m)
 
 void reactor_post_accepted(struct reactor *r, struct net_accepted *a)
 {
+	/* counted now, not when the reactor takes it: a burst of connects
+	 * would otherwise all go to the reactor slowest to take them */
+	atomic_fetch_add(&r->conn_count, 1);
 	cds_wfcq_node_init(&a->node);
 	race_release(a);
 	cds_wfcq_enqueue(&r->acc_head, &r->acc_tail, &a->node);
@@ -1316,6 +1322,7 @@ static void *reactor_main(void *arg)
 	reactor_self = r;
 	snprintf(name, sizeof name, "reactor-%u", r->index);
 	log_set_thread_name(name);
+	pthread_setname_np(pthread_self(), name); /* for top -H and the tests */
 	rcu_register_thread();
 	if (cb->on_thread_start)
 		cb->on_thread_start(cb->arg);
@@ -1426,11 +1433,48 @@ int reactor_init(struct reactor *r, struct server *srv, unsigned index)
 	return reactor_grow_slots(r);
 }
 
+/* The CPU for reactor i: the i-th the process may use (round the set when
+ * there are more reactors than CPUs); -1 when the set is unknown. Pinned,
+ * two busy reactors never share a CPU waiting for each other while the
+ * other CPU parses registrations. */
+static int reactor_cpu(const struct reactor *r)
+{
+	cpu_set_t allowed;
+	if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) {
+		log_warn("reactor %u: not pinned: sched_getaffinity: %s", r->index, strerror(errno));
+		return -1;
+	}
+	int n = CPU_COUNT(&allowed), k = 0;
+	if (n <= 0)
+		return -1;
+	int want = (int)(r->index % (unsigned)n);
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &allowed) && k++ == want)
+			return c;
+	return -1;
+}
+
 int reactor_start(struct reactor *r)
 {
+	pthread_attr_t attr, *ap = NULL;
+	int cpu = r->srv->params.cpu_affinity ? reactor_cpu(r) : -1;
+	if (cpu >= 0 && pthread_attr_init(&attr) == 0) {
+		cpu_set_t one;
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		ap = &attr;
+		int rc = pthread_attr_setaffinity_np(ap, sizeof one, &one);
+		if (rc != 0)
+			log_warn("reactor %u: not pinned to CPU %d: %s", r->index, cpu, strerror(rc));
+		else
+			log_debug("reactor %u on CPU %d", r->index, cpu);
+	}
 	reactor_clock(r); /* its start counts as a turn for health checks */
-	if (pthread_create(&r->thread, NULL, reactor_main, r) != 0) {
-		log_error("cannot start reactor %u", r->index);
+	int rc = pthread_create(&r->thread, ap, reactor_main, r);
+	if (ap)
+		pthread_attr_destroy(ap);
+	if (rc != 0) {
+		log_error("cannot start reactor %u: %s", r->index, strerror(rc));
 		return RMQNS_ENOMEM;
 	}
 	r->started = true;

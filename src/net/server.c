@@ -52,6 +52,7 @@ void server_params_from_options(struct server_params *p, const struct options *o
 	p->outbound_close_bytes = o->outboundCloseBytes > 0 ? (uint64_t)o->outboundCloseBytes : 0;
 	p->sndbuf = o->serverSocketSndBufSize;
 	p->rcvbuf = o->serverSocketRcvBufSize;
+	p->cpu_affinity = o->serverReactorCpuAffinity;
 	p->tls_options = o;
 }
 
@@ -470,6 +471,12 @@ unsigned server_conn_count(struct server *s)
 unsigned server_reactor_count(const struct server *s)
 {
 	return s->nreactors;
+}
+
+unsigned server_reactor_conn_count(struct server *s, unsigned i)
+{
+	return i < s->nreactors
+		? atomic_load_explicit(&s->reactors[i].conn_count, memory_order_relaxed) : 0;
 }
 
 uint64_t server_reactor_turn_ms(struct server *s, unsigned i)

@@ -2,6 +2,8 @@
  * one-way, stray responses) in both serializations and both execution
  * paths, every malformed-frame class, idle close, signals and the command
  * line. */
+#include <dirent.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -667,6 +669,63 @@ Test(core, sighup_keeps_serving)
 	expect_unsupported_bytes(r, 9999, req.opaque, REMOTING_JSON);
 	client_reply_free(r);
 	client_close(c);
+}
+
+/* The CPUs each reactor thread of the running server may use, by reactor
+ * index; returns how many reactors were found. */
+static int reactor_cpusets(pid_t pid, cpu_set_t *sets, int max)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+	DIR *d = opendir(path);
+	cr_assert_not_null(d);
+	int found = 0;
+	for (struct dirent *e; (e = readdir(d));) {
+		char comm_path[384], comm[32] = "";
+		unsigned idx;
+		snprintf(comm_path, sizeof comm_path, "%s/%s/comm", path, e->d_name);
+		FILE *f = fopen(comm_path, "r");
+		if (!f)
+			continue;
+		if (!fgets(comm, sizeof comm, f))
+			comm[0] = 0;
+		fclose(f);
+		if (sscanf(comm, "reactor-%u", &idx) != 1 || (int)idx >= max)
+			continue;
+		cr_assert_eq(sched_getaffinity((pid_t)atoi(e->d_name), sizeof sets[idx], &sets[idx]), 0);
+		found++;
+	}
+	closedir(d);
+	return found;
+}
+
+Test(core, reactors_pinned_one_cpu_each)
+{
+	/* reactor i on the i-th CPU the server may use */
+	static const char *const args[] = { "--serverSelectorThreads=3", NULL };
+	cpu_set_t mine, sets[3];
+	cr_assert_eq(sched_getaffinity(0, sizeof mine, &mine), 0);
+	int cpus[CPU_SETSIZE], n = 0;
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &mine))
+			cpus[n++] = c;
+	start(args);
+	cr_assert_eq(reactor_cpusets(srv.pid, sets, 3), 3, "three reactor threads by name");
+	for (int i = 0; i < 3; i++) {
+		cr_expect_eq(CPU_COUNT(&sets[i]), 1, "reactor %d may run on %d CPUs", i, CPU_COUNT(&sets[i]));
+		cr_expect(CPU_ISSET(cpus[i % n], &sets[i]), "reactor %d not on CPU %d", i, cpus[i % n]);
+	}
+}
+
+Test(core, reactor_affinity_off_keeps_the_cpuset)
+{
+	static const char *const args[] = { "--serverReactorCpuAffinity=false", NULL };
+	cpu_set_t mine, sets[2];
+	cr_assert_eq(sched_getaffinity(0, sizeof mine, &mine), 0);
+	start(args);
+	cr_assert_eq(reactor_cpusets(srv.pid, sets, 2), 2);
+	for (int i = 0; i < 2; i++)
+		cr_expect(CPU_EQUAL(&sets[i], &mine), "reactor %d was pinned", i);
 }
 
 Test(core, boot_line_names_bound_port)
