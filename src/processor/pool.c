@@ -20,6 +20,7 @@
 #include "rmqns/log.h"
 #include "rmqns/metrics.h"
 #include "rmqns/net.h"
+#include "rmqns/yield.h"
 #include "rmqns/processor.h"
 #include "rmqns/request.h"
 #include "rmqns/ring.h"
@@ -189,6 +190,8 @@ static void *pool_thread_main(void *arg)
 	if (t->role == POOL_GENERAL && pool->default_nice > 0 &&
 	    setpriority(PRIO_PROCESS, (id_t)gettid(), pool->default_nice) < 0)
 		log_warn("%s: cannot lower its priority: %s", name, strerror(errno));
+	/* registration parsing gives the CPU up to waiting reactors */
+	yield_enable(t->role == POOL_GENERAL);
 	rcu_register_thread();
 	for (;;) {
 		bool slot;

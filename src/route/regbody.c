@@ -14,6 +14,7 @@
 #include "rmqns/json_reader.h"
 #include "rmqns/buf.h"
 #include "rmqns/err.h"
+#include "rmqns/yield.h"
 
 #define NO_OFF UINT32_MAX
 
@@ -108,6 +109,7 @@ static int rb_add_topic(struct rb_build *b, const char *name, size_t n, const st
 {
 	uint32_t h, slot;
 
+	yield_point();
 	if (!b->index || (uint64_t)(b->n_topics + 1) * 2 > (uint64_t)b->index_mask + 1) {
 		int rc = index_grow(b);
 		if (rc)
@@ -545,10 +547,12 @@ static int inflate_bounded(const uint8_t *in, size_t len, size_t max, uint8_t **
 			buf = nb;
 			cap = ncap;
 		}
+		/* 64 KiB of output a call, with a yield point between */
 		size_t room = cap - used;
 		zs.next_out = buf + used;
-		zs.avail_out = room > UINT_MAX ? UINT_MAX : (uInt)room;
+		zs.avail_out = room > (1u << 16) ? (1u << 16) : (uInt)room;
 		uInt before = zs.avail_out;
+		yield_point();
 		zr = inflate(&zs, Z_NO_FLUSH);
 		used += before - zs.avail_out;
 		if (zr == Z_STREAM_END)
@@ -911,10 +915,12 @@ bool regbody_crc_matches(const uint8_t *body, size_t len, int64_t want)
 	if (want == 0)
 		return true;
 	if (body && len) {
-		/* zlib's crc32 takes uInt lengths: feed long bodies in pieces */
+		/* in 64 KiB pieces (zlib takes uInt lengths; and a yield point
+		 * between them: megabytes take a few hundred microseconds) */
 		crc = crc32(0L, Z_NULL, 0);
 		while (len) {
-			uInt n = len > (1u << 30) ? (1u << 30) : (uInt)len;
+			uInt n = len > (1u << 16) ? (1u << 16) : (uInt)len;
+			yield_point();
 			crc = crc32(crc, body, n);
 			body += n;
 			len -= n;

@@ -3,6 +3,8 @@
  * and one test per malformed-input class. */
 #include <zlib.h>
 
+#include "rmqns/yield.h"
+
 #include "route_test_util.h"
 
 static int decode(const void *body, size_t len, bool compressed, int32_t version, size_t max,
@@ -347,4 +349,49 @@ Test(regbody, data_version_parse_and_format)
 	cr_expect_str_eq(out, "{\"counter\":2,\"stateVersion\":0,\"timestamp\":1795940550545}");
 	cr_expect_neq(regbody_parse_data_version((const uint8_t *)"nope", 4, &dv), 0);
 	cr_expect_neq(regbody_parse_data_version((const uint8_t *)"[]", 2, &dv), 0);
+}
+
+/* A thread that opts in yields while it decodes a big body (plain and
+ * compressed); one that does not never does. */
+Test(regbody, big_bodies_yield_the_cpu_on_threads_that_opt_in)
+{
+	struct buf spec = BUF_INIT;
+	for (int i = 0; i < 40000; i++)
+		buf_printf(&spec, "%sYieldTopic-%05d/8/8/6/0", i ? " " : "", i);
+	buf_terminate(&spec);
+	char *body = tu_body(1, 1, 0, (const char *)spec.data);
+	size_t len = strlen(body), zlen = 0;
+	char **lines = calloc(40000, sizeof *lines);
+	cr_assert_not_null(lines);
+	for (int i = 0; i < 40000; i++)
+		cr_assert(asprintf(&lines[i], "YieldTopic-%05d 8 8 6 SINGLE_TAG {}", i) > 0);
+	uint8_t *z = compressed_body((const char *const *)lines, 40000, "[]", -1, NULL, &zlen);
+	for (int i = 0; i < 40000; i++)
+		free(lines[i]);
+	free(lines);
+	char why[160];
+
+	for (int on = 0; on < 2; on++) {
+		yield_enable(on);
+		uint64_t before = yield_count();
+		for (int compressed = 0; compressed < 2; compressed++) {
+			struct regbody rb;
+			/* a decode of 40,000 topics takes milliseconds: dozens of 100 us periods */
+			int rc = decode(compressed ? (const void *)z : body, compressed ? zlen : len, compressed,
+					400, 64u << 20, &rb, why);
+			cr_assert_eq(rc, 0, "%s", why);
+			cr_assert_eq(rb.n_topics, 40000u);
+			regbody_free(&rb);
+		}
+		uint64_t made = yield_count() - before;
+		cr_log_info("yield points %s: %llu yields", on ? "on" : "off", (unsigned long long)made);
+		if (on)
+			cr_assert_gt(made, 0, "no yield in two decodes of 40,000 topics");
+		else
+			cr_assert_eq(made, 0, "yielded without opting in");
+	}
+	yield_enable(false);
+	free(z);
+	free(body);
+	buf_free(&spec);
 }

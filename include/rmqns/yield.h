@@ -1,0 +1,26 @@
+/* Long CPU work that yields the CPU now and then. A registration parse
+ * runs for milliseconds on a worker that shares the CPUs with the
+ * reactors; once the fair scheduler has given a CPU to the worker, a
+ * reactor that wakes on it may wait for the worker's whole time slice
+ * (and, at 250 Hz, for the next tick) before it runs. A thread that opts
+ * in gives the CPU up after every YIELD_AFTER_US of work: sched_yield()
+ * lets a waiting reactor run at once and costs about a microsecond when
+ * nothing waits. Threads that do not opt in (reactors, the registrar,
+ * tests, fuzzers) never yield. */
+#ifndef RMQNS_YIELD_H
+#define RMQNS_YIELD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define YIELD_AFTER_US 100u
+
+/* The calling thread yields at yield_point() from now on (or no more). */
+void yield_enable(bool on);
+/* Cheap: a thread-local counter; the clock is read every few calls, and
+ * sched_yield() called once YIELD_AFTER_US have passed since the last. */
+void yield_point(void);
+/* Yields the calling thread has made (for tests and statistics). */
+uint64_t yield_count(void);
+
+#endif
