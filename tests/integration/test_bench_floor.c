@@ -48,6 +48,16 @@ Test(bench_floor, route_closed_loop)
 	cr_assert(avg > 240 && avg < 800, "answer size %f", avg);
 	cr_assert_gt(json_array_size(json_object_get(r, "timeline")), 0);
 	cr_assert_eq(json_integer_value(json_object_get(json_object_get(d, "seed"), "brokers")), 10);
+	/* plaintext reads carry the kernel's receive time: the wire latency
+	 * ends there, so it is never above the latency the thread saw */
+	json_t *lat = json_object_get(r, "latency_us"), *wire = json_object_get(r, "wire_us");
+	cr_assert_not_null(wire, "no wire latency on a plaintext run");
+	for (int i = 0; i < 3; i++) {
+		const char *k = (const char *[]){ "p50", "p99", "max" }[i];
+		double w = json_number_value(json_object_get(wire, k));
+		double l = json_number_value(json_object_get(lat, k));
+		cr_assert(w > 0 && w <= l * 1.02 + 1, "wire %s %f against latency %f", k, w, l);
+	}
 	json_decref(d);
 }
 

@@ -359,6 +359,56 @@ Test(bench_output, mixed_liveness_lines)
 	stats_destroy(&reg);
 }
 
+/* Wire latencies (ending at the kernel's receive timestamp) get their own
+ * lines beside the thread-measured ones, which stay as they were. */
+Test(bench_output, wire_latency_lines)
+{
+	struct stats idle, storm, hb_s;
+	cr_assert_eq(stats_init(&idle, "route_idle", false), 0);
+	cr_assert_eq(stats_init(&storm, "route_storm", false), 0);
+	cr_assert_eq(stats_init(&hb_s, "heartbeat_storm", false), 0);
+	for (int i = 0; i < 100; i++) {
+		stats_record_answer(&idle, 0, 300000, 0);
+		stats_record_wire(&idle, 100000);
+		stats_record_answer(&storm, 0, 900000, 0);
+		stats_record_wire(&storm, 200000);
+		stats_record_answer(&hb_s, 0, 3000000, 0);
+		stats_record_wire(&hb_s, 1500000);
+	}
+	struct report r;
+	memset(&r, 0, sizeof(r));
+	r.scenario = "mixed";
+	r.target = "t";
+	report_add_role(&r, "route_idle", &idle, 1.0);
+	report_add_role(&r, "route_storm", &storm, 1.0);
+	report_add_role(&r, "heartbeat_storm", &hb_s, 1.0);
+	char *text = capture(report_print_text, &r);
+	char *ratio = line_of(text, "storm vs idle: ");
+	char *wratio = line_of(text, "storm vs idle, wire: ");
+	char *hb = line_of(text, "904 heartbeat:");
+	char *whb = line_of(text, "wire 904 heartbeat:");
+	cr_assert(ratio && wratio && hb && whb, "%s", text);
+	cr_assert_not_null(strstr(ratio, "p99 x 3.00"), "%s", ratio);
+	cr_assert_not_null(strstr(wratio, "p99 x 2.00 (idle 100."), "%s", wratio);
+	cr_assert_not_null(strstr(hb, "storm p50 3.0"), "%s", hb);
+	cr_assert_not_null(strstr(whb, "storm p50 1.5"), "%s", whb);
+	cr_assert_eq(count_of(text, "\n  wire "), 3, "%s", text);
+	json_t *doc = report_to_json(&r);
+	json_t *w = json_object_get(json_object_get(json_object_get(doc, "roles"), "route_storm"), "wire_us");
+	cr_assert_not_null(w);
+	double p50 = json_real_value(json_object_get(w, "p50"));
+	cr_assert(p50 > 195 && p50 < 205, "wire p50 %f", p50);
+	json_decref(doc);
+	free(ratio);
+	free(wratio);
+	free(hb);
+	free(whb);
+	free(text);
+	stats_destroy(&idle);
+	stats_destroy(&storm);
+	stats_destroy(&hb_s);
+}
+
 Test(bench_output, disconnect_figures)
 {
 	struct stats before, during, fresh;

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -69,6 +70,10 @@ struct bconn {
 	uint32_t nfree;
 	uint32_t inflight;
 	uint32_t opaque_k;
+	/* how long the last read's newest data lay in the socket before this
+	 * thread woke to read it (kernel receive timestamp); valid if set */
+	uint64_t pickup_ns;
+	bool have_pickup;
 	/* route */
 	uint32_t topic_cursor;
 	struct rate_sched sched;
@@ -93,6 +98,14 @@ uint64_t bench_now_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
+}
+
+/* Kernel receive timestamps are CLOCK_REALTIME. */
+static uint64_t bench_real_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
 	return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
 }
 
@@ -379,6 +392,10 @@ static void conn_connect(struct engine *e, struct bconn *c, uint64_t now)
 	}
 	int one = 1;
 	(void)setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	/* receive timestamps: the "wire" latency leaves out this thread's own
+	 * wake-up delay (on a machine it shares with the server) */
+	(void)setsockopt(c->fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one));
+	c->have_pickup = false;
 	c->gen++;
 	int rc = connect(c->fd, (const struct sockaddr *)&x->addr, x->addr_len);
 	if (rc != 0 && errno != EINPROGRESS) {
@@ -697,6 +714,45 @@ static void conn_pump(struct engine *e, struct bconn *c, uint64_t t0, uint64_t n
 
 /* ---- receiving ---- */
 
+/* An answer into its stats: latency, and the wire latency when the read
+ * that brought it had a kernel timestamp. */
+static void eng_record_answer(const struct bconn *c, struct stats *s, int32_t code, uint64_t lat,
+			      uint64_t svc)
+{
+	stats_record_answer(s, code, lat, svc);
+	if (c->have_pickup)
+		stats_record_wire(s, lat > c->pickup_ns ? lat - c->pickup_ns : 0);
+}
+
+/* A plaintext read that also takes the kernel's receive timestamp of the
+ * newest data read: earlier answers in the same read arrived before it,
+ * so their wire latency errs long, never short. */
+static ssize_t conn_read_stamped(struct engine *e, struct bconn *c, void *dst, size_t len)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(struct timespec))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { .iov_base = dst, .iov_len = len };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+			      .msg_controllen = sizeof(ctl.buf) };
+	ssize_t n = recvmsg(c->fd, &msg, 0);
+	if (n <= 0)
+		return n;
+	c->have_pickup = false;
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_TIMESTAMPNS)
+			continue;
+		struct timespec ts;
+		memcpy(&ts, CMSG_DATA(cm), sizeof(ts));
+		uint64_t at = (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
+		/* data that came after the wake is as fresh as "now" itself */
+		c->pickup_ns = at && at < e->woke_real_ns ? e->woke_real_ns - at : 0;
+		c->have_pickup = at != 0;
+	}
+	return n;
+}
+
 static void conn_on_answer(struct engine *e, struct bconn *c, const struct remoting_cmd *cmd,
 			   size_t frame_size, uint64_t now)
 {
@@ -723,7 +779,7 @@ static void conn_on_answer(struct engine *e, struct bconn *c, const struct remot
 	case ENG_ROUTE:
 		if (s) {
 			s->bytes_in += frame_size;
-			stats_record_answer(s, cmd->code, lat, svc);
+			eng_record_answer(c, s, cmd->code, lat, svc);
 		}
 		break;
 	case ENG_CHURN:
@@ -743,7 +799,7 @@ static void conn_on_answer(struct engine *e, struct bconn *c, const struct remot
 	case ENG_SEED:
 		if (s) {
 			s->bytes_in += frame_size;
-			stats_record_answer(s, cmd->code, lat, svc);
+			eng_record_answer(c, s, cmd->code, lat, svc);
 		}
 		if (!c->registered_once) {
 			if (cmd->code != 0) {
@@ -776,7 +832,7 @@ static void conn_on_answer(struct engine *e, struct bconn *c, const struct remot
 		c->kind_busy[kind] = false;
 		if (s) {
 			s->bytes_in += frame_size;
-			stats_record_answer(s, cmd->code, lat, svc);
+			eng_record_answer(c, s, cmd->code, lat, svc);
 		}
 		break;
 	}
@@ -794,7 +850,7 @@ again:
 	if (c->ssl)
 		n = bench_tls_read(c->ssl, c->in.data + c->in.len, c->in.cap - c->in.len, &want);
 	else
-		n = read(c->fd, c->in.data + c->in.len, c->in.cap - c->in.len);
+		n = conn_read_stamped(e, c, c->in.data + c->in.len, c->in.cap - c->in.len);
 	if (n < 0) {
 		if (errno == EINTR)
 			return;
@@ -1138,6 +1194,7 @@ static void *eng_thread(void *arg)
 			break;
 		}
 		now = bench_now_ns();
+		e->woke_real_ns = bench_real_ns();
 		t0 = eng_t0(e);
 		for (int i = 0; i < n; i++) {
 			uint32_t idx = (uint32_t)evs[i].data.u64;

@@ -94,6 +94,7 @@ struct engine {
 
 	/* private to the engine thread */
 	int epfd;
+	uint64_t woke_real_ns;           /* CLOCK_REALTIME when epoll last returned */
 	uint32_t next_second;
 	uint64_t next_timeout_scan;
 	uint64_t sent_total;

@@ -81,6 +81,8 @@ static json_t *report_json_role(const struct report_role *rr)
 	bad |= jset(o, "latency_us", report_json_latency(&s->lat));
 	if (s->open_loop)
 		bad |= jset(o, "service_us", report_json_latency(&s->service));
+	if (s->wire.count)
+		bad |= jset(o, "wire_us", report_json_latency(&s->wire));
 	for (uint32_t i = 0; i < s->ncodes; i++) {
 		if (s->codes[i].code == 0)
 			continue;
@@ -428,6 +430,8 @@ static void report_print_role(FILE *f, const struct report_role *rr)
 			report_print_latency(f, "service", &s->service);
 			fprintf(f, "  (* from the intended send time: coordinated omission corrected)\n");
 		}
+		if (s->wire.count)
+			report_print_latency(f, "wire", &s->wire);
 	}
 	if (s->code_errors) {
 		fprintf(f, "  errors by code:");
@@ -456,31 +460,40 @@ static void report_print_role(FILE *f, const struct report_role *rr)
 			(double)s->bytes_in / (double)s->answered);
 }
 
-static void report_print_brief(FILE *f, const char *phase, const struct report_role *rr)
+static void report_print_brief(FILE *f, const char *phase, const struct report_role *rr, bool wire)
 {
-	const struct hist *h = &rr->st->lat;
+	const struct hist *h = wire ? &rr->st->wire : &rr->st->lat;
 	fprintf(f, " %s p50 %.3f ms, p99 %.3f ms, max %.3f ms (%llu ok)", phase,
 		(double)hist_percentile(h, 50.0) / 1e6, (double)hist_percentile(h, 99.0) / 1e6,
 		(double)h->max / 1e6, (unsigned long long)rr->st->ok);
 }
 
-/* One line per liveness kind, in a fixed form scripts read (targets.sh). */
+/* One line per liveness kind, in a fixed form scripts read (targets.sh);
+ * then the same from the wire latencies, "wire " before the label. */
 static void report_print_liveness(FILE *f, const struct report *r)
 {
-	for (size_t i = 0; i < sizeof(report_liveness) / sizeof(report_liveness[0]); i++) {
-		const struct report_role *ri = report_liveness[i].idle
-			? report_role(r, report_liveness[i].idle) : NULL;
-		const struct report_role *rs = report_role(r, report_liveness[i].storm);
-		if (!ri && !rs)
-			continue;
-		fprintf(f, "%-25s", report_liveness[i].label);
-		if (ri)
-			report_print_brief(f, "idle", ri);
-		if (ri && rs)
-			fputs(" |", f);
-		if (rs)
-			report_print_brief(f, "storm", rs);
-		fputc('\n', f);
+	for (int wire = 0; wire < 2; wire++) {
+		for (size_t i = 0; i < sizeof(report_liveness) / sizeof(report_liveness[0]); i++) {
+			const struct report_role *ri = report_liveness[i].idle
+				? report_role(r, report_liveness[i].idle) : NULL;
+			const struct report_role *rs = report_role(r, report_liveness[i].storm);
+			if (wire && ri && !ri->st->wire.count)
+				ri = NULL;
+			if (wire && rs && !rs->st->wire.count)
+				rs = NULL;
+			if (!ri && !rs)
+				continue;
+			char label[40];
+			snprintf(label, sizeof label, "%s%s", wire ? "wire " : "", report_liveness[i].label);
+			fprintf(f, "%-*s", wire ? 30 : 25, label);
+			if (ri)
+				report_print_brief(f, "idle", ri, wire);
+			if (ri && rs)
+				fputs(" |", f);
+			if (rs)
+				report_print_brief(f, "storm", rs, wire);
+			fputc('\n', f);
+		}
 	}
 }
 
@@ -558,6 +571,12 @@ void report_print_text(FILE *f, const struct report *r)
 		double it = report_rate(idle), st = report_rate(storm);
 		fprintf(f, "storm vs idle: p99 x %.2f, throughput x %.2f\n", ip99 > 0 ? sp99 / ip99 : 0.0,
 			it > 0 ? st / it : 0.0);
+		if (idle->st->wire.count && storm->st->wire.count) {
+			double iw = (double)hist_percentile(&idle->st->wire, 99.0);
+			double sw = (double)hist_percentile(&storm->st->wire, 99.0);
+			fprintf(f, "storm vs idle, wire: p99 x %.2f (idle %.1f us, storm %.1f us)\n",
+				iw > 0 ? sw / iw : 0.0, iw / 1e3, sw / 1e3);
+		}
 	}
 	report_print_liveness(f, r);
 	if (r->disconnect)

@@ -13,6 +13,7 @@ int stats_init(struct stats *s, const char *name, bool open_loop)
 	snprintf(s->name, sizeof(s->name), "%s", name);
 	hist_init(&s->lat);
 	hist_init(&s->service);
+	hist_init(&s->wire);
 	hist_init(&s->cur);
 	s->open_loop = open_loop;
 	if (pthread_mutex_init(&s->lock, NULL) != 0)
@@ -59,6 +60,11 @@ void stats_record_answer(struct stats *s, int32_t code, uint64_t lat_ns, uint64_
 	hist_record(&s->cur, lat_ns);
 	if (s->open_loop)
 		hist_record(&s->service, service_ns);
+}
+
+void stats_record_wire(struct stats *s, uint64_t wire_ns)
+{
+	hist_record(&s->wire, wire_ns);
 }
 
 void stats_record_transport(struct stats *s, enum stats_transport what, uint64_t n)
@@ -144,6 +150,7 @@ int stats_merge(struct stats *dst, const struct stats *src)
 {
 	hist_merge(&dst->lat, &src->lat);
 	hist_merge(&dst->service, &src->service);
+	hist_merge(&dst->wire, &src->wire);
 	dst->open_loop = dst->open_loop || src->open_loop;
 	dst->sent += src->sent;
 	dst->answered += src->answered;

@@ -40,6 +40,9 @@ struct stats {
 	char name[32];
 	struct hist lat;      /* every answered request (CO-corrected in open loop) */
 	struct hist service;  /* open loop only: from the actual send */
+	/* latency less the bench's own delay in picking the answer up: ends
+	 * at the kernel's receive timestamp of the read (plaintext only) */
+	struct hist wire;
 	bool open_loop;
 	uint64_t sent;
 	uint64_t answered;    /* any code */
@@ -69,6 +72,8 @@ int stats_init(struct stats *s, const char *name, bool open_loop);
 void stats_destroy(struct stats *s);
 /* An answer: code and latency (and service time in open loop). */
 void stats_record_answer(struct stats *s, int32_t code, uint64_t lat_ns, uint64_t service_ns);
+/* The same answer's latency ending at the kernel's receipt of it. */
+void stats_record_wire(struct stats *s, uint64_t wire_ns);
 void stats_record_transport(struct stats *s, enum stats_transport what, uint64_t n);
 /* Closes second t (1-based): appends it to the timeline and publishes it. */
 int stats_close_second(struct stats *s, uint32_t t);

@@ -122,6 +122,9 @@ maximum() { sort -g | tail -1; }
 # the p99 (ms) of the storm phase on a liveness line of a mixed report ("904 heartbeat:", ...)
 storm_p99() { sed -n "s/^$1.*storm p50 [0-9.]* ms, p99 \([0-9.]*\) ms.*/\1/p" "$2"; }
 ratio_of() { sed -n 's/^storm vs idle: p99 x \([0-9.]*\), throughput x \([0-9.]*\)$/\'"$1"'/p' "$2"; }
+# the same ratio from the wire latencies (ending at the kernel's receive
+# timestamp: without the bench thread's own wake-up delay)
+wire_ratio_of() { sed -n 's/^storm vs idle, wire: p99 x \([0-9.]*\) .*/\1/p' "$1"; }
 
 # 1-2. route throughput against the floor, interleaved
 if want route; then
@@ -171,6 +174,12 @@ if want storm; then
 		"$(verdict "${thr:-0}" ">=" 0.5)"
 	row "BROKER_HEARTBEAT (904) p99 during the storm, ms (worst)" "${hb:-?}" "<= 2" \
 		"$(verdict "${hb:-99}" "<=" 2)"
+	p99w=$(for i in $(seq "$storm_rounds"); do wire_ratio_of "$outdir/mixed-$i.txt"; done | maximum)
+	hbw=$(for i in $(seq "$storm_rounds"); do storm_p99 "wire 904 heartbeat:" "$outdir/mixed-$i.txt"; done | maximum)
+	row "  the same, wire: route p99 storm / idle (worst)" "${p99w:-?}" "<= 3" \
+		"$(verdict "${p99w:-99}" "<=" 3)"
+	row "  the same, wire: 904 p99 during the storm, ms (worst)" "${hbw:-?}" "<= 2" \
+		"$(verdict "${hbw:-99}" "<=" 2)"
 fi
 if want kv; then
 	base=$(for i in $(seq "$storm_rounds"); do storm_p99 "103 storm registrations:" "$outdir/mixed-$i.txt"; done | median)
@@ -190,6 +199,8 @@ if want openloop; then
 	p99o=$(ratio_of 1 "$outdir/mixed-open.txt")
 	row "route p99 during the storm / idle, open loop 30,000/s" "${p99o:-?}" "<= 2" \
 		"$(verdict "${p99o:-99}" "<=" 2)"
+	p99ow=$(wire_ratio_of "$outdir/mixed-open.txt")
+	row "  the same, wire" "${p99ow:-?}" "<= 2" "$(verdict "${p99ow:-99}" "<=" 2)"
 	stop_pid "$server_pid"
 fi
 
