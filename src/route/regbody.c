@@ -91,6 +91,7 @@ static int index_grow(struct rb_build *b)
 	if (!idx)
 		return RMQNS_ENOMEM;
 	for (uint32_t i = 0; i < b->n_topics; i++) {
+		yield_point();
 		const char *nm = b->arena.data ? (const char *)b->arena.data + b->topics[i].name_off : "";
 		uint32_t h = name_hash(nm, strlen(nm)) & (cap - 1);
 		while (idx[h])
@@ -805,6 +806,7 @@ static int rb_finish(struct rb_build *b, struct regbody *out)
 	}
 	for (uint32_t i = 0; i < b->n_topics; i++) {
 		struct regbody_topic *t = &out->topics[i];
+		yield_point();
 		t->name = arena + b->topics[i].name_off;
 		t->read_queues = b->topics[i].read_queues;
 		t->write_queues = b->topics[i].write_queues;
