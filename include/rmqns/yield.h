@@ -6,7 +6,10 @@
  * in gives the CPU up after every YIELD_AFTER_US of work: sched_yield()
  * lets a waiting reactor run at once and costs about a microsecond when
  * nothing waits. Threads that do not opt in (reactors, the registrar,
- * tests, fuzzers) never yield. */
+ * tests, fuzzers) never yield; the registrar must not: a request answered
+ * after a one-way registration on the same connection expects to see it
+ * applied, and a yielding registrar lost that race to the reactor (the
+ * captured 4.9.8 replay saw code 17). */
 #ifndef RMQNS_YIELD_H
 #define RMQNS_YIELD_H
 

@@ -22,7 +22,6 @@
 #include "rmqns/metrics.h"
 #include "rmqns/race.h"
 #include "rmqns/registrar.h"
-#include "rmqns/yield.h"
 
 struct registrar {
 	struct __cds_wfcq_head head;
@@ -179,9 +178,6 @@ static void *registrar_main(void *arg)
 
 	log_set_thread_name("registrar");
 	pthread_setname_np(pthread_self(), "registrar");
-	/* long applies (tens of thousands of topics) give the CPU up to
-	 * waiting reactors, as the parsing workers do */
-	yield_enable(true);
 	rcu_register_thread();
 	bool more = false;
 	for (;;) {
@@ -191,8 +187,6 @@ static void *registrar_main(void *arg)
 			break;
 		/* background work goes between mutations, one slice at a time */
 		more = r->hooks.on_idle && r->hooks.on_idle(r->hooks.arg);
-		if (more)
-			yield_point();
 		if (poll(fds, nfds, more ? 0 : (int)REGISTRAR_TURN_MAX_MS) < 0) {
 			if (errno != EINTR)
 				log_error("registrar: poll: %s", strerror(errno));

@@ -6,7 +6,6 @@
 
 #include "route_writer.h"
 #include "rmqns/err.h"
-#include "rmqns/yield.h"
 
 /* ---- queue entries ---- */
 
@@ -208,7 +207,6 @@ void rt_topics_fit(struct route_db *db)
 
 void rt_read_breathe(struct route_db *db, uint32_t i)
 {
-	yield_point(); /* a reactor waiting for this CPU runs now, not after the apply */
 	if (i % RT_READ_SPAN == RT_READ_SPAN - 1) {
 		rcu_read_unlock();
 		if (!rcu_read_ongoing())

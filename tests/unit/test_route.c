@@ -3,7 +3,6 @@
  * the answers back as clients would get them. */
 #include "route_test_util.h"
 #include "route_priv.h"
-#include "rmqns/yield.h"
 
 static struct route_db *db;
 
@@ -843,41 +842,4 @@ Test(route, min_broker_id_change_is_not_told_outside_acting_groups)
 	cr_expect_eq(log.n, 0, "told: %s", log.text[0]);
 	route_db_set_notify_hook(db, NULL, NULL);
 	free(body);
-}
-
-/* The registrar yields the CPU while it applies a big registration, on a
- * thread that opts in (the registrar's own), never on one that does not. */
-Test(route, big_applies_yield_the_cpu_on_threads_that_opt_in)
-{
-	struct buf spec = BUF_INIT;
-	for (int i = 0; i < 40000; i++)
-		buf_printf(&spec, "%sApplyYield-%05d/8/8/6/0", i ? " " : "", i);
-	buf_terminate(&spec);
-	for (int on = 0; on < 2; on++) {
-		char *body = tu_body(on + 1, 1000 + on, 0, (const char *)spec.data);
-		struct regbody rb;
-		char why[128];
-		cr_assert_eq(regbody_decode((const uint8_t *)body, strlen(body), false, 441, 0, &rb, why,
-					    sizeof why), 0, "%s", why);
-		struct route_broker_reg reg = { .cluster = "c", .name = on ? "yield-b" : "yield-a",
-						.addr = on ? B : A, .ha_addr = "ha:1", .id = 0, .body = &rb };
-		struct route_reg_result res;
-		yield_enable(on);
-		uint64_t before = yield_count();
-		/* each a first registration: every topic takes an entry */
-		cr_assert_eq(route_apply_register(db, &reg, 1000, &res), 0);
-		uint64_t made = yield_count() - before;
-		yield_enable(false);
-		route_reg_result_free(&res);
-		regbody_free(&rb);
-		free(body);
-		cr_log_info("apply of 40,000 topics, yield points %s: %llu yields", on ? "on" : "off",
-			    (unsigned long long)made);
-		if (on)
-			cr_assert_gt(made, 0, "no yield in an apply of 40,000 topics");
-		else
-			cr_assert_eq(made, 0, "yielded without opting in");
-	}
-	cr_assert_eq(db->n_topics, 40000u);
-	buf_free(&spec);
 }
