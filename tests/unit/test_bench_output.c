@@ -52,6 +52,14 @@ static void svg_fn(FILE *f, const struct report *r)
 	cr_assert_eq(report_write_svg(f, r), 0);
 }
 
+/* An empty report of the given scenario against the given target. */
+static void report_start(struct report *r, const char *scenario, const char *target)
+{
+	memset(r, 0, sizeof(*r));
+	r->scenario = scenario;
+	r->target = target;
+}
+
 static size_t count_of(const char *hay, const char *needle)
 {
 	size_t n = 0;
@@ -114,9 +122,7 @@ Test(bench_output, json_has_the_fields)
 {
 	fill_route(&st_a, "route");
 	struct report r;
-	memset(&r, 0, sizeof(r));
-	r.scenario = "route";
-	r.target = "127.0.0.1:9876";
+	report_start(&r, "route", "127.0.0.1:9876");
 	report_add_role(&r, "route", &st_a, 2.0);
 	r.have_server = true;
 	r.pid = 42;
@@ -170,9 +176,7 @@ Test(bench_output, mixed_ratios)
 	for (uint64_t i = 1; i <= 1000; i += 2)
 		stats_record_answer(&st_b, 0, i * 3000, 0); /* three times slower, half as many */
 	struct report r;
-	memset(&r, 0, sizeof(r));
-	r.scenario = "mixed";
-	r.target = "t";
+	report_start(&r, "mixed", "t");
 	report_add_role(&r, "route_idle", &st_a, 2.0);
 	report_add_role(&r, "route_storm", &st_b, 2.0);
 	json_t *doc = report_to_json(&r);
@@ -193,9 +197,7 @@ Test(bench_output, svg_is_well_formed_enough)
 	stats_record_answer(&st_b, 0, 5000000, 0);
 	stats_close_second(&st_b, 1);
 	struct report r;
-	memset(&r, 0, sizeof(r));
-	r.scenario = "route";
-	r.target = "a<b&c";
+	report_start(&r, "route", "a<b&c");
 	report_add_role(&r, "route", &st_a, 2.0);
 	report_add_role(&r, "register", &st_b, 2.0);
 	char *svg = capture(svg_fn, &r);
@@ -232,9 +234,7 @@ Test(bench_output, text_summary)
 {
 	fill_route(&st_a, "route");
 	struct report r;
-	memset(&r, 0, sizeof(r));
-	r.scenario = "route";
-	r.target = "127.0.0.1:1";
+	report_start(&r, "route", "127.0.0.1:1");
 	report_add_role(&r, "route", &st_a, 2.0);
 	char *text = capture(report_print_text, &r);
 	cr_assert_not_null(strstr(text, "route: 1005 answers in 2.00 s = 500 ok/s"));
@@ -318,9 +318,7 @@ Test(bench_output, mixed_liveness_lines)
 		stats_record_answer(&reg, 0, 20000000, 0);         /* 20 ms */
 	}
 	struct report r;
-	memset(&r, 0, sizeof(r));
-	r.scenario = "mixed";
-	r.target = "t";
+	report_start(&r, "mixed", "t");
 	report_add_role(&r, "route_idle", &idle, 1.0);
 	report_add_role(&r, "route_storm", &storm, 1.0);
 	report_add_role(&r, "register_storm", &reg, 1.0);
@@ -376,9 +374,7 @@ Test(bench_output, wire_latency_lines)
 		stats_record_wire(&hb_s, 1500000);
 	}
 	struct report r;
-	memset(&r, 0, sizeof(r));
-	r.scenario = "mixed";
-	r.target = "t";
+	report_start(&r, "mixed", "t");
 	report_add_role(&r, "route_idle", &idle, 1.0);
 	report_add_role(&r, "route_storm", &storm, 1.0);
 	report_add_role(&r, "heartbeat_storm", &hb_s, 1.0);
@@ -429,9 +425,7 @@ Test(bench_output, disconnect_figures)
 		.fresh_topics = 100, .fresh_ms = each, .nfresh = 3, .fresh_count = 3,
 	};
 	struct report r;
-	memset(&r, 0, sizeof(r));
-	r.scenario = "disconnect";
-	r.target = "t";
+	report_start(&r, "disconnect", "t");
 	r.disconnect = &x;
 	report_add_role(&r, "route_before", &before, 1.0);
 	report_add_role(&r, "route_during", &during, 0.9);

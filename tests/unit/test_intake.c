@@ -17,22 +17,9 @@
 #include "rmqns/processor.h"
 #include "rmqns/request.h"
 #include "rmqns/route.h"
-
-#define CHECK(cond)                                                                  \
-	do {                                                                         \
-		if (!(cond)) {                                                       \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-			goto out;                                                    \
-		}                                                                    \
-	} while (0)
+#include "plain_test.h"
 
 static atomic_int held_started, held_release;
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-	nanosleep(&ts, NULL);
-}
 
 /* Stands in for a registration being parsed: holds its worker until
  * released (at most 10 s). */

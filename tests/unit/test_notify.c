@@ -18,14 +18,7 @@
 #include "rmqns/net.h"
 #include "rmqns/notify.h"
 #include "rmqns/remoting.h"
-
-#define CHECK(cond)                                                                  \
-	do {                                                                         \
-		if (!(cond)) {                                                       \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-			goto out;                                                    \
-		}                                                                    \
-	} while (0)
+#include "plain_test.h"
 
 #define WAIT_MS 5000
 

@@ -14,14 +14,7 @@
 #include "rmqns/processor.h"
 #include "rmqns/remoting.h"
 #include "rmqns/request.h"
-
-#define CHECK(cond)                                                                  \
-	do {                                                                         \
-		if (!(cond)) {                                                       \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-			return -1;                                                   \
-		}                                                                    \
-	} while (0)
+#include "plain_test.h"
 
 enum { CODE_SLOW = 1, CODE_ROUTE = 2, CODE_COUNT = 3 };
 
@@ -31,12 +24,6 @@ enum { CODE_SLOW = 1, CODE_ROUTE = 2, CODE_COUNT = 3 };
 static atomic_int slow_started, slow_release, route_done, counted;
 static atomic_int running_now, running_max;
 static atomic_uchar seen[MANY_THREADS * MANY_EACH];
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-	nanosleep(&ts, NULL);
-}
 
 /* Waits (bounded: 10 s) until *v reaches want. */
 static int wait_for(atomic_int *v, int want)
@@ -140,21 +127,21 @@ static int test_route_lane_not_behind_slow_work(void)
 	struct processor_params pp = { .workers = 2, .route_workers = 1, .lane_capacity = 64,
 				       .lookup = test_lookup };
 	struct processor_pool *p = processor_pool_create(NULL, &pp, NULL);
-	CHECK(p != NULL);
-	CHECK(processor_pool_start(p) == 0);
+	CHECK_RET(p != NULL);
+	CHECK_RET(processor_pool_start(p) == 0);
 	/* Slow work takes both general workers... */
-	CHECK(submit(p, CODE_SLOW, 0) == 0);
-	CHECK(submit(p, CODE_SLOW, 1) == 0);
-	CHECK(wait_for(&slow_started, 2) == 0);
+	CHECK_RET(submit(p, CODE_SLOW, 0) == 0);
+	CHECK_RET(submit(p, CODE_SLOW, 1) == 0);
+	CHECK_RET(wait_for(&slow_started, 2) == 0);
 	/* ...and route queries are still served, by the dedicated worker. */
 	for (int i = 0; i < 20; i++)
-		CHECK(submit(p, CODE_ROUTE, 100 + i) == 0);
+		CHECK_RET(submit(p, CODE_ROUTE, 100 + i) == 0);
 	int served = wait_for(&route_done, 20);
 	int still_slow = !atomic_load(&slow_release);
 	atomic_store(&slow_release, 1);
 	processor_pool_destroy(p);
-	CHECK(served == 0);
-	CHECK(still_slow);
+	CHECK_RET(served == 0);
+	CHECK_RET(still_slow);
 	return 0;
 }
 
@@ -164,21 +151,21 @@ static int test_lanes_bounded_independently(void)
 	struct processor_params pp = { .workers = 1, .route_workers = 0, .lane_capacity = 2,
 				       .lookup = test_lookup };
 	struct processor_pool *p = processor_pool_create(NULL, &pp, NULL);
-	CHECK(p != NULL);
-	CHECK(processor_pool_start(p) == 0);
-	CHECK(submit(p, CODE_SLOW, 0) == 0);
-	CHECK(wait_for(&slow_started, 1) == 0); /* the only worker is busy */
-	CHECK(submit(p, CODE_COUNT, 1) == 0);
-	CHECK(submit(p, CODE_COUNT, 2) == 0);
-	CHECK(submit(p, CODE_COUNT, 3) == RMQNS_EFULL);
-	CHECK(submit(p, CODE_ROUTE, 4) == 0);
-	CHECK(submit(p, CODE_ROUTE, 5) == 0);
-	CHECK(submit(p, CODE_ROUTE, 6) == RMQNS_EFULL);
+	CHECK_RET(p != NULL);
+	CHECK_RET(processor_pool_start(p) == 0);
+	CHECK_RET(submit(p, CODE_SLOW, 0) == 0);
+	CHECK_RET(wait_for(&slow_started, 1) == 0); /* the only worker is busy */
+	CHECK_RET(submit(p, CODE_COUNT, 1) == 0);
+	CHECK_RET(submit(p, CODE_COUNT, 2) == 0);
+	CHECK_RET(submit(p, CODE_COUNT, 3) == RMQNS_EFULL);
+	CHECK_RET(submit(p, CODE_ROUTE, 4) == 0);
+	CHECK_RET(submit(p, CODE_ROUTE, 5) == 0);
+	CHECK_RET(submit(p, CODE_ROUTE, 6) == RMQNS_EFULL);
 	atomic_store(&slow_release, 1);
 	processor_pool_stop(p); /* runs what is queued */
-	CHECK(atomic_load(&counted) == 2);
-	CHECK(atomic_load(&route_done) == 2);
-	CHECK(submit(p, CODE_COUNT, 7) == RMQNS_ECLOSED);
+	CHECK_RET(atomic_load(&counted) == 2);
+	CHECK_RET(atomic_load(&route_done) == 2);
+	CHECK_RET(submit(p, CODE_COUNT, 7) == RMQNS_ECLOSED);
 	processor_pool_destroy(p);
 	return 0;
 }
@@ -214,24 +201,24 @@ static int many_submitters(unsigned workers, unsigned default_max)
 	struct processor_params pp = { .workers = workers, .route_workers = 1, .lane_capacity = 64,
 				       .default_max = default_max, .lookup = test_lookup };
 	struct processor_pool *p = processor_pool_create(NULL, &pp, NULL);
-	CHECK(p != NULL);
-	CHECK(processor_pool_start(p) == 0);
+	CHECK_RET(p != NULL);
+	CHECK_RET(processor_pool_start(p) == 0);
 	pthread_t th[MANY_THREADS];
 	struct submitter sub[MANY_THREADS];
 	for (int i = 0; i < MANY_THREADS; i++) {
 		sub[i] = (struct submitter){ p, i, 0 };
-		CHECK(pthread_create(&th[i], NULL, submit_thread, &sub[i]) == 0);
+		CHECK_RET(pthread_create(&th[i], NULL, submit_thread, &sub[i]) == 0);
 	}
 	for (int i = 0; i < MANY_THREADS; i++)
 		pthread_join(th[i], NULL);
 	/* Everything queued runs without a stop to push it. */
-	CHECK(wait_for(&counted, MANY_THREADS * MANY_EACH) == 0);
+	CHECK_RET(wait_for(&counted, MANY_THREADS * MANY_EACH) == 0);
 	processor_pool_destroy(p);
-	CHECK(atomic_load(&counted) == MANY_THREADS * MANY_EACH);
+	CHECK_RET(atomic_load(&counted) == MANY_THREADS * MANY_EACH);
 	for (int i = 0; i < MANY_THREADS * MANY_EACH; i++)
-		CHECK(atomic_load(&seen[i]) == 1);
+		CHECK_RET(atomic_load(&seen[i]) == 1);
 	if (default_max)
-		CHECK(atomic_load(&running_max) <= (int)default_max);
+		CHECK_RET(atomic_load(&running_max) <= (int)default_max);
 	return 0;
 }
 
@@ -245,26 +232,26 @@ static int test_many_submitters_exactly_once(void)
  * route queries still go past a slow one. */
 static int test_default_lane_cap(void)
 {
-	CHECK(many_submitters(3, 1) == 0);
+	CHECK_RET(many_submitters(3, 1) == 0);
 	reset();
 	struct processor_params pp = { .workers = 3, .route_workers = 0, .lane_capacity = 64,
 				       .default_max = 1, .lookup = test_lookup };
 	struct processor_pool *p = processor_pool_create(NULL, &pp, NULL);
-	CHECK(p != NULL);
-	CHECK(processor_pool_start(p) == 0);
-	CHECK(submit(p, CODE_SLOW, 0) == 0);
-	CHECK(submit(p, CODE_SLOW, 1) == 0);
-	CHECK(wait_for(&slow_started, 1) == 0);
+	CHECK_RET(p != NULL);
+	CHECK_RET(processor_pool_start(p) == 0);
+	CHECK_RET(submit(p, CODE_SLOW, 0) == 0);
+	CHECK_RET(submit(p, CODE_SLOW, 1) == 0);
+	CHECK_RET(wait_for(&slow_started, 1) == 0);
 	for (int i = 0; i < 20; i++)
-		CHECK(submit(p, CODE_ROUTE, 100 + i) == 0);
+		CHECK_RET(submit(p, CODE_ROUTE, 100 + i) == 0);
 	int served = wait_for(&route_done, 20);
 	int one_slow = atomic_load(&slow_started) == 1; /* the second waits its turn */
 	atomic_store(&slow_release, 1);
 	int both = wait_for(&slow_started, 2);
 	processor_pool_destroy(p);
-	CHECK(served == 0);
-	CHECK(one_slow);
-	CHECK(both == 0);
+	CHECK_RET(served == 0);
+	CHECK_RET(one_slow);
+	CHECK_RET(both == 0);
 	return 0;
 }
 

@@ -13,24 +13,11 @@
 #include "rmqns/client.h"
 #include "rmqns/net.h"
 #include "rmqns/remoting.h"
+#include "plain_test.h"
 
 #define BURST 8
 
-#define CHECK(cond)                                                                  \
-	do {                                                                         \
-		if (!(cond)) {                                                       \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-			goto out;                                                    \
-		}                                                                    \
-	} while (0)
-
 static atomic_int held, release_held;
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-	nanosleep(&ts, NULL);
-}
 
 /* Any frame holds its reactor until released (at most 10 s), as a long
  * turn would. */

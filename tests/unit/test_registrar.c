@@ -10,16 +10,9 @@
 
 #include <stdio.h>
 
-#define CHECK(cond)                                                                  \
-	do {                                                                         \
-		if (!(cond)) {                                                       \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-			return -1;                                                   \
-		}                                                                    \
-	} while (0)
-
 #include "rmqns/err.h"
 #include "rmqns/registrar.h"
+#include "plain_test.h"
 
 #define SUBMITTERS 4
 #define PER_SUBMITTER 5000
@@ -119,27 +112,27 @@ static int test_ordered_single_threaded_apply(void)
 	for (int i = 0; i < SUBMITTERS; i++)
 		st.last[i] = -1;
 	struct registrar *r = registrar_create(&hooks);
-	CHECK((r) != NULL);
-	CHECK((registrar_start(r)) == (0));
+	CHECK_RET((r) != NULL);
+	CHECK_RET((registrar_start(r)) == (0));
 
 	pthread_t th[SUBMITTERS];
 	struct submitter sub[SUBMITTERS];
 	for (int i = 0; i < SUBMITTERS; i++) {
 		sub[i] = (struct submitter){ r, &st, i };
-		CHECK((pthread_create(&th[i], NULL, submit_thread, &sub[i])) == (0));
+		CHECK_RET((pthread_create(&th[i], NULL, submit_thread, &sub[i])) == (0));
 	}
 	for (int i = 0; i < SUBMITTERS; i++)
 		pthread_join(th[i], NULL);
 	registrar_stop(r); /* applies all that is queued */
 
-	CHECK((st.applied) == ((long)SUBMITTERS * PER_SUBMITTER));
-	CHECK((st.disorder) == (0));
-	CHECK((st.overlap) == (0));
-	CHECK((st.wrong_thread) == (0));
-	CHECK(!pthread_equal(st.registrar_thread, pthread_self()));
+	CHECK_RET((st.applied) == ((long)SUBMITTERS * PER_SUBMITTER));
+	CHECK_RET((st.disorder) == (0));
+	CHECK_RET((st.overlap) == (0));
+	CHECK_RET((st.wrong_thread) == (0));
+	CHECK_RET(!pthread_equal(st.registrar_thread, pthread_self()));
 	int notices = (PER_SUBMITTER + 63) / 64;
-	CHECK((st.closed_count) == (SUBMITTERS * notices));
-	CHECK((st.closed_sum) == ((uint64_t)notices * (1 + 2 + 3 + 4)));
+	CHECK_RET((st.closed_count) == (SUBMITTERS * notices));
+	CHECK_RET((st.closed_sum) == ((uint64_t)notices * (1 + 2 + 3 + 4)));
 	registrar_destroy(r);
 	return 0;
 }
@@ -149,14 +142,14 @@ static int test_ticks_arrive(void)
 	static struct state st;
 	struct registrar_hooks hooks = { .on_tick = on_tick, .arg = &st, .tick_ms = 10 };
 	struct registrar *r = registrar_create(&hooks);
-	CHECK((r) != NULL);
-	CHECK((registrar_start(r)) == (0));
+	CHECK_RET((r) != NULL);
+	CHECK_RET((registrar_start(r)) == (0));
 	/* Bounded wait: 3 ticks of 10 ms, allowed up to 10 s. */
 	for (int i = 0; i < 1000 && atomic_load(&st.ticks) < 3; i++) {
 		struct timespec ts = { 0, 10 * 1000000L };
 		nanosleep(&ts, NULL);
 	}
-	CHECK((atomic_load(&st.ticks)) >= (3));
+	CHECK_RET((atomic_load(&st.ticks)) >= (3));
 	registrar_destroy(r);
 	return 0;
 }
@@ -168,19 +161,19 @@ static int test_stop_applies_queued_before_start_too(void)
 	for (int i = 0; i < SUBMITTERS; i++)
 		st.last[i] = -1;
 	struct registrar *r = registrar_create(NULL);
-	CHECK((r) != NULL);
+	CHECK_RET((r) != NULL);
 	for (long i = 0; i < 100; i++) {
 		struct test_mutation *t = malloc(sizeof *t);
-		CHECK((t) != NULL);
+		CHECK_RET((t) != NULL);
 		*t = (struct test_mutation){ .m.apply = apply_test, .st = &st, .submitter = 0, .seq = i };
 		registrar_submit(r, &t->m);
 	}
-	CHECK((registrar_start(r)) == (0));
+	CHECK_RET((registrar_start(r)) == (0));
 	registrar_stop(r);
-	CHECK((st.applied) == (100));
-	CHECK((st.disorder) == (0));
+	CHECK_RET((st.applied) == (100));
+	CHECK_RET((st.disorder) == (0));
 	/* Without an on_conn_closed hook a notice costs nothing. */
-	CHECK((registrar_notify_conn_closed(r, 42)) == (RMQNS_OK));
+	CHECK_RET((registrar_notify_conn_closed(r, 42)) == (RMQNS_OK));
 	registrar_destroy(r);
 	return 0;
 }

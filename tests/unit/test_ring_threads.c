@@ -11,14 +11,7 @@
 
 #include "rmqns/err.h"
 #include "rmqns/ring.h"
-
-#define CHECK(cond)                                                                  \
-	do {                                                                         \
-		if (!(cond)) {                                                       \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-			return -1;                                                   \
-		}                                                                    \
-	} while (0)
+#include "plain_test.h"
 
 static void *item(uintptr_t v)
 {
@@ -98,15 +91,15 @@ static int test_many_producers_many_consumers(void)
 	pthread_t pt[PRODUCERS], ct[CONSUMERS];
 	struct worker pw[PRODUCERS], cw[CONSUMERS];
 
-	CHECK(ring_init(&sh.ring, CAP) == 0);
+	CHECK_RET(ring_init(&sh.ring, CAP) == 0);
 	atomic_store(&sh.producers_left, PRODUCERS);
 	for (int i = 0; i < CONSUMERS; i++) {
 		cw[i] = (struct worker){ &sh, i, 0 };
-		CHECK(pthread_create(&ct[i], NULL, consumer, &cw[i]) == 0);
+		CHECK_RET(pthread_create(&ct[i], NULL, consumer, &cw[i]) == 0);
 	}
 	for (int i = 0; i < PRODUCERS; i++) {
 		pw[i] = (struct worker){ &sh, i, 0 };
-		CHECK(pthread_create(&pt[i], NULL, producer, &pw[i]) == 0);
+		CHECK_RET(pthread_create(&pt[i], NULL, producer, &pw[i]) == 0);
 	}
 	for (int i = 0; i < PRODUCERS; i++)
 		pthread_join(pt[i], NULL);
@@ -115,11 +108,11 @@ static int test_many_producers_many_consumers(void)
 		pthread_join(ct[i], NULL);
 		total += cw[i].count;
 	}
-	CHECK(total == PRODUCERS * PER_PRODUCER);
+	CHECK_RET(total == PRODUCERS * PER_PRODUCER);
 	for (long v = 0; v < PRODUCERS * PER_PRODUCER; v++)
-		CHECK(atomic_load(&sh.taken[v]) == 1);
-	CHECK(atomic_load(&sh.disorder) == 0);
-	CHECK(ring_pop(&sh.ring) == NULL);
+		CHECK_RET(atomic_load(&sh.taken[v]) == 1);
+	CHECK_RET(atomic_load(&sh.disorder) == 0);
+	CHECK_RET(ring_pop(&sh.ring) == NULL);
 	ring_destroy(&sh.ring);
 	return 0;
 }
@@ -149,8 +142,8 @@ static int test_capacity_one_two_threads(void)
 {
 	static struct one_lane l;
 	pthread_t th;
-	CHECK(ring_init(&l.r, 1) == 0);
-	CHECK(pthread_create(&th, NULL, one_producer, &l) == 0);
+	CHECK_RET(ring_init(&l.r, 1) == 0);
+	CHECK_RET(pthread_create(&th, NULL, one_producer, &l) == 0);
 	for (uintptr_t next = 0; next < ONE_N;) {
 		void *p = ring_pop(&l.r);
 		if (!p) {
@@ -162,9 +155,9 @@ static int test_capacity_one_two_threads(void)
 		next++;
 	}
 	pthread_join(th, NULL);
-	CHECK(l.bad_order == 0);
-	CHECK(ring_pop(&l.r) == NULL);
-	CHECK(atomic_load(&l.full) > 0);
+	CHECK_RET(l.bad_order == 0);
+	CHECK_RET(ring_pop(&l.r) == NULL);
+	CHECK_RET(atomic_load(&l.full) > 0);
 	ring_destroy(&l.r);
 	return 0;
 }
