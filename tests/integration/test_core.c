@@ -702,7 +702,8 @@ static int reactor_cpusets(pid_t pid, cpu_set_t *sets, int max)
 Test(core, reactors_pinned_one_cpu_each)
 {
 	/* reactor i on the i-th CPU the server may use */
-	static const char *const args[] = { "--serverSelectorThreads=3", NULL };
+	static const char *const args[] = { "--serverSelectorThreads=3", "--serverReactorCpuAffinity=true",
+					    NULL };
 	cpu_set_t mine, sets[3];
 	cr_assert_eq(sched_getaffinity(0, sizeof mine, &mine), 0);
 	int cpus[CPU_SETSIZE], n = 0;
@@ -717,12 +718,11 @@ Test(core, reactors_pinned_one_cpu_each)
 	}
 }
 
-Test(core, reactor_affinity_off_keeps_the_cpuset)
+Test(core, reactors_keep_the_cpuset_by_default)
 {
-	static const char *const args[] = { "--serverReactorCpuAffinity=false", NULL };
 	cpu_set_t mine, sets[2];
 	cr_assert_eq(sched_getaffinity(0, sizeof mine, &mine), 0);
-	start(args);
+	start(NULL);
 	cr_assert_eq(reactor_cpusets(srv.pid, sets, 2), 2);
 	for (int i = 0; i < 2; i++)
 		cr_expect(CPU_EQUAL(&sets[i], &mine), "reactor %d was pinned", i);
