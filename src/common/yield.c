@@ -26,13 +26,22 @@ void yield_enable(bool on)
 	yield_last_ns = on ? yield_now_ns() : 0;
 }
 
+void yield_restart(void)
+{
+	if (!yield_on)
+		return;
+	yield_calls = 0;
+	/* the first period is the longer one */
+	yield_last_ns = yield_now_ns() + (uint64_t)(YIELD_FIRST_AFTER_US - YIELD_AFTER_US) * 1000u;
+}
+
 void yield_point(void)
 {
 	if (!yield_on || ++yield_calls < YIELD_CHECK_EVERY)
 		return;
 	yield_calls = 0;
 	uint64_t now = yield_now_ns();
-	if (now - yield_last_ns < (uint64_t)YIELD_AFTER_US * 1000u)
+	if (now < yield_last_ns || now - yield_last_ns < (uint64_t)YIELD_AFTER_US * 1000u)
 		return;
 	sched_yield();
 	yield_made++;

@@ -200,6 +200,7 @@ static void *pool_thread_main(void *arg)
 			req = pool_wait(pool, t->role, &slot);
 		if (!req)
 			break; /* stopping and nothing left */
+		yield_restart(); /* a short request never yields; a long one after 100 us */
 		pool_run(pool, req->handler, req);
 		if (slot)
 			pool_release_default(pool);

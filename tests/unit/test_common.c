@@ -3,12 +3,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "rmqns/buf.h"
 #include "rmqns/err.h"
 #include "rmqns/javahash.h"
 #include "rmqns/log.h"
+#include "rmqns/yield.h"
 
 /* ---- buf ---- */
 
@@ -218,4 +220,43 @@ Test(javahash, matches_java)
 	cr_expect_eq(java_string_hash("\xc0\x80"), 65533 * 32);                /* overlong: two bytes, two U+FFFD */
 	cr_expect_eq(java_string_hash("\xed\xa0\x80"), (65533 * 31 + 65533) * 31 + 65533); /* a surrogate */
 	cr_expect_eq(java_string_hash(NULL), 0);
+}
+
+/* A piece of work shorter than the yield period never yields, however
+ * long the thread waited before it: the period starts with the work. */
+Test(yield, short_work_after_a_restart_never_yields)
+{
+	bool some_attempt_clean = false;
+	yield_enable(true);
+	/* a preemption inside an attempt could pass 100 us: any clean one counts */
+	for (int attempt = 0; attempt < 5 && !some_attempt_clean; attempt++) {
+		usleep(2000); /* waiting for the next request */
+		yield_restart();
+		uint64_t before = yield_count();
+		for (int i = 0; i < 200; i++)
+			yield_point();
+		some_attempt_clean = yield_count() == before;
+	}
+	yield_enable(false);
+	cr_assert(some_attempt_clean, "short work yielded in every attempt");
+}
+
+Test(yield, long_work_yields_and_a_thread_that_did_not_opt_in_never_does)
+{
+	struct timespec t0, t;
+	for (int on = 0; on < 2; on++) {
+		yield_enable(on);
+		uint64_t before = yield_count();
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		do { /* 2 ms of work */
+			for (int i = 0; i < 64; i++)
+				yield_point();
+			clock_gettime(CLOCK_MONOTONIC, &t);
+		} while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 2000000L);
+		if (on)
+			cr_assert_gt(yield_count(), before, "2 ms of work and no yield");
+		else
+			cr_assert_eq(yield_count(), before, "yielded without opting in");
+	}
+	yield_enable(false);
 }
