@@ -1,7 +1,8 @@
 #include "rmqns/yield.h"
 
 #include <sched.h>
-#include <time.h>
+
+#include "rmqns/metrics.h"
 
 /* Calls between clock reads: a topic of a registration body parses in
  * about a microsecond, so the clock is read every ~16 us of work. */
@@ -9,30 +10,26 @@
 
 static _Thread_local bool yield_on;
 static _Thread_local uint32_t yield_calls;
-static _Thread_local uint64_t yield_last_ns;
+static _Thread_local uint64_t yield_due_ns; /* the next yield_point() after this yields */
 static _Thread_local uint64_t yield_made;
 
-static uint64_t yield_now_ns(void)
+static void yield_due_in(unsigned us)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	yield_calls = 0;
+	yield_due_ns = metrics_now_ns() + (uint64_t)us * 1000u;
 }
 
 void yield_enable(bool on)
 {
 	yield_on = on;
-	yield_calls = 0;
-	yield_last_ns = on ? yield_now_ns() : 0;
+	if (on)
+		yield_due_in(YIELD_AFTER_US);
 }
 
 void yield_restart(void)
 {
-	if (!yield_on)
-		return;
-	yield_calls = 0;
-	/* the first period is the longer one */
-	yield_last_ns = yield_now_ns() + (uint64_t)(YIELD_FIRST_AFTER_US - YIELD_AFTER_US) * 1000u;
+	if (yield_on)
+		yield_due_in(YIELD_FIRST_AFTER_US);
 }
 
 void yield_point(void)
@@ -40,12 +37,11 @@ void yield_point(void)
 	if (!yield_on || ++yield_calls < YIELD_CHECK_EVERY)
 		return;
 	yield_calls = 0;
-	uint64_t now = yield_now_ns();
-	if (now < yield_last_ns || now - yield_last_ns < (uint64_t)YIELD_AFTER_US * 1000u)
+	if (metrics_now_ns() < yield_due_ns)
 		return;
 	sched_yield();
 	yield_made++;
-	yield_last_ns = yield_now_ns();
+	yield_due_in(YIELD_AFTER_US);
 }
 
 uint64_t yield_count(void)

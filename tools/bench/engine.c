@@ -94,19 +94,16 @@ struct bconn {
 	int32_t cycle_code;
 };
 
-uint64_t bench_now_ns(void)
+static uint64_t bench_clock_ns(clockid_t id)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
 }
 
-/* Kernel receive timestamps are CLOCK_REALTIME. */
-static uint64_t bench_real_ns(void)
+uint64_t bench_now_ns(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
+	return bench_clock_ns(CLOCK_MONOTONIC);
 }
 
 /* ---- setup ---- */
@@ -1194,7 +1191,7 @@ static void *eng_thread(void *arg)
 			break;
 		}
 		now = bench_now_ns();
-		e->woke_real_ns = bench_real_ns();
+		e->woke_real_ns = bench_clock_ns(CLOCK_REALTIME); /* kernel receive timestamps' clock */
 		t0 = eng_t0(e);
 		for (int i = 0; i < n; i++) {
 			uint32_t idx = (uint32_t)evs[i].data.u64;
