@@ -1322,7 +1322,6 @@ static void *reactor_main(void *arg)
 	reactor_self = r;
 	snprintf(name, sizeof name, "reactor-%u", r->index);
 	log_set_thread_name(name);
-	pthread_setname_np(pthread_self(), name); /* for top -H and the tests */
 	rcu_register_thread();
 	if (cb->on_thread_start)
 		cb->on_thread_start(cb->arg);
@@ -1477,6 +1476,10 @@ int reactor_start(struct reactor *r)
 		log_error("cannot start reactor %u: %s", r->index, strerror(rc));
 		return RMQNS_ENOMEM;
 	}
+	/* named here, not in the thread: named before start-up is reported */
+	char name[16];
+	snprintf(name, sizeof name, "reactor-%u", r->index);
+	pthread_setname_np(r->thread, name); /* for top -H and the tests */
 	r->started = true;
 	return RMQNS_OK;
 }
