@@ -240,6 +240,41 @@ Test(bench_server, mixed_open_loop)
 	json_decref(d);
 }
 
+/* The control run: route and liveness traffic on this server, the storm
+ * on a second one; the storm's brokers exist only there. */
+Test(bench_server, mixed_storm_to_another_server)
+{
+	struct harness_server other;
+	cr_assert_eq(harness_start(&other, NULL), 0, "the second rmqns did not start");
+	char storm_addr[64];
+	snprintf(storm_addr, sizeof(storm_addr), "127.0.0.1:%d", other.port);
+	const char *a[] = { "mixed", "-d", "2s", "--storm-brokers", "2", "--storm-topics", "1000",
+			    "-b", "2", "-t", "10", "--heartbeats", "1", "--storm-addr", storm_addr, NULL };
+	json_t *d = run(a);
+	bench_assert_clean(d, "mixed, storm elsewhere");
+	json_t *roles = json_object_get(d, "roles");
+	cr_assert_gt(json_integer_value(json_object_get(json_object_get(roles, "register_storm"), "ok")), 0);
+	cr_assert_gt(json_integer_value(json_object_get(json_object_get(roles, "route_storm"), "ok")), 0);
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(d, "config"), "storm_addr")),
+			 storm_addr);
+	json_decref(d);
+	/* each server's log names the brokers that registered there (they are
+	 * gone from the tables once the bench has closed its connections) */
+	char *here = harness_slurp(srv.log_path), *there = harness_slurp(other.log_path);
+	cr_assert(here && there);
+	cr_assert_not_null(strstr(here, "name bench-broker-0,"), "the seeded broker registered here");
+	cr_assert_not_null(strstr(here, "name bench-broker-hb-0,"), "the heartbeat broker too");
+	cr_assert_null(strstr(here, "name bench-broker-storm-"), "no storm broker here");
+	cr_assert_not_null(strstr(there, "name bench-broker-storm-0,"), "the storm went to the other");
+	cr_assert_not_null(strstr(there, "name bench-broker-storm-1,"));
+	cr_assert_null(strstr(there, "name bench-broker-0,"), "and only the storm");
+	free(here);
+	free(there);
+	int st = harness_stop(&other, SIGTERM, 10000, NULL);
+	harness_cleanup(&other);
+	cr_assert(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
 Test(bench_server, disconnect_removes_every_route)
 {
 	const char *a[] = { "disconnect", "-b", "3", "-t", "50", "-d", "30s", "--measure-for", "300ms", NULL };

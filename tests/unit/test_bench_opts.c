@@ -104,6 +104,9 @@ Test(bench_opts, options_parse)
 	cr_assert_eq(o.threads, 2);
 	cr_assert_eq(parse(&o, err, "route", "-r", "50k", NULL), 0, "%s", err);
 	cr_assert_float_eq(o.rate, 50000.0, 1e-9);
+	cr_assert_str_eq(o.storm_addr, "", "the storm goes to --addr unless told");
+	cr_assert_eq(parse(&o, err, "mixed", "--storm-addr", "127.0.0.1:9877", NULL), 0, "%s", err);
+	cr_assert_str_eq(o.storm_addr, "127.0.0.1:9877");
 }
 
 Test(bench_opts, refusals)
@@ -123,6 +126,9 @@ Test(bench_opts, refusals)
 	cr_assert_neq(parse(&o, err, "route", "--topic-prefix", "has space", NULL), 0);
 	cr_assert_neq(parse(&o, err, "route", "--topic-prefix", "q\"uote", NULL), 0);
 	cr_assert_neq(parse(&o, err, "register", "-r", "100", NULL), 0);
+	cr_assert_neq(parse(&o, err, "route", "--storm-addr", "127.0.0.1:9877", NULL), 0);
+	cr_assert_not_null(strstr(err, "mixed only"));
+	cr_assert_neq(parse(&o, err, "mixed", "--storm-addr", "nocolon", NULL), 0);
 	cr_assert_neq(parse(&o, err, "mixed", "-n", "1000", NULL), 0);
 	cr_assert_eq(parse(&o, err, "mixed", "-n", "1000", "-d", "4s", NULL), 0, "%s", err);
 	cr_assert_neq(parse(&o, err, "startup", NULL), 0);
@@ -241,7 +247,7 @@ Test(bench_opts, ratio_and_help)
 		"--churn-queries", "--brokers", "--broker-topics", "--queues", "--layout",
 		"--compressed", "--dv", "--interval", "--keepalive", "--no-seed", "--cluster",
 		"--broker-prefix", "--topic-prefix", "--broker-port", "--storm-brokers",
-		"--storm-topics", "--no-idle", "--pid", "--json", "--plot", "--floor", "--progress",
+		"--storm-topics", "--storm-addr", "--no-idle", "--pid", "--json", "--plot", "--floor", "--progress",
 		"--quiet", "--exec", "--runs", "--help", "--heartbeats", "--heartbeat-interval",
 		"--kv-interval", "--poll-interval", "disconnect" };
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)

@@ -100,6 +100,9 @@ void opts_usage(FILE *f)
 "Registration storm (mixed):\n"
 "      --storm-brokers N     brokers re-registering (default 4)\n"
 "      --storm-topics N      topics each (default 10000)\n"
+"      --storm-addr HOST:PORT  send the storm to another server: a control,\n"
+"                            what the same load on this machine costs a\n"
+"                            server that does none of the storm's work\n"
 "      --no-idle             skip the idle phase\n"
 "Liveness traffic (mixed), reported per phase:\n"
 "      --heartbeats [N]      N more brokers (default 4), registered once with 10\n"
@@ -235,7 +238,7 @@ enum {
 	OPT_WARMUP = 256, OPT_TIMEOUT, OPT_THREADS, OPT_TOPICS, OPT_VERSION, OPT_SERIALIZE,
 	OPT_CHURN_QUERIES, OPT_QUEUES, OPT_LAYOUT, OPT_COMPRESSED, OPT_DV, OPT_INTERVAL,
 	OPT_KEEPALIVE, OPT_NO_SEED, OPT_CLUSTER, OPT_BROKER_PREFIX, OPT_TOPIC_PREFIX,
-	OPT_BROKER_PORT, OPT_STORM_BROKERS, OPT_STORM_TOPICS, OPT_NO_IDLE, OPT_PID, OPT_JSON,
+	OPT_BROKER_PORT, OPT_STORM_BROKERS, OPT_STORM_TOPICS, OPT_STORM_ADDR, OPT_NO_IDLE, OPT_PID, OPT_JSON,
 	OPT_PLOT, OPT_FLOOR, OPT_PROGRESS, OPT_QUIET, OPT_EXEC, OPT_RUNS, OPT_REG_TIMEOUT,
 	OPT_HEARTBEATS, OPT_HEARTBEAT_INTERVAL, OPT_KV_INTERVAL, OPT_POLL_INTERVAL, OPT_MEASURE_FOR,
 	OPT_ACCESS_KEY, OPT_SECRET_KEY,
@@ -272,6 +275,7 @@ static const struct option long_opts[] = {
 	{ "broker-port", required_argument, NULL, OPT_BROKER_PORT },
 	{ "storm-brokers", required_argument, NULL, OPT_STORM_BROKERS },
 	{ "storm-topics", required_argument, NULL, OPT_STORM_TOPICS },
+	{ "storm-addr", required_argument, NULL, OPT_STORM_ADDR },
 	{ "no-idle", no_argument, NULL, OPT_NO_IDLE },
 	{ "heartbeats", optional_argument, NULL, OPT_HEARTBEATS },
 	{ "heartbeat-interval", required_argument, NULL, OPT_HEARTBEAT_INTERVAL },
@@ -500,6 +504,11 @@ int opts_parse(int argc, char **argv, struct bench_opts *o, bool *help, char *er
 			if (opts_u32(a, 2, 10000000, &o->storm_topics))
 				return opts_fail(err, err_len, "bad --storm-topics '%s' (at least 2)", a);
 			break;
+		case OPT_STORM_ADDR:
+			if (strlen(a) == 0 || strlen(a) >= sizeof(o->storm_addr) || !strrchr(a, ':'))
+				return opts_fail(err, err_len, "bad --storm-addr '%s' (HOST:PORT)", a);
+			snprintf(o->storm_addr, sizeof(o->storm_addr), "%s", a);
+			break;
 		case OPT_NO_IDLE:
 			o->no_idle = true;
 			break;
@@ -648,6 +657,8 @@ int opts_parse(int argc, char **argv, struct bench_opts *o, bool *help, char *er
 		return opts_fail(err, err_len, "startup needs --exec CMD");
 	if (o->rate > 0 && o->scenario != SC_ROUTE && o->scenario != SC_MIXED)
 		return opts_fail(err, err_len, "--rate applies to route and mixed only");
+	if (o->storm_addr[0] && o->scenario != SC_MIXED)
+		return opts_fail(err, err_len, "--storm-addr applies to mixed only");
 	if (o->tls && (o->scenario == SC_STARTUP || o->scenario == SC_DISCONNECT))
 		return opts_fail(err, err_len, "--tls applies to route, register, mixed, churn and seed");
 	if (!o->tls_cert != !o->tls_key)

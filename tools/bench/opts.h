@@ -55,6 +55,7 @@ struct bench_opts {
 	uint32_t storm_brokers;
 	uint32_t storm_topics;
 	bool no_idle;            /* mixed: skip the idle phase */
+	char storm_addr[256];    /* mixed: the storm goes to this server ("": --addr) */
 	/* mixed: liveness traffic beside the route load, measured per phase */
 	uint32_t heartbeats;     /* brokers sending 904 and 322 (0: none) */
 	uint64_t heartbeat_interval_ns;

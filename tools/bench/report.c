@@ -152,6 +152,8 @@ static json_t *report_json_config(const struct bench_opts *o)
 	bad |= jset(c, "interval_s", json_real((double)o->interval_ns / 1e9));
 	bad |= jset(c, "storm_brokers", json_integer(o->storm_brokers));
 	bad |= jset(c, "storm_topics", json_integer(o->storm_topics));
+	if (o->storm_addr[0])
+		bad |= jset(c, "storm_addr", json_string(o->storm_addr));
 	bad |= jset(c, "no_seed", json_boolean(o->no_seed));
 	if (bad) {
 		json_decref(c);
@@ -555,8 +557,9 @@ void report_print_text(FILE *f, const struct report *r)
 			o->broker_topics, o->queues, o->layout == LAYOUT_SHARED ? "shared" : "distinct",
 			o->compressed ? "compressed" : "plain");
 		if (o->scenario == SC_MIXED)
-			fprintf(f, "  storm: %u brokers x %u topics re-registering\n", o->storm_brokers,
-				o->storm_topics);
+			fprintf(f, "  storm: %u brokers x %u topics re-registering%s%s\n",
+				o->storm_brokers, o->storm_topics, o->storm_addr[0] ? " at " : "",
+				o->storm_addr);
 	}
 	if (r->seed_brokers)
 		fprintf(f, "seeded %u brokers x %u topics in %.2f s\n", r->seed_brokers, r->seed_topics,
