@@ -20,13 +20,16 @@ Usage: targets.sh [-b BUILD_DIR] [-d SECONDS] [-r ROUNDS] [-s ROUNDS] [-x GROUPS
                  kv is skipped, one with a KV PUT every 10 ms, interleaved; the route
                  ratio and 904 verdicts take the worst run, the KV one the medians
   -x GROUPS      skip these, comma-separated: route, storm, kv, openloop,
-                 disconnect, rss, startup
+                 control, disconnect, rss, startup
   -q             quick: -x disconnect,rss (the runs that seed 32 x 40,000 topics)
   -o DIR         keep logs and JSON results here (default: a temporary directory)
   -- ARGS        extra rmqns options, e.g. --routeQueryInline=true
 
 Groups: route (targets 1-2), storm (3, 4, 904), kv (registration p99 with KV
-writes), openloop (30,000/s), disconnect (32 x 40,000 mass disconnect), rss
+writes), openloop (30,000/s), control (the storm and open-loop runs with
+rmqns-floor answering and the storm sent to a second rmqns: what the same
+load costs on this machine a server that does none of the storm's work),
+disconnect (32 x 40,000 mass disconnect), rss
 (32 x 40,000 shared and distinct), startup.
 USAGE
 }
@@ -54,7 +57,7 @@ done
 server_args=("$@")
 for g in $(echo "$skip" | tr ',' ' '); do
 	case "$g" in
-	route|storm|kv|openloop|disconnect|rss|startup) ;;
+	route|storm|kv|openloop|control|disconnect|rss|startup) ;;
 	*) echo "targets.sh: unknown group '$g'" >&2; usage >&2; exit 2 ;;
 	esac
 done
@@ -193,19 +196,48 @@ if want kv; then
 		"<= 1.10" "$(verdict "${kvr:-99}" "<=" 1.10)"
 fi
 
-# 3'. the same storm, route queries in open loop at 30,000/s
+# 3'. the same storm, route queries in open loop at 30,000/s, with the
+# heartbeat brokers beside it
 if want openloop; then
 	start_rmqns
 	echo "== mixed, open loop at 30000 requests/s" >&2
 	"$bench" mixed -a "127.0.0.1:$server_port" -d "$((2 * dur))" --warmup 2s -r 30000 --storm-brokers 4 \
-		--storm-topics 10000 --pid "$server_pid" --quiet >"$outdir/mixed-open.txt" || true
+		--storm-topics 10000 --heartbeats 4 --pid "$server_pid" --quiet >"$outdir/mixed-open.txt" || true
 	cat "$outdir/mixed-open.txt" >&2
 	p99o=$(ratio_of 1 "$outdir/mixed-open.txt")
 	row "route p99 during the storm / idle, open loop 30,000/s" "${p99o:-?}" "<= 2" \
 		"$(verdict "${p99o:-99}" "<=" 2)"
 	p99ow=$(wire_ratio_of "$outdir/mixed-open.txt")
 	row "  the same, wire" "${p99ow:-?}" "<= 2" "$(verdict "${p99ow:-99}" "<=" 2)"
+	hbo=$(storm_p99 "904 heartbeat:" "$outdir/mixed-open.txt")
+	row "  904 p99 during the storm, open loop, ms" "${hbo:-?}" "<= 2" "$(verdict "${hbo:-99}" "<=" 2)"
 	stop_pid "$server_pid"
+fi
+
+# 3*. the control: the same two storm runs, but rmqns-floor answers the
+# route and heartbeat traffic and the storm goes to a second rmqns. The
+# floor does none of the storm's work, so what it measures is the cost of
+# the load itself on this machine's CPUs: a bound no NameServer beats here.
+if want control; then
+	start_rmqns
+	for mode in closed open; do
+		rate=()
+		[ "$mode" = open ] && rate=(-r 30000)
+		echo "== control ($mode loop): rmqns-floor answering, the storm to a second rmqns" >&2
+		"$bench" mixed -a "127.0.0.1:$floor_port" -d "$((2 * dur))" --warmup 2s "${rate[@]}" \
+			--storm-brokers 4 --storm-topics 10000 --storm-addr "127.0.0.1:$server_port" \
+			--heartbeats 4 --quiet >"$outdir/control-$mode.txt" || true
+		cat "$outdir/control-$mode.txt" >&2
+	done
+	stop_pid "$server_pid"
+	c904=$(storm_p99 "904 heartbeat:" "$outdir/control-closed.txt")
+	row "control: 904 p99 during the storm, closed loop, ms" "${c904:-?}" "(the floor)" "-"
+	c904w=$(storm_p99 "wire 904 heartbeat:" "$outdir/control-closed.txt")
+	row "  the same, wire, ms" "${c904w:-?}" "(the floor)" "-"
+	cp99o=$(ratio_of 1 "$outdir/control-open.txt")
+	row "control: route p99 storm / idle, open loop 30,000/s" "${cp99o:-?}" "(the floor)" "-"
+	cp99ow=$(wire_ratio_of "$outdir/control-open.txt")
+	row "  the same, wire" "${cp99ow:-?}" "(the floor)" "-"
 fi
 
 # 3''. mass disconnect: 32 brokers x 40,000 topics close their connections at once
