@@ -159,6 +159,35 @@ int bench_free_port(void)
 	return ntohs(a.sin_port);
 }
 
+/* "name: ok N, errors M, codes {...}, transport {...}; " for every role
+ * of a run's JSON that had an error or no answer (either fails a run):
+ * the short reason of a failed run. */
+static void bench_roles_with_errors(json_t *doc, char *out, size_t cap)
+{
+	size_t n = 0;
+	out[0] = '\0';
+	const char *key;
+	json_t *r;
+	json_object_foreach(json_object_get(doc, "roles"), key, r) {
+		if (json_integer_value(json_object_get(r, "errors")) == 0 &&
+		    json_integer_value(json_object_get(r, "ok")) > 0)
+			continue;
+		char *codes = json_dumps(json_object_get(r, "errors_by_code"), JSON_COMPACT);
+		char *tr = json_dumps(json_object_get(r, "transport_errors"), JSON_COMPACT);
+		int w = snprintf(out + n, cap - n, "%s: ok %lld, errors %lld, codes %s, transport %s; ",
+				 key, (long long)json_integer_value(json_object_get(r, "ok")),
+				 (long long)json_integer_value(json_object_get(r, "errors")),
+				 codes ? codes : "?", tr ? tr : "?");
+		free(codes);
+		free(tr);
+		if (w < 0 || (size_t)w >= cap - n)
+			break;
+		n += (size_t)w;
+	}
+	if (n == 0)
+		snprintf(out, cap, "none (the run failed otherwise)");
+}
+
 json_t *bench_run_json(const char *bench_bin, int port, const char *const *args)
 {
 	char addr[64];
@@ -188,8 +217,12 @@ json_t *bench_run_json(const char *bench_bin, int port, const char *const *args)
 	json_t *doc = json_loads(out, 0, &err);
 	cr_assert_not_null(doc, "%s: output is not JSON (%s): %.300s\nstderr: %s", argv[1], err.text,
 			   out, errtext);
-	cr_assert_eq(WEXITSTATUS(st), 0, "%s exited %d: %.2000s\nstderr: %s", argv[1],
-		     WEXITSTATUS(st), out, errtext);
+	if (WEXITSTATUS(st) != 0) {
+		char roles[2048];
+		bench_roles_with_errors(doc, roles, sizeof(roles));
+		cr_assert_fail("%s exited %d; roles with errors or no answer: %s\nstderr: %s\n%.1500s", argv[1],
+			       WEXITSTATUS(st), roles, errtext, out);
+	}
 	free(out);
 	return doc;
 }
