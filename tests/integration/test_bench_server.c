@@ -248,7 +248,7 @@ Test(bench_server, mixed_storm_to_another_server)
 	cr_assert_eq(harness_start(&other, NULL), 0, "the second rmqns did not start");
 	char storm_addr[64];
 	snprintf(storm_addr, sizeof(storm_addr), "127.0.0.1:%d", other.port);
-	const char *a[] = { "mixed", "-d", "2s", "--storm-brokers", "2", "--storm-topics", "1000",
+	const char *a[] = { "mixed", "-d", "4s", "--storm-brokers", "2", "--storm-topics", "1000",
 			    "-b", "2", "-t", "10", "--heartbeats", "1", "--storm-addr", storm_addr, NULL };
 	json_t *d = run(a);
 	bench_assert_clean(d, "mixed, storm elsewhere");
