@@ -15,6 +15,7 @@
 #include "rmqns/acl.h"
 #include "rmqns/app.h"
 #include "rmqns/config.h"
+#include "rmqns/cpus.h"
 #include "rmqns/err.h"
 #include "rmqns/http.h"
 #include "rmqns/kv.h"
@@ -53,16 +54,15 @@ static uint64_t main_now_ms(void)
  * other half to the reactors answering route queries. */
 static unsigned main_default_max(void)
 {
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n >= 4 ? (unsigned)(n / 2) : 1u;
+	unsigned n = cpus_usable();
+	return n >= 4 ? n / 2 : 1u;
 }
 
 static unsigned main_threads(int32_t configured)
 {
 	if (configured > 0)
 		return (unsigned)configured;
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n > 0 ? (unsigned)n : 1u;
+	return cpus_usable();
 }
 
 /* SIGTERM/SIGINT/SIGHUP are blocked in every thread (the threads inherit
@@ -333,9 +333,9 @@ int main(int argc, char **argv)
 	}
 
 	log_info("threads: %u reactors, %u processor workers (at most %u on the default lane) + %u "
-		 "route workers, lane capacity %u, route queries answered %s",
+		 "route workers, lane capacity %u, route queries answered %s; %u CPUs usable",
 		 sp.reactors, pp.workers, pp.default_max, pp.route_workers, pp.lane_capacity,
-		 pp.run_inline ? "inline by reactors" : "by the pool");
+		 pp.run_inline ? "inline by reactors" : "by the pool", cpus_usable());
 	const char *bind = sp.bind_address && *sp.bind_address ? sp.bind_address : "0.0.0.0";
 	printf("The Name Server boot success. serializeType=JSON, address %s:%d\n", bind,
 	       server_port(app.server));

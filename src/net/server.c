@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "rmqns/config.h"
+#include "rmqns/cpus.h"
 #include "rmqns/err.h"
 #include "rmqns/log.h"
 #include "rmqns/net.h"
@@ -26,12 +27,6 @@
 
 #include "net_internal.h"
 
-static unsigned server_cpu_count(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n > 0 ? (unsigned)n : 1u;
-}
-
 void server_params_from_options(struct server_params *p, const struct options *o)
 {
 	memset(p, 0, sizeof *p);
@@ -39,7 +34,7 @@ void server_params_from_options(struct server_params *p, const struct options *o
 	p->port = o->listenPort;
 	p->backlog = o->serverSocketBacklog > 0 ? o->serverSocketBacklog : 1024;
 	unsigned n = o->serverSelectorThreads > 0 ? (unsigned)o->serverSelectorThreads
-						  : server_cpu_count();
+						  : cpus_usable();
 	p->reactors = n > NET_MAX_REACTORS ? NET_MAX_REACTORS : n;
 	p->max_frame = o->maxFrameSize > 0 && o->maxFrameSize <= INT32_MAX
 			       ? (uint32_t)o->maxFrameSize

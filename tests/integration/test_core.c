@@ -699,6 +699,28 @@ static int reactor_cpusets(pid_t pid, cpu_set_t *sets, int max)
 	return found;
 }
 
+/* How many threads of the running server have a name starting with prefix. */
+static int threads_named(pid_t pid, const char *prefix)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+	DIR *d = opendir(path);
+	cr_assert_not_null(d);
+	int found = 0;
+	for (struct dirent *e; (e = readdir(d));) {
+		char comm_path[384], comm[32] = "";
+		snprintf(comm_path, sizeof comm_path, "%s/%s/comm", path, e->d_name);
+		FILE *f = fopen(comm_path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof comm, f) && strncmp(comm, prefix, strlen(prefix)) == 0)
+			found++;
+		fclose(f);
+	}
+	closedir(d);
+	return found;
+}
+
 Test(core, reactors_pinned_one_cpu_each)
 {
 	/* reactor i on the i-th CPU the server may use */
@@ -726,6 +748,26 @@ Test(core, reactors_keep_the_cpuset_by_default)
 	cr_assert_eq(reactor_cpusets(srv.pid, sets, 2), 2);
 	for (int i = 0; i < 2; i++)
 		cr_expect(CPU_EQUAL(&sets[i], &mine), "reactor %d was pinned", i);
+}
+
+/* Started on one CPU (a taskset, a container's cpuset), the server runs
+ * one reactor and one general worker, not one per CPU of the machine. */
+Test(core, thread_defaults_follow_the_cpus_it_may_use)
+{
+	cpu_set_t mine, one, sets[4];
+	cr_assert_eq(sched_getaffinity(0, sizeof mine, &mine), 0);
+	int first = 0;
+	while (!CPU_ISSET(first, &mine))
+		first++;
+	CPU_ZERO(&one);
+	CPU_SET(first, &one);
+	cr_assert_eq(sched_setaffinity(0, sizeof one, &one), 0);
+	start(NULL);
+	cr_assert_eq(sched_setaffinity(0, sizeof mine, &mine), 0);
+	cr_assert_eq(reactor_cpusets(srv.pid, sets, 4), 1, "one reactor on one CPU");
+	cr_assert_eq(threads_named(srv.pid, "proc-"), 1, "one general worker on one CPU");
+	struct client *c = connect_or_fail();
+	client_close(c);
 }
 
 Test(core, boot_line_names_bound_port)

@@ -1,5 +1,7 @@
-/* Unit tests of src/common: buffers, error texts and logging. */
+/* Unit tests of src/common: buffers, error texts, logging, yielding and
+ * the usable CPU count. */
 #include <criterion/criterion.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +9,7 @@
 #include <unistd.h>
 
 #include "rmqns/buf.h"
+#include "rmqns/cpus.h"
 #include "rmqns/err.h"
 #include "rmqns/javahash.h"
 #include "rmqns/log.h"
@@ -259,4 +262,87 @@ Test(yield, long_work_yields_and_a_thread_that_did_not_opt_in_never_does)
 			cr_assert_eq(yield_count(), before, "yielded without opting in");
 	}
 	yield_enable(false);
+}
+
+/* ---- cpus ---- */
+
+Test(cpus, cgroup_quota_text)
+{
+	cr_assert_eq(cpus_from_cgroup_max("max 100000\n"), 0, "no limit");
+	cr_assert_eq(cpus_from_cgroup_max("100000 100000\n"), 1);
+	cr_assert_eq(cpus_from_cgroup_max("150000 100000\n"), 2, "rounded up");
+	cr_assert_eq(cpus_from_cgroup_max("50000 100000"), 1, "half a CPU is one");
+	cr_assert_eq(cpus_from_cgroup_max("400000 100000"), 4);
+	cr_assert_eq(cpus_from_cgroup_max(""), 0);
+	cr_assert_eq(cpus_from_cgroup_max("12x 100000"), 0);
+	cr_assert_eq(cpus_from_cgroup_max("100000 0"), 0);
+	cr_assert_eq(cpus_from_cgroup_max("100000"), 0);
+	cr_assert_eq(cpus_from_cgroup_max(NULL), 0);
+	cr_assert_eq(cpus_from_quota(-1, 100000), 0, "version 1: -1 is no limit");
+	cr_assert_eq(cpus_from_quota(250000, 100000), 3);
+}
+
+static char cpus_root[64];
+
+static void cpus_file(const char *rel, const char *text)
+{
+	char path[256], cmd[512];
+	snprintf(path, sizeof path, "%s/%s", cpus_root, rel);
+	snprintf(cmd, sizeof cmd, "mkdir -p \"$(dirname '%s')\"", path);
+	cr_assert_eq(system(cmd), 0);
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f, "%s", path);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* A fake /sys/fs/cgroup: the smallest quota on the way up counts. */
+Test(cpus, cgroup_quota_of_the_process_and_its_parents)
+{
+	snprintf(cpus_root, sizeof cpus_root, "/tmp/rmqns-cpus-XXXXXX");
+	cr_assert_not_null(mkdtemp(cpus_root));
+	/* version 2 */
+	cpus_file("cpu.max", "max 100000\n");
+	cpus_file("pod/cpu.max", "300000 100000\n");
+	cpus_file("pod/ctr/cpu.max", "max 100000\n");
+	cpus_file("wide/cpu.max", "800000 100000\n");
+	cpus_file("wide/narrow/cpu.max", "150000 100000\n");
+	cr_assert_eq(cpus_cgroup_quota(cpus_root, "0::/pod/ctr\n"), 3, "the parent's quota");
+	cr_assert_eq(cpus_cgroup_quota(cpus_root, "0::/wide/narrow\n"), 2, "the child's, smaller");
+	cr_assert_eq(cpus_cgroup_quota(cpus_root, "0::/\n"), 0, "none at the root");
+	cr_assert_eq(cpus_cgroup_quota(cpus_root, "0::/not/there\n"), 0);
+	/* version 1: the cpu controller's line, files below cpu/ */
+	cpus_file("cpu/cpu.cfs_quota_us", "-1\n");
+	cpus_file("cpu/cpu.cfs_period_us", "100000\n");
+	cpus_file("cpu/docker/x/cpu.cfs_quota_us", "150000\n");
+	cpus_file("cpu/docker/x/cpu.cfs_period_us", "100000\n");
+	cr_assert_eq(cpus_cgroup_quota(cpus_root, "9:name=systemd:/\n4:cpu,cpuacct:/docker/x\n"), 2);
+	cr_assert_eq(cpus_cgroup_quota(cpus_root, "4:cpuacct,cpu:/docker/x\n"), 2);
+	cr_assert_eq(cpus_cgroup_quota(cpus_root, "3:cpuacct:/docker/x\n"), 0, "not the cpu controller");
+	cr_assert_eq(cpus_cgroup_quota(cpus_root, "1:cpu:/\n"), 0, "-1: no quota");
+	/* both kinds (a hybrid mount): the smaller */
+	cr_assert_eq(cpus_cgroup_quota(cpus_root, "4:cpu:/docker/x\n0::/pod/ctr\n"), 2);
+	/* what the kernel would never write */
+	cr_assert_eq(cpus_cgroup_quota(cpus_root, ""), 0);
+	cr_assert_eq(cpus_cgroup_quota(cpus_root, "garbage\n::\n0:\n"), 0);
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", cpus_root);
+	cr_assert_eq(system(cmd), 0);
+}
+
+Test(cpus, follow_the_affinity_mask)
+{
+	cpu_set_t all, one;
+	cr_assert_eq(sched_getaffinity(0, sizeof all, &all), 0);
+	unsigned n = cpus_usable();
+	cr_assert(n >= 1 && n <= (unsigned)CPU_COUNT(&all), "%u usable of %d allowed", n, CPU_COUNT(&all));
+	int first = 0;
+	while (!CPU_ISSET(first, &all))
+		first++;
+	CPU_ZERO(&one);
+	CPU_SET(first, &one);
+	cr_assert_eq(sched_setaffinity(0, sizeof one, &one), 0);
+	cr_assert_eq(cpus_usable(), 1, "one CPU allowed, one usable");
+	cr_assert_eq(sched_setaffinity(0, sizeof all, &all), 0);
+	cr_assert_eq(cpus_usable(), n);
 }
