@@ -20,7 +20,7 @@ step() { echo "container-test: $* ($(( $(date +%s) - t0 )) s)"; }
 fail() { echo "container-test: FAIL: $*" >&2; exit 1; }
 
 cleanup() {
-	podman rm -f -t 0 "$NAME" "$SIM" >/dev/null 2>&1 || true
+	podman rm -f -t 0 "$NAME" "$SIM" "$NAME-cpu" >/dev/null 2>&1 || true
 	podman volume rm -f "$VOL" >/dev/null 2>&1 || true
 	if [ -z "${KEEP_IMAGE:-}" ]; then
 		podman rmi -f "$TAG" "$SIM_TAG" >/dev/null 2>&1 || true
@@ -144,5 +144,22 @@ step "config from arguments"
 podman exec "$NAME" rmqns-admin getNamesrvConfig --json | grep -q '"scanNotActiveBrokerInterval": *"1000"' ||
 	fail "--scanNotActiveBrokerInterval=1000 not in force"
 podman_q stop -t 30 "$NAME" >/dev/null
+
+# Started with a CPU limit, the server sizes its threads to it (one reactor
+# and one worker per usable CPU), not to the host's CPUs.
+step "threads follow a CPU limit (--cpus 1)"
+podman_q run -d --name "$NAME-cpu" --network none --cpus 1 "$TAG" >/dev/null
+threads=
+for _ in $(seq 100); do
+	threads=$(podman logs "$NAME-cpu" 2>&1 | grep -m1 ' threads: ' || true)
+	[ -n "$threads" ] && break
+	sleep 0.1
+done
+echo "container-test: ${threads#* threads: }"
+case "$threads" in
+*" threads: 1 reactors, 1 processor workers"*"; 1 CPUs usable"*) ;;
+*) podman logs "$NAME-cpu" | tail -20 >&2; fail "with --cpus 1: '${threads:-no threads line}'" ;;
+esac
+podman_q rm -f -t 2 "$NAME-cpu" >/dev/null
 
 step "passed"
