@@ -671,9 +671,9 @@ Test(core, sighup_keeps_serving)
 	client_close(c);
 }
 
-/* The CPUs each reactor thread of the running server may use, by reactor
- * index; returns how many reactors were found. */
-static int reactor_cpusets(pid_t pid, cpu_set_t *sets, int max)
+/* The threads of the running server whose name starts with prefix: the
+ * ids and names of the first max of them; returns how many there are. */
+static int tasks_named(pid_t pid, const char *prefix, pid_t *tids, char (*names)[32], int max)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
@@ -682,7 +682,6 @@ static int reactor_cpusets(pid_t pid, cpu_set_t *sets, int max)
 	int found = 0;
 	for (struct dirent *e; (e = readdir(d));) {
 		char comm_path[384], comm[32] = "";
-		unsigned idx;
 		snprintf(comm_path, sizeof comm_path, "%s/%s/comm", path, e->d_name);
 		FILE *f = fopen(comm_path, "r");
 		if (!f)
@@ -690,34 +689,38 @@ static int reactor_cpusets(pid_t pid, cpu_set_t *sets, int max)
 		if (!fgets(comm, sizeof comm, f))
 			comm[0] = 0;
 		fclose(f);
-		if (sscanf(comm, "reactor-%u", &idx) != 1 || (int)idx >= max)
+		if (strncmp(comm, prefix, strlen(prefix)) != 0)
 			continue;
-		cr_assert_eq(sched_getaffinity((pid_t)atoi(e->d_name), sizeof sets[idx], &sets[idx]), 0);
+		if (found < max) {
+			tids[found] = (pid_t)atoi(e->d_name);
+			snprintf(names[found], sizeof names[found], "%s", comm);
+		}
 		found++;
 	}
 	closedir(d);
 	return found;
 }
 
-/* How many threads of the running server have a name starting with prefix. */
 static int threads_named(pid_t pid, const char *prefix)
 {
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
-	DIR *d = opendir(path);
-	cr_assert_not_null(d);
-	int found = 0;
-	for (struct dirent *e; (e = readdir(d));) {
-		char comm_path[384], comm[32] = "";
-		snprintf(comm_path, sizeof comm_path, "%s/%s/comm", path, e->d_name);
-		FILE *f = fopen(comm_path, "r");
-		if (!f)
+	return tasks_named(pid, prefix, NULL, NULL, 0);
+}
+
+/* The CPUs each reactor thread of the running server may use, by reactor
+ * index; returns how many reactors were found. */
+static int reactor_cpusets(pid_t pid, cpu_set_t *sets, int max)
+{
+	pid_t tids[64];
+	char names[64][32];
+	int n = tasks_named(pid, "reactor-", tids, names, 64), found = 0;
+	cr_assert_leq(n, 64);
+	for (int i = 0; i < n; i++) {
+		unsigned idx;
+		if (sscanf(names[i], "reactor-%u", &idx) != 1 || (int)idx >= max)
 			continue;
-		if (fgets(comm, sizeof comm, f) && strncmp(comm, prefix, strlen(prefix)) == 0)
-			found++;
-		fclose(f);
+		cr_assert_eq(sched_getaffinity(tids[i], sizeof sets[idx], &sets[idx]), 0);
+		found++;
 	}
-	closedir(d);
 	return found;
 }
 
