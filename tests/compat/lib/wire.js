@@ -161,7 +161,13 @@ async function registerBroker(conn, b) {
 }
 
 // A loopback port with nothing listening on it (bound, read, released).
-function closedPort() {
+// A loopback port nothing listens on, never the same twice in a process:
+// the kernel may hand a just-closed port out again, and two synthetic
+// brokers on one address are one broker to a NameServer (the second one's
+// registration takes the address over).
+const closedPortsGiven = new Set();
+
+function closedPortOnce() {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.once('error', reject);
@@ -170,6 +176,17 @@ function closedPort() {
       srv.close(() => resolve(port));
     });
   });
+}
+
+async function closedPort() {
+  for (let i = 0; i < 100; i++) {
+    const port = await closedPortOnce();
+    if (!closedPortsGiven.has(port)) {
+      closedPortsGiven.add(port);
+      return port;
+    }
+  }
+  throw new Error('closedPort: no new port in 100 tries');
 }
 
 module.exports = { crc32, encodeFrame, decodeFrame, RawConn, registrationBody, registerBroker, closedPort };
