@@ -52,17 +52,14 @@ static uint64_t main_now_ms(void)
 /* Default-lane requests (registrations above all: megabytes of JSON
  * each) run on at most half the CPUs, so a registration storm leaves the
  * other half to the reactors answering route queries. */
-static unsigned main_default_max(void)
+static unsigned main_default_max(unsigned cpus)
 {
-	unsigned n = cpus_usable();
-	return n >= 4 ? n / 2 : 1u;
+	return cpus >= 4 ? cpus / 2 : 1u;
 }
 
-static unsigned main_threads(int32_t configured)
+static unsigned main_threads(int32_t configured, unsigned cpus)
 {
-	if (configured > 0)
-		return (unsigned)configured;
-	return cpus_usable();
+	return configured > 0 ? (unsigned)configured : cpus;
 }
 
 /* SIGTERM/SIGINT/SIGHUP are blocked in every thread (the threads inherit
@@ -269,14 +266,16 @@ int main(int argc, char **argv)
 	}
 	config_set_reload_hook(main_reload_acl, app.acl);
 
+	/* read once: the affinity mask and the cgroup files */
+	unsigned cpus = cpus_usable();
 	struct server_params sp;
-	server_params_from_options(&sp, o);
+	server_params_from_options(&sp, o, cpus);
 	struct processor_params pp = {
-		.workers = main_threads(o->serverWorkerThreads),
+		.workers = main_threads(o->serverWorkerThreads, cpus),
 		.route_workers = MAIN_ROUTE_WORKERS,
 		.lane_capacity = o->processorQueueCapacity > 0 ? (uint32_t)o->processorQueueCapacity
 							      : 10000,
-		.default_max = main_default_max(),
+		.default_max = main_default_max(cpus),
 		.default_nice = MAIN_WORKER_NICE,
 		.run_inline = o->routeQueryInline,
 	};
@@ -335,7 +334,7 @@ int main(int argc, char **argv)
 	log_info("threads: %u reactors, %u processor workers (at most %u on the default lane) + %u "
 		 "route workers, lane capacity %u, route queries answered %s; %u CPUs usable",
 		 sp.reactors, pp.workers, pp.default_max, pp.route_workers, pp.lane_capacity,
-		 pp.run_inline ? "inline by reactors" : "by the pool", cpus_usable());
+		 pp.run_inline ? "inline by reactors" : "by the pool", cpus);
 	const char *bind = sp.bind_address && *sp.bind_address ? sp.bind_address : "0.0.0.0";
 	printf("The Name Server boot success. serializeType=JSON, address %s:%d\n", bind,
 	       server_port(app.server));

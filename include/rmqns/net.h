@@ -91,8 +91,9 @@ struct server_params {
 	const struct options *tls_options;
 };
 
-/* Fills p from the start-up options (thread count 0 = number of CPUs). */
-void server_params_from_options(struct server_params *p, const struct options *o);
+/* Fills p from the start-up options; a reactor count of 0 there means one
+ * per CPU the process may use, cpus of them (cpus.h). */
+void server_params_from_options(struct server_params *p, const struct options *o, unsigned cpus);
 
 /* Creates the server; cb (copied) receives frames and closes. */
 struct server *server_create(const struct server_params *p, const struct net_callbacks *cb,

@@ -87,17 +87,13 @@ static unsigned cpus_walk_up(const char *base, const char *cg, int version)
 	return limit;
 }
 
-/* Whether a version 1 line's controller list ("cpu,cpuacct") has "cpu". */
-static bool cpus_has_cpu_controller(const char *list, size_t len)
+/* Whether a version 1 controller list ("cpu,cpuacct") names "cpu". */
+static bool cpus_has_cpu_controller(char *list)
 {
-	const char *p = list, *end = list + len;
-	while (p < end) {
-		const char *comma = memchr(p, ',', (size_t)(end - p));
-		size_t n = comma ? (size_t)(comma - p) : (size_t)(end - p);
-		if (n == 3 && memcmp(p, "cpu", 3) == 0)
+	char *save = NULL;
+	for (char *c = strtok_r(list, ",", &save); c; c = strtok_r(NULL, ",", &save))
+		if (strcmp(c, "cpu") == 0)
 			return true;
-		p += n + 1;
-	}
 	return false;
 }
 
@@ -108,23 +104,25 @@ unsigned cpus_cgroup_quota(const char *fs_root, const char *cgroup_text)
 	while (line && *line) {
 		const char *eol = strchr(line, '\n');
 		size_t len = eol ? (size_t)(eol - line) : strlen(line);
-		const char *c1 = memchr(line, ':', len);
-		const char *c2 = c1 ? memchr(c1 + 1, ':', len - (size_t)(c1 + 1 - line)) : NULL;
-		if (c2 && c2 + 1 < line + len && c2[1] == '/') {
-			char cg[CPUS_PATH_MAX], base[CPUS_PATH_MAX];
-			size_t cglen = len - (size_t)(c2 + 1 - line);
-			if (cglen < sizeof cg) {
-				memcpy(cg, c2 + 1, cglen);
-				cg[cglen] = '\0';
+		char buf[CPUS_PATH_MAX];
+		if (len < sizeof buf) {
+			/* "id:controllers:/path" */
+			memcpy(buf, line, len);
+			buf[len] = '\0';
+			char *ctl = strchr(buf, ':');
+			char *path = ctl ? strchr(ctl + 1, ':') : NULL;
+			if (path && path[1] == '/') {
+				*ctl++ = '\0';
+				*path++ = '\0';
 				unsigned q = 0;
-				if (c1 - line == 1 && line[0] == '0' && c2 == c1 + 1) {
-					/* version 2: "0::/path" */
-					q = cpus_walk_up(fs_root, cg, 2);
-				} else if (cpus_has_cpu_controller(c1 + 1, (size_t)(c2 - c1 - 1))) {
+				if (strcmp(buf, "0") == 0 && *ctl == '\0') {
+					q = cpus_walk_up(fs_root, path, 2); /* version 2 */
+				} else if (cpus_has_cpu_controller(ctl)) {
 					/* version 1: mounted at fs_root/cpu (often a link
 					 * to cpu,cpuacct) */
+					char base[CPUS_PATH_MAX];
 					snprintf(base, sizeof base, "%s/cpu", fs_root);
-					q = cpus_walk_up(base, cg, 1);
+					q = cpus_walk_up(base, path, 1);
 				}
 				if (q && (limit == 0 || q < limit))
 					limit = q;

@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include "rmqns/config.h"
-#include "rmqns/cpus.h"
 #include "rmqns/err.h"
 #include "rmqns/log.h"
 #include "rmqns/net.h"
@@ -27,14 +26,14 @@
 
 #include "net_internal.h"
 
-void server_params_from_options(struct server_params *p, const struct options *o)
+void server_params_from_options(struct server_params *p, const struct options *o, unsigned cpus)
 {
 	memset(p, 0, sizeof *p);
 	p->bind_address = o->bindAddress;
 	p->port = o->listenPort;
 	p->backlog = o->serverSocketBacklog > 0 ? o->serverSocketBacklog : 1024;
 	unsigned n = o->serverSelectorThreads > 0 ? (unsigned)o->serverSelectorThreads
-						  : cpus_usable();
+						  : (cpus ? cpus : 1u);
 	p->reactors = n > NET_MAX_REACTORS ? NET_MAX_REACTORS : n;
 	p->max_frame = o->maxFrameSize > 0 && o->maxFrameSize <= INT32_MAX
 			       ? (uint32_t)o->maxFrameSize
