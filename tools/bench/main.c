@@ -81,7 +81,9 @@ struct group {
 struct run {
 	struct bench_opts *o;
 	struct bench_ctx ctx;
-	struct bench_ctx storm_ctx; /* mixed: ctx, or another server's address */
+	struct bench_ctx storm_ctx; /* mixed: ctx, at --storm-addr when given */
+	struct sockaddr_storage storm_addr;
+	socklen_t storm_addr_len;   /* 0: no --storm-addr */
 	char *topic_store;
 	/* brokers */
 	struct reqs_broker *seed_brokers;
@@ -399,8 +401,7 @@ static int run_scenario(struct bench_opts *o)
 		fprintf(stderr, "rmqns-bench: cannot resolve --addr %s\n", o->addr);
 		return 2;
 	}
-	if (o->storm_addr[0] &&
-	    run_resolve_addr(o->storm_addr, &r.storm_ctx.addr, &r.storm_ctx.addr_len)) {
+	if (o->storm_addr[0] && run_resolve_addr(o->storm_addr, &r.storm_addr, &r.storm_addr_len)) {
 		fprintf(stderr, "rmqns-bench: cannot resolve --storm-addr %s\n", o->storm_addr);
 		return 2;
 	}
@@ -512,12 +513,10 @@ static int run_scenario(struct bench_opts *o)
 	if (!rc && (o->scenario == SC_REGISTER || o->scenario == SC_MIXED)) {
 		bool storm = o->scenario == SC_MIXED;
 		/* the address aside, the storm's context is the run's */
-		struct sockaddr_storage storm_addr = r.storm_ctx.addr;
-		socklen_t storm_addr_len = r.storm_ctx.addr_len;
 		r.storm_ctx = r.ctx;
-		if (storm && o->storm_addr[0]) {
-			r.storm_ctx.addr = storm_addr;
-			r.storm_ctx.addr_len = storm_addr_len;
+		if (r.storm_addr_len) {
+			r.storm_ctx.addr = r.storm_addr;
+			r.storm_ctx.addr_len = r.storm_addr_len;
 		}
 		rc = engine_init(&r.load, ENG_REGISTER, &r.storm_ctx, 0, r.nload, r.nload,
 				 storm ? "register_storm" : "register", NULL);
