@@ -27,9 +27,10 @@
 #include "rmqns/registrar.h"
 #include "rmqns/route.h"
 
-/* Longest time answers already produced may take to drain at shutdown;
- * with the pool and registrar stops before it, exit stays well under 5 s. */
+/* Longest time answers already produced may take to drain at shutdown,
+ * and the least they get once shutdownTimeoutMillis has run out. */
 #define MAIN_FLUSH_MS 2000
+#define MAIN_FLUSH_MIN_MS 100
 
 /* Nice value of the general workers (they parse registrations): when the
  * CPUs are short, the reactors answering route queries go first. A nice
@@ -132,22 +133,43 @@ static void main_on_conn_closed(void *db, uint64_t conn_id)
  * only once nothing can call into it any more. The reactors feed the pool
  * and the registrar (and run the pool's thread hooks); the pool feeds the
  * registrar; both answer (and the route hooks close and notify) through
- * the server. So the registrar goes before the server (its teardown still
- * applies late mutations, which reply through it) and the pool after it.
+ * the server. So the registrar goes before the server and the pool after
+ * it. The HTTP endpoint reads every part: it answers (/readyz failing)
+ * until all have stopped and goes before any is freed. With a deadline
+ * (CLOCK_MONOTONIC ns, 0 = none) queued work still waiting at it is
+ * dropped, and the answers get what time is left to drain.
  * Safe after a partial start-up; a second call does nothing. */
-static void main_teardown(struct app *app, int flush_ms)
+static void main_teardown(struct app *app, struct http_endpoints **http, uint64_t deadline_ns)
 {
 	if (app->server)
 		server_quiesce(app->server); /* no more frames reach the pool */
-	if (app->pool)
-		processor_pool_stop(app->pool); /* runs what is queued */
-	registrar_destroy(app->registrar); /* applies the mutations they made */
-	app->registrar = NULL;
-	/* queued KV changes are written and answered before the answers drain */
+	if (app->pool) {
+		processor_pool_set_deadline(app->pool, deadline_ns);
+		processor_pool_stop(app->pool); /* runs what is queued, until the deadline */
+	}
+	if (app->registrar) {
+		registrar_set_deadline(app->registrar, deadline_ns);
+		registrar_stop(app->registrar); /* applies the mutations they made */
+	}
+	/* queued KV changes are written and answered before the answers drain:
+	 * every acknowledged write is on disk, deadline or not */
 	kv_writer_destroy(app->kv_writer);
 	app->kv_writer = NULL;
-	if (app->server)
-		server_stop(app->server, flush_ms); /* drains the answers */
+	if (app->server) {
+		int flush_ms = MAIN_FLUSH_MS;
+		if (deadline_ns) {
+			uint64_t now = metrics_now_ns();
+			uint64_t left_ms = deadline_ns > now ? (deadline_ns - now) / 1000000u : 0;
+			flush_ms = left_ms < MAIN_FLUSH_MIN_MS ? MAIN_FLUSH_MIN_MS
+				   : left_ms > MAIN_FLUSH_MS  ? MAIN_FLUSH_MS
+							      : (int)left_ms;
+		}
+		server_stop(app->server, flush_ms); /* drains the answers, closes the rest */
+	}
+	http_endpoints_stop(*http);
+	*http = NULL;
+	registrar_destroy(app->registrar);
+	app->registrar = NULL;
 	server_destroy(app->server);
 	app->server = NULL;
 	processor_pool_destroy(app->pool);
@@ -346,19 +368,16 @@ int main(int argc, char **argv)
 	uint64_t t0 = main_now_ms();
 	log_info("%s received", strsignal(sig));
 	log_info("shutdown hook was invoked, 1 times.");
-	/* the endpoint goes first: it reads every part stopped below */
-	http_endpoints_stop(http);
-	http = NULL;
-	/* No new requests, run the queued ones, apply the mutations they made,
-	 * then drain the answers. */
-	main_teardown(&app, MAIN_FLUSH_MS);
+	/* No new requests, run the queued ones until the deadline, apply the
+	 * mutations they made, then drain the answers. */
+	uint64_t deadline_ns = metrics_now_ns() + (uint64_t)o->shutdownTimeoutMillis * 1000000u;
+	main_teardown(&app, &http, deadline_ns);
 	/* KV module: nothing to flush (changes are durable when acknowledged). */
 	log_info("shutdown hook done, consuming time total(ms): %llu",
 		 (unsigned long long)(main_now_ms() - t0));
 	exit_code = 0;
 out:
-	http_endpoints_stop(http);
-	main_teardown(&app, 0); /* after a failed start-up */
+	main_teardown(&app, &http, 0); /* after a failed start-up */
 	kv_close(app.kv); /* after its writer */
 	/* Route module: destroy app.route here, after the registrar. */
 	route_db_destroy(app.route);

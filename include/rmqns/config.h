@@ -65,6 +65,9 @@ struct options {
 	int64_t registerInflateMaxBytes;   /* cap on an inflated/parsed registration */
 	int64_t outboundPauseBytes;        /* stop reading a peer past this many unsent bytes */
 	int64_t outboundCloseBytes;        /* close it past this many */
+	int32_t serverMaxInflight;         /* queued requests per connection before its reads stop */
+	int64_t connectionMemoryBudget;    /* bytes held for all connections; 0 = none */
+	int32_t shutdownTimeoutMillis;     /* SIGTERM: queued work left after this is dropped */
 	char *logLevel;                    /* DEBUG, INFO, WARN or ERROR */
 	bool kvConfigIgnoreCorrupt;        /* start with an empty KV table (the bad file moved aside) */
 	int32_t httpPort;                  /* the HTTP endpoint; 0 = off */

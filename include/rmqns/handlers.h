@@ -18,8 +18,10 @@ struct request;
 typedef void (*handler_fn)(struct app *app, struct request *req);
 
 enum handler_lane {
-	LANE_ROUTE = 0,   /* cheap work clients wait on: route queries, broker liveness */
-	LANE_DEFAULT = 1, /* everything else, registrations included */
+	LANE_ROUTE = 0,   /* cheap queries clients wait on: route queries */
+	LANE_DEFAULT = 1, /* admin reads and writes, lists, KV, config */
+	LANE_BROKER = 2,  /* broker registrations: before route and default, fair between connections */
+	LANE_LIVENESS = 3, /* broker liveness (904, 322, 901): cheap, before everything, every worker */
 };
 
 struct handler {

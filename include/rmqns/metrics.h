@@ -38,6 +38,12 @@ enum metrics_counter {
 	MC_CONN_TLS,           /* protocol connections by transport: TLS */
 	MC_CONN_PLAINTEXT,     /* ... plaintext */
 	MC_CONN_PLAINTEXT_REFUSED, /* plaintext closed by tls.server.mode=enforcing */
+	MC_BUSY_BROKER,        /* SYSTEM_BUSY answers: the broker lane was full */
+	MC_CONN_INFLIGHT_PAUSES, /* reads stopped: serverMaxInflight requests queued */
+	MC_CONN_OUTBOUND_PAUSES, /* reads stopped: outboundPauseBytes of answers unread */
+	MC_CONN_BUDGET_CLOSED, /* closed: the process was past connectionMemoryBudget */
+	MC_REQ_DROPPED_CLOSED, /* queued requests dropped: their connection had closed */
+	MC_REQ_DROPPED_SHUTDOWN, /* ... still queued at the shutdown deadline */
 	MC_COUNT
 };
 

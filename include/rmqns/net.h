@@ -40,6 +40,26 @@ struct net_conn {
 /* "ip:port" of a peer, NUL included. */
 #define NET_PEER_LEN 64
 
+/* What an accepted connection shares with the requests it has queued on
+ * other threads: how many are in flight (past serverMaxInflight the owning
+ * reactor stops reading the connection until answers drain, as Netty turns
+ * a channel's auto-read off), the frame bytes they hold (counted against
+ * the process's connectionMemoryBudget) and whether the connection has
+ * closed (queued work for it is then dropped). Reference-counted: the
+ * reactor holds one reference while the connection is open, each queued
+ * request another. */
+struct net_conn_share;
+
+/* A request queued past the frame callback holds the connection's share
+ * for its frame of `bytes`; any thread. */
+void net_share_hold(struct net_conn_share *sh, size_t bytes);
+/* The request is finished (answered, dropped or freed): gives back what
+ * net_share_hold took, and lets a connection stopped at its in-flight cap
+ * be read again. Any thread, while the server exists. */
+void net_share_release(struct net_conn_share *sh, size_t bytes);
+/* True once the connection has closed. */
+bool net_share_closed(const struct net_conn_share *sh);
+
 /* One whole frame cut from a connection. */
 struct net_frame {
 	struct net_conn conn;
@@ -53,6 +73,9 @@ struct net_frame {
 	 * *kept; the reactor reads on into a new buffer. NULL otherwise. */
 	uint8_t *block;
 	bool *kept;
+	/* The connection's share: a callback that queues the frame's request
+	 * for later holds it (net_share_hold) until the request is done. */
+	struct net_conn_share *share;
 };
 
 /* What the server calls. Every function runs on a reactor thread; reactor
@@ -85,6 +108,11 @@ struct server_params {
 	uint64_t outbound_close_bytes; /* past this: close it */
 	int sndbuf, rcvbuf;         /* SO_SNDBUF / SO_RCVBUF of accepted sockets; 0 = OS default */
 	bool cpu_affinity;          /* pin reactor i to the i-th allowed CPU */
+	uint32_t max_inflight;      /* queued requests per connection before its reads stop; 0 = no cap */
+	/* Bytes of partial frames, unsent answers and queued requests' frames
+	 * the whole process holds; past it the connections holding the most
+	 * are closed. 0 = no budget. */
+	uint64_t memory_budget;
 	/* The tls.* options (tls.h); NULL or tls.server.mode=disabled: plaintext
 	 * only. server_create loads the certificate and fails (logged) when it
 	 * does not load. Outbound connections are always plaintext. */
@@ -162,6 +190,9 @@ void server_destroy(struct server *s);
 /* Accepted connections open now. */
 unsigned server_conn_count(struct server *s);
 unsigned server_reactor_count(const struct server *s);
+/* Bytes held for connections now, against server_params.memory_budget. */
+int64_t server_held_bytes(struct server *s);
+uint64_t server_memory_budget(const struct server *s);
 /* Connections reactor i owns, those handed to it and not yet taken included. */
 unsigned server_reactor_conn_count(struct server *s, unsigned i);
 /* When reactor i last began a turn (CLOCK_MONOTONIC ms; 0 = not yet). */

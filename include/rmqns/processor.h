@@ -1,8 +1,12 @@
 /* The processor pool: threads running request handlers, fed by reactors
- * through two bounded lanes (LANE_ROUTE for cheap queries clients wait on,
- * LANE_DEFAULT for the rest). General workers serve the route lane first;
- * dedicated route workers serve only it, so a slow registration never holds
- * up a route query. The pool's intake is the processor side of the
+ * through three bounded lanes (LANE_BROKER for broker traffic, LANE_ROUTE
+ * for cheap queries clients wait on, LANE_DEFAULT for the rest). General
+ * workers serve the broker lane first, then the route lane; dedicated
+ * route workers serve only the route lane, so a slow registration never
+ * holds up a route query, and no client's reads hold up a broker. The
+ * broker and default lanes are fair between connections, and a request
+ * whose connection has closed is dropped before it runs (one-way ones
+ * excepted). The pool's intake is the processor side of the
  * network's frame callback: it decodes a frame, looks its handler up once
  * and runs it inline, queues it on its lane, or answers SYSTEM_BUSY. Also:
  * the dispatch fallback for unknown codes. The lanes are rings (ring.h). */
@@ -50,7 +54,13 @@ int processor_pool_submit(struct processor_pool *p, const struct handler *h, str
 /* Wakes sleeping workers for n_route + n_default requests just queued. */
 void processor_pool_wake(struct processor_pool *p, unsigned n_route, unsigned n_default);
 
-/* Refuses new requests, runs every queued one, joins the threads. */
+/* Shutdown: queued requests a worker takes after drop_after_ns
+ * (CLOCK_MONOTONIC) are dropped unanswered; their connections are closed
+ * with the server. Call before processor_pool_stop. */
+void processor_pool_set_deadline(struct processor_pool *p, uint64_t drop_after_ns);
+
+/* Refuses new requests, runs every queued one (but see
+ * processor_pool_set_deadline), joins the threads. */
 void processor_pool_stop(struct processor_pool *p);
 void processor_pool_destroy(struct processor_pool *p);
 

@@ -23,6 +23,10 @@ typedef void (*mutation_apply_fn)(struct mutation *m);
 struct mutation {
 	struct cds_wfcq_node node;
 	mutation_apply_fn apply;
+	/* Frees the mutation unapplied and unanswered: used for what is still
+	 * queued at the shutdown deadline (registrar_set_deadline). NULL = the
+	 * mutation is always applied (it is cheap, or must not be lost). */
+	mutation_apply_fn drop;
 };
 
 struct registrar_hooks {
@@ -49,7 +53,11 @@ void registrar_submit(struct registrar *r, struct mutation *m);
  * the state it would clean is never read again). Safe from any thread; returns
  * RMQNS_ENOMEM if the notice could not be allocated (logged). */
 int registrar_notify_conn_closed(struct registrar *r, uint64_t conn_id);
-/* Applies what is queued, then joins the thread. */
+/* Shutdown: mutations with a drop function that the thread reaches after
+ * drop_after_ns (CLOCK_MONOTONIC) are dropped, not applied. */
+void registrar_set_deadline(struct registrar *r, uint64_t drop_after_ns);
+/* Applies what is queued (but see registrar_set_deadline), then joins the
+ * thread. */
 void registrar_stop(struct registrar *r);
 void registrar_destroy(struct registrar *r);
 

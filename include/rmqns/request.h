@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rmqns/fairq.h"
 #include "rmqns/net.h"
 #include "rmqns/remoting.h"
 
@@ -25,7 +26,20 @@ struct request {
 	size_t frame_len;
 	uint8_t *frame;             /* the frame: a copy after the struct, or a kept read buffer */
 	uint8_t *kept_block;        /* that read buffer (freed with the request), or NULL */
+	/* The connection's share while the request waits in a queue
+	 * (processor.h), given back by request_free; NULL when it ran inline. */
+	struct net_conn_share *share;
+	struct fairq_item queued;   /* its place in a fair lane */
 };
+
+/* True when the request's connection has closed and nobody would read its
+ * answer: queued work is then dropped. A one-way request is never stale:
+ * its sender counted it done when it was sent (a one-way registration
+ * must still apply). */
+static inline bool request_is_stale(const struct request *req)
+{
+	return req->share && !remoting_is_oneway(&req->cmd) && net_share_closed(req->share);
+}
 
 /* Copies a frame, decodes it and fills a new request. NULL with *err set
  * when the frame does not decode (the caller closes the connection) or on

@@ -335,6 +335,7 @@ static const struct metrics_simple metrics_simple[] = {
 	{ "rmqns_system_busy_total", "SYSTEM_BUSY answers given because a lane was full.",
 	  "lane=\"route\"", MC_BUSY_ROUTE },
 	{ "rmqns_system_busy_total", NULL, "lane=\"default\"", MC_BUSY_DEFAULT },
+	{ "rmqns_system_busy_total", NULL, "lane=\"broker\"", MC_BUSY_BROKER },
 	{ "rmqns_registrations_total", "Broker registrations applied by the registrar, by outcome.",
 	  "outcome=\"applied\"", MC_REG_DONE },
 	{ "rmqns_registrations_total", NULL, "outcome=\"superseded\"", MC_REG_SUPERSEDED },
@@ -370,6 +371,20 @@ static const struct metrics_simple metrics_simple[] = {
 	{ "rmqns_connections_by_transport_total", NULL, "transport=\"plaintext\"", MC_CONN_PLAINTEXT },
 	{ "rmqns_connections_by_transport_total", NULL, "transport=\"refused_plaintext\"",
 	  MC_CONN_PLAINTEXT_REFUSED },
+	{ "rmqns_connection_read_pauses_total",
+	  "Times a connection's reads stopped, by reason: requests in flight at serverMaxInflight, "
+	  "or answers unread past outboundPauseBytes.",
+	  "reason=\"inflight\"", MC_CONN_INFLIGHT_PAUSES },
+	{ "rmqns_connection_read_pauses_total", NULL, "reason=\"unread_answers\"",
+	  MC_CONN_OUTBOUND_PAUSES },
+	{ "rmqns_connections_closed_for_memory_total",
+	  "Connections closed because the process held more than connectionMemoryBudget.", NULL,
+	  MC_CONN_BUDGET_CLOSED },
+	{ "rmqns_requests_dropped_total",
+	  "Queued requests dropped unanswered, by reason: their connection had closed, or the "
+	  "shutdown deadline passed.",
+	  "reason=\"connection_closed\"", MC_REQ_DROPPED_CLOSED },
+	{ "rmqns_requests_dropped_total", NULL, "reason=\"shutdown\"", MC_REQ_DROPPED_SHUTDOWN },
 };
 
 int metrics_write(struct buf *out)

@@ -163,6 +163,16 @@ static int ep_gauges(struct http_endpoints *e, struct buf *out)
 	if (rc == 0 && app->server)
 		rc = ep_gauge(out, "rmqns_connections_open", "Accepted protocol connections open now.",
 			      server_conn_count(app->server));
+	if (rc == 0 && app->server)
+		rc = ep_gauge(out, "rmqns_connection_memory_bytes",
+			      "Bytes held for connections: partial frames, unsent answers, queued "
+			      "requests' frames (against connectionMemoryBudget).",
+			      (double)server_held_bytes(app->server));
+	if (rc == 0 && app->server)
+		rc = ep_gauge(out, "rmqns_connection_memory_budget_bytes",
+			      "connectionMemoryBudget: past it the connections holding the most are "
+			      "closed (0 = no budget).",
+			      (double)server_memory_budget(app->server));
 	if (rc == 0 && app->pool) {
 		rc = metrics_write_family(out, "rmqns_lane_queue_depth", "gauge",
 					  "Requests waiting on a processor lane.");
@@ -172,6 +182,12 @@ static int ep_gauges(struct http_endpoints *e, struct buf *out)
 		if (rc == 0)
 			rc = metrics_write_value(out, "rmqns_lane_queue_depth", "lane=\"default\"",
 						 (double)processor_pool_lane_depth(app->pool, LANE_DEFAULT));
+		if (rc == 0)
+			rc = metrics_write_value(out, "rmqns_lane_queue_depth", "lane=\"broker\"",
+						 (double)processor_pool_lane_depth(app->pool, LANE_BROKER));
+		if (rc == 0)
+			rc = metrics_write_value(out, "rmqns_lane_queue_depth", "lane=\"liveness\"",
+						 (double)processor_pool_lane_depth(app->pool, LANE_LIVENESS));
 		if (rc == 0)
 			rc = ep_gauge(out, "rmqns_lane_queue_capacity",
 				      "Requests a lane holds before SYSTEM_BUSY (processorQueueCapacity).",

@@ -34,7 +34,24 @@ enum net_msg_kind {
 	NET_MSG_DATA = 0,    /* bytes for conn_id */
 	NET_MSG_CLOSE = 1,   /* no bytes: close conn_id (its broker expired) */
 	NET_MSG_SEND_TO = 2, /* bytes for the outbound connection to `to` */
+	NET_MSG_RESUME = 3,  /* no bytes: conn_id's requests drained below the in-flight cap */
 };
+
+/* net.h's share of a connection (see there). */
+struct net_conn_share {
+	atomic_uint refs;
+	atomic_uint inflight;    /* requests queued and not yet finished */
+	atomic_bool closed;
+	atomic_bool waiting;     /* the reactor stopped reading at the cap */
+	_Atomic uint64_t bytes;  /* frame bytes those requests hold */
+	struct reactor *r;
+	uint64_t conn_id;
+};
+
+/* share.c: a share for a new connection of r (one reference, the
+ * reactor's), NULL without memory; and the reactor's side of a close. */
+struct net_conn_share *net_share_new(struct reactor *r, uint64_t conn_id);
+void net_share_close(struct net_conn_share *sh);
 
 /* A peer to connect to. */
 struct net_dest {
@@ -99,6 +116,9 @@ struct reactor {
 	int seen_phase;
 	bool reading;          /* false once quiesced */
 	uint64_t exit_deadline_ms; /* relative when set by server_stop */
+	uint64_t budget_log_ms;    /* last budget-closing log line */
+	unsigned budget_closed;    /* connections closed for the budget since then */
+	_Atomic uint64_t largest_held; /* this reactor's biggest holder, while over budget */
 };
 
 struct server {
@@ -116,6 +136,9 @@ struct server {
 	struct reactor *reactors;
 	atomic_bool notify_closes; /* registrar notices still wanted */
 	atomic_bool reactors_gone; /* answers can no longer be delivered */
+	/* Bytes held for connections: partial frames, unsent answers, frames
+	 * of queued requests (server_params.memory_budget). */
+	_Atomic int64_t held_bytes;
 
 	pthread_mutex_t ack_lock; /* reactors acknowledging a phase change */
 	pthread_cond_t ack_cond;
@@ -132,6 +155,8 @@ int reactor_send(struct reactor *r, uint64_t conn_id, net_head_fn head, void *he
 		 const void *body, size_t body_len);
 /* Queues a close request for a connection of r (from any thread). */
 int reactor_post_close(struct reactor *r, uint64_t conn_id);
+/* Tells r that conn_id's requests drained below the in-flight cap. */
+int reactor_post_resume(struct reactor *r, uint64_t conn_id);
 /* Queues bytes for r's outbound connection to `to` (takes to). */
 int reactor_post_send_to(struct reactor *r, struct net_dest *to, const void *frame, size_t len);
 void reactor_post_accepted(struct reactor *r, struct net_accepted *a);

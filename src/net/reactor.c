@@ -52,6 +52,9 @@ struct conn {
 	uint64_t out_bytes;      /* queued and not yet written */
 	uint64_t last_active_ms; /* last successful read or write */
 	bool paused;             /* reads stopped: the peer is not reading its answers */
+	bool inflight_paused;    /* reads stopped: max_inflight requests queued */
+	int64_t held_acct;       /* partial frame and unsent bytes counted in held_bytes */
+	struct net_conn_share *share; /* accepted connections only */
 	bool out_blocked;        /* the socket is full: waiting for EPOLLOUT */
 	bool closing;            /* destroyed at the end of this turn */
 	bool outbound;           /* opened by the reactor (net_send_to): nothing is read */
@@ -143,7 +146,7 @@ static void conn_update_events(struct reactor *r, struct conn *c)
 	uint32_t want = 0;
 	if (c->connecting)
 		want = c->closing ? 0 : EPOLLOUT; /* writable = connected (or failed) */
-	else if ((r->reading || c->outbound) && !c->paused && !c->closing)
+	else if ((r->reading || c->outbound) && !c->paused && !c->inflight_paused && !c->closing)
 		want |= EPOLLIN; /* an outbound peer's close shows up as readable */
 	if (!c->connecting && c->out_blocked && !c->closing)
 		want |= EPOLLOUT;
@@ -218,6 +221,10 @@ static void conn_destroy(struct reactor *r, struct conn *c, const char *why)
 	cds_list_del_init(&c->backlog_node);
 	cds_list_del_init(&c->outbound_node);
 	free(c->rbuf);
+	if (c->held_acct)
+		atomic_fetch_sub_explicit(&s->held_bytes, c->held_acct, memory_order_relaxed);
+	if (c->share)
+		net_share_close(c->share); /* its queued requests are dropped */
 	r->conns[slot] = NULL;
 	if (++r->gens[slot] == 0)
 		r->gens[slot] = 1;
@@ -309,6 +316,12 @@ static void conn_open(struct reactor *r, struct net_accepted *a)
 	if (!c) {
 		close(a->fd);
 		atomic_fetch_sub(&r->conn_count, 1);
+		return;
+	}
+	c->share = net_share_new(r, c->id);
+	if (!c->share) {
+		log_error("closing connection %s: out of memory for its state", c->peer);
+		conn_fail(r, c);
 		return;
 	}
 	metrics_add(MC_CONN_ACCEPTED, 1);
@@ -426,7 +439,21 @@ static void conn_account_out(struct reactor *r, struct conn *c, size_t len)
 		log_info("connection %s: not reading its answers (%llu bytes unsent), pausing its reads",
 			 c->peer, (unsigned long long)c->out_bytes);
 		c->paused = true;
+		metrics_add(MC_CONN_OUTBOUND_PAUSES, 1);
 		conn_update_events(r, c);
+	}
+}
+
+/* Brings the process's count of held bytes up to date with c's partial
+ * frame and unsent answers. Called where those settle (after a read, after
+ * a flush), so a query answered within the turn touches no shared counter. */
+static void conn_sync_held(struct reactor *r, struct conn *c)
+{
+	int64_t held = (int64_t)(c->rlen + c->out_bytes);
+	if (held != c->held_acct) {
+		atomic_fetch_add_explicit(&r->srv->held_bytes, held - c->held_acct,
+					  memory_order_relaxed);
+		c->held_acct = held;
 	}
 }
 
@@ -548,13 +575,23 @@ int reactor_send(struct reactor *r, uint64_t conn_id, net_head_fn head, void *he
 	return RMQNS_OK;
 }
 
-int reactor_post_close(struct reactor *r, uint64_t conn_id)
+static int reactor_post(struct reactor *r, uint64_t conn_id, enum net_msg_kind kind)
 {
-	struct net_msg *m = net_msg_new(conn_id, NET_MSG_CLOSE);
+	struct net_msg *m = net_msg_new(conn_id, kind);
 	if (!m)
 		return RMQNS_ENOMEM;
 	reactor_enqueue(r, m);
 	return RMQNS_OK;
+}
+
+int reactor_post_close(struct reactor *r, uint64_t conn_id)
+{
+	return reactor_post(r, conn_id, NET_MSG_CLOSE);
+}
+
+int reactor_post_resume(struct reactor *r, uint64_t conn_id)
+{
+	return reactor_post(r, conn_id, NET_MSG_RESUME);
 }
 
 /* A frame for an outbound connection: queued behind what waits, or
@@ -591,6 +628,8 @@ int reactor_post_send_to(struct reactor *r, struct net_dest *to, const void *fra
 	return RMQNS_OK;
 }
 
+static void conn_inflight_resume(struct reactor *r, struct conn *c);
+
 /* A message taken from the inbound queue. */
 static void reactor_deliver(struct reactor *r, struct net_msg *m)
 {
@@ -610,6 +649,8 @@ static void reactor_deliver(struct reactor *r, struct net_msg *m)
 		log_info("closing connection %s: expired", c->peer);
 		conn_fail(r, c);
 	}
+	if (c && !c->closing && m->kind == NET_MSG_RESUME)
+		conn_inflight_resume(r, c);
 	net_msg_free(m);
 }
 
@@ -749,6 +790,7 @@ static bool reactor_handle_frame(struct reactor *r, struct conn *c, const uint8_
 		.data = frame,
 		.len = len,
 		.recv_ns = r->now_ns,
+		.share = c->share,
 	};
 	if (frame == c->rbuf && len >= NET_HANDOVER_MIN) {
 		/* The next buffer is ready before the offer: once kept, the old
@@ -797,12 +839,43 @@ static void conn_shrink_rbuf(struct conn *c)
 	}
 }
 
+/* True when c has max_inflight requests queued: its reads stop until a
+ * request finishes (NET_MSG_RESUME). The connection is not closed; its
+ * unread bytes wait in the socket, as behind Netty's auto-read off. */
+static bool conn_inflight_full(struct reactor *r, struct conn *c)
+{
+	uint32_t cap = r->srv->params.max_inflight;
+	if (c->inflight_paused)
+		return true;
+	if (!cap || !c->share ||
+	    atomic_load_explicit(&c->share->inflight, memory_order_relaxed) < cap)
+		return false;
+	atomic_store(&c->share->waiting, true);
+	/* a request may have finished before it saw `waiting`: look again */
+	if (atomic_load(&c->share->inflight) < cap && atomic_exchange(&c->share->waiting, false))
+		return false;
+	c->inflight_paused = true;
+	metrics_add(MC_CONN_INFLIGHT_PAUSES, 1);
+	conn_update_events(r, c);
+	return true;
+}
+
+/* Lets a connection stopped at its in-flight cap be read again. */
+static void conn_inflight_resume(struct reactor *r, struct conn *c)
+{
+	if (!c->inflight_paused)
+		return;
+	c->inflight_paused = false;
+	conn_mark_backlog(r, c); /* whole frames may wait in rbuf */
+	conn_update_events(r, c);
+}
+
 /* Cuts and handles whole frames from rbuf, at most *budget of them. */
 static void conn_cut_frames(struct reactor *r, struct conn *c, int *budget)
 {
 	uint32_t max_frame = r->srv->params.max_frame;
 
-	while (*budget > 0 && !c->closing && !c->paused && r->reading) {
+	while (*budget > 0 && !c->closing && !c->paused && r->reading && !conn_inflight_full(r, c)) {
 		size_t size;
 		int rc = remoting_frame_cut(c->rbuf + c->rpos, c->rlen - c->rpos, max_frame, &size);
 		if (rc == RMQNS_EAGAIN)
@@ -882,7 +955,7 @@ static void conn_discard_input(struct reactor *r, struct conn *c)
  * quiescing, or no memory for its buffer, which closes it). */
 static size_t conn_read_room(struct reactor *r, struct conn *c, int budget)
 {
-	if (budget == 0 || c->closing || c->paused || !r->reading)
+	if (budget == 0 || c->closing || c->paused || c->inflight_paused || !r->reading)
 		return 0;
 	if (conn_make_room(r, c) < 0) {
 		log_error("closing connection %s: out of memory for its read buffer", c->peer);
@@ -937,6 +1010,7 @@ static void conn_on_readable(struct reactor *r, struct conn *c)
 	}
 	if (budget == 0 && !c->closing)
 		conn_mark_backlog(r, c);
+	conn_sync_held(r, c);
 }
 
 /* ---- TLS ---- */
@@ -1078,9 +1152,11 @@ static void conn_tls_read(struct reactor *r, struct conn *c)
 		break;
 	}
 	/* Decrypted bytes left in OpenSSL raise no epoll event: come back. */
-	if (!c->closing && (budget == 0 || (SSL_has_pending(t->ssl) && !c->paused && r->reading)))
+	if (!c->closing && (budget == 0 || (SSL_has_pending(t->ssl) && !c->paused &&
+					    !c->inflight_paused && r->reading)))
 		conn_mark_backlog(r, c);
 	conn_update_events(r, c);
+	conn_sync_held(r, c);
 }
 
 /* conn_flush over TLS: up to a record's worth of answers staged, one
@@ -1204,8 +1280,10 @@ static void reactor_flush_dirty(struct reactor *r)
 	while (!cds_list_empty(&r->dirty)) {
 		struct conn *c = cds_list_first_entry(&r->dirty, struct conn, dirty_node);
 		cds_list_del_init(&c->dirty_node);
-		if (!c->closing && !c->connecting)
+		if (!c->closing && !c->connecting) {
 			conn_flush(r, c);
+			conn_sync_held(r, c);
+		}
 		if (c->closing)
 			conn_destroy(r, c, "closed");
 	}
@@ -1216,7 +1294,7 @@ static void reactor_scan_idle(struct reactor *r)
 	uint64_t idle = r->srv->params.idle_close_ms;
 	uint64_t expirations;
 
-	if (read(r->timerfd, &expirations, sizeof expirations) < 0 || (idle == 0 && !r->srv->tls))
+	if (read(r->timerfd, &expirations, sizeof expirations) < 0)
 		return;
 	for (uint32_t i = 0; i < r->cap; i++) {
 		struct conn *c = r->conns[i];
@@ -1228,6 +1306,10 @@ static void reactor_scan_idle(struct reactor *r)
 				 TLS_HANDSHAKE_TIMEOUT_MS);
 			conn_fail(r, c);
 		}
+		/* a resume whose message could not be allocated */
+		if (c && c->inflight_paused && c->share &&
+		    atomic_load(&c->share->inflight) < r->srv->params.max_inflight)
+			conn_inflight_resume(r, c);
 		if (c && !c->closing && idle && r->now_ms - c->last_active_ms >= idle) {
 			log_info("closing connection %s: idle for %llu ms", c->peer,
 				 (unsigned long long)(r->now_ms - c->last_active_ms));
@@ -1267,6 +1349,67 @@ static void reactor_on_event(struct reactor *r, const struct epoll_event *ev)
 		log_debug("connection %s: hang-up or error", c->peer);
 		conn_fail(r, c);
 	}
+}
+
+/* ---- the memory budget ---- */
+
+/* What c holds: its partial frame, its unsent answers and the frames of
+ * its queued requests. */
+static uint64_t conn_held(const struct conn *c)
+{
+	uint64_t held = (uint64_t)c->held_acct;
+	if (c->share)
+		held += atomic_load_explicit(&c->share->bytes, memory_order_relaxed);
+	return held;
+}
+
+#define NET_BUDGET_LOG_MS 10000u /* one log line per this long while closing */
+
+/* Past the budget, the reactor holding the biggest connection closes it,
+ * one a turn, until the process is under budget again: an attacker's
+ * stalled frames go first, the brokers' small ones stay. Each reactor
+ * publishes its biggest so that only the one holding the most acts. */
+static void reactor_enforce_budget(struct reactor *r)
+{
+	struct server *s = r->srv;
+	uint64_t budget = s->params.memory_budget;
+	int64_t held = atomic_load_explicit(&s->held_bytes, memory_order_relaxed);
+
+	if (!budget || held <= (int64_t)budget) {
+		if (atomic_load_explicit(&r->largest_held, memory_order_relaxed))
+			atomic_store_explicit(&r->largest_held, 0, memory_order_relaxed);
+		return;
+	}
+	struct conn *big = NULL;
+	uint64_t big_held = 0;
+	for (uint32_t i = 0; i < r->cap; i++) {
+		struct conn *c = r->conns[i];
+		if (!c || c->closing || c->outbound)
+			continue;
+		uint64_t h = conn_held(c);
+		if (h > big_held) {
+			big = c;
+			big_held = h;
+		}
+	}
+	atomic_store_explicit(&r->largest_held, big_held, memory_order_relaxed);
+	if (!big)
+		return;
+	for (unsigned i = 0; i < s->nreactors; i++)
+		if (&s->reactors[i] != r &&
+		    atomic_load_explicit(&s->reactors[i].largest_held, memory_order_relaxed) > big_held)
+			return; /* another reactor holds a bigger one: its turn */
+	metrics_add(MC_CONN_BUDGET_CLOSED, 1);
+	r->budget_closed++;
+	if (r->now_ms - r->budget_log_ms >= NET_BUDGET_LOG_MS || !r->budget_log_ms) {
+		log_warn("closing connection %s: it holds %llu bytes and the process %lld, past "
+			 "connectionMemoryBudget %llu (%u connections closed for it in %u s)",
+			 big->peer, (unsigned long long)big_held, (long long)held,
+			 (unsigned long long)budget, r->budget_closed, NET_BUDGET_LOG_MS / 1000u);
+		r->budget_log_ms = r->now_ms;
+		r->budget_closed = 0;
+	}
+	conn_fail(r, big);
 }
 
 /* ---- phases ---- */
@@ -1363,6 +1506,7 @@ static void *reactor_main(void *arg)
 		reactor_take_answers(r);
 		reactor_run_backlog(r);
 		reactor_turn_end(r);
+		reactor_enforce_budget(r); /* before the flush, which destroys what it closes */
 		reactor_flush_dirty(r);
 		metrics_turn_end();
 	}

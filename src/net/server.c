@@ -47,6 +47,8 @@ void server_params_from_options(struct server_params *p, const struct options *o
 	p->sndbuf = o->serverSocketSndBufSize;
 	p->rcvbuf = o->serverSocketRcvBufSize;
 	p->cpu_affinity = o->serverReactorCpuAffinity;
+	p->max_inflight = o->serverMaxInflight > 0 ? (uint32_t)o->serverMaxInflight : 0;
+	p->memory_budget = o->connectionMemoryBudget > 0 ? (uint64_t)o->connectionMemoryBudget : 0;
 	p->tls_options = o;
 }
 
@@ -460,6 +462,16 @@ unsigned server_conn_count(struct server *s)
 	for (unsigned i = 0; i < s->nreactors; i++)
 		n += atomic_load_explicit(&s->reactors[i].conn_count, memory_order_relaxed);
 	return n;
+}
+
+int64_t server_held_bytes(struct server *s)
+{
+	return atomic_load_explicit(&s->held_bytes, memory_order_relaxed);
+}
+
+uint64_t server_memory_budget(const struct server *s)
+{
+	return s->params.memory_budget;
 }
 
 unsigned server_reactor_count(const struct server *s)

@@ -288,6 +288,7 @@ static void h_query_data_version(struct app *app, struct request *req)
 
 struct route_mut {
 	struct mutation m;
+	mutation_apply_fn change; /* the route change itself (mut_apply runs it) */
 	struct app *app;
 	struct request *req;
 	int32_t code;
@@ -300,13 +301,36 @@ struct route_mut {
 	char *names; /* the queues' broker names */
 };
 
+static void mut_free(struct route_mut *mu);
+
+/* On the registrar: a change whose connection closed while it waited is
+ * dropped (nobody reads its answer, and a registration would tie a broker
+ * to a connection already gone); a one-way registration still applies. */
+static void mut_apply(struct mutation *m)
+{
+	struct route_mut *mu = caa_container_of(m, struct route_mut, m);
+	if (mu->req && request_is_stale(mu->req)) {
+		metrics_add(MC_REQ_DROPPED_CLOSED, 1);
+		mut_free(mu);
+		return;
+	}
+	mu->change(m);
+}
+
+static void mut_drop(struct mutation *m)
+{
+	mut_free(caa_container_of(m, struct route_mut, m));
+}
+
 static struct route_mut *mut_new(struct app *app, struct request *req, mutation_apply_fn fn)
 {
 	struct route_mut *mu = calloc(1, sizeof(*mu));
 
 	if (!mu)
 		return NULL;
-	mu->m.apply = fn;
+	mu->m.apply = mut_apply;
+	mu->m.drop = mut_drop;
+	mu->change = fn;
 	mu->app = app;
 	mu->req = req;
 	mu->code = req->cmd.code;
@@ -716,8 +740,8 @@ static void h_register_topic(struct app *app, struct request *req)
 }
 
 const struct handler handlers_route[] = {
-	{ REQ_REGISTER_BROKER, h_register_broker, LANE_DEFAULT, false },
-	{ REQ_UNREGISTER_BROKER, h_unregister_broker, LANE_DEFAULT, false },
+	{ REQ_REGISTER_BROKER, h_register_broker, LANE_BROKER, false },
+	{ REQ_UNREGISTER_BROKER, h_unregister_broker, LANE_BROKER, false },
 	{ REQ_GET_ROUTEINFO_BY_TOPIC, h_get_route, LANE_ROUTE, true },
 	{ REQ_GET_BROKER_CLUSTER_INFO, h_cluster_info, LANE_DEFAULT, false },
 	{ REQ_WIPE_WRITE_PERM_OF_BROKER, h_write_perm, LANE_DEFAULT, false },
@@ -729,11 +753,12 @@ const struct handler handlers_route[] = {
 	{ REQ_GET_UNIT_TOPIC_LIST, h_unit_topics, LANE_DEFAULT, false },
 	{ REQ_GET_HAS_UNIT_SUB_TOPIC_LIST, h_unit_topics, LANE_DEFAULT, false },
 	{ REQ_GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST, h_unit_topics, LANE_DEFAULT, false },
-	/* liveness: one store on the live entry (322, 904) or a short read (901),
-	 * never queued behind registrations on the default lane */
-	{ REQ_QUERY_DATA_VERSION, h_query_data_version, LANE_ROUTE, true },
+	/* broker liveness: one store on the live entry (322, 904) or a short
+	 * read (901); run inline, or on the liveness lane, never behind client
+	 * reads or registrations */
+	{ REQ_QUERY_DATA_VERSION, h_query_data_version, LANE_LIVENESS, true },
 	{ REQ_ADD_WRITE_PERM_OF_BROKER, h_write_perm, LANE_DEFAULT, false },
-	{ REQ_GET_BROKER_MEMBER_GROUP, h_member_group, LANE_ROUTE, true },
-	{ REQ_BROKER_HEARTBEAT, h_heartbeat, LANE_ROUTE, true },
+	{ REQ_GET_BROKER_MEMBER_GROUP, h_member_group, LANE_LIVENESS, true },
+	{ REQ_BROKER_HEARTBEAT, h_heartbeat, LANE_LIVENESS, true },
 	{ 0, NULL, LANE_DEFAULT, false },
 };

@@ -1,8 +1,10 @@
 /* The processor pool (processor.h): its intake on the reactor threads,
- * general workers serving the route lane first and then the default lane,
- * plus dedicated route workers. Lanes are lock-free rings; the mutex and
- * condition variables below are touched only when a worker goes to sleep or
- * somebody must wake one. */
+ * general workers serving the liveness lane first, then the broker lane,
+ * the route lane and the default lane, plus dedicated route workers
+ * (liveness, then route). The route lane is a lock-free ring; the others
+ * are fair between connections (fairq.h), so one connection's backlog
+ * never holds up another's next request. The mutex and condition variables below are
+ * touched only when a worker goes to sleep or somebody must wake one. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <sys/resource.h>
@@ -17,6 +19,7 @@
 #include "rmqns/acl.h"
 #include "rmqns/app.h"
 #include "rmqns/err.h"
+#include "rmqns/fairq.h"
 #include "rmqns/log.h"
 #include "rmqns/metrics.h"
 #include "rmqns/net.h"
@@ -26,6 +29,8 @@
 #include "rmqns/ring.h"
 
 enum pool_role { POOL_GENERAL, POOL_ROUTE_ONLY };
+/* Which running slot a taken request holds. */
+enum pool_slot { SLOT_NONE, SLOT_BROKER, SLOT_DEFAULT };
 
 struct pool_thread {
 	struct processor_pool *pool;
@@ -37,7 +42,8 @@ struct pool_thread {
 struct processor_pool {
 	struct app *app;
 	const struct handler *(*lookup)(int32_t code);
-	struct ring lanes[2]; /* indexed by enum handler_lane */
+	struct ring route_lane;
+	struct fairq liveness_lane, broker_lane, default_lane;
 	unsigned nthreads;
 	unsigned started;
 	struct pool_thread *threads;
@@ -51,15 +57,27 @@ struct processor_pool {
 	atomic_uint sleep_general;
 	atomic_uint sleep_route;
 	atomic_bool stopping;
-	/* Default-lane requests running now, and how many may run at once
-	 * (0 = no cap): registrations are big, and a cap leaves the other
-	 * CPUs to the reactors answering route queries. */
-	atomic_uint default_busy;
+	/* Broker-lane and default-lane requests running now, and how many of
+	 * each may run at once (0 = no cap): registrations and lists are big,
+	 * and a cap leaves the other CPUs to the reactors answering route
+	 * queries. Separate counts: a client's reads never take the slot a
+	 * broker's registration needs. */
+	atomic_uint broker_busy, default_busy;
 	unsigned default_max;
+	/* Shutdown: requests taken after this CLOCK_MONOTONIC time are
+	 * dropped unanswered (0 = none). */
+	_Atomic uint64_t drop_after_ns;
 	int default_nice;
 	bool run_inline;
 	uint32_t lane_capacity;
 };
+
+static struct fairq *pool_fair_lane(struct processor_pool *pool, enum handler_lane lane)
+{
+	return lane == LANE_LIVENESS ? &pool->liveness_lane
+	       : lane == LANE_BROKER ? &pool->broker_lane
+				     : &pool->default_lane;
+}
 
 /* Requests the calling (reactor) thread queued since its last turn end. */
 static __thread unsigned intake_route, intake_default;
@@ -88,14 +106,22 @@ struct processor_pool *processor_pool_create(struct app *app, const struct proce
 	pool->lane_capacity = p->lane_capacity;
 	pool->threads = calloc(pool->nthreads, sizeof *pool->threads);
 	int rc = pool->threads ? RMQNS_OK : RMQNS_ENOMEM;
-	if (rc == 0)
-		rc = ring_init(&pool->lanes[LANE_ROUTE], p->lane_capacity);
-	if (rc == 0) {
-		rc = ring_init(&pool->lanes[LANE_DEFAULT], p->lane_capacity);
-		if (rc < 0)
-			ring_destroy(&pool->lanes[LANE_ROUTE]);
-	}
+	int done = 0; /* lanes made */
+	if (rc == 0 && (rc = ring_init(&pool->route_lane, p->lane_capacity)) == 0)
+		done++;
+	if (rc == 0 && (rc = fairq_init(&pool->broker_lane, p->lane_capacity)) == 0)
+		done++;
+	if (rc == 0 && (rc = fairq_init(&pool->default_lane, p->lane_capacity)) == 0)
+		done++;
+	if (rc == 0 && (rc = fairq_init(&pool->liveness_lane, p->lane_capacity)) == 0)
+		done++;
 	if (rc < 0) {
+		if (done > 2)
+			fairq_destroy(&pool->default_lane);
+		if (done > 1)
+			fairq_destroy(&pool->broker_lane);
+		if (done > 0)
+			ring_destroy(&pool->route_lane);
 		free(pool->threads);
 		free(pool);
 		*err = rc;
@@ -113,44 +139,74 @@ struct processor_pool *processor_pool_create(struct app *app, const struct proce
 	return pool;
 }
 
-/* Claims one of the default lane's running slots. */
-static bool pool_claim_default(struct processor_pool *pool)
+/* Claims one of a lane's running slots. */
+static bool pool_claim(struct processor_pool *pool, atomic_uint *busy_count)
 {
 	if (!pool->default_max)
 		return true;
-	unsigned busy = atomic_load(&pool->default_busy);
+	unsigned busy = atomic_load(busy_count);
 	do {
 		if (busy >= pool->default_max)
 			return false;
-	} while (!atomic_compare_exchange_weak(&pool->default_busy, &busy, busy + 1));
+	} while (!atomic_compare_exchange_weak(busy_count, &busy, busy + 1));
 	return true;
 }
 
-/* A request, and whether it holds a default-lane slot (*slot). A worker
- * giving a slot back looks at the lanes again before it sleeps, so a
- * request left behind by a worker refused a slot is never stranded. */
-static struct request *pool_take(struct processor_pool *pool, enum pool_role role, bool *slot)
+/* The next request of a fair lane, its running slot claimed. */
+static struct request *pool_take_fair(struct processor_pool *pool, struct fairq *lane,
+				      atomic_uint *busy_count)
 {
-	struct request *req = ring_pop(&pool->lanes[LANE_ROUTE]);
-	*slot = false;
-	if (!req && role == POOL_GENERAL && pool_claim_default(pool)) {
-		req = ring_pop(&pool->lanes[LANE_DEFAULT]);
-		if (req)
-			*slot = pool->default_max != 0;
-		else if (pool->default_max)
-			atomic_fetch_sub(&pool->default_busy, 1);
+	if (fairq_looks_empty(lane) || !pool_claim(pool, busy_count))
+		return NULL;
+	struct fairq_item *it = fairq_pop(lane);
+	if (!it) {
+		if (pool->default_max)
+			atomic_fetch_sub(busy_count, 1);
+		return NULL;
 	}
-	return req;
+	return caa_container_of(it, struct request, queued);
 }
 
-static void pool_release_default(struct processor_pool *pool)
+/* A request, and which running slot it holds (*slot). A worker giving a
+ * slot back looks at the lanes again before it sleeps, so a request left
+ * behind by a worker refused a slot is never stranded. */
+static struct request *pool_take(struct processor_pool *pool, enum pool_role role,
+				 enum pool_slot *slot)
 {
-	atomic_fetch_sub(&pool->default_busy, 1);
+	struct request *req;
+	*slot = SLOT_NONE;
+	if (!fairq_looks_empty(&pool->liveness_lane)) {
+		struct fairq_item *it = fairq_pop(&pool->liveness_lane);
+		if (it)
+			return caa_container_of(it, struct request, queued);
+	}
+	if (role == POOL_GENERAL &&
+	    (req = pool_take_fair(pool, &pool->broker_lane, &pool->broker_busy))) {
+		*slot = pool->default_max ? SLOT_BROKER : SLOT_NONE;
+		return req;
+	}
+	if ((req = ring_pop(&pool->route_lane)))
+		return req;
+	if (role == POOL_GENERAL &&
+	    (req = pool_take_fair(pool, &pool->default_lane, &pool->default_busy))) {
+		*slot = pool->default_max ? SLOT_DEFAULT : SLOT_NONE;
+		return req;
+	}
+	return NULL;
+}
+
+static void pool_release(struct processor_pool *pool, enum pool_slot slot)
+{
+	if (slot == SLOT_BROKER)
+		atomic_fetch_sub(&pool->broker_busy, 1);
+	else if (slot == SLOT_DEFAULT)
+		atomic_fetch_sub(&pool->default_busy, 1);
 }
 
 /* Blocks until there is a request or the pool stops with its lanes empty
  * (then NULL). */
-static struct request *pool_wait(struct processor_pool *pool, enum pool_role role, bool *slot)
+static struct request *pool_wait(struct processor_pool *pool, enum pool_role role,
+				 enum pool_slot *slot)
 {
 	atomic_uint *sleepers = role == POOL_GENERAL ? &pool->sleep_general : &pool->sleep_route;
 	pthread_cond_t *cond = role == POOL_GENERAL ? &pool->wake_general : &pool->wake_route;
@@ -166,11 +222,31 @@ static struct request *pool_wait(struct processor_pool *pool, enum pool_role rol
 	return req;
 }
 
+/* A queued request that nobody will read the answer of (its connection
+ * closed), or taken past the shutdown deadline, is dropped unrun. */
+static bool pool_drop_unrun(struct processor_pool *pool, struct request *req)
+{
+	if (request_is_stale(req)) {
+		metrics_add(MC_REQ_DROPPED_CLOSED, 1);
+		return true;
+	}
+	uint64_t after = atomic_load_explicit(&pool->drop_after_ns, memory_order_relaxed);
+	if (after && metrics_now_ns() >= after) {
+		metrics_add(MC_REQ_DROPPED_SHUTDOWN, 1);
+		return true;
+	}
+	return false;
+}
+
 /* Runs a request's handler, or answers its ACL refusal: the one place
  * both the intake (inline) and the workers pass, right before the
  * handler, so a big body is only ever hashed on a worker. */
 static void pool_run(struct processor_pool *pool, const struct handler *h, struct request *req)
 {
+	if (req->share && pool_drop_unrun(pool, req)) {
+		request_free(req);
+		return;
+	}
 	if (pool->app && !acl_authorize(pool->app->acl, req)) {
 		request_free(req);
 		return;
@@ -194,16 +270,15 @@ static void *pool_thread_main(void *arg)
 	yield_enable(t->role == POOL_GENERAL);
 	rcu_register_thread();
 	for (;;) {
-		bool slot;
+		enum pool_slot slot;
 		struct request *req = pool_take(pool, t->role, &slot);
 		if (!req)
 			req = pool_wait(pool, t->role, &slot);
 		if (!req)
 			break; /* stopping and nothing left */
-		yield_restart(); /* a short request never yields; a long one after 100 us */
+		yield_restart(); /* a short request never yields; a long one after YIELD_AFTER_NS */
 		pool_run(pool, req->handler, req);
-		if (slot)
-			pool_release_default(pool);
+		pool_release(pool, slot);
 	}
 	rcu_unregister_thread();
 	return NULL;
@@ -229,7 +304,10 @@ int processor_pool_submit(struct processor_pool *pool, const struct handler *h, 
 	if (atomic_load_explicit(&pool->stopping, memory_order_relaxed))
 		return RMQNS_ECLOSED;
 	req->handler = h;
-	return ring_push(&pool->lanes[h->lane == LANE_ROUTE ? LANE_ROUTE : LANE_DEFAULT], req);
+	if (h->lane == LANE_ROUTE)
+		return ring_push(&pool->route_lane, req);
+	/* one flow per connection; 0 (a request made without one) is a flow too */
+	return fairq_push(pool_fair_lane(pool, h->lane), req->conn.id, &req->queued);
 }
 
 int processor_pool_take_frame(struct processor_pool *pool, const struct net_frame *f)
@@ -257,15 +335,28 @@ int processor_pool_take_frame(struct processor_pool *pool, const struct net_fram
 		pool_run(pool, h, req);
 		return RMQNS_OK;
 	}
+	/* Held before the push: a worker may finish the request at once. The
+	 * connection's reads stop at serverMaxInflight such requests. */
+	if (f->share) {
+		req->share = f->share;
+		net_share_hold(req->share, req->frame_len);
+	}
 	if (processor_pool_submit(pool, h, req) == 0) {
-		if (h->lane == LANE_ROUTE)
-			intake_route++;
+		if (h->lane == LANE_ROUTE || h->lane == LANE_LIVENESS)
+			intake_route++; /* a route worker may take it */
 		else
 			intake_default++;
 		return RMQNS_OK;
 	}
+	if (req->share) {
+		net_share_release(req->share, req->frame_len);
+		req->share = NULL;
+	}
 	/* Full (or stopping): say so at once rather than queue without bound. */
-	metrics_add(h->lane == LANE_ROUTE ? MC_BUSY_ROUTE : MC_BUSY_DEFAULT, 1);
+	enum metrics_counter busy = h->lane == LANE_ROUTE     ? MC_BUSY_ROUTE
+				    : h->lane == LANE_DEFAULT ? MC_BUSY_DEFAULT
+							      : MC_BUSY_BROKER;
+	metrics_add(busy, 1);
 	int rc = request_reply_code(req, RSP_SYSTEM_BUSY, PROCESSOR_BUSY_REMARK);
 	if (rc < 0 && rc != RMQNS_ECLOSED)
 		log_debug("connection %s: busy answer not sent: %s", req->peer, rmqns_strerror(rc));
@@ -321,7 +412,7 @@ void processor_pool_stop(struct processor_pool *pool)
 	struct request *req;
 	unsigned late = 0;
 	pool->default_max = 0; /* the workers are gone: no slots to share */
-	while ((req = pool_take(pool, POOL_GENERAL, &(bool){ false }))) {
+	while ((req = pool_take(pool, POOL_GENERAL, &(enum pool_slot){ SLOT_NONE }))) {
 		(void)request_reply_code(req, RSP_SYSTEM_BUSY, PROCESSOR_BUSY_REMARK);
 		request_free(req);
 		late++;
@@ -331,9 +422,16 @@ void processor_pool_stop(struct processor_pool *pool)
 			 late);
 }
 
+void processor_pool_set_deadline(struct processor_pool *pool, uint64_t drop_after_ns)
+{
+	atomic_store(&pool->drop_after_ns, drop_after_ns);
+}
+
 size_t processor_pool_lane_depth(struct processor_pool *pool, enum handler_lane lane)
 {
-	return ring_count(&pool->lanes[lane == LANE_ROUTE ? LANE_ROUTE : LANE_DEFAULT]);
+	if (lane == LANE_ROUTE)
+		return ring_count(&pool->route_lane);
+	return fairq_count(pool_fair_lane(pool, lane));
 }
 
 uint32_t processor_pool_lane_capacity(const struct processor_pool *pool)
@@ -347,8 +445,10 @@ void processor_pool_destroy(struct processor_pool *pool)
 		return;
 	if (pool->started)
 		processor_pool_stop(pool);
-	ring_destroy(&pool->lanes[LANE_ROUTE]);
-	ring_destroy(&pool->lanes[LANE_DEFAULT]);
+	ring_destroy(&pool->route_lane);
+	fairq_destroy(&pool->broker_lane);
+	fairq_destroy(&pool->default_lane);
+	fairq_destroy(&pool->liveness_lane);
 	pthread_cond_destroy(&pool->wake_general);
 	pthread_cond_destroy(&pool->wake_route);
 	pthread_mutex_destroy(&pool->lock);

@@ -33,6 +33,7 @@ struct registrar {
 	bool started;
 	atomic_bool stop;
 	_Atomic uint64_t turn_ms; /* when it last began a turn or a mutation */
+	_Atomic uint64_t drop_after_ns; /* shutdown deadline; 0 = none */
 };
 
 struct registrar_notice {
@@ -151,6 +152,13 @@ static unsigned registrar_drain(struct registrar *r)
 		race_acquire(m);
 		uint64_t t0 = metrics_now_ns();
 		registrar_mark_turn(r, t0 / 1000000u);
+		uint64_t after = atomic_load_explicit(&r->drop_after_ns, memory_order_relaxed);
+		if (m->drop && after && t0 >= after) {
+			metrics_add(MC_REQ_DROPPED_SHUTDOWN, 1);
+			m->drop(m);
+			n++;
+			continue;
+		}
 		m->apply(m);
 		metrics_registrar_apply(metrics_now_ns() - t0);
 		n++;
@@ -227,6 +235,11 @@ int registrar_start(struct registrar *r)
 	}
 	r->started = true;
 	return RMQNS_OK;
+}
+
+void registrar_set_deadline(struct registrar *r, uint64_t drop_after_ns)
+{
+	atomic_store(&r->drop_after_ns, drop_after_ns);
 }
 
 void registrar_stop(struct registrar *r)
