@@ -51,6 +51,16 @@ int processor_pool_start(struct processor_pool *p);
  * processor_pool_wake once per batch. Safe from any thread. */
 int processor_pool_submit(struct processor_pool *p, const struct handler *h, struct request *req);
 
+/* Registrations parsed and handed to the registrar, not yet applied: past
+ * PROCESSOR_HANDOFF_MAX of them no worker takes another from the broker
+ * lane, so the registrar's queue (applied in arrival order) never holds
+ * more than that ahead of a broker's registration, however many one
+ * connection pipelines. begin when submitting, end when the mutation is
+ * freed (applied or dropped); any thread. */
+#define PROCESSOR_HANDOFF_MAX 2u
+void processor_pool_handoff_begin(struct processor_pool *p);
+void processor_pool_handoff_end(struct processor_pool *p);
+
 /* Wakes sleeping workers for n_route + n_default requests just queued. */
 void processor_pool_wake(struct processor_pool *p, unsigned n_route, unsigned n_default);
 

@@ -148,6 +148,8 @@ static void conn_update_events(struct reactor *r, struct conn *c)
 		want = c->closing ? 0 : EPOLLOUT; /* writable = connected (or failed) */
 	else if ((r->reading || c->outbound) && !c->paused && !c->inflight_paused && !c->closing)
 		want |= EPOLLIN; /* an outbound peer's close shows up as readable */
+	else if ((c->paused || c->inflight_paused) && !c->closing)
+		want |= EPOLLRDHUP; /* not read, but its close is seen: its queued work is dropped */
 	if (!c->connecting && c->out_blocked && !c->closing)
 		want |= EPOLLOUT;
 	if (c->tls && !c->closing) {
@@ -1343,7 +1345,12 @@ static void reactor_on_event(struct reactor *r, const struct epoll_event *ev)
 		return;
 	if (ev->events & EPOLLOUT)
 		conn_mark_dirty(r, c);
-	if (ev->events & EPOLLIN) {
+	if ((ev->events & EPOLLRDHUP) && !(ev->events & EPOLLIN)) {
+		/* a stopped connection's peer closed (or shut its side, which
+		 * Netty takes for a close as well): what it queued goes too */
+		log_debug("connection %s: closed by the peer while its reads were stopped", c->peer);
+		conn_fail(r, c);
+	} else if (ev->events & EPOLLIN) {
 		conn_on_readable(r, c);
 	} else if (ev->events & (EPOLLERR | EPOLLHUP)) {
 		log_debug("connection %s: hang-up or error", c->peer);

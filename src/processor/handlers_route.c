@@ -19,6 +19,7 @@
 #include "rmqns/kv.h"
 #include "rmqns/log.h"
 #include "rmqns/metrics.h"
+#include "rmqns/processor.h"
 #include "rmqns/regbody.h"
 #include "rmqns/registrar.h"
 #include "rmqns/remoting.h"
@@ -289,6 +290,7 @@ static void h_query_data_version(struct app *app, struct request *req)
 struct route_mut {
 	struct mutation m;
 	mutation_apply_fn change; /* the route change itself (mut_apply runs it) */
+	bool handoff; /* counted by processor_pool_handoff_begin until freed */
 	struct app *app;
 	struct request *req;
 	int32_t code;
@@ -339,6 +341,8 @@ static struct route_mut *mut_new(struct app *app, struct request *req, mutation_
 
 static void mut_free(struct route_mut *mu)
 {
+	if (mu->handoff && mu->app->pool)
+		processor_pool_handoff_end(mu->app->pool);
 	regbody_free(&mu->body);
 	free(mu->queues);
 	free(mu->names);
@@ -470,6 +474,10 @@ static void h_register_broker(struct app *app, struct request *req)
 	mu->reg.conn_id = req->conn.id;
 	mu->reg.delete_missing_topics = delete_missing;
 	mu->reg.body = &mu->body;
+	if (app->pool) {
+		processor_pool_handoff_begin(app->pool);
+		mu->handoff = true;
+	}
 	registrar_submit(app->registrar, &mu->m);
 }
 

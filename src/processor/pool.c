@@ -63,6 +63,7 @@ struct processor_pool {
 	 * queries. Separate counts: a client's reads never take the slot a
 	 * broker's registration needs. */
 	atomic_uint broker_busy, default_busy;
+	atomic_uint handoffs; /* processor_pool_handoff_begin */
 	unsigned default_max;
 	/* Shutdown: requests taken after this CLOCK_MONOTONIC time are
 	 * dropped unanswered (0 = none). */
@@ -181,6 +182,7 @@ static struct request *pool_take(struct processor_pool *pool, enum pool_role rol
 			return caa_container_of(it, struct request, queued);
 	}
 	if (role == POOL_GENERAL &&
+	    atomic_load_explicit(&pool->handoffs, memory_order_relaxed) < PROCESSOR_HANDOFF_MAX &&
 	    (req = pool_take_fair(pool, &pool->broker_lane, &pool->broker_busy))) {
 		*slot = pool->default_max ? SLOT_BROKER : SLOT_NONE;
 		return req;
@@ -420,6 +422,19 @@ void processor_pool_stop(struct processor_pool *pool)
 	if (late)
 		log_warn("processor pool: %u requests queued after the workers stopped, answered busy",
 			 late);
+}
+
+void processor_pool_handoff_begin(struct processor_pool *pool)
+{
+	atomic_fetch_add(&pool->handoffs, 1);
+}
+
+void processor_pool_handoff_end(struct processor_pool *pool)
+{
+	/* a worker may sleep with registrations waiting, held back by the cap */
+	if (atomic_fetch_sub(&pool->handoffs, 1) == PROCESSOR_HANDOFF_MAX &&
+	    !fairq_looks_empty(&pool->broker_lane))
+		processor_pool_wake(pool, 0, 1);
 }
 
 void processor_pool_set_deadline(struct processor_pool *pool, uint64_t drop_after_ns)

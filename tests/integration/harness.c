@@ -562,6 +562,20 @@ void harness_encode(const struct remoting_cmd *cmd, struct buf *out)
 	}
 }
 
+long harness_status_kb(const struct harness_server *s, const char *field)
+{
+	char path[64], key[32];
+	long kb = -1;
+	snprintf(path, sizeof path, "/proc/%d/status", (int)s->pid);
+	snprintf(key, sizeof key, "\n%s:", field);
+	char *st = harness_slurp(path);
+	const char *p = st ? strstr(st, key) : NULL;
+	if (p)
+		kb = strtol(p + strlen(key), NULL, 10);
+	free(st);
+	return kb;
+}
+
 void harness_topics_body(struct buf *out, const char *prefix, int n, int queues)
 {
 	buf_append_str(out, "{\"filterServerList\":[],\"topicConfigSerializeWrapper\":{\"dataVersion\":"

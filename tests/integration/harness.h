@@ -85,6 +85,9 @@ void harness_rmdir(const char *dir);
 /* "dir/name", malloc'd (NULL on allocation failure). */
 char *harness_path_in(const char *dir, const char *name);
 
+/* A field of the server's /proc/PID/status in kB (VmRSS, VmHWM), or -1. */
+long harness_status_kb(const struct harness_server *s, const char *field);
+
 /* The server's log so far, malloc'd and NUL-terminated (NULL on error). */
 char *harness_read_log(const struct harness_server *s);
 /* Whether the log contains needle, waiting up to timeout_ms for it. */

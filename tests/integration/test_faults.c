@@ -85,15 +85,7 @@ static int64_t now_ms(void)
 
 static long server_rss_kb(void)
 {
-	char path[64], *st;
-	long kb = -1;
-	snprintf(path, sizeof path, "/proc/%d/status", (int)srv.pid);
-	st = harness_slurp(path);
-	const char *p = st ? strstr(st, "VmRSS:") : NULL;
-	if (p)
-		kb = strtol(p + 6, NULL, 10);
-	free(st);
-	return kb;
+	return harness_status_kb(&srv, "VmRSS");
 }
 
 static int server_fds(void)
