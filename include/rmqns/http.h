@@ -80,6 +80,10 @@ struct http_endpoints;
  * NULL with *err = RMQNS_OK when httpPort is 0 (off). */
 struct http_endpoints *http_endpoints_start(struct app *app, const struct options *o, int *err);
 int http_endpoints_port(const struct http_endpoints *e);
+/* Shutdown has begun (true): /readyz answers 503 "not ready: stopping"
+ * while /healthz goes on answering as before. Safe from any thread; e may
+ * be NULL (the endpoint is off). */
+void http_endpoints_set_stopping(struct http_endpoints *e, bool stopping);
 void http_endpoints_stop(struct http_endpoints *e);
 
 #endif

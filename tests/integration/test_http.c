@@ -2,7 +2,7 @@
  * the requests, registrations, expiries, closes, KV writes and busy answers
  * the test causes; /healthz failing while the registrar is really stalled
  * (a SIGHUP re-read blocked on a FIFO) and passing again after; /readyz
- * through needWaitForService; /brokers; bad
+ * through needWaitForService and once shutdown has begun; /brokers; bad
  * requests; a huge request and a slowloris crowd on the HTTP port while
  * route queries are answered on the protocol port; and probes answered
  * while a thousand idle connections crowd the HTTP port. */
@@ -26,9 +26,13 @@
 #include <jansson.h>
 
 #include "harness.h"
+#include "rmqns/app.h"
 #include "rmqns/buf.h"
+#include "rmqns/config.h"
 #include "rmqns/err.h"
 #include "rmqns/http.h"
+#include "rmqns/registrar.h"
+#include "rmqns/route.h"
 
 #define T HARNESS_IO_TIMEOUT_MS
 
@@ -493,6 +497,46 @@ Test(http, readyz_at_once_without_wait)
 	struct http_answer a = http_get("/readyz");
 	cr_assert_eq(a.status, 200, "%s", a.raw);
 	free(a.raw);
+}
+
+/* The shutdown path cannot be watched from outside (main stops the
+ * endpoint right after telling it), so the endpoint runs here, in the test
+ * process, over live route tables and a turning registrar, and the test
+ * makes main's call itself. */
+Test(http, readyz_says_stopping_once_shutdown_begins)
+{
+	char port_arg[32], err[256];
+	http_port_no = free_port();
+	snprintf(port_arg, sizeof port_arg, "--httpPort=%d", http_port_no);
+	char *argv[] = { "rmqns", port_arg, "--bindAddress=127.0.0.1", NULL };
+	struct config *cfg = NULL;
+	enum config_action action;
+	cr_assert_eq(config_from_args(3, argv, &cfg, &action, err, sizeof err), 0, "%s", err);
+	struct app app = { .config = cfg, .route = route_db_create(0) };
+	cr_assert_not_null(app.route);
+	app.registrar = registrar_create(NULL);
+	cr_assert(app.registrar && registrar_start(app.registrar) == 0);
+	int rc;
+	struct http_endpoints *e = http_endpoints_start(&app, config_startup(cfg), &rc);
+	cr_assert_not_null(e, "%s", rmqns_strerror(rc));
+
+	struct http_answer a = wait_status("/readyz", 200);
+	cr_assert_eq(a.status, 200, "%s", a.raw);
+	free(a.raw);
+	http_endpoints_set_stopping(e, true);
+	a = http_get("/readyz");
+	cr_assert_eq(a.status, 503, "%s", a.raw);
+	cr_assert_str_eq(a.body, "not ready: stopping\n");
+	free(a.raw);
+	a = http_get("/healthz");
+	cr_assert_eq(a.status, 200, "alive while stopping: %s", a.raw);
+	cr_assert_eq(strncmp(a.body, "ok\n", 3), 0);
+	free(a.raw);
+
+	http_endpoints_stop(e);
+	registrar_destroy(app.registrar);
+	route_db_destroy(app.route);
+	config_destroy(cfg);
 }
 
 /* ---- /brokers ---- */
