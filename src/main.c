@@ -365,6 +365,7 @@ int main(int argc, char **argv)
 		 server_port(app.server));
 
 	int sig = main_wait_for_stop(sfd, cfg, app.registrar);
+	http_endpoints_set_stopping(http, true); /* /readyz: 503 from now on */
 	uint64_t t0 = main_now_ms();
 	log_info("%s received", strsignal(sig));
 	log_info("shutdown hook was invoked, 1 times.");

@@ -3,7 +3,7 @@
  * port. It speaks just enough HTTP/1.1 for probes and scrapers: GET and
  * HEAD, one request per connection (answered with Connection: close), a
  * bounded request head, a deadline for the whole request and a cap on
- * connections. Two halves: the server (http_server.c) knows sockets and
+ * connections (at the cap a new one replaces the oldest still reading). Two halves: the server (http_server.c) knows sockets and
  * paths only; the endpoints (http_endpoints.c) give /metrics, /healthz,
  * /readyz and /brokers from the running NameServer. */
 #ifndef RMQNS_HTTP_H
@@ -20,7 +20,9 @@ struct options;
 
 /* ---- the server ---- */
 
-#define HTTP_MAX_CONNS_DEFAULT 32
+/* A slot is a small struct; its request buffer exists only while a head
+ * is arriving, sized to it. */
+#define HTTP_MAX_CONNS_DEFAULT 256
 #define HTTP_MAX_REQUEST_DEFAULT 8192u /* request line and headers, bytes */
 #define HTTP_DEADLINE_MS_DEFAULT 5000u /* to send the request and read the answer */
 
@@ -78,6 +80,10 @@ struct http_endpoints;
  * NULL with *err = RMQNS_OK when httpPort is 0 (off). */
 struct http_endpoints *http_endpoints_start(struct app *app, const struct options *o, int *err);
 int http_endpoints_port(const struct http_endpoints *e);
+/* Shutdown has begun (true): /readyz answers 503 "not ready: stopping"
+ * while /healthz goes on answering as before. Safe from any thread; e may
+ * be NULL (the endpoint is off). */
+void http_endpoints_set_stopping(struct http_endpoints *e, bool stopping);
 void http_endpoints_stop(struct http_endpoints *e);
 
 #endif

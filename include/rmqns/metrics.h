@@ -29,6 +29,7 @@ enum metrics_counter {
 	MC_ROUTE_CACHE_BUILDS, /* ... built for the query */
 	MC_HTTP_REQUESTS,
 	MC_HTTP_REJECTED,      /* HTTP connections cut: head too large, deadline passed */
+	MC_HTTP_EVICTED,       /* ... closed unfinished to make room: every slot taken */
 	MC_ACL_UNSIGNED,       /* ACL refusals (code 16), by reason */
 	MC_ACL_UNKNOWN_KEY,
 	MC_ACL_BAD_SIGNATURE,

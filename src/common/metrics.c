@@ -357,6 +357,10 @@ static const struct metrics_simple metrics_simple[] = {
 	{ "rmqns_http_rejected_total",
 	  "HTTP connections cut: request head too large, or the deadline passed.", NULL,
 	  MC_HTTP_REJECTED },
+	{ "rmqns_http_connections_evicted_total",
+	  "HTTP connections closed before their request was whole, to make room for a new one "
+	  "when every slot was taken.",
+	  NULL, MC_HTTP_EVICTED },
 	{ "rmqns_acl_refusals_total", "Requests refused by the ACL check (code 16), by reason.",
 	  "reason=\"unsigned\"", MC_ACL_UNSIGNED },
 	{ "rmqns_acl_refusals_total", NULL, "reason=\"unknown_access_key\"", MC_ACL_UNKNOWN_KEY },

@@ -1,6 +1,6 @@
 /* The NameServer's HTTP endpoints (http.h): /metrics (Prometheus text),
- * /healthz (the reactors and the registrar are turning), /readyz (healthy
- * and past waitSecondsForService when needWaitForService)
+ * /healthz (the reactors and the registrar are turning), /readyz (healthy,
+ * past waitSecondsForService when needWaitForService, and not stopping)
  * and /brokers (the live brokers as JSON). They run on the HTTP thread,
  * registered with RCU, and only read: counters, published route tables,
  * heartbeat stamps. */
@@ -30,6 +30,7 @@ struct http_endpoints {
 	struct app *app;
 	struct http_server *http;
 	uint64_t stall_ms;
+	atomic_bool stopping; /* set by main when shutdown begins */
 };
 
 static void ep_thread_start(void *arg)
@@ -105,7 +106,11 @@ static void ep_readyz(void *arg, const struct http_request *req, struct http_res
 	int rc;
 	(void)req;
 
-	if (!ep_health(e, &detail)) {
+	/* a balancer stops sending clients here while the process still runs */
+	if (atomic_load(&e->stopping)) {
+		rsp->status = 503;
+		rc = buf_append_str(&rsp->body, "not ready: stopping\n");
+	} else if (!ep_health(e, &detail)) {
 		rsp->status = 503;
 		rc = buf_append_str(&rsp->body, "not ready: stalled\n");
 		if (rc >= 0)
@@ -320,6 +325,7 @@ struct http_endpoints *http_endpoints_start(struct app *app, const struct option
 		return NULL;
 	}
 	e->app = app;
+	atomic_init(&e->stopping, false);
 	e->stall_ms = o->healthStallMillis > 0 ? (uint64_t)o->healthStallMillis : 5000;
 	struct http_params p = {
 		.bind_address = o->httpBindAddress && *o->httpBindAddress ? o->httpBindAddress
@@ -347,6 +353,12 @@ struct http_endpoints *http_endpoints_start(struct app *app, const struct option
 int http_endpoints_port(const struct http_endpoints *e)
 {
 	return e ? http_port(e->http) : 0;
+}
+
+void http_endpoints_set_stopping(struct http_endpoints *e, bool stopping)
+{
+	if (e)
+		atomic_store(&e->stopping, stopping);
 }
 
 void http_endpoints_stop(struct http_endpoints *e)

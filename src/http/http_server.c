@@ -1,10 +1,13 @@
 /* The HTTP server (http.h): a listener and at most max_conns connections
- * on one thread's epoll (more wait in the listen backlog until a slot
- * frees). Every connection has one deadline from its accept: the request head must arrive and the answer leave within it, so
- * a slow or silent peer costs one slot for a bounded time. A head that
- * outgrows max_request is answered 431. After the answer the write side is
- * shut and what the peer still sends is read and dropped until it closes
- * (or the deadline), so the answer is not lost to a reset. */
+ * on one thread's epoll. Every connection has one deadline from its
+ * accept: the request head must arrive and the answer leave within it. A
+ * new connection that finds every slot taken closes the oldest one still
+ * reading its request (idle or slow peers cannot crowd out a probe), else
+ * the oldest answered one; only when every slot is writing an answer do
+ * new ones wait in the backlog.
+ * A head that outgrows max_request is answered 431. After the answer the
+ * write side is shut and what the peer still sends is read and dropped
+ * until it closes (or the deadline), so the answer is not lost to a reset. */
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -29,6 +32,17 @@
 #define HTTP_STOP_ID (UINT64_MAX - 1)
 #define HTTP_EVENTS 64
 #define HTTP_DRAIN_BUF 4096
+/* Read in pieces this big: a slot's request buffer grows with what has
+ * arrived, so an idle connection holds no buffer at all. */
+#define HTTP_READ_CHUNK 1024
+/* Connects the kernel holds before the thread accepts them (capped by
+ * net.core.somaxconn): a crowd of a thousand gets in and is sorted here. */
+#define HTTP_BACKLOG 1024
+/* Accepts per turn, so a flood of connects cannot starve the requests
+ * already in (the listener stays readable and comes back next turn). */
+#define HTTP_ACCEPT_BATCH 64
+/* At most one log line this often about connections closed to make room. */
+#define HTTP_EVICT_LOG_MS 5000u
 
 enum http_state { HTTP_READING, HTTP_WRITING, HTTP_DRAINING };
 
@@ -36,10 +50,10 @@ struct http_conn {
 	int fd;
 	enum http_state state;
 	uint64_t deadline_ms;
-	size_t in_len;
+	struct http_conn *older, *newer; /* open connections in accept order */
+	struct buf in; /* the request head so far; none while idle, freed once answered */
 	struct buf out;
 	size_t out_off;
-	char *in; /* max_request + 1 bytes */
 };
 
 struct http_server {
@@ -52,6 +66,11 @@ struct http_server {
 	bool accepting; /* the listener is in the epoll set's read interest */
 	unsigned nconns;
 	struct http_conn *conns; /* max_conns slots; fd < 0 = free */
+	/* The open connections, oldest first: accept order is deadline order
+	 * (one deadline for all), so the head expires first. */
+	struct http_conn *oldest, *newest;
+	uint64_t evicted_unlogged; /* evictions since the last log line */
+	uint64_t evict_logged_ms;  /* when that line was written (0 = never) */
 };
 
 static uint64_t http_now_ms(void)
@@ -96,11 +115,13 @@ struct http_server *http_create(const struct http_params *p, int *err)
 
 static int http_listen(struct http_server *h)
 {
-	return net_listen(h->bind, h->p.port, 64, "httpBindAddress", &h->listenfd, &h->port);
+	return net_listen(h->bind, h->p.port, HTTP_BACKLOG, "httpBindAddress", &h->listenfd,
+			  &h->port);
 }
 
-/* At the cap the listener is left out of the wait: further connects wait
- * in the kernel's backlog until a slot frees (a deadline at most). */
+/* With every slot writing an answer the listener is left out of the wait:
+ * further connects wait in the kernel's backlog until one finishes (a
+ * deadline at most). */
 static void http_listen_interest(struct http_server *h, bool on)
 {
 	if (h->accepting == on)
@@ -112,14 +133,38 @@ static void http_listen_interest(struct http_server *h, bool on)
 		h->accepting = on;
 }
 
+static void http_list_append(struct http_server *h, struct http_conn *c)
+{
+	c->newer = NULL;
+	c->older = h->newest;
+	if (h->newest)
+		h->newest->newer = c;
+	else
+		h->oldest = c;
+	h->newest = c;
+}
+
+static void http_list_remove(struct http_server *h, struct http_conn *c)
+{
+	if (c->older)
+		c->older->newer = c->newer;
+	else
+		h->oldest = c->newer;
+	if (c->newer)
+		c->newer->older = c->older;
+	else
+		h->newest = c->older;
+	c->older = c->newer = NULL;
+}
+
 static void http_close(struct http_server *h, struct http_conn *c)
 {
 	epoll_ctl(h->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	c->fd = -1;
+	http_list_remove(h, c);
+	buf_free(&c->in);
 	buf_free(&c->out);
-	free(c->in);
-	c->in = NULL;
 	h->nconns--;
 	http_listen_interest(h, true);
 }
@@ -168,6 +213,7 @@ static void http_flush(struct http_server *h, struct http_conn *c)
 	shutdown(c->fd, SHUT_WR);
 	c->state = HTTP_DRAINING;
 	http_set_events(h, c, EPOLLIN | EPOLLRDHUP);
+	http_listen_interest(h, true); /* it may now make room for a new one */
 }
 
 /* Queues the whole answer; body may be NULL (HEAD or an error). */
@@ -212,7 +258,7 @@ static bool http_token_char(char ch)
 /* The request head is whole in c->in (NUL-terminated at its end). */
 static void http_dispatch(struct http_server *h, struct http_conn *c)
 {
-	char *line = c->in;
+	char *line = (char *)c->in.data;
 	char *eol = strpbrk(line, "\r\n");
 	if (!eol) {
 		http_error(h, c, 400, "bad request line");
@@ -291,30 +337,38 @@ static char *http_head_end(char *s, size_t len)
 	return NULL;
 }
 
+/* Reads and drops what an answered peer still sends; closes on its EOF. */
+static void http_drain(struct http_server *h, struct http_conn *c)
+{
+	char sink[HTTP_DRAIN_BUF];
+	for (;;) {
+		ssize_t n = recv(c->fd, sink, sizeof sink, 0);
+		if (n > 0)
+			continue;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		http_close(h, c); /* EOF or error: the peer has it all */
+		return;
+	}
+}
+
 static void http_on_readable(struct http_server *h, struct http_conn *c)
 {
 	if (c->state == HTTP_DRAINING) {
-		char sink[HTTP_DRAIN_BUF];
-		for (;;) {
-			ssize_t n = recv(c->fd, sink, sizeof sink, 0);
-			if (n > 0)
-				continue;
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-				return;
-			http_close(h, c); /* EOF or error: the peer has it all */
-			return;
-		}
+		http_drain(h, c);
+		return;
 	}
 	for (;;) {
-		size_t room = h->p.max_request - c->in_len;
+		char chunk[HTTP_READ_CHUNK];
+		size_t room = h->p.max_request - c->in.len;
 		if (room == 0) {
 			metrics_add(MC_HTTP_REJECTED, 1);
 			http_error(h, c, 431, "request head too large");
 			return;
 		}
-		ssize_t n = recv(c->fd, c->in + c->in_len, room, 0);
+		ssize_t n = recv(c->fd, chunk, room < sizeof chunk ? room : sizeof chunk, 0);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
@@ -323,25 +377,97 @@ static void http_on_readable(struct http_server *h, struct http_conn *c)
 			http_close(h, c);
 			return;
 		}
-		size_t from = c->in_len > 3 ? c->in_len - 3 : 0;
-		c->in_len += (size_t)n;
-		char *end = http_head_end(c->in + from, c->in_len - from);
-		if (end) {
-			end[1] = '\0';
-			if (memchr(c->in, '\0', (size_t)(end - c->in) + 1)) {
-				http_error(h, c, 400, "NUL in request");
-				return;
-			}
-			http_dispatch(h, c);
+		size_t from = c->in.len > 3 ? c->in.len - 3 : 0;
+		if (buf_append(&c->in, chunk, (size_t)n) < 0) {
+			log_warn("http: out of memory for a request");
+			http_close(h, c);
 			return;
 		}
+		char *end = http_head_end((char *)c->in.data + from, c->in.len - from);
+		if (!end)
+			continue;
+		/* the head ends at its last '\n'; a NUL goes after it (past the
+		 * bytes held only when the head is all there is) */
+		size_t head_len = (size_t)(end - (char *)c->in.data) + 1;
+		if (head_len == c->in.len && buf_terminate(&c->in) < 0) {
+			log_warn("http: out of memory for a request");
+			http_close(h, c);
+			return;
+		}
+		c->in.data[head_len] = '\0';
+		if (memchr(c->in.data, '\0', head_len)) {
+			http_error(h, c, 400, "NUL in request");
+			return;
+		}
+		http_dispatch(h, c);
+		buf_free(&c->in); /* answered: the slot keeps no request buffer */
+		return;
 	}
 }
 
-static void http_accept_all(struct http_server *h)
+/* Writes the count of evictions not yet logged, at most once per
+ * HTTP_EVICT_LOG_MS; returns when it may next write (UINT64_MAX: nothing
+ * waiting). */
+static uint64_t http_evict_log(struct http_server *h, uint64_t now)
 {
-	for (;;) {
-		if (h->nconns >= h->p.max_conns) {
+	if (!h->evicted_unlogged)
+		return UINT64_MAX;
+	uint64_t next = h->evict_logged_ms ? h->evict_logged_ms + HTTP_EVICT_LOG_MS : 0;
+	if (now < next)
+		return next;
+	log_warn("http: all %u connection slots taken: closed %llu connection%s before a whole "
+		 "request, to make room for new ones",
+		 h->p.max_conns, (unsigned long long)h->evicted_unlogged,
+		 h->evicted_unlogged == 1 ? "" : "s");
+	h->evicted_unlogged = 0;
+	h->evict_logged_ms = now;
+	return UINT64_MAX;
+}
+
+/* Whom a new connection may replace when every slot is taken: the oldest
+ * still reading its request (idle or slow), else the oldest answered one
+ * waiting for its peer to close; never one writing its answer. */
+static struct http_conn *http_evictable(struct http_server *h)
+{
+	struct http_conn *answered = NULL;
+	for (struct http_conn *c = h->oldest; c; c = c->newer) {
+		if (c->state == HTTP_READING)
+			return c;
+		if (c->state == HTTP_DRAINING && !answered)
+			answered = c;
+	}
+	return answered;
+}
+
+/* Counted (and logged) are the ones cut before their request was whole;
+ * an answered one closed early has lost nothing. */
+static void http_evict(struct http_server *h, struct http_conn *c)
+{
+	if (c->state == HTTP_DRAINING) {
+		http_drain(h, c); /* what it sent is read, so the close sends no reset */
+		if (c->fd >= 0)
+			http_close(h, c);
+		return;
+	}
+	metrics_add(MC_HTTP_EVICTED, 1);
+	h->evicted_unlogged++;
+	http_close(h, c);
+	(void)http_evict_log(h, http_now_ms());
+}
+
+static struct http_conn *http_free_slot(struct http_server *h)
+{
+	for (unsigned i = 0; i < h->p.max_conns; i++)
+		if (h->conns[i].fd < 0)
+			return &h->conns[i];
+	return NULL;
+}
+
+static void http_accept_some(struct http_server *h)
+{
+	for (unsigned i = 0; i < HTTP_ACCEPT_BATCH; i++) {
+		bool full = h->nconns >= h->p.max_conns;
+		if (full && !http_evictable(h)) {
 			http_listen_interest(h, false);
 			return;
 		}
@@ -353,52 +479,46 @@ static void http_accept_all(struct http_server *h)
 				log_warn("http: accept: %s", strerror(errno));
 			return;
 		}
-		struct http_conn *c = NULL;
-		for (unsigned i = 0; i < h->p.max_conns && !c; i++)
-			if (h->conns[i].fd < 0)
-				c = &h->conns[i];
-		char *in = c ? malloc(h->p.max_request + 1) : NULL;
-		if (!c || !in) {
-			log_warn("http: out of memory for a connection");
+		if (full)
+			http_evict(h, http_evictable(h));
+		struct http_conn *c = http_free_slot(h);
+		if (!c) { /* cannot happen: a slot was free or made free */
 			close(fd);
-			free(in);
 			metrics_add(MC_HTTP_REJECTED, 1);
 			continue;
 		}
 		memset(c, 0, sizeof *c);
 		c->fd = fd;
-		c->in = in;
 		c->state = HTTP_READING;
 		c->deadline_ms = http_now_ms() + h->p.deadline_ms;
 		struct epoll_event ev = { .events = EPOLLIN, .data.u64 = (uint64_t)(c - h->conns) };
 		if (epoll_ctl(h->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
 			log_warn("http: epoll_ctl: %s", strerror(errno));
 			close(fd);
-			free(in);
 			c->fd = -1;
-			c->in = NULL;
 			continue;
 		}
 		h->nconns++;
+		http_list_append(h, c);
+		/* a probe sends its request with the connect: answer it now,
+		 * before later accepts could take its slot */
+		http_on_readable(h, c);
 	}
 }
 
-/* Closes connections past their deadline; returns the epoll timeout. */
+/* Closes connections past their deadline and writes a due eviction
+ * line; returns the epoll timeout. */
 static int http_expire(struct http_server *h)
 {
-	uint64_t now = http_now_ms(), next = UINT64_MAX;
-	for (unsigned i = 0; i < h->p.max_conns; i++) {
-		struct http_conn *c = &h->conns[i];
-		if (c->fd < 0)
-			continue;
-		if (now >= c->deadline_ms) {
-			if (c->state != HTTP_DRAINING)
-				metrics_add(MC_HTTP_REJECTED, 1);
-			http_close(h, c);
-		} else if (c->deadline_ms < next) {
-			next = c->deadline_ms;
-		}
+	uint64_t now = http_now_ms();
+	while (h->oldest && now >= h->oldest->deadline_ms) {
+		if (h->oldest->state != HTTP_DRAINING)
+			metrics_add(MC_HTTP_REJECTED, 1);
+		http_close(h, h->oldest);
 	}
+	uint64_t next = http_evict_log(h, now);
+	if (h->oldest && h->oldest->deadline_ms < next)
+		next = h->oldest->deadline_ms;
 	if (next == UINT64_MAX)
 		return -1;
 	return (int)(next - now) + 1;
@@ -425,7 +545,7 @@ static void *http_main(void *arg)
 			if (id == HTTP_STOP_ID) {
 				stop = true;
 			} else if (id == HTTP_LISTEN_ID) {
-				http_accept_all(h);
+				http_accept_some(h);
 			} else if (id < h->p.max_conns && h->conns[id].fd >= 0) {
 				struct http_conn *c = &h->conns[id];
 				if (c->state == HTTP_WRITING)
@@ -437,9 +557,8 @@ static void *http_main(void *arg)
 		if (stop)
 			break;
 	}
-	for (unsigned i = 0; i < h->p.max_conns; i++)
-		if (h->conns[i].fd >= 0)
-			http_close(h, &h->conns[i]);
+	while (h->oldest)
+		http_close(h, h->oldest);
 	if (h->p.on_thread_end)
 		h->p.on_thread_end(h->p.arg);
 	return NULL;

@@ -2,17 +2,20 @@
  * the requests, registrations, expiries, closes, KV writes and busy answers
  * the test causes; /healthz failing while the registrar is really stalled
  * (a SIGHUP re-read blocked on a FIFO) and passing again after; /readyz
- * through needWaitForService; /brokers; bad requests; and a huge request
- * and a slowloris crowd on the HTTP port while route queries are answered
- * on the protocol port. */
+ * through needWaitForService and once shutdown has begun; /brokers; bad
+ * requests; a huge request and a slowloris crowd on the HTTP port while
+ * route queries are answered on the protocol port; and probes answered
+ * while a thousand idle connections crowd the HTTP port. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -23,8 +26,13 @@
 #include <jansson.h>
 
 #include "harness.h"
+#include "rmqns/app.h"
 #include "rmqns/buf.h"
+#include "rmqns/config.h"
 #include "rmqns/err.h"
+#include "rmqns/http.h"
+#include "rmqns/registrar.h"
+#include "rmqns/route.h"
 
 #define T HARNESS_IO_TIMEOUT_MS
 
@@ -67,17 +75,34 @@ static void start(const char *const *extra)
 	cr_assert_eq(harness_start(&srv, args), 0, "the server did not start");
 }
 
-static int http_connect(void)
+static struct sockaddr_in http_addr(void)
 {
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)http_port_no),
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	struct timeval tv = { T / 1000, 0 };
+	return a;
+}
+
+/* A connection to the HTTP port whose connect, sends and receives each
+ * give up after timeout_ms; -1 when the connect did. */
+static int http_connect_within(int timeout_ms)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = http_addr();
+	struct timeval tv = { timeout_ms / 1000, (timeout_ms % 1000) * 1000 };
 	cr_assert(fd >= 0);
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-	cr_assert_eq(connect(fd, (struct sockaddr *)&a, sizeof a), 0, "HTTP connect: %s",
-		     strerror(errno));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv); /* connect too */
+	if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int http_connect(void)
+{
+	int fd = http_connect_within(T);
+	cr_assert(fd >= 0, "HTTP connect: %s", strerror(errno));
 	return fd;
 }
 
@@ -474,6 +499,46 @@ Test(http, readyz_at_once_without_wait)
 	free(a.raw);
 }
 
+/* The shutdown path cannot be watched from outside (main stops the
+ * endpoint right after telling it), so the endpoint runs here, in the test
+ * process, over live route tables and a turning registrar, and the test
+ * makes main's call itself. */
+Test(http, readyz_says_stopping_once_shutdown_begins)
+{
+	char port_arg[32], err[256];
+	http_port_no = free_port();
+	snprintf(port_arg, sizeof port_arg, "--httpPort=%d", http_port_no);
+	char *argv[] = { "rmqns", port_arg, "--bindAddress=127.0.0.1", NULL };
+	struct config *cfg = NULL;
+	enum config_action action;
+	cr_assert_eq(config_from_args(3, argv, &cfg, &action, err, sizeof err), 0, "%s", err);
+	struct app app = { .config = cfg, .route = route_db_create(0) };
+	cr_assert_not_null(app.route);
+	app.registrar = registrar_create(NULL);
+	cr_assert(app.registrar && registrar_start(app.registrar) == 0);
+	int rc;
+	struct http_endpoints *e = http_endpoints_start(&app, config_startup(cfg), &rc);
+	cr_assert_not_null(e, "%s", rmqns_strerror(rc));
+
+	struct http_answer a = wait_status("/readyz", 200);
+	cr_assert_eq(a.status, 200, "%s", a.raw);
+	free(a.raw);
+	http_endpoints_set_stopping(e, true);
+	a = http_get("/readyz");
+	cr_assert_eq(a.status, 503, "%s", a.raw);
+	cr_assert_str_eq(a.body, "not ready: stopping\n");
+	free(a.raw);
+	a = http_get("/healthz");
+	cr_assert_eq(a.status, 200, "alive while stopping: %s", a.raw);
+	cr_assert_eq(strncmp(a.body, "ok\n", 3), 0);
+	free(a.raw);
+
+	http_endpoints_stop(e);
+	registrar_destroy(app.registrar);
+	route_db_destroy(app.route);
+	config_destroy(cfg);
+}
+
 /* ---- /brokers ---- */
 
 Test(http, brokers_lists_live_brokers)
@@ -591,40 +656,154 @@ Test(http, huge_request_is_refused)
 	cr_assert_eq(scrape("rmqns_http_rejected_total"), 1);
 }
 
+/* A connection the server closed without a word: EOF, or a reset when it
+ * left the request unread. */
+static void assert_cut_without_answer(int fd, int i)
+{
+	char chunk[256];
+	ssize_t n = recv(fd, chunk, sizeof chunk, 0);
+	cr_assert(n == 0 || (n < 0 && errno == ECONNRESET), "connection %d: %s", i,
+		  n > 0 ? "got an answer" : strerror(errno));
+}
+
 Test(http, slowloris_does_not_hurt_route_queries)
 {
 	start(NULL);
-	/* fill every HTTP slot with a request that never ends */
-	int slow[32];
-	for (int i = 0; i < 32; i++) {
+	/* more requests that never end than there are slots */
+	enum { SLOW = HTTP_MAX_CONNS_DEFAULT + 44 };
+	static int slow[SLOW];
+	for (int i = 0; i < SLOW; i++) {
 		slow[i] = http_connect();
 		send_all(slow[i], "GET /metrics HTTP/1.1\r\nX-Slow: ", 32);
 	}
-	/* one more waits in the backlog, not in a slot */
-	int extra = http_connect();
-	send_all(extra, "GET /healthz HTTP/1.1\r\n\r\n", 25);
+	/* a probe after them takes the slot of the oldest at once */
+	struct http_answer a = http_get("/healthz");
+	cr_assert_eq(a.status, 200, "the probe: %.60s", a.raw);
+	free(a.raw);
 
 	/* the protocol port serves route queries all the while */
 	struct client *c = connect_or_fail();
 	for (int i = 0; i < 200; i++)
 		cr_assert_eq(route_code(c, "nothing"), 17, "query %d", i);
 
-	/* the deadline frees the slots: each slow peer is cut (EOF, no
-	 * answer), and then the waiting one is served */
-	for (int i = 0; i < 32; i++) {
-		char *rest = recv_all(slow[i]);
-		cr_assert_str_eq(rest, "", "a slow request got an answer");
-		free(rest);
+	/* each slow peer is cut without an answer: the oldest to make room,
+	 * the others at the deadline */
+	for (int i = 0; i < SLOW; i++) {
+		assert_cut_without_answer(slow[i], i);
 		close(slow[i]);
 	}
-	struct http_answer a;
-	answer_parse(&a, recv_all(extra));
-	close(extra);
-	cr_assert_eq(a.status, 200, "the waiting request: %.60s", a.raw);
-	free(a.raw);
-	cr_assert_eq(scrape("rmqns_http_rejected_total"), 32);
+	double evicted = scrape("rmqns_http_connections_evicted_total");
+	cr_assert_eq(evicted, SLOW - HTTP_MAX_CONNS_DEFAULT + 1, "44 crowded out, 1 by the probe");
+	cr_assert_eq(scrape("rmqns_http_rejected_total"), HTTP_MAX_CONNS_DEFAULT - 1);
+	cr_assert(harness_wait_log(&srv, "to make room for new ones", T), "no eviction logged");
 	cr_assert_eq(route_code(c, "nothing"), 17);
 	client_close(c);
+}
+
+/* ---- a crowd of idle connections ---- */
+
+#define IDLE_CROWD 1000
+#define PROBE_TIMEOUT_MS 3000 /* the liveness probe's in deploy/k8s */
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Room for n descriptors, the soft limit raised toward the hard one;
+ * false when the hard limit is lower. */
+static bool nofile_at_least(rlim_t n)
+{
+	struct rlimit rl;
+	cr_assert_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < n) {
+		if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < n)
+			return false;
+		rl.rlim_cur = n;
+		cr_assert_eq(setrlimit(RLIMIT_NOFILE, &rl), 0, "%s", strerror(errno));
+	}
+	return true;
+}
+
+/* Opens n connections that never send (connects not waited for: a full
+ * backlog must not stall the test) and waits, bounded, until the kernel
+ * has completed them; returns how many it did. */
+static int idle_crowd_open(int *fds, int n)
+{
+	struct sockaddr_in a = http_addr();
+	static struct pollfd pfd[IDLE_CROWD];
+	for (int i = 0; i < n; i++) {
+		fds[i] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		cr_assert(fds[i] >= 0, "socket %d: %s", i, strerror(errno));
+		int rc = connect(fds[i], (struct sockaddr *)&a, sizeof a);
+		cr_assert(rc == 0 || errno == EINPROGRESS, "connect %d: %s", i, strerror(errno));
+	}
+	int done = 0;
+	uint64_t until = mono_ms() + 5000;
+	for (int i = 0; i < n; i++) {
+		pfd[i] = (struct pollfd){ .fd = fds[i], .events = POLLOUT };
+		while (mono_ms() < until && poll(&pfd[i], 1, 100) == 0)
+			;
+		done += (pfd[i].revents & POLLOUT) != 0;
+	}
+	return done;
+}
+
+/* GET path on a new connection: its status, or -1 when no whole answer
+ * came within timeout_ms; *ms the time it took. */
+static int probe(const char *path, int timeout_ms, uint64_t *ms)
+{
+	char req[128];
+	uint64_t t0 = mono_ms();
+	int status = -1;
+	int fd = http_connect_within(timeout_ms);
+	int n = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", path);
+	if (fd >= 0 && send(fd, req, (size_t)n, MSG_NOSIGNAL) == n) {
+		struct buf b = BUF_INIT;
+		char chunk[4096];
+		ssize_t r;
+		while ((r = recv(fd, chunk, sizeof chunk, 0)) > 0)
+			cr_assert_eq(buf_append(&b, chunk, (size_t)r), 0);
+		if (r == 0 && b.len > 9 && memcmp(b.data, "HTTP/1.1 ", 9) == 0)
+			status = atoi((const char *)b.data + 9);
+		buf_free(&b);
+	}
+	if (fd >= 0)
+		close(fd);
+	*ms = mono_ms() - t0;
+	return *ms <= (uint64_t)timeout_ms ? status : -1;
+}
+
+Test(http, probes_answered_through_a_crowd_of_idle_connections)
+{
+	if (!nofile_at_least(IDLE_CROWD + 64))
+		cr_skip_test("the descriptor hard limit is below %d", IDLE_CROWD + 64);
+	start(NULL);
+	static int idle[IDLE_CROWD];
+	static const char *const paths[] = { "/healthz", "/readyz" };
+	for (int round = 0; round < 3; round++) {
+		int open = idle_crowd_open(idle, IDLE_CROWD);
+		for (int p = 0; p < 2; p++) {
+			uint64_t ms;
+			int status = probe(paths[p], PROBE_TIMEOUT_MS, &ms);
+			fprintf(stderr, "round %d: %d idle connections open, %s answered %d in %llu ms\n",
+				round, open, paths[p], status, (unsigned long long)ms);
+			cr_assert_eq(status, 200, "round %d: %s within %d ms", round, paths[p],
+				     PROBE_TIMEOUT_MS);
+		}
+		cr_assert_eq(open, IDLE_CROWD, "round %d: only %d connects completed", round, open);
+		/* the oldest idle one was closed to make room */
+		struct timeval tv = { T / 1000, 0 };
+		setsockopt(idle[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+		fcntl(idle[0], F_SETFL, 0);
+		assert_cut_without_answer(idle[0], 0);
+		for (int i = 0; i < IDLE_CROWD; i++)
+			close(idle[i]);
+	}
+	double evicted = scrape("rmqns_http_connections_evicted_total");
+	cr_assert_geq(evicted, 3 * (IDLE_CROWD - HTTP_MAX_CONNS_DEFAULT), "%g evicted", evicted);
 }
 
 Test(http, off_by_default)
