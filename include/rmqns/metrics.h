@@ -38,6 +38,7 @@ enum metrics_counter {
 	MC_CONN_TLS,           /* protocol connections by transport: TLS */
 	MC_CONN_PLAINTEXT,     /* ... plaintext */
 	MC_CONN_PLAINTEXT_REFUSED, /* plaintext closed by tls.server.mode=enforcing */
+	MC_ACCEPT_PAUSES,      /* accepts stopped for a while: out of descriptors or memory */
 	MC_COUNT
 };
 

@@ -370,6 +370,9 @@ static const struct metrics_simple metrics_simple[] = {
 	{ "rmqns_connections_by_transport_total", NULL, "transport=\"plaintext\"", MC_CONN_PLAINTEXT },
 	{ "rmqns_connections_by_transport_total", NULL, "transport=\"refused_plaintext\"",
 	  MC_CONN_PLAINTEXT_REFUSED },
+	{ "rmqns_accept_pauses_total",
+	  "Times the protocol port stopped accepting for a second: out of descriptors or memory.", NULL,
+	  MC_ACCEPT_PAUSES },
 };
 
 int metrics_write(struct buf *out)
