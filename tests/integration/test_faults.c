@@ -303,6 +303,57 @@ Test(faults, garbage_flood_on_many_connections)
 	client_close(c);
 }
 
+static int count_in(const char *s, const char *needle)
+{
+	int n = 0;
+	for (const char *p = s; (p = strstr(p, needle)) != NULL; p++)
+		n++;
+	return n;
+}
+
+/* Connections a client opens at will to make the server complain: their
+ * WARN lines are limited per kind, not one per connection. */
+Test(faults, garbage_connections_log_a_bounded_number_of_lines)
+{
+	enum { CONNS = 2000, KIND_MAX = 10 + 1 };
+	static const uint8_t bad_length[] = { 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0 };
+	static const uint8_t bad_header[] = { 0, 0, 0, 8, 0, 0, 0, 4, '{', '"', 'c', ':' };
+	struct buf rsp = BUF_INIT;
+	struct remoting_cmd cmd;
+
+	harness_request_init(&cmd, 0, REMOTING_JSON);
+	cmd.flag = 1; /* a response nobody asked for */
+	harness_encode(&cmd, &rsp);
+	start(NULL);
+	int fds0 = server_fds();
+	char *log0 = harness_read_log(&srv);
+	cr_assert_not_null(log0);
+	for (int i = 0; i < CONNS; i++) {
+		int fd = raw_connect();
+		cr_assert_geq(fd, 0, "connect %d: %s", i, strerror(errno));
+		const void *p = i % 3 == 0 ? bad_length : i % 3 == 1 ? bad_header : rsp.data;
+		size_t n = i % 3 == 0 ? sizeof bad_length : i % 3 == 1 ? sizeof bad_header : rsp.len;
+		cr_assert_eq(send(fd, p, n, MSG_NOSIGNAL), (ssize_t)n);
+		close(fd);
+	}
+	buf_free(&rsp);
+	expect_fds_back_to(fds0);
+	struct client *c = connect_or_fail();
+	cr_assert_null(route_of(c, "NoSuchTopic"));
+	client_close(c);
+	char *log1 = harness_read_log(&srv);
+	cr_assert_not_null(log1);
+	const char *since = log1 + strlen(log0);
+	int bad = count_in(since, "bad frame"), header = count_in(since, "undecodable command header"),
+	    unasked = count_in(since, "nobody asked for");
+	cr_expect(bad >= 1 && bad <= KIND_MAX, "%d bad-frame lines", bad);
+	cr_expect(header >= 1 && header <= KIND_MAX, "%d bad-header lines", header);
+	cr_expect(unasked >= 1 && unasked <= KIND_MAX, "%d unasked-response lines", unasked);
+	cr_expect_leq(count_in(since, "\n"), 3 * KIND_MAX, "%s", since);
+	free(log0);
+	free(log1);
+}
+
 /* ---- out of descriptors ---- */
 
 /* The server's highest open descriptor number. */
