@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Length (1-4) of the well-formed UTF-8 sequence at s (n > 0 bytes
  * available) and its code point, or 0 when it is not one: stray or
@@ -47,6 +48,72 @@ static inline size_t utf8_seq_len(const uint8_t *s, size_t n)
 {
 	uint32_t cp;
 	return utf8_decode(s, n, &cp);
+}
+
+/* Bytes of the ill-formed sequence at s (n > 0) that one U+FFFD replaces:
+ * the longest start of a well-formed sequence there, at least one byte
+ * (Unicode's "maximal subpart", which Java's UTF-8 decoder follows). */
+static inline size_t utf8_bad_len(const uint8_t *s, size_t n)
+{
+	uint8_t c = s[0], lo = 0x80, hi = 0xBF;
+	size_t len;
+	if (c >= 0xC2 && c <= 0xDF)
+		len = 2;
+	else if (c >= 0xE0 && c <= 0xEF)
+		len = 3;
+	else if (c >= 0xF0 && c <= 0xF4)
+		len = 4;
+	else
+		return 1;
+	if (c == 0xE0)
+		lo = 0xA0;
+	else if (c == 0xED)
+		hi = 0x9F;
+	else if (c == 0xF0)
+		lo = 0x90;
+	else if (c == 0xF4)
+		hi = 0x8F;
+	size_t i = 1;
+	for (; i < len && i < n; i++) {
+		if (s[i] < lo || s[i] > hi)
+			break;
+		lo = 0x80;
+		hi = 0xBF;
+	}
+	return i;
+}
+
+/* Text as Java's UTF-8 decoder reads it: each ill-formed sequence (cut as
+ * utf8_bad_len cuts it) becomes U+FFFD. utf8_repair writes it to out
+ * (utf8_repaired_len bytes, no NUL added) and returns its length; out may
+ * be NULL to only measure. */
+static inline size_t utf8_repair(char *out, const uint8_t *s, size_t n)
+{
+	size_t len = 0, i = 0;
+	while (i < n) {
+		size_t run = i;
+		for (size_t l; run < n; run += l) {
+			l = s[run] < 0x80 ? 1 : utf8_seq_len(s + run, n - run);
+			if (!l)
+				break;
+		}
+		if (out)
+			memcpy(out + len, s + i, run - i);
+		len += run - i;
+		i = run;
+		if (i < n) {
+			if (out)
+				memcpy(out + len, "\xEF\xBF\xBD", 3);
+			len += 3;
+			i += utf8_bad_len(s + i, n - i);
+		}
+	}
+	return len;
+}
+
+static inline size_t utf8_repaired_len(const uint8_t *s, size_t n)
+{
+	return utf8_repair(NULL, s, n);
 }
 
 static inline bool utf8_valid(const uint8_t *s, size_t n)

@@ -6,6 +6,7 @@
 
 #include "rmqns/err.h"
 #include "rmqns/remoting.h"
+#include "rmqns/utf8.h"
 #include "remoting_int.h"
 
 #define BIN_FIXED_LEN 17 /* code .. remark length */
@@ -16,7 +17,10 @@ static int16_t rd_s16(const uint8_t *p) { return (int16_t)rd_be16(p); }
 /* Walks the ext section [p, end) once. Fills ext/strings when ext != NULL;
  * otherwise only validates and sizes it. Entries whose key or value has
  * length 0 are read as null by Java and so are skipped here; a NUL byte
- * inside a key or value is refused. */
+ * inside a key or value is refused. Text is read as Java's decoder reads
+ * it, ill-formed UTF-8 as U+FFFD, as the JSON header path does: what a
+ * client wrote then comes back alike in either serialization (a remark
+ * naming its topic, say). */
 static int bin_walk_ext(const uint8_t *p, const uint8_t *end, size_t e_len,
 			uint32_t *count, size_t *str_bytes,
 			struct remoting_ext_field *ext, char **strs)
@@ -48,17 +52,17 @@ static int bin_walk_ext(const uint8_t *p, const uint8_t *end, size_t e_len,
 			return RMQNS_ETOOBIG;
 		if (ext) {
 			char *s = *strs;
-			memcpy(s, key, (size_t)kl);
-			s[kl] = 0;
 			ext[n].key = s;
-			s += kl + 1;
-			memcpy(s, val, (size_t)vl);
-			s[vl] = 0;
+			s += utf8_repair(s, key, (size_t)kl);
+			*s++ = 0;
 			ext[n].value = s;
-			*strs = s + vl + 1;
+			s += utf8_repair(s, val, (size_t)vl);
+			*s++ = 0;
+			*strs = s;
+		} else {
+			bytes += utf8_repaired_len(key, (size_t)kl) + 1 + utf8_repaired_len(val, (size_t)vl) + 1;
 		}
 		n++;
-		bytes += (size_t)kl + 1 + (size_t)vl + 1;
 	}
 	*count = n;
 	*str_bytes = bytes;
@@ -97,8 +101,9 @@ int remoting_decode_binary_header(const uint8_t *hdr, size_t len, struct remotin
 	if (rc)
 		return rc;
 
+	size_t r_size = utf8_repaired_len(remark, (size_t)r_len);
 	size_t total = (size_t)count * sizeof(struct remoting_ext_field) + str_bytes +
-		       (r_len ? (size_t)r_len + 1 : 0);
+		       (r_len ? r_size + 1 : 0);
 	cmd->ext_present = e_len > 0;
 	if (total == 0)
 		return RMQNS_OK;
@@ -108,10 +113,9 @@ int remoting_decode_binary_header(const uint8_t *hdr, size_t len, struct remotin
 	struct remoting_ext_field *ext = (struct remoting_ext_field *)storage;
 	char *strs = (char *)(storage + (size_t)count * sizeof(*ext));
 	if (r_len) {
-		memcpy(strs, remark, (size_t)r_len);
-		strs[r_len] = 0;
 		cmd->remark = strs;
-		strs += r_len + 1;
+		strs += utf8_repair(strs, remark, (size_t)r_len);
+		*strs++ = 0;
 	}
 	rc = bin_walk_ext(p, end, (size_t)e_len, &count, &str_bytes, count ? ext : NULL, &strs);
 	if (rc) { /* cannot happen: the same bytes passed a moment ago */
