@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -370,11 +371,15 @@ int net_send(struct net_conn c, net_head_fn head, void *head_arg, const void *bo
 	return reactor_send(r, c.id, head, head_arg, body, body_len);
 }
 
-/* "a.b.c.d:port", "[v6]:port" (or a bare v6 address before the last ':'). */
+/* "a.b.c.d:port", "[v6]:port" (or a bare v6 address before the last ':').
+ * d->name gets the address written one way only (inet_ntop, the port in
+ * decimal, an IPv4-mapped address as IPv4, as accepted peers are named):
+ * it is the key outbound connections are reused by, so "127.0.0.1:05000"
+ * and "127.0.0.1:5000" share one. */
 static int server_parse_dest(const char *addr, struct net_dest *d)
 {
 	const char *colon = addr ? strrchr(addr, ':') : NULL;
-	char host[INET6_ADDRSTRLEN + 2];
+	char host[INET6_ADDRSTRLEN + 2], ip[INET6_ADDRSTRLEN];
 	char *end;
 
 	if (!colon || colon == addr || strlen(addr) >= sizeof d->name)
@@ -394,17 +399,26 @@ static int server_parse_dest(const char *addr, struct net_dest *d)
 	memset(d, 0, sizeof *d);
 	struct sockaddr_in *v4 = (struct sockaddr_in *)&d->addr;
 	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&d->addr;
-	if (inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
-		v4->sin_family = AF_INET;
-		v4->sin_port = htons((uint16_t)port);
-		d->addrlen = sizeof *v4;
-	} else if (inet_pton(AF_INET6, host, &v6->sin6_addr) == 1) {
+	struct in6_addr a6;
+	bool is6 = inet_pton(AF_INET6, host, &a6) == 1;
+	if (is6 && !IN6_IS_ADDR_V4MAPPED(&a6)) {
 		v6->sin6_family = AF_INET6;
 		v6->sin6_port = htons((uint16_t)port);
+		v6->sin6_addr = a6;
 		d->addrlen = sizeof *v6;
-	} else {
-		return RMQNS_EINVAL;
+		inet_ntop(AF_INET6, &a6, ip, sizeof ip);
+		snprintf(d->name, sizeof d->name, "[%s]:%ld", ip, port);
+		return RMQNS_OK;
 	}
+	if (is6)
+		memcpy(&v4->sin_addr, &a6.s6_addr[12], 4);
+	else if (inet_pton(AF_INET, host, &v4->sin_addr) != 1)
+		return RMQNS_EINVAL;
+	v4->sin_family = AF_INET;
+	v4->sin_port = htons((uint16_t)port);
+	d->addrlen = sizeof *v4;
+	inet_ntop(AF_INET, &v4->sin_addr, ip, sizeof ip);
+	snprintf(d->name, sizeof d->name, "%s:%ld", ip, port);
 	return RMQNS_OK;
 }
 
@@ -429,7 +443,6 @@ int net_send_to(struct server *s, const char *addr, const void *frame, size_t le
 		free(d);
 		return rc;
 	}
-	snprintf(d->name, sizeof d->name, "%s", addr);
 	return reactor_post_send_to(&s->reactors[server_dest_reactor(s, d->name)], d, frame, len);
 }
 
