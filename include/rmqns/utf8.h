@@ -84,9 +84,8 @@ static inline size_t utf8_bad_len(const uint8_t *s, size_t n)
 }
 
 /* Text as Java's UTF-8 decoder reads it: each ill-formed sequence (cut as
- * utf8_bad_len cuts it) becomes U+FFFD. utf8_repair writes it to out
- * (utf8_repaired_len bytes, no NUL added) and returns its length; out may
- * be NULL to only measure. */
+ * utf8_bad_len cuts it) becomes U+FFFD. utf8_repair writes it to out (no
+ * NUL added) and returns its length; out NULL only measures it. */
 static inline size_t utf8_repair(char *out, const uint8_t *s, size_t n)
 {
 	size_t len = 0, i = 0;
@@ -111,9 +110,19 @@ static inline size_t utf8_repair(char *out, const uint8_t *s, size_t n)
 	return len;
 }
 
-static inline size_t utf8_repaired_len(const uint8_t *s, size_t n)
+/* Whether s[0..n) is all ASCII (then nothing needs repair), eight bytes
+ * at a time. */
+static inline bool utf8_all_ascii(const uint8_t *s, size_t n)
 {
-	return utf8_repair(NULL, s, n);
+	uint64_t acc = 0, w;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&w, s + i, 8);
+		acc |= w;
+	}
+	for (; i < n; i++)
+		acc |= s[i];
+	return !(acc & 0x8080808080808080ull);
 }
 
 static inline bool utf8_valid(const uint8_t *s, size_t n)

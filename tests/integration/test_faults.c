@@ -387,14 +387,6 @@ static long long server_cpu_ms(void)
 	return (long long)((user + sys) * 1000 / (unsigned long long)sysconf(_SC_CLK_TCK));
 }
 
-static int lines_in(const char *s)
-{
-	int n = 0;
-	for (; *s; s++)
-		n += *s == '\n';
-	return n;
-}
-
 /* With every descriptor it may open in use, the server stops watching its
  * listener for a while instead of waking at once for a connection it
  * cannot take: little CPU, a line now and then, and it takes connections
@@ -430,7 +422,7 @@ Test(faults, out_of_descriptors_pauses_accepts_quietly)
 	int64_t window = now_ms() - t0;
 	char *log1 = harness_read_log(&srv);
 	cr_assert_not_null(log1);
-	int lines = lines_in(log1 + strlen(log0));
+	int lines = count_in(log1 + strlen(log0), "\n");
 	cr_expect_lt(cpu * 10, window, "%lld ms of CPU in %lld ms out of descriptors", cpu, (long long)window);
 	cr_expect_leq(lines, 4, "%d log lines in %lld ms out of descriptors", lines, (long long)window);
 	free(log0);

@@ -41,6 +41,21 @@ static void *writer(void *arg)
 	return NULL;
 }
 
+static int spawn_writers(pthread_t *t, void *(*fn)(void *))
+{
+	for (int i = 0; i < LOG_THREADS; i++)
+		if (pthread_create(&t[i], NULL, fn, (void *)(intptr_t)i) != 0)
+			return -1;
+	return 0;
+}
+
+static void join_writers(pthread_t *t)
+{
+	for (int i = 0; i < LOG_THREADS; i++)
+		pthread_join(t[i], NULL);
+	log_set_file(NULL);
+}
+
 /* Many threads through one limit: exactly `lines` lines in its window. */
 #define LIMITED_LINES 7
 static struct log_limit shared_limit = LOG_LIMIT_INIT(LIMITED_LINES, 600000);
@@ -60,12 +75,9 @@ static int limited_from_threads(void)
 		return 2;
 	close(fd);
 	pthread_t t[LOG_THREADS];
-	for (int i = 0; i < LOG_THREADS; i++)
-		if (pthread_create(&t[i], NULL, limited_writer, (void *)(intptr_t)i) != 0)
-			return 2;
-	for (int i = 0; i < LOG_THREADS; i++)
-		pthread_join(t[i], NULL);
-	log_set_file(NULL);
+	if (spawn_writers(t, limited_writer) != 0)
+		return 2;
+	join_writers(t);
 	FILE *f = fopen(path, "r");
 	if (!f)
 		return 2;
@@ -94,15 +106,12 @@ int main(void)
 	log_set_level(LOG_INFO);
 
 	pthread_t t[LOG_THREADS];
-	for (int i = 0; i < LOG_THREADS; i++)
-		if (pthread_create(&t[i], NULL, writer, (void *)(intptr_t)i) != 0)
-			return 2;
+	if (spawn_writers(t, writer) != 0)
+		return 2;
 	/* Switching the destination while others write must be safe too. */
 	if (log_set_file(path) != 0)
 		return 2;
-	for (int i = 0; i < LOG_THREADS; i++)
-		pthread_join(t[i], NULL);
-	log_set_file(NULL);
+	join_writers(t);
 
 	FILE *f = fopen(path, "r");
 	if (!f)
