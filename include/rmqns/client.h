@@ -33,6 +33,12 @@ struct client *client_connect(const char *host, int port, int timeout_ms, int *e
 struct client *client_connect_rcvbuf(const char *host, int port, int timeout_ms, int rcvbuf,
 				     int *err);
 
+/* The same from a given local address (numeric, e.g. "127.0.0.2": a
+ * client the server sees at another address); RMQNS_EIO when it cannot
+ * be bound. */
+struct client *client_connect_from(const char *host, int port, const char *source, int timeout_ms,
+				   int *err);
+
 /* Encodes cmd (its serialize, opaque and flag as given) and writes it. */
 int client_send(struct client *c, const struct remoting_cmd *cmd, int timeout_ms);
 

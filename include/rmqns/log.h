@@ -3,6 +3,9 @@
 #ifndef RMQNS_LOG_H
 #define RMQNS_LOG_H
 
+#include <stdatomic.h>
+#include <stdint.h>
+
 enum log_level { LOG_DEBUG = 0, LOG_INFO = 1, LOG_WARN = 2, LOG_ERROR = 3 };
 
 void log_set_level(enum log_level level);
@@ -18,9 +21,39 @@ int log_level_parse(const char *name);
 void log_write(enum log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* A rate limit for lines a remote peer can cause at will: at most `lines`
+ * lines per window of `window_ms`; the first line written after some were
+ * dropped ends with "(N similar lines suppressed)". Lock-free: any number
+ * of threads may log through one limit. */
+struct log_limit {
+	unsigned lines;
+	unsigned window_ms;
+	/* the window's start in ms << LOG_LIMIT_COUNT_BITS | lines written in
+	 * it: one word, so that no window lets more than `lines` through */
+	_Atomic uint64_t window;
+	_Atomic uint64_t suppressed; /* dropped since the last line that said so */
+};
+
+#define LOG_LIMIT_COUNT_BITS 20 /* lines above 2^20 - 1 per window read as that */
+#define LOG_LIMIT_INIT(lines_, window_ms_) { .lines = (lines_), .window_ms = (window_ms_) }
+#define LOG_LIMIT_LINES 10
+#define LOG_LIMIT_WINDOW_MS 10000
+
+/* log_write through a limit. */
+void log_write_limited(struct log_limit *limit, enum log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 #define log_debug(...) do { if (log_get_level() <= LOG_DEBUG) log_write(LOG_DEBUG, __VA_ARGS__); } while (0)
 #define log_info(...)  log_write(LOG_INFO, __VA_ARGS__)
 #define log_warn(...)  log_write(LOG_WARN, __VA_ARGS__)
 #define log_error(...) log_write(LOG_ERROR, __VA_ARGS__)
+
+/* A WARN line limited per call site: LOG_LIMIT_LINES per LOG_LIMIT_WINDOW_MS. */
+#define log_warn_limited(...)                                                                    \
+	do {                                                                                     \
+		static struct log_limit log_site_limit_ =                                        \
+			LOG_LIMIT_INIT(LOG_LIMIT_LINES, LOG_LIMIT_WINDOW_MS);                    \
+		log_write_limited(&log_site_limit_, LOG_WARN, __VA_ARGS__);                      \
+	} while (0)
 
 #endif

@@ -45,6 +45,7 @@ enum metrics_counter {
 	MC_CONN_BUDGET_CLOSED, /* closed: the process was past connectionMemoryBudget */
 	MC_REQ_DROPPED_CLOSED, /* queued requests dropped: their connection had closed */
 	MC_REQ_DROPPED_SHUTDOWN, /* ... still queued at the shutdown deadline */
+	MC_ACCEPT_PAUSES,      /* accepts stopped for a while: out of descriptors or memory */
 	MC_COUNT
 };
 

@@ -158,9 +158,11 @@ int net_send(struct net_conn c, net_head_fn head, void *head_arg, const void *bo
 
 /* Queues a copy of one encoded frame (a one-way request: nothing is read
  * back) for the peer at addr, "ip:port" or "[ipv6]:port", numeric only
- * (no name look-ups on a reactor). Safe from any thread; returns once
- * queued. A connect that fails or takes longer than NET_CONNECT_TIMEOUT_MS,
- * and any later error or close, drops what waits for the peer (logged);
+ * (no name look-ups on a reactor); spellings of one address
+ * ("127.0.0.1:05000", "127.0.0.1:5000", "[::ffff:127.0.0.1]:5000") share
+ * one connection. Safe from any thread; returns once queued. A connect
+ * that fails or takes longer than NET_CONNECT_TIMEOUT_MS, and any later
+ * error or close, drops what waits for the peer (logged);
  * the next frame connects again. RMQNS_EINVAL for an address that does not
  * parse, RMQNS_ECLOSED once the reactors are gone. */
 int net_send_to(struct server *s, const char *addr, const void *frame, size_t len);

@@ -140,7 +140,9 @@ int remoting_frame_cut(const uint8_t *data, size_t len, uint32_t max_frame, size
  * serializeTypeCurrentRPC is ignored (the header word decides). ext keeps
  * the order of the wire.
  * Binary headers: remark length 0 = absent; entries with an empty key or
- * value are dropped; ext_present = the ext section is not empty. */
+ * value are dropped; ext_present = the ext section is not empty; each
+ * ill-formed UTF-8 sequence in the remark, a key or a value reads as
+ * U+FFFD, as in a JSON header. */
 int remoting_decode(const uint8_t *frame, size_t frame_size, struct remoting_cmd *cmd);
 
 /* Decodes a header alone (as found between header word and body). */

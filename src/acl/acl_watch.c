@@ -156,6 +156,19 @@ void acl_request_reload(struct acl *acl)
 	pthread_mutex_unlock(&acl->lock);
 }
 
+/* Broker requests pass unchecked by default (brokers do not sign): said
+ * once at start, for an operator who takes aclEnable for the whole story. */
+static void acl_warn_unchecked_brokers(const struct acl *acl)
+{
+	if (acl->broker_requests)
+		return;
+	log_warn("ACL: aclBrokerRequests=false: broker requests (103 REGISTER_BROKER, 104 "
+		 "UNREGISTER_BROKER, 904 heartbeat) are not checked, so any client that reaches this "
+		 "port can register a live broker's identity at an address of its own (producers then "
+		 "send there) or remove a broker. Brokers do not sign their requests: set "
+		 "aclBrokerRequests=true and list the brokers' addresses in globalWhiteRemoteAddresses");
+}
+
 struct acl *acl_create(const struct acl_params *p, char *err, size_t errlen)
 {
 	struct acl *acl = calloc(1, sizeof *acl);
@@ -192,6 +205,7 @@ struct acl *acl_create(const struct acl_params *p, char *err, size_t errlen)
 		return NULL;
 	}
 	log_loaded(acl, acl->current, "loaded");
+	acl_warn_unchecked_brokers(acl);
 	int rc = pthread_create(&acl->watcher, NULL, acl_watch_main, acl);
 	if (rc != 0) {
 		snprintf(err, errlen, "cannot start the thread watching %s (error %d)", acl->path, rc);

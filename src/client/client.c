@@ -66,8 +66,21 @@ struct client *client_connect(const char *host, int port, int timeout_ms, int *e
 	return client_connect_rcvbuf(host, port, timeout_ms, 0, err);
 }
 
-struct client *client_connect_rcvbuf(const char *host, int port, int timeout_ms, int rcvbuf,
-				     int *err)
+/* Binds fd to the numeric address source (any port); 0 or -1. */
+static int client_bind_source(int fd, const char *source)
+{
+	struct addrinfo hints = { 0 }, *res = NULL;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_NUMERICHOST | AI_PASSIVE;
+	if (getaddrinfo(source, "0", &hints, &res) != 0)
+		return -1;
+	int rc = bind(fd, res->ai_addr, res->ai_addrlen);
+	freeaddrinfo(res);
+	return rc;
+}
+
+static struct client *client_connect_opts(const char *host, int port, int timeout_ms, int rcvbuf,
+					  const char *source, int *err)
 {
 	int dummy;
 	if (!err)
@@ -105,7 +118,8 @@ struct client *client_connect_rcvbuf(const char *host, int port, int timeout_ms,
 		return NULL;
 	}
 	/* Before connect, so the window scale the peer learns matches it. */
-	if (rcvbuf > 0 && setsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf) < 0) {
+	if ((rcvbuf > 0 && setsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf) < 0) ||
+	    (source && client_bind_source(c->fd, source) < 0)) {
 		freeaddrinfo(res);
 		close(c->fd);
 		free(c->rbuf);
@@ -140,6 +154,18 @@ struct client *client_connect_rcvbuf(const char *host, int port, int timeout_ms,
 	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 	*err = RMQNS_OK;
 	return c;
+}
+
+struct client *client_connect_rcvbuf(const char *host, int port, int timeout_ms, int rcvbuf,
+				     int *err)
+{
+	return client_connect_opts(host, port, timeout_ms, rcvbuf, NULL, err);
+}
+
+struct client *client_connect_from(const char *host, int port, const char *source, int timeout_ms,
+				   int *err)
+{
+	return client_connect_opts(host, port, timeout_ms, 0, source, err);
 }
 
 int client_send_raw(struct client *c, const void *data, size_t len, int timeout_ms)

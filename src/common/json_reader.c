@@ -173,39 +173,6 @@ static int jp_hex4(const uint8_t *p, uint32_t *out)
 	return 0;
 }
 
-/* Bytes of the ill-formed sequence at s (n > 0) that one U+FFFD replaces:
- * the longest start of a well-formed sequence there, at least one byte
- * (Unicode's "maximal subpart", which Java's UTF-8 decoder follows). */
-static size_t utf8_bad_len(const uint8_t *s, size_t n)
-{
-	uint8_t c = s[0], lo = 0x80, hi = 0xBF;
-	size_t len;
-	if (c >= 0xC2 && c <= 0xDF)
-		len = 2;
-	else if (c >= 0xE0 && c <= 0xEF)
-		len = 3;
-	else if (c >= 0xF0 && c <= 0xF4)
-		len = 4;
-	else
-		return 1;
-	if (c == 0xE0)
-		lo = 0xA0;
-	else if (c == 0xED)
-		hi = 0x9F;
-	else if (c == 0xF0)
-		lo = 0x90;
-	else if (c == 0xF4)
-		hi = 0x8F;
-	size_t i = 1;
-	for (; i < len && i < n; i++) {
-		if (s[i] < lo || s[i] > hi)
-			break;
-		lo = 0x80;
-		hi = 0xBF;
-	}
-	return i;
-}
-
 /* Decodes the string at j->p (opening quote included) into j->str.
  * Invalid UTF-8 becomes U+FFFD, as Java's decoder does, unless the
  * options refuse it. */

@@ -6,6 +6,8 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,11 +94,10 @@ static const char *log_level_name(enum log_level level)
 	return "?????";
 }
 
-void log_write(enum log_level level, const char *fmt, ...)
+/* Formats and writes one line; `suppressed` > 0 adds how many lines like
+ * it a limit dropped before it. */
+static void log_vwrite(enum log_level level, uint64_t suppressed, const char *fmt, va_list ap)
 {
-	if ((int)level < atomic_load_explicit(&log_level, memory_order_relaxed))
-		return;
-
 	char line[LOG_LINE_MAX];
 	struct timespec ts;
 	struct tm tm;
@@ -113,14 +114,17 @@ void log_write(enum log_level level, const char *fmt, ...)
 		return;
 	size_t len = (size_t)n;
 
-	va_list ap;
-	va_start(ap, fmt);
 	int m = vsnprintf(line + len, sizeof(line) - len - 1, fmt, ap);
-	va_end(ap);
 	if (m < 0)
 		return;
 	/* Over-long messages are cut rather than split over several writes. */
 	len += (size_t)m < sizeof(line) - len - 1 ? (size_t)m : sizeof(line) - len - 2;
+	if (suppressed) {
+		m = snprintf(line + len, sizeof(line) - len - 1, " (%llu similar lines suppressed)",
+			     (unsigned long long)suppressed);
+		if (m > 0)
+			len += (size_t)m < sizeof(line) - len - 1 ? (size_t)m : sizeof(line) - len - 2;
+	}
 	line[len++] = '\n';
 
 	int fd = atomic_load_explicit(&log_fd, memory_order_acquire);
@@ -134,4 +138,53 @@ void log_write(enum log_level level, const char *fmt, ...)
 		p += w;
 		len -= (size_t)w;
 	}
+}
+
+void log_write(enum log_level level, const char *fmt, ...)
+{
+	if ((int)level < atomic_load_explicit(&log_level, memory_order_relaxed))
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	log_vwrite(level, 0, fmt, ap);
+	va_end(ap);
+}
+
+/* Whether a line may go out under the limit; *suppressed gets how many
+ * were dropped since the last one that went out. A dropped line costs a
+ * load and an add; one that goes out, a compare-and-swap. */
+static bool log_limit_take(struct log_limit *l, uint64_t *suppressed)
+{
+	const uint64_t mask = (1u << LOG_LIMIT_COUNT_BITS) - 1;
+	uint64_t lines = l->lines < mask ? l->lines : mask;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	uint64_t now = (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+	uint64_t old = atomic_load_explicit(&l->window, memory_order_relaxed), next;
+	do {
+		uint64_t start = old >> LOG_LIMIT_COUNT_BITS, used = old & mask;
+		if (old == 0 || now - start >= l->window_ms) {
+			next = (now << LOG_LIMIT_COUNT_BITS) | 1u;
+		} else if (used < lines) {
+			next = old + 1;
+		} else {
+			atomic_fetch_add_explicit(&l->suppressed, 1, memory_order_relaxed);
+			return false;
+		}
+	} while (!atomic_compare_exchange_weak_explicit(&l->window, &old, next, memory_order_relaxed,
+							memory_order_relaxed));
+	*suppressed = atomic_exchange_explicit(&l->suppressed, 0, memory_order_relaxed);
+	return true;
+}
+
+void log_write_limited(struct log_limit *limit, enum log_level level, const char *fmt, ...)
+{
+	uint64_t suppressed;
+	if ((int)level < atomic_load_explicit(&log_level, memory_order_relaxed) ||
+	    !log_limit_take(limit, &suppressed))
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	log_vwrite(level, suppressed, fmt, ap);
+	va_end(ap);
 }

@@ -389,6 +389,9 @@ static const struct metrics_simple metrics_simple[] = {
 	  "shutdown deadline passed.",
 	  "reason=\"connection_closed\"", MC_REQ_DROPPED_CLOSED },
 	{ "rmqns_requests_dropped_total", NULL, "reason=\"shutdown\"", MC_REQ_DROPPED_SHUTDOWN },
+	{ "rmqns_accept_pauses_total",
+	  "Times the protocol port stopped accepting for a second: out of descriptors or memory.", NULL,
+	  MC_ACCEPT_PAUSES },
 };
 
 int metrics_write(struct buf *out)

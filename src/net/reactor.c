@@ -819,7 +819,7 @@ static bool reactor_handle_frame(struct reactor *r, struct conn *c, const uint8_
 		if (rc == RMQNS_ENOMEM)
 			log_error("closing connection %s: out of memory for a request", c->peer);
 		else
-			log_warn("closing connection %s: undecodable command header: %s", c->peer,
+			log_warn_limited("closing connection %s: undecodable command header: %s", c->peer,
 				 rmqns_strerror(rc));
 		conn_fail(r, c);
 	}
@@ -883,7 +883,7 @@ static void conn_cut_frames(struct reactor *r, struct conn *c, int *budget)
 		if (rc == RMQNS_EAGAIN)
 			break;
 		if (rc < 0) {
-			log_warn("closing connection %s: bad frame: %s", c->peer, rmqns_strerror(rc));
+			log_warn_limited("closing connection %s: bad frame: %s", c->peer, rmqns_strerror(rc));
 			conn_fail(r, c);
 			return;
 		}

@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 #include "rmqns/config.h"
 #include "rmqns/err.h"
 #include "rmqns/log.h"
+#include "rmqns/metrics.h"
 #include "rmqns/net.h"
 #include "rmqns/race.h"
 #include "rmqns/remoting.h"
@@ -211,16 +213,29 @@ static struct reactor *server_pick_reactor(struct server *s)
 	return &s->reactors[best];
 }
 
-/* Accepts until the backlog is empty. Returns a poll timeout: -1 normally,
- * a short pause when out of descriptors (the queue stays in the kernel). */
+/* Out of descriptors or memory, the boss stops watching the listener for
+ * NET_ACCEPT_PAUSE_MS: the pending connections wait in the kernel's queue
+ * instead of making a level-triggered listener wake it at once, over and
+ * over. One line tells of the pauses at most every NET_ACCEPT_LOG_MS. */
+#define NET_ACCEPT_PAUSE_MS 1000
+#define NET_ACCEPT_LOG_MS 10000
+
+/* The boss's accept back-off; the boss thread's alone. */
+struct accept_backoff {
+	uint64_t until_ms;  /* 0: the listener is watched */
+	uint64_t logged_ms; /* when the last pause line went out; 0: never */
+	uint64_t unlogged;  /* pauses since that line */
+	uint64_t outage;    /* pauses since accepting last worked */
+};
+
+/* Accepts until the backlog is empty: 0, or the errno that stopped it
+ * short of that (EMFILE, ENFILE, ENOBUFS, ENOMEM, or worse). */
 static int server_accept_all(struct server *s)
 {
 	for (;;) {
 		struct net_accepted *a = malloc(sizeof *a);
-		if (!a) {
-			log_error("accept: out of memory, pausing");
-			return 100;
-		}
+		if (!a)
+			return ENOMEM;
 		a->addrlen = sizeof a->addr;
 		int fd = accept4(s->listenfd, (struct sockaddr *)&a->addr, &a->addrlen,
 				 SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -228,11 +243,10 @@ static int server_accept_all(struct server *s)
 			int e = errno;
 			free(a);
 			if (e == EAGAIN || e == EWOULDBLOCK)
-				return -1;
+				return 0;
 			if (e == EINTR || e == ECONNABORTED || e == EPROTO)
 				continue;
-			log_warn("accept: %s, pausing", strerror(e));
-			return 100; /* EMFILE and friends: don't spin */
+			return e;
 		}
 		a->fd = fd;
 		server_tune_socket(s, fd);
@@ -247,6 +261,20 @@ static uint64_t server_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+static void server_pause_accepts(struct accept_backoff *b, int e, uint64_t now)
+{
+	b->until_ms = now + NET_ACCEPT_PAUSE_MS;
+	b->unlogged++;
+	b->outage++;
+	metrics_add(MC_ACCEPT_PAUSES, 1);
+	if (b->logged_ms && now - b->logged_ms < NET_ACCEPT_LOG_MS)
+		return;
+	log_warn("accept: %s; not accepting for %d ms at a time (pauses since the last such line: %llu)",
+		 strerror(e), NET_ACCEPT_PAUSE_MS, (unsigned long long)b->unlogged);
+	b->logged_ms = now;
+	b->unlogged = 0;
+}
+
 /* The boss also watches the certificate files: a new context is built
  * here, never on a reactor. */
 static void *server_boss_main(void *arg)
@@ -256,12 +284,20 @@ static void *server_boss_main(void *arg)
 		{ .fd = s->listenfd, .events = POLLIN },
 		{ .fd = s->boss_stopfd, .events = POLLIN },
 	};
-	int timeout = -1;
+	struct accept_backoff backoff = { 0 };
 	uint64_t watched_ms = server_now_ms();
 
 	log_set_thread_name("boss");
 	for (;;) {
-		int wait = timeout;
+		int wait = -1;
+		if (backoff.until_ms) {
+			uint64_t now = server_now_ms();
+			if (now >= backoff.until_ms)
+				backoff.until_ms = 0;
+			else
+				wait = (int)(backoff.until_ms - now);
+		}
+		fds[0].fd = backoff.until_ms ? -1 : s->listenfd; /* poll skips a negative fd */
 		if (s->tls && (wait < 0 || wait > (int)TLS_WATCH_MS))
 			wait = (int)TLS_WATCH_MS;
 		int n = poll(fds, 2, wait);
@@ -269,13 +305,22 @@ static void *server_boss_main(void *arg)
 			log_error("boss: poll: %s", strerror(errno));
 			break;
 		}
-		if (fds[1].revents & POLLIN)
+		if (n > 0 && (fds[1].revents & POLLIN))
 			break;
 		if (s->tls && server_now_ms() - watched_ms >= TLS_WATCH_MS) {
 			(void)tls_server_watch(s->tls);
 			watched_ms = server_now_ms();
 		}
-		timeout = server_accept_all(s);
+		if (n <= 0 || !fds[0].revents)
+			continue;
+		int e = server_accept_all(s);
+		if (e) {
+			server_pause_accepts(&backoff, e, server_now_ms());
+		} else if (backoff.outage) {
+			log_info("accept: accepting connections again after %llu pauses",
+				 (unsigned long long)backoff.outage);
+			backoff.outage = 0;
+		}
 	}
 	return NULL;
 }
@@ -328,11 +373,15 @@ int net_send(struct net_conn c, net_head_fn head, void *head_arg, const void *bo
 	return reactor_send(r, c.id, head, head_arg, body, body_len);
 }
 
-/* "a.b.c.d:port", "[v6]:port" (or a bare v6 address before the last ':'). */
+/* "a.b.c.d:port", "[v6]:port" (or a bare v6 address before the last ':').
+ * d->name gets the address written one way only (inet_ntop, the port in
+ * decimal, an IPv4-mapped address as IPv4, as accepted peers are named):
+ * it is the key outbound connections are reused by, so "127.0.0.1:05000"
+ * and "127.0.0.1:5000" share one. */
 static int server_parse_dest(const char *addr, struct net_dest *d)
 {
 	const char *colon = addr ? strrchr(addr, ':') : NULL;
-	char host[INET6_ADDRSTRLEN + 2];
+	char host[INET6_ADDRSTRLEN + 2], ip[INET6_ADDRSTRLEN];
 	char *end;
 
 	if (!colon || colon == addr || strlen(addr) >= sizeof d->name)
@@ -352,17 +401,26 @@ static int server_parse_dest(const char *addr, struct net_dest *d)
 	memset(d, 0, sizeof *d);
 	struct sockaddr_in *v4 = (struct sockaddr_in *)&d->addr;
 	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&d->addr;
-	if (inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
-		v4->sin_family = AF_INET;
-		v4->sin_port = htons((uint16_t)port);
-		d->addrlen = sizeof *v4;
-	} else if (inet_pton(AF_INET6, host, &v6->sin6_addr) == 1) {
+	struct in6_addr a6;
+	bool is6 = inet_pton(AF_INET6, host, &a6) == 1;
+	if (is6 && !IN6_IS_ADDR_V4MAPPED(&a6)) {
 		v6->sin6_family = AF_INET6;
 		v6->sin6_port = htons((uint16_t)port);
+		v6->sin6_addr = a6;
 		d->addrlen = sizeof *v6;
-	} else {
-		return RMQNS_EINVAL;
+		inet_ntop(AF_INET6, &a6, ip, sizeof ip);
+		snprintf(d->name, sizeof d->name, "[%s]:%ld", ip, port);
+		return RMQNS_OK;
 	}
+	if (is6)
+		memcpy(&v4->sin_addr, &a6.s6_addr[12], 4);
+	else if (inet_pton(AF_INET, host, &v4->sin_addr) != 1)
+		return RMQNS_EINVAL;
+	v4->sin_family = AF_INET;
+	v4->sin_port = htons((uint16_t)port);
+	d->addrlen = sizeof *v4;
+	inet_ntop(AF_INET, &v4->sin_addr, ip, sizeof ip);
+	snprintf(d->name, sizeof d->name, "%s:%ld", ip, port);
 	return RMQNS_OK;
 }
 
@@ -387,7 +445,6 @@ int net_send_to(struct server *s, const char *addr, const void *frame, size_t le
 		free(d);
 		return rc;
 	}
-	snprintf(d->name, sizeof d->name, "%s", addr);
 	return reactor_post_send_to(&s->reactors[server_dest_reactor(s, d->name)], d, frame, len);
 }
 

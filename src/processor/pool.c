@@ -326,7 +326,7 @@ int processor_pool_take_frame(struct processor_pool *pool, const struct net_fram
 	if (!req)
 		return err;
 	if (remoting_is_response(&req->cmd)) {
-		log_warn("connection %s: dropping a response frame nobody asked for (code %d, opaque %d)",
+		log_warn_limited("connection %s: dropping a response frame nobody asked for (code %d, opaque %d)",
 			 req->peer, req->cmd.code, req->cmd.opaque);
 		request_free(req);
 		return RMQNS_OK;

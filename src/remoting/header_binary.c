@@ -1,11 +1,13 @@
 /* The ROCKETMQ binary header (protocol.md §2.2), byte for byte. Every length
  * read from the wire is checked against the header length before use; the
  * header length H from the header word is the only bound trusted. */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "rmqns/err.h"
 #include "rmqns/remoting.h"
+#include "rmqns/utf8.h"
 #include "remoting_int.h"
 
 #define BIN_FIXED_LEN 17 /* code .. remark length */
@@ -13,11 +15,34 @@
 static int32_t rd_s32(const uint8_t *p) { return (int32_t)rd_be32(p); }
 static int16_t rd_s16(const uint8_t *p) { return (int16_t)rd_be16(p); }
 
+/* The length text takes once repaired; *repair is set when it is not all
+ * ASCII (the common case, copied as it is). */
+static size_t bin_text_len(const uint8_t *s, size_t n, bool *repair)
+{
+	if (utf8_all_ascii(s, n))
+		return n;
+	*repair = true;
+	return utf8_repair(NULL, s, n);
+}
+
+/* Copies text to out, repaired when some text of the header needs it;
+ * returns its length. */
+static size_t bin_text(char *out, const uint8_t *s, size_t n, bool repair)
+{
+	if (repair)
+		return utf8_repair(out, s, n);
+	memcpy(out, s, n);
+	return n;
+}
+
 /* Walks the ext section [p, end) once. Fills ext/strings when ext != NULL;
  * otherwise only validates and sizes it. Entries whose key or value has
  * length 0 are read as null by Java and so are skipped here; a NUL byte
- * inside a key or value is refused. */
-static int bin_walk_ext(const uint8_t *p, const uint8_t *end, size_t e_len,
+ * inside a key or value is refused. Text is read as Java's decoder reads
+ * it, ill-formed UTF-8 as U+FFFD, as the JSON header path does: what a
+ * client wrote then comes back alike in either serialization (a remark
+ * naming its topic, say). */
+static int bin_walk_ext(const uint8_t *p, const uint8_t *end, size_t e_len, bool *repair,
 			uint32_t *count, size_t *str_bytes,
 			struct remoting_ext_field *ext, char **strs)
 {
@@ -48,17 +73,18 @@ static int bin_walk_ext(const uint8_t *p, const uint8_t *end, size_t e_len,
 			return RMQNS_ETOOBIG;
 		if (ext) {
 			char *s = *strs;
-			memcpy(s, key, (size_t)kl);
-			s[kl] = 0;
 			ext[n].key = s;
-			s += kl + 1;
-			memcpy(s, val, (size_t)vl);
-			s[vl] = 0;
+			s += bin_text(s, key, (size_t)kl, *repair);
+			*s++ = 0;
 			ext[n].value = s;
-			*strs = s + vl + 1;
+			s += bin_text(s, val, (size_t)vl, *repair);
+			*s++ = 0;
+			*strs = s;
+		} else {
+			bytes += bin_text_len(key, (size_t)kl, repair) + 1 +
+				 bin_text_len(val, (size_t)vl, repair) + 1;
 		}
 		n++;
-		bytes += (size_t)kl + 1 + (size_t)vl + 1;
 	}
 	*count = n;
 	*str_bytes = bytes;
@@ -91,14 +117,16 @@ int remoting_decode_binary_header(const uint8_t *hdr, size_t len, struct remotin
 	const uint8_t *end = p + e_len;
 	/* Bytes between the ext section and H are ignored, as Java does. */
 
+	bool repair = false;
 	uint32_t count;
 	size_t str_bytes;
-	int rc = bin_walk_ext(p, end, (size_t)e_len, &count, &str_bytes, NULL, NULL);
+	int rc = bin_walk_ext(p, end, (size_t)e_len, &repair, &count, &str_bytes, NULL, NULL);
 	if (rc)
 		return rc;
 
+	size_t r_size = bin_text_len(remark, (size_t)r_len, &repair);
 	size_t total = (size_t)count * sizeof(struct remoting_ext_field) + str_bytes +
-		       (r_len ? (size_t)r_len + 1 : 0);
+		       (r_len ? r_size + 1 : 0);
 	cmd->ext_present = e_len > 0;
 	if (total == 0)
 		return RMQNS_OK;
@@ -108,12 +136,11 @@ int remoting_decode_binary_header(const uint8_t *hdr, size_t len, struct remotin
 	struct remoting_ext_field *ext = (struct remoting_ext_field *)storage;
 	char *strs = (char *)(storage + (size_t)count * sizeof(*ext));
 	if (r_len) {
-		memcpy(strs, remark, (size_t)r_len);
-		strs[r_len] = 0;
 		cmd->remark = strs;
-		strs += r_len + 1;
+		strs += bin_text(strs, remark, (size_t)r_len, repair);
+		*strs++ = 0;
 	}
-	rc = bin_walk_ext(p, end, (size_t)e_len, &count, &str_bytes, count ? ext : NULL, &strs);
+	rc = bin_walk_ext(p, end, (size_t)e_len, &repair, &count, &str_bytes, count ? ext : NULL, &strs);
 	if (rc) { /* cannot happen: the same bytes passed a moment ago */
 		free(storage);
 		return rc;

@@ -385,6 +385,68 @@ Test(acl, account_white_list_needs_no_signature)
 	client_close(c);
 }
 
+/* ---- broker requests: unchecked by default, safe with the brokers white-listed ---- */
+
+#define BROKERS_UNCHECKED_WARN "ACL: aclBrokerRequests=false: broker requests"
+
+/* The danger the start-up WARN names: with broker requests unchecked, an
+ * unsigned client from an address no list names registers a broker (it
+ * could as well take a live broker's identity at its own address). */
+Test(acl, broker_requests_unchecked_by_default_and_said_so_at_start)
+{
+	const char *args[] = { "--aclEnable=true", NULL };
+	char remark[256];
+	start(accounts_yaml, args);
+	cr_assert(harness_wait_log(&srv, BROKERS_UNCHECKED_WARN, T), "no WARN at start");
+	char *log = harness_read_log(&srv);
+	const char *w = strstr(log, BROKERS_UNCHECKED_WARN);
+	cr_assert_not_null(w);
+	cr_expect_not_null(strstr(w, "aclBrokerRequests=true"), "%s", w);
+	cr_expect_not_null(strstr(w, "globalWhiteRemoteAddresses"), "%s", w);
+	free(log);
+	struct client *c = harness_connect(&srv);
+	cr_assert_not_null(c);
+	cr_assert_eq(register_broker(c, NULL, NULL, remark, sizeof remark), 0, "%s", remark);
+	cr_assert_eq(call(c, REQ_UNREGISTER_BROKER, NULL, NULL, NULL, remark, sizeof remark, "brokerAddr",
+			  "127.0.0.1:30911", "brokerId", "0", "brokerName", "acl-broker", "clusterName",
+			  "AclCluster", NULL),
+		     0, "%s", remark);
+	client_close(c);
+}
+
+/* The safe set-up: broker requests checked, the brokers' addresses in the
+ * global white list. 127.0.0.1 registers unsigned; 127.0.0.2 (a loopback
+ * address the list does not name) is refused. */
+Test(acl, broker_requests_checked_with_the_brokers_white_listed)
+{
+	const char *args[] = { "--aclEnable=true", "--aclBrokerRequests=true", NULL };
+	char remark[256];
+	int err = 0;
+	start("globalWhiteRemoteAddresses:\n"
+	      "  - 127.0.0.1\n"
+	      "accounts:\n"
+	      "  - accessKey: rocketmq2\n"
+	      "    secretKey: 12345678\n"
+	      "    admin: true\n",
+	      args);
+	struct client *broker = harness_connect(&srv);
+	cr_assert_not_null(broker);
+	cr_assert_eq(register_broker(broker, NULL, NULL, remark, sizeof remark), 0, "%s", remark);
+	struct client *other = client_connect_from("127.0.0.1", srv.port, "127.0.0.2", T, &err);
+	cr_assert_not_null(other, "cannot connect from 127.0.0.2: %d", err);
+	cr_assert_eq(register_broker(other, NULL, NULL, remark, sizeof remark), RSP_NO_PERMISSION);
+	cr_assert_str_eq(remark, "ACL: unsigned request: code 103 needs an AccessKey and a Signature");
+	cr_assert_eq(call(other, REQ_UNREGISTER_BROKER, NULL, NULL, NULL, remark, sizeof remark, "brokerAddr",
+			  "127.0.0.1:30911", "brokerId", "0", "brokerName", "acl-broker", "clusterName",
+			  "AclCluster", NULL),
+		     RSP_NO_PERMISSION);
+	char *log = harness_read_log(&srv);
+	cr_expect_null(strstr(log, BROKERS_UNCHECKED_WARN), "%s", log);
+	free(log);
+	client_close(other);
+	client_close(broker);
+}
+
 /* ---- the read and broker classes, on both paths ---- */
 
 static void read_and_broker_classes(const char *inline_arg)

@@ -425,6 +425,31 @@ static int route_code(struct client *c, const char *topic)
 	return code;
 }
 
+/* The remark naming a topic that is not UTF-8 carries U+FFFD for the bad
+ * byte, on the wire, in both serializations alike. */
+Test(core, unknown_topic_not_utf8_is_named_with_replacement_in_both_serializations)
+{
+	static const char want[] = "for the topic: No\xEF\xBF\xBDSuchTopic";
+	struct remoting_ext_field ext[1] = { { "topic", "No\xFFSuchTopic" } };
+	start(NULL);
+	struct client *c = connect_or_fail();
+	for (int ser = REMOTING_JSON; ser <= REMOTING_ROCKETMQ; ser++) {
+		struct remoting_cmd req;
+		struct client_reply *r = NULL;
+		harness_request_init(&req, REQ_GET_ROUTEINFO_BY_TOPIC, (enum remoting_serialize)ser);
+		req.ext = ext;
+		req.ext_count = 1;
+		cr_assert_eq(client_call(c, &req, &r, T), 0);
+		cr_expect_eq(r->cmd.code, RSP_TOPIC_NOT_EXIST);
+		cr_expect_eq(r->frame[4], ser, "the answer's serialization");
+		cr_expect_not_null(memmem(r->frame, r->frame_len, want, sizeof want - 1),
+				   "serialization %d: %s", ser, r->cmd.remark);
+		cr_expect_null(memmem(r->frame, r->frame_len, "\xFF", 1), "serialization %d", ser);
+		client_reply_free(r);
+	}
+	client_close(c);
+}
+
 Test(core, expired_broker_connection_closed)
 {
 	static const char *const args[] = { "--scanNotActiveBrokerInterval=200", NULL };

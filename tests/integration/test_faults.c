@@ -295,6 +295,139 @@ Test(faults, garbage_flood_on_many_connections)
 	client_close(c);
 }
 
+static int count_in(const char *s, const char *needle)
+{
+	int n = 0;
+	for (const char *p = s; (p = strstr(p, needle)) != NULL; p++)
+		n++;
+	return n;
+}
+
+/* Connections a client opens at will to make the server complain: their
+ * WARN lines are limited per kind, not one per connection. */
+Test(faults, garbage_connections_log_a_bounded_number_of_lines)
+{
+	enum { CONNS = 2000, KIND_MAX = 10 + 1 };
+	static const uint8_t bad_length[] = { 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0 };
+	static const uint8_t bad_header[] = { 0, 0, 0, 8, 0, 0, 0, 4, '{', '"', 'c', ':' };
+	struct buf rsp = BUF_INIT;
+	struct remoting_cmd cmd;
+
+	harness_request_init(&cmd, 0, REMOTING_JSON);
+	cmd.flag = 1; /* a response nobody asked for */
+	harness_encode(&cmd, &rsp);
+	start(NULL);
+	int fds0 = server_fds();
+	char *log0 = harness_read_log(&srv);
+	cr_assert_not_null(log0);
+	for (int i = 0; i < CONNS; i++) {
+		int fd = raw_connect();
+		cr_assert_geq(fd, 0, "connect %d: %s", i, strerror(errno));
+		const void *p = i % 3 == 0 ? bad_length : i % 3 == 1 ? bad_header : rsp.data;
+		size_t n = i % 3 == 0 ? sizeof bad_length : i % 3 == 1 ? sizeof bad_header : rsp.len;
+		cr_assert_eq(send(fd, p, n, MSG_NOSIGNAL), (ssize_t)n);
+		close(fd);
+	}
+	buf_free(&rsp);
+	expect_fds_back_to(fds0);
+	struct client *c = connect_or_fail();
+	cr_assert_null(route_of(c, "NoSuchTopic"));
+	client_close(c);
+	char *log1 = harness_read_log(&srv);
+	cr_assert_not_null(log1);
+	const char *since = log1 + strlen(log0);
+	int bad = count_in(since, "bad frame"), header = count_in(since, "undecodable command header"),
+	    unasked = count_in(since, "nobody asked for");
+	cr_expect(bad >= 1 && bad <= KIND_MAX, "%d bad-frame lines", bad);
+	cr_expect(header >= 1 && header <= KIND_MAX, "%d bad-header lines", header);
+	cr_expect(unasked >= 1 && unasked <= KIND_MAX, "%d unasked-response lines", unasked);
+	cr_expect_leq(count_in(since, "\n"), 3 * KIND_MAX, "%s", since);
+	free(log0);
+	free(log1);
+}
+
+/* ---- out of descriptors ---- */
+
+/* The server's highest open descriptor number. */
+static int server_max_fd(void)
+{
+	char path[64];
+	int max = -1;
+	snprintf(path, sizeof path, "/proc/%d/fd", (int)srv.pid);
+	DIR *d = opendir(path);
+	cr_assert(d, "cannot list %s", path);
+	for (struct dirent *e; (e = readdir(d));)
+		if (e->d_name[0] != '.' && atoi(e->d_name) > max)
+			max = atoi(e->d_name);
+	closedir(d);
+	return max;
+}
+
+/* The server's CPU time so far, user and system, in ms. */
+static long long server_cpu_ms(void)
+{
+	char path[64];
+	unsigned long long user = 0, sys = 0;
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)srv.pid);
+	char *st = harness_slurp(path);
+	const char *p = st ? strrchr(st, ')') : NULL; /* the name may hold blanks */
+	int got = p ? sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &user,
+			     &sys)
+		    : 0;
+	free(st);
+	cr_assert_eq(got, 2, "cannot read %s", path);
+	return (long long)((user + sys) * 1000 / (unsigned long long)sysconf(_SC_CLK_TCK));
+}
+
+/* With every descriptor it may open in use, the server stops watching its
+ * listener for a while instead of waking at once for a connection it
+ * cannot take: little CPU, a line now and then, and it takes connections
+ * again once descriptors are back. */
+Test(faults, out_of_descriptors_pauses_accepts_quietly)
+{
+	enum { HEADROOM = 24, HELD = HEADROOM + 8, WINDOW_MS = 3000 };
+	int held[HELD];
+	struct rlimit lim;
+
+	start(NULL);
+	cr_assert_eq(prlimit(srv.pid, RLIMIT_NOFILE, NULL, &lim), 0);
+	lim.rlim_cur = (rlim_t)server_max_fd() + 1 + HEADROOM;
+	cr_assert_eq(prlimit(srv.pid, RLIMIT_NOFILE, &lim, NULL), 0, "prlimit: %s", strerror(errno));
+	for (int i = 0; i < HELD; i++) {
+		held[i] = raw_connect();
+		cr_assert_geq(held[i], 0, "connect %d: %s", i, strerror(errno));
+	}
+	cr_assert(harness_wait_log(&srv, "accept: Too many open files", T), "the server never ran out");
+
+	/* more clients keep knocking for a few seconds */
+	char *log0 = harness_read_log(&srv);
+	cr_assert_not_null(log0);
+	long long cpu0 = server_cpu_ms();
+	int64_t t0 = now_ms();
+	while (now_ms() - t0 < WINDOW_MS) {
+		int fd = raw_connect();
+		cr_assert_geq(fd, 0, "connect: %s", strerror(errno));
+		close(fd);
+		sleep_ms(50);
+	}
+	long long cpu = server_cpu_ms() - cpu0;
+	int64_t window = now_ms() - t0;
+	char *log1 = harness_read_log(&srv);
+	cr_assert_not_null(log1);
+	int lines = count_in(log1 + strlen(log0), "\n");
+	cr_expect_lt(cpu * 10, window, "%lld ms of CPU in %lld ms out of descriptors", cpu, (long long)window);
+	cr_expect_leq(lines, 4, "%d log lines in %lld ms out of descriptors", lines, (long long)window);
+	free(log0);
+	free(log1);
+
+	for (int i = 0; i < HELD; i++)
+		close(held[i]);
+	struct client *c = connect_or_fail();
+	cr_assert_null(route_of(c, "NoSuchTopic"));
+	client_close(c);
+	cr_expect(harness_wait_log(&srv, "accept: accepting connections again", T));
+}
+
 /* ---- 10,000 idle connections ---- */
 
 Test(faults, ten_thousand_idle_connections_while_routes_answered)

@@ -164,6 +164,38 @@ Test(notify, brokers_of_an_acting_group_hear_of_a_new_minimum_and_of_one_leaving
 	stop_server();
 }
 
+/* Two brokers registered under two spellings of one address: the server
+ * keys its outbound connections by the address, not by how it was
+ * written, so both notices come on one connection. */
+Test(notify, two_spellings_of_one_address_share_one_connection)
+{
+	const char *args[] = { "--notifyMinBrokerIdChanged=true", NULL };
+	char plain[32], padded[40];
+	uint8_t buf[4096];
+	struct remoting_cmd cmd;
+	int l1 = listen_loopback(plain, sizeof plain);
+
+	snprintf(padded, sizeof padded, "127.0.0.1:0%s", strrchr(plain, ':') + 1);
+	cr_assert_eq(harness_start(&srv, args), 0);
+	struct client *c = harness_connect(&srv);
+	cr_assert_not_null(c);
+	register_acting(c, plain, "1", "ha1:1");
+	register_acting(c, padded, "2", "ha2:1");
+	register_acting(c, "127.0.0.1:9", "0", "ham:1");
+	int c1 = accept_conn(l1);
+	for (int k = 0; k < 2; k++) {
+		read_request(c1, buf, sizeof buf, &cmd);
+		cr_expect_eq(cmd.code, REQ_NOTIFY_MIN_BROKER_ID_CHANGE);
+		expect_ext(&cmd, "minBrokerId", "0");
+		remoting_cmd_release(&cmd);
+	}
+	cr_expect_not(readable(l1, 300), "a second connection for a second spelling of %s", plain);
+	client_close(c);
+	close(c1);
+	close(l1);
+	stop_server();
+}
+
 Test(notify, nothing_is_sent_when_the_option_is_off)
 {
 	char slave1[32];

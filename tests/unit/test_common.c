@@ -199,6 +199,64 @@ Test(log, long_message_is_cut_to_one_line)
 	unlink(path);
 }
 
+static int count_lines(const char *s)
+{
+	int n = 0;
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+Test(log, limited_lines_per_window_then_how_many_were_dropped)
+{
+	char path[128];
+	struct log_limit slow = LOG_LIMIT_INIT(3, 60000), fast = LOG_LIMIT_INIT(2, 100);
+	temp_path(path, sizeof(path));
+	cr_assert_eq(log_set_file(path), 0);
+	for (int i = 0; i < 10; i++)
+		log_write_limited(&slow, LOG_WARN, "slow %d", i);
+	for (int i = 0; i < 5; i++)
+		log_write_limited(&fast, LOG_WARN, "fast %d", i);
+	usleep(200 * 1000); /* past fast's window */
+	log_write_limited(&fast, LOG_WARN, "fast %d", 5);
+	log_set_level(LOG_ERROR);
+	log_write_limited(&fast, LOG_WARN, "below the level: neither written nor counted");
+	log_set_level(LOG_INFO);
+	cr_assert_eq(log_set_file(NULL), 0);
+
+	char *s = read_all(path);
+	cr_expect_eq(count_lines(s), 6, "%s", s);
+	cr_expect_not_null(strstr(s, "] slow 2\n"), "%s", s);
+	cr_expect_null(strstr(s, "slow 3"), "%s", s);
+	cr_expect_not_null(strstr(s, "] fast 1\n"), "%s", s);
+	cr_expect_null(strstr(s, "fast 2"), "%s", s);
+	cr_expect_not_null(strstr(s, "WARN  ["), "%s", s);
+	cr_expect_not_null(strstr(s, "] fast 5 (3 similar lines suppressed)\n"),
+			   "%s", s);
+	cr_expect_null(strstr(s, "below"), "%s", s);
+	free(s);
+	unlink(path);
+}
+
+Test(log, warn_limited_is_per_call_site)
+{
+	char path[128];
+	temp_path(path, sizeof(path));
+	cr_assert_eq(log_set_file(path), 0);
+	for (int i = 0; i < 50; i++) {
+		log_warn_limited("site a %d", i);
+		log_warn_limited("site b %d", i);
+	}
+	cr_assert_eq(log_set_file(NULL), 0);
+	char *s = read_all(path);
+	cr_expect_eq(count_lines(s), 2 * LOG_LIMIT_LINES, "%s", s);
+	cr_expect_not_null(strstr(s, "site a 9\n"), "%s", s);
+	cr_expect_not_null(strstr(s, "site b 9\n"), "%s", s);
+	cr_expect_null(strstr(s, "site a 10"), "%s", s);
+	free(s);
+	unlink(path);
+}
+
 Test(log, level_names_parse)
 {
 	cr_expect_eq(log_level_parse("debug"), LOG_DEBUG);

@@ -1,5 +1,5 @@
 /* Logging from many threads at once: every line arrives whole and in each
- * thread's order. A plain program rather than a Criterion suite because
+ * thread's order, and a shared rate limit lets exactly its lines through. A plain program rather than a Criterion suite because
  * Criterion cannot start under ThreadSanitizer, which is where this runs. */
 #include <pthread.h>
 #include <stdint.h>
@@ -41,6 +41,59 @@ static void *writer(void *arg)
 	return NULL;
 }
 
+static int spawn_writers(pthread_t *t, void *(*fn)(void *))
+{
+	for (int i = 0; i < LOG_THREADS; i++)
+		if (pthread_create(&t[i], NULL, fn, (void *)(intptr_t)i) != 0)
+			return -1;
+	return 0;
+}
+
+static void join_writers(pthread_t *t)
+{
+	for (int i = 0; i < LOG_THREADS; i++)
+		pthread_join(t[i], NULL);
+	log_set_file(NULL);
+}
+
+/* Many threads through one limit: exactly `lines` lines in its window. */
+#define LIMITED_LINES 7
+static struct log_limit shared_limit = LOG_LIMIT_INIT(LIMITED_LINES, 600000);
+
+static void *limited_writer(void *arg)
+{
+	for (int i = 0; i < LOG_LINES; i++)
+		log_write_limited(&shared_limit, LOG_WARN, "limited %d from %d", i, (int)(intptr_t)arg);
+	return NULL;
+}
+
+static int limited_from_threads(void)
+{
+	char path[] = "/tmp/rmqns-log-limit-XXXXXX";
+	int fd = mkstemp(path);
+	if (fd < 0 || log_set_file(path) != 0)
+		return 2;
+	close(fd);
+	pthread_t t[LOG_THREADS];
+	if (spawn_writers(t, limited_writer) != 0)
+		return 2;
+	join_writers(t);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 2;
+	int lines = 0;
+	char line[1024];
+	while (fgets(line, sizeof(line), f))
+		lines += strstr(line, "] limited ") != NULL;
+	fclose(f);
+	unlink(path);
+	CHECK(lines == LIMITED_LINES, "%d limited lines, %d expected", lines, LIMITED_LINES);
+	uint64_t dropped = atomic_load(&shared_limit.suppressed);
+	CHECK(dropped == (uint64_t)LOG_THREADS * LOG_LINES - LIMITED_LINES, "%llu suppressed",
+	      (unsigned long long)dropped);
+	return 0;
+}
+
 int main(void)
 {
 	char path[] = "/tmp/rmqns-log-threads-XXXXXX";
@@ -53,15 +106,12 @@ int main(void)
 	log_set_level(LOG_INFO);
 
 	pthread_t t[LOG_THREADS];
-	for (int i = 0; i < LOG_THREADS; i++)
-		if (pthread_create(&t[i], NULL, writer, (void *)(intptr_t)i) != 0)
-			return 2;
+	if (spawn_writers(t, writer) != 0)
+		return 2;
 	/* Switching the destination while others write must be safe too. */
 	if (log_set_file(path) != 0)
 		return 2;
-	for (int i = 0; i < LOG_THREADS; i++)
-		pthread_join(t[i], NULL);
-	log_set_file(NULL);
+	join_writers(t);
 
 	FILE *f = fopen(path, "r");
 	if (!f)
@@ -88,6 +138,8 @@ int main(void)
 	unlink(path);
 	for (int i = 0; i < LOG_THREADS; i++)
 		CHECK(count[i] == LOG_LINES, "writer %d wrote %d lines", i, count[i]);
+	if (limited_from_threads() != 0)
+		return 2;
 	if (failures)
 		return 1;
 	printf("ok: %d threads x %d lines\n", LOG_THREADS, LOG_LINES);

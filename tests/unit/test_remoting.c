@@ -1333,33 +1333,35 @@ Test(json_text, replacement_reencodes_as_itself)
 /* Java decodes a header's bytes with its UTF-8 decoder before parsing:
  * each ill-formed sequence (its longest well-formed start, at least one
  * byte) becomes U+FFFD instead of closing the connection. */
+static const struct { const char *raw, *want; } bad_utf8_cases[] = {
+	{ "\xC3", FFFD }, { "a\xFF" "b", "a" FFFD "b" }, { "\x80", FFFD },
+	{ "\xC0\xAF", FFFD FFFD }, { "\xED\xA0\x80", FFFD FFFD FFFD },
+	{ "\xF5\x80\x80\x80", FFFD FFFD FFFD FFFD }, { "\xE4\xB8" "x", FFFD "x" },
+	{ "\xF0\x9F\x98", FFFD }, { "\xF0\x9F\x98\xC3\xA9", FFFD "\xC3\xA9" },
+	{ "\xE0\x80\x80", FFFD FFFD FFFD }, { "\xF4\x90\x80\x80", FFFD FFFD FFFD FFFD },
+	{ "caf\xC3\xA9\xC3", "caf\xC3\xA9" FFFD },
+};
+#define BAD_UTF8_CASES (sizeof(bad_utf8_cases) / sizeof(bad_utf8_cases[0]))
+
 Test(json_text, invalid_utf8_reads_as_replacement)
 {
-	static const struct { const char *raw, *want; } cases[] = {
-		{ "\xC3", FFFD }, { "a\xFF" "b", "a" FFFD "b" }, { "\x80", FFFD },
-		{ "\xC0\xAF", FFFD FFFD }, { "\xED\xA0\x80", FFFD FFFD FFFD },
-		{ "\xF5\x80\x80\x80", FFFD FFFD FFFD FFFD }, { "\xE4\xB8" "x", FFFD "x" },
-		{ "\xF0\x9F\x98", FFFD }, { "\xF0\x9F\x98\xC3\xA9", FFFD "\xC3\xA9" },
-		{ "\xE0\x80\x80", FFFD FFFD FFFD }, { "\xF4\x90\x80\x80", FFFD FFFD FFFD FFFD },
-		{ "caf\xC3\xA9\xC3", "caf\xC3\xA9" FFFD },
-	};
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (size_t i = 0; i < BAD_UTF8_CASES; i++) {
 		char h[256];
 		snprintf(h, sizeof(h), "{\"code\":105,\"extFields\":{\"topic\":\"%s\",\"%s\":\"v\"},"
-			 "\"remark\":\"%s\",\"opaque\":4}", cases[i].raw, cases[i].raw, cases[i].raw);
+			 "\"remark\":\"%s\",\"opaque\":4}", bad_utf8_cases[i].raw, bad_utf8_cases[i].raw, bad_utf8_cases[i].raw);
 		struct remoting_cmd c;
 		int rc = decode_json(h, &c);
 		cr_assert_eq(rc, RMQNS_OK, "case %zu gave %d", i, rc);
 		cr_expect_eq(c.code, 105);
 		cr_expect_eq(c.opaque, 4);
 		cr_assert_eq(c.ext_count, 2, "case %zu", i);
-		cr_expect_str_eq(remoting_ext_get(&c, "topic"), cases[i].want, "case %zu", i);
-		cr_expect_str_eq(c.ext[1].key, cases[i].want, "case %zu", i);
-		cr_expect_str_eq(c.remark, cases[i].want, "case %zu", i);
+		cr_expect_str_eq(remoting_ext_get(&c, "topic"), bad_utf8_cases[i].want, "case %zu", i);
+		cr_expect_str_eq(c.ext[1].key, bad_utf8_cases[i].want, "case %zu", i);
+		cr_expect_str_eq(c.remark, bad_utf8_cases[i].want, "case %zu", i);
 		/* and it is written back as U+FFFD */
 		char *s = encode_json_str(&c);
 		struct remoting_cmd back = json_ok(s);
-		cr_expect_str_eq(remoting_ext_get(&back, "topic"), cases[i].want, "case %zu", i);
+		cr_expect_str_eq(remoting_ext_get(&back, "topic"), bad_utf8_cases[i].want, "case %zu", i);
 		remoting_cmd_release(&back);
 		free(s);
 		remoting_cmd_release(&c);
@@ -1370,6 +1372,30 @@ Test(json_text, invalid_utf8_reads_as_replacement)
 	/* bytes that are not text outside a string are still not JSON */
 	json_fails("{\"code\":1,\xFF:2}", RMQNS_EJSON);
 	json_fails("\xC3\xA9{}", RMQNS_EJSON);
+}
+
+/* A binary header's text reads as the JSON header's does: each ill-formed
+ * sequence becomes U+FFFD (Java decodes both with its UTF-8 decoder). */
+Test(binary_header, invalid_utf8_reads_as_replacement_as_in_json)
+{
+	for (size_t i = 0; i < BAD_UTF8_CASES; i++) {
+		const char *raw = bad_utf8_cases[i].raw, *want = bad_utf8_cases[i].want;
+		struct remoting_ext_field ext[] = { { "topic", raw }, { raw, "v" } };
+		struct remoting_cmd c = {
+			.code = 105, .language = LANG_JAVA, .opaque = 4, .remark = raw, .ext = ext,
+			.ext_count = 2, .serialize = REMOTING_ROCKETMQ,
+		};
+		struct buf b = BUF_INIT;
+		cr_assert_eq(remoting_encode_header(&c, REMOTING_ROCKETMQ, &b), 0);
+		struct remoting_cmd d;
+		cr_assert_eq(decode_hdr(b.data, b.len, REMOTING_ROCKETMQ, &d), RMQNS_OK, "case %zu", i);
+		cr_assert_eq(d.ext_count, 2, "case %zu", i);
+		cr_expect_str_eq(remoting_ext_get(&d, "topic"), want, "case %zu", i);
+		cr_expect_str_eq(d.ext[1].key, want, "case %zu", i);
+		cr_expect_str_eq(d.remark, want, "case %zu", i);
+		remoting_cmd_release(&d);
+		buf_free(&b);
+	}
 }
 
 /* An ext value or remark that is a container keeps its compact text with
