@@ -562,6 +562,43 @@ void harness_encode(const struct remoting_cmd *cmd, struct buf *out)
 	}
 }
 
+int harness_http_get(int port, const char *path, char **out)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct timeval tv = { HARNESS_IO_TIMEOUT_MS / 1000, 0 };
+	struct buf b = BUF_INIT;
+	char req[128], chunk[8192];
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	*out = NULL;
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	int n = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", path);
+	if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0 || send(fd, req, (size_t)n, 0) != n) {
+		close(fd);
+		return -1;
+	}
+	for (;;) {
+		ssize_t r = recv(fd, chunk, sizeof chunk, 0);
+		if (r < 0 || buf_append(&b, chunk, r > 0 ? (size_t)r : 0) < 0) {
+			close(fd);
+			buf_free(&b);
+			return -1;
+		}
+		if (r == 0)
+			break;
+	}
+	close(fd);
+	if (buf_terminate(&b) < 0 || b.len < 12 || strncmp((char *)b.data, "HTTP/1.1 ", 9) != 0) {
+		buf_free(&b);
+		return -1;
+	}
+	*out = (char *)b.data;
+	return atoi(*out + 9);
+}
+
 long harness_status_kb(const struct harness_server *s, const char *field)
 {
 	char path[64], key[32];

@@ -85,6 +85,10 @@ void harness_rmdir(const char *dir);
 /* "dir/name", malloc'd (NULL on allocation failure). */
 char *harness_path_in(const char *dir, const char *name);
 
+/* GET path from an HTTP port on 127.0.0.1: the status (-1 on a socket
+ * error) and the whole answer in *out (malloc'd). */
+int harness_http_get(int port, const char *path, char **out);
+
 /* A field of the server's /proc/PID/status in kB (VmRSS, VmHWM), or -1. */
 long harness_status_kb(const struct harness_server *s, const char *field);
 

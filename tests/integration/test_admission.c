@@ -93,6 +93,33 @@ static struct client *flood(const struct buf *frames)
 	return c;
 }
 
+/* A sample of the server's /metrics ("name{labels}" exactly), or -1. */
+static double metric(int http_port, const char *sample)
+{
+	char *text = NULL;
+	double v = -1;
+	if (harness_http_get(http_port, "/metrics", &text) == 200) {
+		size_t n = strlen(sample);
+		for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+			if (strncmp(p, sample, n) == 0 && p[n] == ' ')
+				v = strtod(p + n + 1, NULL);
+	}
+	free(text);
+	return v;
+}
+
+/* Starts the server with the HTTP endpoint on a free port and more args. */
+static int start_with_http(const char *more)
+{
+	static char http_arg[32];
+	int port = harness_free_port();
+	cr_assert_gt(port, 0);
+	snprintf(http_arg, sizeof http_arg, "--httpPort=%d", port);
+	const char *args[] = { http_arg, more, NULL };
+	cr_assert_eq(harness_start(&srv, args), 0);
+	return port;
+}
+
 /* Stores a value of `size` bytes under NS/big. */
 static void put_big_value(size_t size)
 {
@@ -200,7 +227,7 @@ Test(admission, a_reader_pipelining_without_reading_never_starves_a_broker)
 
 Test(admission, work_queued_for_a_closed_connection_is_dropped)
 {
-	cr_assert_eq(harness_start(&srv, NULL), 0);
+	int http = start_with_http(NULL);
 	put_big_value(8u << 20);
 	struct buf frames = BUF_INIT;
 	pipeline(&frames, 500, REQ_GET_KVLIST_BY_NAMESPACE, "namespace", "NS", NULL);
@@ -221,6 +248,9 @@ Test(admission, work_queued_for_a_closed_connection_is_dropped)
 	cr_expect_eq(r->cmd.code, 0);
 	client_reply_free(r);
 	client_close(admin);
+	double dropped = metric(http, "rmqns_requests_dropped_total{reason=\"connection_closed\"}");
+	fprintf(stderr, "requests dropped for closed connections: %.0f\n", dropped);
+	cr_expect_gt(dropped, 0, "no queued request was dropped");
 }
 
 /* n pipelined registrations of one broker identity, each of `topics`
@@ -332,8 +362,7 @@ static bool kv_file_has(const char *key, const char *value)
 
 Test(admission, sigterm_with_queued_work_exits_by_the_deadline_with_every_acknowledged_write)
 {
-	const char *args[] = { "--shutdownTimeoutMillis=1000", NULL };
-	cr_assert_eq(harness_start(&srv, args), 0);
+	int http = start_with_http("--shutdownTimeoutMillis=1000");
 
 	/* KV writes acknowledged before the flood */
 	struct client *kv = connect_or_fail();
@@ -359,9 +388,25 @@ Test(admission, sigterm_with_queued_work_exits_by_the_deadline_with_every_acknow
 		floods[i] = flood(&frames);
 	buf_free(&frames);
 
-	int elapsed = 0;
-	int st = harness_stop(&srv, SIGTERM, 20000, &elapsed);
+	/* while it drains, it says it is not ready, and stays alive */
+	int64_t t0 = now_ms();
+	cr_assert_eq(kill(srv.pid, SIGTERM), 0);
+	char *ready = NULL, *health = NULL;
+	int ready_status = -1;
+	for (int i = 0; i < 50 && ready_status != 503; i++, sleep_ms(10)) {
+		free(ready);
+		ready_status = harness_http_get(http, "/readyz", &ready);
+	}
+	cr_expect_eq(ready_status, 503, "/readyz during the drain: %d", ready_status);
+	cr_expect(ready && strstr(ready, "stopping"), "/readyz: %s", ready ? ready : "");
+	int health_status = harness_http_get(http, "/healthz", &health);
+	free(ready);
+	free(health);
+	int st = harness_stop(&srv, SIGTERM, 20000, NULL);
+	int elapsed = (int)(now_ms() - t0);
 	fprintf(stderr, "exit %d ms after SIGTERM\n", elapsed);
+	cr_expect(health_status == 200 || health_status == -1,
+		  "/healthz during the drain: %d", health_status);
 	cr_assert(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "unclean exit: %d", st);
 	/* the deadline, the answers' last drain, a running registration */
 	cr_expect_lt(elapsed, 5000, "exit took %d ms with shutdownTimeoutMillis=1000", elapsed);

@@ -39,44 +39,6 @@ static int free_port(void)
 	return ntohs(a.sin_port);
 }
 
-/* GET path; the status (-1 on a socket error) and the whole answer in *out. */
-static int http_get(int port, const char *path, char **out)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	struct timeval tv = { T / 1000, 0 };
-	struct buf b = BUF_INIT;
-	char req[128], chunk[8192];
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-	*out = NULL;
-	if (fd < 0)
-		return -1;
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-	int n = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", path);
-	if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0 || send(fd, req, (size_t)n, 0) != n) {
-		close(fd);
-		return -1;
-	}
-	for (;;) {
-		ssize_t r = recv(fd, chunk, sizeof chunk, 0);
-		if (r < 0 || buf_append(&b, chunk, r > 0 ? (size_t)r : 0) < 0) {
-			close(fd);
-			buf_free(&b);
-			return -1;
-		}
-		if (r == 0)
-			break;
-	}
-	close(fd);
-	if (buf_terminate(&b) < 0 || b.len < 12 || strncmp((char *)b.data, "HTTP/1.1 ", 9) != 0) {
-		buf_free(&b);
-		return -1;
-	}
-	*out = (char *)b.data;
-	return atoi(*out + 9);
-}
-
 static double sample(const char *text, const char *name)
 {
 	size_t n = strlen(name);
@@ -196,7 +158,7 @@ static int test_scrape_under_load(struct harness_server *s)
 	static const char *const paths[] = { "/metrics", "/brokers", "/healthz" };
 	while (atomic_load(&running) > 0 && scrapes < MAX_SCRAPES) {
 		char *out = NULL;
-		int st = http_get(port, paths[scrapes % 3], &out);
+		int st = harness_http_get(port, paths[scrapes % 3], &out);
 		if (st < 0)
 			bad++;
 		else if (st != 200)
@@ -213,7 +175,7 @@ static int test_scrape_under_load(struct harness_server *s)
 
 	/* exact counts once everything has been answered */
 	char *m = NULL;
-	HARNESS_CHECK(http_get(port, "/metrics", &m) == 200, "final scrape");
+	HARNESS_CHECK(harness_http_get(port, "/metrics", &m) == 200, "final scrape");
 	double q = sample(m, "rmqns_requests_total{code=\"105\",response=\"17\"}");
 	double reg = sample(m, "rmqns_requests_total{code=\"103\",response=\"0\"}");
 	double live = sample(m, "rmqns_brokers_live");
@@ -225,14 +187,14 @@ static int test_scrape_under_load(struct harness_server *s)
 	for (int i = 0; i < 100 && live != 0; i++) {
 		struct timespec ts = { 0, 50 * 1000000L };
 		nanosleep(&ts, NULL);
-		HARNESS_CHECK(http_get(port, "/metrics", &m) == 200, "scrape");
+		HARNESS_CHECK(harness_http_get(port, "/metrics", &m) == 200, "scrape");
 		live = sample(m, "rmqns_brokers_live");
 		free(m);
 	}
 	HARNESS_CHECK(live == 0, "brokers live %g after the close", live);
 	/* one-way heartbeats are counted as they are handled */
 	for (int i = 0; i < 100; i++) {
-		HARNESS_CHECK(http_get(port, "/metrics", &m) == 200, "scrape");
+		HARNESS_CHECK(harness_http_get(port, "/metrics", &m) == 200, "scrape");
 		double hb = sample(m, "rmqns_requests_total{code=\"904\",response=\"0\"}");
 		free(m);
 		if (hb == HEARTBEATS)
