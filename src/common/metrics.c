@@ -390,7 +390,7 @@ static const struct metrics_simple metrics_simple[] = {
 	  "reason=\"connection_closed\"", MC_REQ_DROPPED_CLOSED },
 	{ "rmqns_requests_dropped_total", NULL, "reason=\"shutdown\"", MC_REQ_DROPPED_SHUTDOWN },
 	{ "rmqns_accept_pauses_total",
-	  "Times the protocol port stopped accepting for a second: out of descriptors or memory.", NULL,
+	  "Times the protocol or HTTP port stopped accepting for a second: out of descriptors or memory.", NULL,
 	  MC_ACCEPT_PAUSES },
 };
 
