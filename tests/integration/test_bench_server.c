@@ -127,6 +127,78 @@ Test(bench_server, churn)
 	json_decref(d);
 }
 
+static json_int_t jint(json_t *o, const char *k)
+{
+	return json_integer_value(json_object_get(o, k));
+}
+
+/* Many clients, each refreshing 10 seeded topics every 2 s, a tenth of them
+ * reconnecting per period, a small storm beside them: every connection
+ * opens, every refresh is answered in full, the server's RSS per
+ * connection is reported. */
+Test(bench_server, clients_refresh_with_churn_and_storm)
+{
+	char pid[16];
+	snprintf(pid, sizeof(pid), "%d", (int)srv.pid);
+	const char *a[] = { "clients", "-c", "2000", "--period-ms", "2000", "--churn", "0.1", "-d",
+			    "3s", "--connect-rate", "4000", "-b", "2", "-t", "20", "--source-addrs", "2",
+			    "--storm-brokers", "2", "--storm-topics", "500", "--server-pid", pid, NULL };
+	json_t *d = run(a);
+	bench_assert_clean(d, "clients");
+	json_t *c = json_object_get(d, "clients");
+	cr_assert_not_null(c);
+	cr_assert_eq(jint(c, "connections"), 2000);
+	cr_assert_eq(jint(c, "established"), 2000);
+	cr_assert_eq(jint(c, "failed"), 0);
+	cr_assert_eq(jint(c, "source_addresses"), 2);
+	/* the first refreshes spread over the first 2 s period: each connection
+	 * refreshed at least once in 3 s, some twice */
+	json_int_t refreshes = jint(c, "refreshes");
+	cr_assert(refreshes >= 2000 && refreshes <= 4400, "%lld refreshes", (long long)refreshes);
+	/* a refresh is 10 pipelined route queries, all answered */
+	json_t *route = json_object_get(json_object_get(d, "roles"), "route");
+	cr_assert_eq(jint(route, "ok"), 10 * refreshes);
+	cr_assert_eq(jint(route, "errors"), 0);
+	/* about a tenth of the refreshes ended in a reconnect */
+	json_int_t churned = jint(c, "churned");
+	cr_assert(churned > refreshes / 40 && churned < refreshes / 4, "%lld churned of %lld",
+		  (long long)churned, (long long)refreshes);
+	cr_assert_gt(jint(c, "reconnects"), 0);
+	cr_assert_leq(jint(c, "reconnects"), churned);
+	cr_assert_gt(json_number_value(json_object_get(c, "route_p99_us")), 0.0);
+	cr_assert_gt(json_number_value(json_object_get(c, "register_p99_us")), 0.0);
+	cr_assert_gt(jint(json_object_get(json_object_get(d, "roles"), "register_storm"), "ok"), 0);
+	/* the server holds memory for its connections */
+	cr_assert_gt(jint(c, "rss_kb_connected"), jint(c, "rss_kb_before"));
+	double per = json_number_value(json_object_get(c, "rss_bytes_per_connection"));
+	cr_assert(per > 0.0 && per < 1024.0 * 1024.0, "%f B per connection", per);
+	cr_assert_gt(json_number_value(json_object_get(c, "rss_bytes_per_connection_after")), 0.0);
+	json_decref(d);
+}
+
+/* A source address the machine does not have: no connection opens, the
+ * run says why and fails. */
+Test(bench_server, clients_from_a_foreign_source_fail)
+{
+	char addr[64];
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", srv.port);
+	char *argv[] = { RMQNS_BENCH_BIN, "clients", "-c", "20", "--period-ms", "500", "-d", "1s",
+			 "-b", "1", "-t", "10", "--source-addrs", "192.0.2.1", "-a", addr, "--json",
+			 "--quiet", NULL };
+	char *out = NULL;
+	int st = bench_run_capture(argv, 60000, &out);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 1, "a run with failed connections exits 1");
+	json_t *d = json_loads(out, 0, NULL);
+	cr_assert_not_null(d, "%s", out);
+	json_t *c = json_object_get(d, "clients");
+	cr_assert_eq(jint(c, "established"), 0);
+	cr_assert_eq(jint(c, "failed"), 20);
+	cr_assert_not_null(strstr(json_string_value(json_object_get(c, "failed_why")), "address"),
+			   "%s", json_string_value(json_object_get(c, "failed_why")));
+	json_decref(d);
+	free(out);
+}
+
 Test(bench_server, seed_with_server_figures)
 {
 	char pid[16];
