@@ -225,6 +225,30 @@ Test(admission, a_reader_pipelining_without_reading_never_starves_a_broker)
 	client_close(broker);
 }
 
+Test(admission, a_connection_at_its_in_flight_cap_is_paused_not_closed)
+{
+	int http = start_with_http("--serverMaxInflight=16");
+	put_big_value(1u << 20);
+	struct buf frames = BUF_INIT;
+	enum { N = 200 };
+	pipeline(&frames, N, REQ_GET_KVLIST_BY_NAMESPACE, "namespace", "NS", NULL);
+	struct client *c = connect_or_fail();
+	cr_assert_eq(client_send_raw(c, frames.data, frames.len, HARNESS_IO_TIMEOUT_MS), 0);
+	buf_free(&frames);
+	/* every answer comes, in order of the requests (one connection: one flow) */
+	for (int i = 0; i < N; i++) {
+		struct client_reply *r = NULL;
+		cr_assert_eq(client_recv(c, &r, HARNESS_IO_TIMEOUT_MS), 0, "answer %d of %d missing", i, N);
+		cr_assert_eq(r->cmd.opaque, i + 1);
+		cr_assert_eq(r->cmd.code, 0);
+		client_reply_free(r);
+	}
+	client_close(c);
+	double pauses = metric(http, "rmqns_connection_read_pauses_total{reason=\"inflight\"}");
+	fprintf(stderr, "in-flight pauses: %.0f\n", pauses);
+	cr_expect_gt(pauses, 0, "the connection was never paused at 16 requests in flight");
+}
+
 Test(admission, work_queued_for_a_closed_connection_is_dropped)
 {
 	int http = start_with_http(NULL);
