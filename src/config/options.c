@@ -41,7 +41,7 @@ static const struct config_option options_table[] = {
 	{ "productEnvName", CONFIG_STR, CONFIG_UNUSED, OFF(productEnvName), "center", 0, 0, 0, NULL,
 	  "Java's cluster-test environment name" },
 	{ "clusterTest", CONFIG_BOOL, CONFIG_UNUSED, OFF(clusterTest), "false", 0, 0, 0, NULL,
-	  "Java's cluster-test mode (forwarding unknown topics); not supported" },
+	  "Java's cluster-test mode (forwarding unknown topics); not supported: true is refused at start" },
 	{ "orderMessageEnable", CONFIG_BOOL, CONFIG_LIVE, OFF(orderMessageEnable), "false", 0, 0, 0, NULL,
 	  "put the ORDER_TOPIC_CONFIG entry of a topic into its route (orderTopicConf)" },
 	{ "configBlackList", CONFIG_STR, CONFIG_LIVE, OFF(configBlackList),
@@ -70,7 +70,7 @@ static const struct config_option options_table[] = {
 	{ "notifyMinBrokerIdChanged", CONFIG_BOOL, 0, OFF(notifyMinBrokerIdChanged), "false", 0, 0, 0, NULL,
 	  "tell brokers of acting-master groups when the group's smallest broker id changes (code 905)" },
 	{ "enableControllerInNamesrv", CONFIG_BOOL, CONFIG_UNUSED, OFF(enableControllerInNamesrv), "false",
-	  0, 0, 0, NULL, "Java's embedded DLedger controller; not supported" },
+	  0, 0, 0, NULL, "Java's embedded DLedger controller; not supported: true is refused at start" },
 	{ "needWaitForService", CONFIG_BOOL, CONFIG_LIVE, OFF(needWaitForService), "false", 0, 0, 0, NULL,
 	  "answer route queries only after waitSecondsForService from start" },
 	{ "waitSecondsForService", CONFIG_I32, CONFIG_LIVE, OFF(waitSecondsForService), "45",
@@ -443,6 +443,17 @@ int options_copy(struct options *dst, const struct options *src)
 
 int options_check(const struct options *o, char *err, size_t errlen)
 {
+	/* Java options rmqns cannot honour: refused, never accepted and ignored */
+	if (o->enableControllerInNamesrv) {
+		snprintf(err, errlen, "enableControllerInNamesrv=true: rmqns has no embedded controller "
+			 "yet; run the controller as its own process (mqcontroller) and keep this false");
+		return RMQNS_EINVAL;
+	}
+	if (o->clusterTest) {
+		snprintf(err, errlen, "clusterTest=true: Java's cluster-test mode (forwarding unknown "
+			 "topics to a test cluster) is not supported; keep it false");
+		return RMQNS_EINVAL;
+	}
 	if (o->outboundCloseBytes < o->outboundPauseBytes) {
 		snprintf(err, errlen, "outboundCloseBytes (%" PRId64 ") must not be less than outboundPauseBytes (%" PRId64 ")",
 			 o->outboundCloseBytes, o->outboundPauseBytes);

@@ -342,6 +342,16 @@ static void expect_error(const char *what, const char *needle1, const char *need
 		cr_assert_not_null(strstr(err, needle2), "%s: '%s' lacks '%s'", what, err, needle2);
 }
 
+Test(config, options_rmqns_cannot_honour_are_refused_not_ignored)
+{
+	expect_error("embedded controller", "enableControllerInNamesrv", "no embedded controller",
+		     "--enableControllerInNamesrv=true", NULL);
+	expect_error("cluster test", "clusterTest", "not supported", "--clusterTest=true", NULL);
+	char *f = write_file("controller.properties", "enableControllerInNamesrv=true\n");
+	expect_error("embedded controller in a file", "enableControllerInNamesrv", NULL, "-c", f, NULL);
+	free(f);
+}
+
 Test(config, command_line_errors)
 {
 	expect_error("unknown key", "fooBar", "unknown", "--fooBar=1", NULL);
