@@ -181,8 +181,12 @@ static struct request *pool_take(struct processor_pool *pool, enum pool_role rol
 		if (it)
 			return caa_container_of(it, struct request, queued);
 	}
+	/* the cap on registrations waiting for the registrar holds until the
+	 * pool stops: then what is queued is run (or dropped) before the
+	 * workers leave */
 	if (role == POOL_GENERAL &&
-	    atomic_load_explicit(&pool->handoffs, memory_order_relaxed) < PROCESSOR_HANDOFF_MAX &&
+	    (atomic_load_explicit(&pool->handoffs, memory_order_relaxed) < PROCESSOR_HANDOFF_MAX ||
+	     atomic_load_explicit(&pool->stopping, memory_order_relaxed)) &&
 	    (req = pool_take_fair(pool, &pool->broker_lane, &pool->broker_busy))) {
 		*slot = pool->default_max ? SLOT_BROKER : SLOT_NONE;
 		return req;

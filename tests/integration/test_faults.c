@@ -36,16 +36,7 @@
 
 /* Freed memory stays resident in AddressSanitizer's quarantine (256 MB by
  * default): the RSS bounds allow for it in such builds. */
-#if defined(__SANITIZE_ADDRESS__)
-#define RSS_SLACK_KB (320L * 1024)
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define RSS_SLACK_KB (320L * 1024)
-#endif
-#endif
-#ifndef RSS_SLACK_KB
-#define RSS_SLACK_KB 0L
-#endif
+#define RSS_SLACK_KB (HARNESS_ASAN ? 320L * 1024 : 0L)
 
 static struct harness_server srv;
 
