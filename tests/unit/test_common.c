@@ -11,6 +11,7 @@
 #include "rmqns/buf.h"
 #include "rmqns/cpus.h"
 #include "rmqns/err.h"
+#include "rmqns/fairq.h"
 #include "rmqns/javahash.h"
 #include "rmqns/log.h"
 #include "rmqns/yield.h"
@@ -403,4 +404,77 @@ Test(cpus, follow_the_affinity_mask)
 	cr_assert_eq(cpus_usable(), 1, "one CPU allowed, one usable");
 	cr_assert_eq(sched_setaffinity(0, sizeof all, &all), 0);
 	cr_assert_eq(cpus_usable(), n);
+}
+
+/* ---- fairq: fair between flows ---- */
+
+struct fq_item {
+	struct fairq_item it;
+	int flow, seq;
+};
+
+Test(fairq, flows_take_turns_and_keep_their_own_order)
+{
+	struct fairq q;
+	cr_assert_eq(fairq_init(&q, 100), 0);
+	/* flow 1 queues 5 items before flows 2 and 3 queue one each */
+	struct fq_item items[7] = {
+		{ .flow = 1, .seq = 0 }, { .flow = 1, .seq = 1 }, { .flow = 1, .seq = 2 },
+		{ .flow = 1, .seq = 3 }, { .flow = 1, .seq = 4 }, { .flow = 2, .seq = 0 },
+		{ .flow = 3, .seq = 0 },
+	};
+	for (int i = 0; i < 7; i++)
+		cr_assert_eq(fairq_push(&q, (uint64_t)items[i].flow, &items[i].it), 0);
+	cr_assert_eq(fairq_count(&q), 7);
+	/* 1, 2, 3, then the rest of flow 1, in its order */
+	static const int want_flow[] = { 1, 2, 3, 1, 1, 1, 1 };
+	static const int want_seq[] = { 0, 0, 0, 1, 2, 3, 4 };
+	for (int i = 0; i < 7; i++) {
+		struct fairq_item *it = fairq_pop(&q);
+		cr_assert_not_null(it);
+		struct fq_item *f = (struct fq_item *)it;
+		cr_expect_eq(f->flow, want_flow[i], "pop %d: flow %d", i, f->flow);
+		cr_expect_eq(f->seq, want_seq[i], "pop %d: seq %d", i, f->seq);
+	}
+	cr_assert_null(fairq_pop(&q));
+	cr_assert(fairq_looks_empty(&q));
+	fairq_destroy(&q);
+}
+
+Test(fairq, bounded_in_items_and_flows_reused)
+{
+	struct fairq q;
+	cr_assert_eq(fairq_init(&q, 3), 0);
+	struct fq_item items[4];
+	for (int i = 0; i < 3; i++)
+		cr_assert_eq(fairq_push(&q, (uint64_t)i, &items[i].it), 0);
+	cr_assert_eq(fairq_push(&q, 9, &items[3].it), RMQNS_EFULL);
+	for (int round = 0; round < 1000; round++) { /* emptied flows come back from the spares */
+		struct fairq_item *it = fairq_pop(&q);
+		cr_assert_not_null(it);
+		cr_assert_eq(fairq_push(&q, (uint64_t)(round % 7), it), 0);
+	}
+	cr_assert_eq(fairq_count(&q), 3);
+	fairq_destroy(&q);
+	cr_assert_eq(fairq_init(&q, 0), RMQNS_EINVAL);
+}
+
+Test(fairq, a_flow_id_of_zero_and_many_flows)
+{
+	enum { FLOWS = 5000 };
+	struct fairq q;
+	cr_assert_eq(fairq_init(&q, 2 * FLOWS), 0);
+	static struct fq_item items[2 * FLOWS];
+	for (int i = 0; i < 2 * FLOWS; i++) {
+		items[i].flow = i % FLOWS;
+		items[i].seq = i / FLOWS;
+		cr_assert_eq(fairq_push(&q, (uint64_t)items[i].flow, &items[i].it), 0);
+	}
+	/* every flow's first item leaves before any flow's second */
+	for (int i = 0; i < 2 * FLOWS; i++) {
+		struct fq_item *f = (struct fq_item *)fairq_pop(&q);
+		cr_assert_not_null(f);
+		cr_assert_eq(f->seq, i / FLOWS, "pop %d: seq %d of flow %d", i, f->seq, f->flow);
+	}
+	fairq_destroy(&q);
 }
