@@ -1,7 +1,7 @@
 /* rmqns entry point: command line, configuration, start-up in dependency
- * order (KV writer, registrar, pool, server), signals read from a signalfd
- * on the main thread, and the orderly stop. The route and KV modules plug
- * in at the places marked below; nothing else belongs here. */
+ * order (route tables, KV store, ACL, KV writer, registrar, pool, server,
+ * HTTP endpoint), signals read from a signalfd on the main thread, and the
+ * orderly stop within shutdownTimeoutMillis. */
 #include <errno.h>
 #include <malloc.h>
 #include <signal.h>
@@ -247,8 +247,8 @@ int main(int argc, char **argv)
 	struct registrar_hooks hooks = { 0 };
 	hooks.tick_ms = o->scanNotActiveBrokerInterval > 0 ? (uint32_t)o->scanNotActiveBrokerInterval
 							    : 5000;
-	/* Route module: create app.route here and point hooks.on_tick (expiry
-	 * scan), hooks.on_conn_closed (broker clean-up) and hooks.arg at it. */
+	/* the registrar drives the route tables: expiry scans, closed
+	 * connections' brokers, background removal between mutations */
 	app.route = route_db_create(0);
 	if (!app.route) {
 		fprintf(stderr, "rmqns: cannot create the route tables\n");
@@ -260,7 +260,7 @@ int main(int argc, char **argv)
 	hooks.on_conn_closed = main_on_conn_closed;
 	hooks.on_idle = route_hook_idle;
 	hooks.arg = app.route;
-	/* KV module: load app.kv here (before anything can answer a request). */
+	/* loaded before anything can answer a request */
 	app.kv = kv_open(o->kvConfigPath, o->kvConfigIgnoreCorrupt, err, sizeof err);
 	if (!app.kv) {
 		fprintf(stderr, "rmqns: %s\n", err);
@@ -373,15 +373,13 @@ int main(int argc, char **argv)
 	 * mutations they made, then drain the answers. */
 	uint64_t deadline_ns = metrics_now_ns() + (uint64_t)o->shutdownTimeoutMillis * 1000000u;
 	main_teardown(&app, &http, deadline_ns);
-	/* KV module: nothing to flush (changes are durable when acknowledged). */
 	log_info("shutdown hook done, consuming time total(ms): %llu",
 		 (unsigned long long)(main_now_ms() - t0));
 	exit_code = 0;
 out:
 	main_teardown(&app, &http, 0); /* after a failed start-up */
 	kv_close(app.kv); /* after its writer */
-	/* Route module: destroy app.route here, after the registrar. */
-	route_db_destroy(app.route);
+	route_db_destroy(app.route); /* after the registrar */
 	config_set_reload_hook(NULL, NULL);
 	acl_destroy(app.acl); /* after every reader (reactors, workers) */
 	close(sfd);
