@@ -17,6 +17,8 @@
 #include "rmqns/err.h"
 #include "rmqns/javahash.h"
 #include "rmqns/log.h"
+#include "rmqns/metrics.h"
+#include "rmqns/remoting.h"
 #include "rmqns/yield.h"
 
 /* ---- buf ---- */
@@ -409,6 +411,28 @@ Test(log, unnamed_thread_shows_its_kernel_name)
 	cr_expect_not_null(strstr(s, " WARN  [lib-worker] from a thread of a library\n"), "%s", s);
 	free(s);
 	unlink(path);
+}
+
+/* ---- metrics label values ---- */
+
+/* Broker names come from the network: whatever they hold, the label
+ * stays one valid UTF-8 line (a scraper drops a whole answer otherwise). */
+Test(metrics, label_values_escaped_and_valid_utf8)
+{
+	struct buf b = BUF_INIT;
+	cr_assert_eq(metrics_escape_label(&b, "a\"b\\c\nd \xe4\xb8\xad \xff\xc0\x80 end"), 0);
+	cr_assert_eq(buf_terminate(&b), 0);
+	cr_expect_str_eq((char *)b.data,
+			 "a\\\"b\\\\c\\nd \xe4\xb8\xad \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd end");
+	buf_free(&b);
+}
+
+Test(metrics, request_code_names)
+{
+	cr_expect_str_eq(remoting_request_name(105), "GET_ROUTEINFO_BY_TOPIC");
+	cr_expect_str_eq(remoting_request_name(904), "BROKER_HEARTBEAT");
+	cr_expect_null(remoting_request_name(777));
+	cr_expect_null(remoting_request_name(-1));
 }
 
 Test(log, level_names_parse)
