@@ -12,7 +12,8 @@
 
 enum log_level { LOG_DEBUG = 0, LOG_INFO = 1, LOG_WARN = 2, LOG_ERROR = 3 };
 /* text:  2026-03-01T12:00:00.123+01:00 INFO  [main] message
- * json:  {"time":"2026-03-01T12:00:00.123+01:00","level":"INFO","thread":"main","message":"message"} */
+ * json:  {"time":"2026-03-01T12:00:00.123+01:00","level":"INFO","thread":"main",
+ *         "message":"message"} (one line) */
 enum log_format { LOG_TEXT = 0, LOG_JSON = 1 };
 
 void log_set_level(enum log_level level);

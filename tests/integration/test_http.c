@@ -36,6 +36,10 @@
 
 #define T HARNESS_IO_TIMEOUT_MS
 
+/* the labels of a request code: its number and its name */
+#define ROUTE_LABELS "code=\"105\",request=\"GET_ROUTEINFO_BY_TOPIC\""
+#define REGISTER_LABELS "code=\"103\",request=\"REGISTER_BROKER\""
+
 static struct harness_server srv;
 static int http_port_no;
 
@@ -287,7 +291,6 @@ Test(http, metrics_move_with_requests)
 	cr_assert_not_null(strstr(a.body, "# TYPE rmqns_request_duration_seconds histogram\n"));
 	free(a.raw);
 
-#define ROUTE_LABELS "code=\"105\",request=\"GET_ROUTEINFO_BY_TOPIC\""
 	const char *miss = "rmqns_requests_total{" ROUTE_LABELS ",response=\"17\"}";
 	const char *hist = "rmqns_request_duration_seconds_count{" ROUTE_LABELS "}";
 	const char *inf = "rmqns_request_duration_seconds_bucket{" ROUTE_LABELS ",le=\"+Inf\"}";
@@ -316,7 +319,7 @@ Test(http, metrics_move_with_requests)
 	cr_assert_eq(scrape("rmqns_queue_entries"), 2);
 	/* the registrar times a mutation once it has run, its answer included */
 	cr_assert_geq(wait_metric_at_least("rmqns_registrar_apply_seconds_count", apply0 + 1), apply0 + 1);
-	cr_assert_eq(scrape("rmqns_requests_total{code=\"103\",request=\"REGISTER_BROKER\",response=\"0\"}"), 1);
+	cr_assert_eq(scrape("rmqns_requests_total{" REGISTER_LABELS ",response=\"0\"}"), 1);
 
 	/* the route cache: built once, then served from the bytes */
 	double built0 = scrape("rmqns_route_cache_lookups_total{result=\"built\"}");
@@ -326,7 +329,7 @@ Test(http, metrics_move_with_requests)
 	cr_assert_eq(scrape("rmqns_route_cache_lookups_total{result=\"built\"}"), built0 + 1);
 	cr_assert_eq(scrape("rmqns_route_cache_lookups_total{result=\"hit\"}"), hit0 + 1);
 	cr_assert_gt(scrape("rmqns_route_cache_bytes"), 0);
-	cr_assert_eq(scrape("rmqns_requests_total{code=\"105\",request=\"GET_ROUTEINFO_BY_TOPIC\",response=\"0\"}"), 2);
+	cr_assert_eq(scrape("rmqns_requests_total{" ROUTE_LABELS ",response=\"0\"}"), 2);
 
 	/* KV: one durable write per put */
 	double kv0 = scrape("rmqns_kv_writes_total");
@@ -479,7 +482,7 @@ Test(http, metrics_count_busy_answers)
 	buf_free(&frames);
 	cr_assert_gt(busy, 0, "no burst overflowed a one-slot lane");
 	cr_assert_eq(scrape("rmqns_system_busy_total{lane=\"route\"}"), (double)busy);
-	cr_assert_eq(scrape("rmqns_requests_total{code=\"105\",request=\"GET_ROUTEINFO_BY_TOPIC\",response=\"2\"}"), (double)busy);
+	cr_assert_eq(scrape("rmqns_requests_total{" ROUTE_LABELS ",response=\"2\"}"), (double)busy);
 	cr_assert_eq(scrape("rmqns_system_busy_total{lane=\"default\"}"), 0);
 	cr_assert_eq(scrape("rmqns_lane_queue_capacity"), 1);
 	client_close(c);

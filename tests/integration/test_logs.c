@@ -206,15 +206,18 @@ Test(logs, json_lines_in_a_file_reopened_on_sighup)
 	char *head = harness_slurp(path);
 	cr_assert_not_null(head);
 	cr_expect_eq(strncmp(head, "{\"time\":\"", 9), 0, "%s", head);
-	cr_expect_not_null(strstr(head, "\"thread\":\"main\",\"message\":\"rmqns 0.1.0 (build"), "%s", head);
-	cr_expect_lt(strstr(head, "rmqns 0.1.0 (build"), strchr(head, '\n'), "not the first line:\n%s", head);
+	cr_expect_not_null(strstr(head, "\"thread\":\"main\",\"message\":\"rmqns 0.1.0 (build"), "%s",
+			   head);
+	cr_expect_lt(strstr(head, "rmqns 0.1.0 (build"), strchr(head, '\n'), "not the first line:\n%s",
+		     head);
 	free(head);
 
 	cr_assert_eq(rename(path, moved), 0);
 	cr_assert_eq(kill(srv.pid, SIGHUP), 0);
 	cr_assert(harness_wait_file(path, "SIGHUP", T), "no new file after SIGHUP");
 	reg(c, "lf-after", "10.8.1.2:10911", 1, "60000");
-	cr_assert(harness_wait_file(path, "name lf-after", T), "the registration after SIGHUP is not in the new file");
+	cr_assert(harness_wait_file(path, "name lf-after", T),
+		  "the registration after SIGHUP is not in the new file");
 	char *old = harness_slurp(moved);
 	cr_assert_not_null(old);
 	cr_expect_not_null(strstr(old, "name lf-before"));
