@@ -189,6 +189,9 @@ static int main_wait_for_stop(int sfd, struct config *cfg, struct registrar *reg
 			return SIGTERM;
 		}
 		if (si.ssi_signo == SIGHUP) {
+			/* logrotate renamed the file: new lines go to a new one */
+			if (log_reopen() < 0)
+				log_error("SIGHUP: cannot reopen the log file; still writing the old one");
 			log_info("SIGHUP: reloading the configuration file");
 			config_request_reload(cfg, reg);
 			continue;
@@ -218,6 +221,8 @@ int main(int argc, char **argv)
 	enum config_action action;
 	char err[512] = "";
 
+	log_set_thread_name("main"); /* before the options are read: they may warn */
+
 	int rc = config_from_args(argc, argv, &cfg, &action, err, sizeof err);
 	if (rc < 0) {
 		fprintf(stderr, "rmqns: %s\n", err[0] ? err : rmqns_strerror(rc));
@@ -235,7 +240,6 @@ int main(int argc, char **argv)
 	}
 
 	const struct options *o = config_startup(cfg);
-	log_set_thread_name("main");
 	int sfd = main_signalfd();
 	if (sfd < 0) {
 		fprintf(stderr, "rmqns: cannot set up signal handling: %s\n", strerror(errno));
@@ -358,11 +362,11 @@ int main(int argc, char **argv)
 		 sp.reactors, pp.workers, pp.default_max, pp.route_workers, pp.lane_capacity,
 		 pp.run_inline ? "inline by reactors" : "by the pool", cpus);
 	const char *bind = sp.bind_address && *sp.bind_address ? sp.bind_address : "0.0.0.0";
+	/* Java's boot line, on stdout only: scripts wait for it there, and a
+	 * copy in the log showed it twice wherever the two streams meet */
 	printf("The Name Server boot success. serializeType=JSON, address %s:%d\n", bind,
 	       server_port(app.server));
 	fflush(stdout);
-	log_info("The Name Server boot success. serializeType=JSON, address %s:%d", bind,
-		 server_port(app.server));
 
 	int sig = main_wait_for_stop(sfd, cfg, app.registrar);
 	http_endpoints_set_stopping(http, true); /* /readyz: 503 from now on */

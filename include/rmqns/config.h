@@ -69,6 +69,8 @@ struct options {
 	int64_t connectionMemoryBudget;    /* bytes held for all connections; 0 = none */
 	int32_t shutdownTimeoutMillis;     /* SIGTERM: queued work left after this is dropped */
 	char *logLevel;                    /* DEBUG, INFO, WARN or ERROR */
+	char *logFormat;                   /* text or json */
+	char *logFile;                     /* NULL or "" = stderr */
 	bool kvConfigIgnoreCorrupt;        /* start with an empty KV table (the bad file moved aside) */
 	int32_t httpPort;                  /* the HTTP endpoint; 0 = off */
 	char *httpBindAddress;             /* NULL or "" = bindAddress */

@@ -82,4 +82,13 @@ int metrics_write(struct buf *out);
 int metrics_write_family(struct buf *out, const char *name, const char *type, const char *help);
 int metrics_write_value(struct buf *out, const char *name, const char *labels, double value);
 
+/* The process_* families (CPU seconds, start time, virtual and resident
+ * memory, open and maximum descriptors), read from /proc now; nothing
+ * when /proc cannot be read. 0 or RMQNS_ENOMEM. */
+int metrics_write_process(struct buf *out);
+
+/* Appends s to out with the label-value escapes of the text format
+ * (backslash, double quote, newline). 0 or RMQNS_ENOMEM. */
+int metrics_escape_label(struct buf *out, const char *s);
+
 #endif

@@ -192,6 +192,10 @@ bool remoting_ext_get_bool(const struct remoting_cmd *cmd, const char *key);
 static inline bool remoting_is_response(const struct remoting_cmd *c) { return c->flag & REMOTING_FLAG_RESPONSE; }
 static inline bool remoting_is_oneway(const struct remoting_cmd *c) { return c->flag & REMOTING_FLAG_ONEWAY; }
 
+/* The enum name of a request code above without its REQ_ prefix
+ * ("GET_ROUTEINFO_BY_TOPIC"); NULL for a code not in the list. */
+const char *remoting_request_name(int32_t code);
+
 /* "JAVA", "GO", ... or "UNKNOWN". */
 const char *remoting_language_name(int32_t language);
 /* A name (exact, then case-insensitive) to its code; LANG_UNKNOWN otherwise. */

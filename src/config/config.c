@@ -337,6 +337,20 @@ static int args_parse(struct config *cfg, int argc, char **argv, bool *print, ch
 	return RMQNS_OK;
 }
 
+/* logFormat and logFile, then the line every log starts with: the
+ * version and build, before any warning about the options. */
+static int config_start_log(const struct options *o, char *err, size_t errlen)
+{
+	log_set_format((enum log_format)options_log_format(o));
+	if (o->logFile && *o->logFile && log_set_file(o->logFile) < 0) {
+		snprintf(err, errlen, "logFile %s: cannot open: %s", o->logFile, strerror(errno));
+		return RMQNS_EIO;
+	}
+	log_info("rmqns %s (build %s) starting, pid %ld", RMQNS_VERSION, RMQNS_BUILD,
+		 (long)getpid());
+	return RMQNS_OK;
+}
+
 int config_from_args(int argc, char **argv, struct config **out,
 		     enum config_action *action, char *err, size_t errlen)
 {
@@ -391,6 +405,10 @@ int config_from_args(int argc, char **argv, struct config **out,
 	rcu_assign_pointer(cfg->state, st);
 	if (!help) {
 		log_set_level((enum log_level)options_log_level(&cfg->startup));
+		if (!print && (rc = config_start_log(&cfg->startup, err, errlen)) < 0) {
+			config_destroy(cfg);
+			return rc;
+		}
 		if (cfg->file) {
 			printf("load config properties file OK, %s\n", cfg->file);
 			fflush(stdout);

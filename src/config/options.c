@@ -20,6 +20,7 @@
 #define GIB (INT64_C(1) << 30)
 
 static const char *const log_levels[] = { "DEBUG", "INFO", "WARN", "ERROR", NULL };
+static const char *const log_formats[] = { "text", "json", NULL };
 static const char *const tls_modes[] = { "disabled", "permissive", "enforcing", NULL };
 static const char *const tls_client_auths[] = { "none", "optional", "require", NULL };
 
@@ -141,6 +142,10 @@ static const struct config_option options_table[] = {
 	  NULL, "SIGTERM: requests still queued this long after it are dropped and their connections closed" },
 	{ "logLevel", CONFIG_STR, CONFIG_LIVE, OFF(logLevel), "INFO", 0, 0, 0, log_levels,
 	  "least severe log level written: DEBUG, INFO, WARN or ERROR" },
+	{ "logFormat", CONFIG_STR, 0, OFF(logFormat), "text", 0, 0, 0, log_formats,
+	  "log lines as text, or as JSON lines (one object per event: time, level, thread, message)" },
+	{ "logFile", CONFIG_STR, CONFIG_PATH, OFF(logFile), "", 0, 0, 0, NULL,
+	  "file the log is appended to, reopened on SIGHUP (for logrotate); empty = stderr" },
 	{ "kvConfigIgnoreCorrupt", CONFIG_BOOL, 0, OFF(kvConfigIgnoreCorrupt), "false", 0, 0, 0, NULL,
 	  "start with an empty KV table when kvConfigPath does not parse (it is moved aside)" },
 	{ "httpPort", CONFIG_I32, 0, OFF(httpPort), "0", 0, 65535, 0, NULL,
@@ -519,6 +524,12 @@ int options_assign(struct options *dst, const struct options *src, const struct 
 		break;
 	}
 	return RMQNS_OK;
+}
+
+int options_log_format(const struct options *o)
+{
+	int f = log_format_parse(o->logFormat);
+	return f < 0 ? LOG_TEXT : f;
 }
 
 int options_log_level(const struct options *o)

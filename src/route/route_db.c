@@ -309,6 +309,7 @@ static void db_teardown(struct route_db *db)
  * any thread (registered or not, main() included) may destroy the db. */
 static void *db_teardown_thread(void *arg)
 {
+	log_set_thread_name("route-teardown");
 	rcu_register_thread();
 	db_teardown(arg);
 	rcu_unregister_thread();

@@ -468,9 +468,14 @@ char *harness_read_log(const struct harness_server *s)
 
 bool harness_wait_log(const struct harness_server *s, const char *needle, int timeout_ms)
 {
+	return harness_wait_file(s->log_path, needle, timeout_ms);
+}
+
+bool harness_wait_file(const char *path, const char *needle, int timeout_ms)
+{
 	int64_t deadline = harness_now_ms() + timeout_ms;
 	for (;;) {
-		char *log = harness_read_log(s);
+		char *log = harness_slurp(path);
 		bool found = log && strstr(log, needle);
 		free(log);
 		if (found)

@@ -110,6 +110,8 @@ long harness_status_kb(const struct harness_server *s, const char *field);
 char *harness_read_log(const struct harness_server *s);
 /* Whether the log contains needle, waiting up to timeout_ms for it. */
 bool harness_wait_log(const struct harness_server *s, const char *needle, int timeout_ms);
+/* The same for any file (a logFile of the server's). */
+bool harness_wait_file(const char *path, const char *needle, int timeout_ms);
 
 /* A client connected to the server (NULL on failure, reason on stderr). */
 struct client *harness_connect(const struct harness_server *s);
