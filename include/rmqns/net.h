@@ -51,12 +51,14 @@ struct net_conn {
 struct net_conn_share;
 
 /* A request queued past the frame callback holds the connection's share
- * for its frame of `bytes`; any thread. */
-void net_share_hold(struct net_conn_share *sh, size_t bytes);
+ * for its frame of `bytes`; any thread. A barrier request (a one-way
+ * registration) stops the connection's reads until it is finished, so
+ * that what the connection sends next sees it applied. */
+void net_share_hold(struct net_conn_share *sh, size_t bytes, bool barrier);
 /* The request is finished (answered, dropped or freed): gives back what
  * net_share_hold took, and lets a connection stopped at its in-flight cap
- * be read again. Any thread, while the server exists. */
-void net_share_release(struct net_conn_share *sh, size_t bytes);
+ * or behind a barrier be read again. Any thread, while the server exists. */
+void net_share_release(struct net_conn_share *sh, size_t bytes, bool barrier);
 /* True once the connection has closed. */
 bool net_share_closed(const struct net_conn_share *sh);
 

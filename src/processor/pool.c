@@ -345,7 +345,10 @@ int processor_pool_take_frame(struct processor_pool *pool, const struct net_fram
 	 * connection's reads stop at serverMaxInflight such requests. */
 	if (f->share) {
 		req->share = f->share;
-		net_share_hold(req->share, req->frame_len);
+		/* a one-way registration is applied before the connection's next
+		 * request is read: the broker's later requests see it */
+		req->share_barrier = h->lane == LANE_BROKER && remoting_is_oneway(&req->cmd);
+		net_share_hold(req->share, req->frame_len, req->share_barrier);
 	}
 	if (processor_pool_submit(pool, h, req) == 0) {
 		if (h->lane == LANE_ROUTE || h->lane == LANE_LIVENESS)
@@ -355,7 +358,7 @@ int processor_pool_take_frame(struct processor_pool *pool, const struct net_fram
 		return RMQNS_OK;
 	}
 	if (req->share) {
-		net_share_release(req->share, req->frame_len);
+		net_share_release(req->share, req->frame_len, req->share_barrier);
 		req->share = NULL;
 	}
 	/* Full (or stopping): say so at once rather than queue without bound. */

@@ -130,9 +130,9 @@ Test(logs, every_change_an_operator_acts_on_has_its_line)
  * is main's; the boot line is on stdout, not repeated in the log. */
 Test(logs, lines_start_with_iso_time_level_and_thread_name)
 {
-	const char *args[] = { "--clusterTest=true", NULL }; /* accepted, no effect: a WARN */
+	const char *args[] = { "--serverCallbackExecutorThreads=4", NULL }; /* accepted, no effect: a WARN */
 	cr_assert_eq(harness_start(&srv, args), 0);
-	expect_log("clusterTest");
+	expect_log("serverCallbackExecutorThreads");
 	char *log = harness_read_log(&srv);
 	cr_assert_not_null(log);
 	regex_t re;
@@ -151,7 +151,7 @@ Test(logs, lines_start_with_iso_time_level_and_thread_name)
 	cr_expect_not_null(strstr(log, " INFO  [main] rmqns 0.1.0 (build " RMQNS_BUILD ") starting, pid "),
 			   "%s", log);
 	cr_expect_lt(strstr(log, "rmqns 0.1.0 (build"), strchr(log, '\n'), "not the first line:\n%s", log);
-	cr_expect_not_null(strstr(log, " WARN  [main] option clusterTest=true is accepted"), "%s", log);
+	cr_expect_not_null(strstr(log, " WARN  [main] option serverCallbackExecutorThreads=4 is accepted"), "%s", log);
 	cr_expect_null(strstr(log, "boot success"), "the boot line is in the log:\n%s", log);
 	free(log);
 	char *out = harness_slurp(srv.out_path);
