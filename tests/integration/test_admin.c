@@ -718,7 +718,7 @@ Test(admin, delete_topic)
 	r = RUN("topicRoute", "-t", "TopicA", "-n", addr_of(0));
 	cr_assert_eq(r.code, 4, "gone after the delete");
 	run_free(&r);
-	r = RUN("deleteTopic", "-t", "filler-broker-a", "-n", addr_of(0));
+	r = RUN("deleteTopic", "-t", "filler-broker-a", "-c", "C1", "-n", addr_of(0));
 	cr_assert_eq(r.code, 0);
 	run_free(&r);
 	r = RUN("topicList", "-n", addr_of(0));
