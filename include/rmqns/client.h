@@ -87,6 +87,10 @@ int client_call(struct client *c, struct remoting_cmd *req, struct client_reply 
 /* A fresh opaque, as client_call uses (counting from 0). */
 int32_t client_next_opaque(struct client *c);
 
+/* Why a TLS session failed after its handshake (the failed call returned
+ * RMQNS_EPROTO), in OpenSSL's words; NULL when it did not. */
+const char *client_tls_error(const struct client *c);
+
 /* The socket, for tests that poll or tune it. */
 int client_fd(const struct client *c);
 

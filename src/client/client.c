@@ -28,6 +28,7 @@
 struct client {
 	int fd;
 	SSL *ssl; /* NULL: plaintext */
+	char tls_why[200]; /* why the session failed after the handshake */
 	int32_t next_opaque;
 	uint8_t *rbuf;
 	size_t rpos, rlen, rcap;
@@ -264,10 +265,16 @@ static ssize_t client_write_some(struct client *c, const uint8_t *p, size_t len,
 		return (ssize_t)put;
 	int sslerr = SSL_get_error(c->ssl, 0);
 	*want = client_tls_want(sslerr);
-	ERR_clear_error();
-	if (*want)
+	if (*want) {
+		ERR_clear_error();
 		return RMQNS_EAGAIN;
-	return sslerr == SSL_ERROR_SSL ? RMQNS_EIO : RMQNS_ECLOSED;
+	}
+	if (sslerr == SSL_ERROR_SSL) {
+		client_tls_reason(c->tls_why, sizeof c->tls_why, "TLS", "the session failed");
+		return RMQNS_EPROTO;
+	}
+	ERR_clear_error();
+	return RMQNS_ECLOSED;
 }
 
 /* One read: bytes read (> 0), 0 when the peer closed, or a negative
@@ -289,12 +296,18 @@ static ssize_t client_read_some(struct client *c, uint8_t *p, size_t len, short 
 		return (ssize_t)got;
 	int sslerr = SSL_get_error(c->ssl, 0);
 	*want = client_tls_want(sslerr);
-	ERR_clear_error();
-	if (*want)
+	if (*want) {
+		ERR_clear_error();
 		return RMQNS_EAGAIN;
-	if (sslerr == SSL_ERROR_ZERO_RETURN || sslerr == SSL_ERROR_SYSCALL)
-		return 0;
-	return RMQNS_EIO;
+	}
+	if (sslerr == SSL_ERROR_SSL) {
+		/* e.g. the server's alert for a client certificate it wants (TLS 1.3
+		 * sends it after the handshake) */
+		client_tls_reason(c->tls_why, sizeof c->tls_why, "TLS", "the session failed");
+		return RMQNS_EPROTO;
+	}
+	ERR_clear_error();
+	return 0;
 }
 
 int client_send_raw(struct client *c, const void *data, size_t len, int timeout_ms)
@@ -433,6 +446,11 @@ int client_call(struct client *c, struct remoting_cmd *req, struct client_reply 
 			c->pending_head = r;
 		c->pending_tail = r;
 	}
+}
+
+const char *client_tls_error(const struct client *c)
+{
+	return c->tls_why[0] ? c->tls_why : NULL;
 }
 
 int client_fd(const struct client *c)

@@ -147,6 +147,11 @@ void target_call_on(struct client *c, struct remoting_cmd *req, int timeout_ms,
 	memset(r, 0, sizeof *r);
 	r->timeout_ms = timeout_ms;
 	int rc = target_client_call(c, req, &r->reply, timeout_ms);
+	if (rc < 0 && client_tls_error(c)) {
+		snprintf(r->tls_why, sizeof r->tls_why, "%s", client_tls_error(c));
+		r->status = CALL_TLS_FAILED;
+		return;
+	}
 	switch (rc) {
 	case RMQNS_OK: r->status = CALL_ANSWERED; break;
 	case RMQNS_EAGAIN: r->status = CALL_TIMEOUT; break;
