@@ -225,6 +225,28 @@ Test(config_server, get_config_sorted_java_format)
 	free(file);
 }
 
+/* As Java writes every property of its configuration back, an update
+ * writes the effective configuration: a one-off --KEY=VALUE becomes part
+ * of the -c file (README, Configuration). */
+Test(config_server, update_writes_command_line_values_back)
+{
+	char *file = write_conf("n.conf", "enableTopicList=true\n");
+	char *kv = NULL;
+	cr_assert(asprintf(&kv, "--kvConfigPath=%s/kv.json", dir) > 0);
+	const char *args[] = { "-c", file, kv, "--orderMessageEnable=true", NULL };
+	cr_assert_eq(harness_start(&srv, args), 0, "the server did not start");
+	struct client *c = connect_or_fail();
+	expect_update(c, "enableTopicList=false\n", 0, NULL);
+	char *disk = harness_slurp(file);
+	cr_assert_not_null(strstr(disk, "\nenableTopicList=false\n"), "%s", disk);
+	cr_assert_not_null(strstr(disk, "\norderMessageEnable=true\n"), "the override is written: %s", disk);
+	cr_assert_not_null(strstr(disk, "\nlistenPort=0\n"), "the harness's --listenPort=0 too: %s", disk);
+	free(disk);
+	client_close(c);
+	free(kv);
+	free(file);
+}
+
 Test(config_server, update_round_trip_persists_with_bak)
 {
 	const char *original = "# my config\nlistenPort=19999\nmyOwnKey=old\n";
