@@ -246,6 +246,26 @@ struct client *client_connect_tls(const char *host, int port, SSL_CTX *ctx, int 
 	return c;
 }
 
+/* After a failed SSL_read_ex/SSL_write_ex: RMQNS_EAGAIN with *want set,
+ * RMQNS_EPROTO with the reason kept (e.g. the server's alert for a client
+ * certificate it wants, which TLS 1.3 sends after the handshake), or 0
+ * when the peer closed. */
+static ssize_t client_tls_io_fail(struct client *c, short *want)
+{
+	int sslerr = SSL_get_error(c->ssl, 0);
+	*want = client_tls_want(sslerr);
+	if (*want) {
+		ERR_clear_error();
+		return RMQNS_EAGAIN;
+	}
+	if (sslerr == SSL_ERROR_SSL) {
+		client_tls_reason(c->tls_why, sizeof c->tls_why, "TLS", "the session failed");
+		return RMQNS_EPROTO;
+	}
+	ERR_clear_error();
+	return 0;
+}
+
 /* One write: bytes taken (> 0), or a negative rmqns_err; RMQNS_EAGAIN
  * with *want set when the socket must become ready first. */
 static ssize_t client_write_some(struct client *c, const uint8_t *p, size_t len, short *want)
@@ -263,18 +283,8 @@ static ssize_t client_write_some(struct client *c, const uint8_t *p, size_t len,
 	ERR_clear_error();
 	if (SSL_write_ex(c->ssl, p, len, &put) == 1)
 		return (ssize_t)put;
-	int sslerr = SSL_get_error(c->ssl, 0);
-	*want = client_tls_want(sslerr);
-	if (*want) {
-		ERR_clear_error();
-		return RMQNS_EAGAIN;
-	}
-	if (sslerr == SSL_ERROR_SSL) {
-		client_tls_reason(c->tls_why, sizeof c->tls_why, "TLS", "the session failed");
-		return RMQNS_EPROTO;
-	}
-	ERR_clear_error();
-	return RMQNS_ECLOSED;
+	ssize_t rc = client_tls_io_fail(c, want);
+	return rc == 0 ? RMQNS_ECLOSED : rc;
 }
 
 /* One read: bytes read (> 0), 0 when the peer closed, or a negative
@@ -294,20 +304,7 @@ static ssize_t client_read_some(struct client *c, uint8_t *p, size_t len, short 
 	ERR_clear_error();
 	if (SSL_read_ex(c->ssl, p, len, &got) == 1)
 		return (ssize_t)got;
-	int sslerr = SSL_get_error(c->ssl, 0);
-	*want = client_tls_want(sslerr);
-	if (*want) {
-		ERR_clear_error();
-		return RMQNS_EAGAIN;
-	}
-	if (sslerr == SSL_ERROR_SSL) {
-		/* e.g. the server's alert for a client certificate it wants (TLS 1.3
-		 * sends it after the handshake) */
-		client_tls_reason(c->tls_why, sizeof c->tls_why, "TLS", "the session failed");
-		return RMQNS_EPROTO;
-	}
-	ERR_clear_error();
-	return 0;
+	return client_tls_io_fail(c, want);
 }
 
 int client_send_raw(struct client *c, const void *data, size_t len, int timeout_ms)

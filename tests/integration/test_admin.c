@@ -61,6 +61,20 @@ static void start(int i, const char *const *args)
 	cr_assert_eq(harness_start(&srv[i], args), 0, "server %d did not start", i);
 }
 
+/* Server i with ACL on for every request, the accounts file as given. */
+static void start_acl(int i, const char *accounts)
+{
+	char path[128], arg[160];
+	snprintf(path, sizeof path, "%s/plain_acl.yml", dir);
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs(accounts, f);
+	fclose(f);
+	snprintf(arg, sizeof arg, "--aclFile=%s", path);
+	const char *args[] = { "--aclEnable=true", "--aclReadRequests=true", arg, NULL };
+	start(i, args);
+}
+
 static char *addr_of(int i)
 {
 	static char bufs[4][32];
@@ -573,15 +587,7 @@ Test(admin, probe)
 /* An ACL server refusing the unsigned probe (code 16) is alive. */
 Test(admin, probe_counts_an_acl_refusal_as_alive)
 {
-	char path[128], arg[160];
-	snprintf(path, sizeof path, "%s/plain_acl.yml", dir);
-	FILE *f = fopen(path, "w");
-	cr_assert_not_null(f);
-	fputs("accounts:\n  - accessKey: rocketmq2\n    secretKey: 12345678\n    admin: true\n", f);
-	fclose(f);
-	snprintf(arg, sizeof arg, "--aclFile=%s", path);
-	const char *args[] = { "--aclEnable=true", "--aclReadRequests=true", arg, NULL };
-	start(0, args);
+	start_acl(0, "accounts:\n  - accessKey: rocketmq2\n    secretKey: 12345678\n    admin: true\n");
 
 	struct run r = RUN("probe", "-n", addr_of(0));
 	cr_assert_eq(r.code, 0, "%s%s", r.out, r.err);
@@ -603,16 +609,8 @@ Test(admin, probe_counts_an_acl_refusal_as_alive)
 
 Test(admin, signs_requests_for_an_acl_server)
 {
-	char path[128], arg[160];
-	snprintf(path, sizeof path, "%s/plain_acl.yml", dir);
-	FILE *f = fopen(path, "w");
-	cr_assert_not_null(f);
-	fputs("accounts:\n  - accessKey: rocketmq2\n    secretKey: 12345678\n    admin: true\n"
-	      "  - accessKey: reader-key\n    secretKey: reader-secret\n", f);
-	fclose(f);
-	snprintf(arg, sizeof arg, "--aclFile=%s", path);
-	const char *args[] = { "--aclEnable=true", "--aclReadRequests=true", arg, NULL };
-	start(0, args);
+	start_acl(0, "accounts:\n  - accessKey: rocketmq2\n    secretKey: 12345678\n    admin: true\n"
+		     "  - accessKey: reader-key\n    secretKey: reader-secret\n");
 
 	struct run r = RUN("updateKvConfig", "-s", "NS", "-k", "alpha", "-v", "1", "-n", addr_of(0));
 	cr_assert_eq(r.code, 4, "%s%s", r.out, r.err);
