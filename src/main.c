@@ -26,6 +26,7 @@
 #include "rmqns/processor.h"
 #include "rmqns/registrar.h"
 #include "rmqns/route.h"
+#include "rmqns/version.h"
 
 /* Longest time answers already produced may take to drain at shutdown,
  * and the least they get once shutdownTimeoutMillis has run out. */
@@ -227,6 +228,10 @@ int main(int argc, char **argv)
 	if (rc < 0) {
 		fprintf(stderr, "rmqns: %s\n", err[0] ? err : rmqns_strerror(rc));
 		return 1;
+	}
+	if (action == CONFIG_ACTION_VERSION) {
+		version_print(stdout, "rmqns");
+		return 0;
 	}
 	if (action == CONFIG_ACTION_HELP) {
 		config_print_usage(stdout);

@@ -357,15 +357,22 @@ int config_from_args(int argc, char **argv, struct config **out,
 	struct config *cfg;
 	struct config_state *st = NULL;
 	struct options_env env;
-	bool help = false, print = false;
+	bool help = false, print = false, version = false;
 	int rc;
 
 	*out = NULL;
 	*action = CONFIG_ACTION_RUN;
 	if (errlen)
 		err[0] = '\0';
-	for (int i = 1; i < argc; i++)
+	for (int i = 1; i < argc; i++) {
 		help |= arg_is(argv[i], "-h", "--help");
+		version |= arg_is(argv[i], "-v", "--version");
+	}
+	/* -v alone prints the version; both print the usage, which names it */
+	if (version && !help) {
+		*action = CONFIG_ACTION_VERSION;
+		return RMQNS_OK;
+	}
 	cfg = config_new();
 	st = calloc(1, sizeof(*st));
 	if (!cfg || !st) {
@@ -453,12 +460,13 @@ void config_print_options(const struct config *cfg, FILE *out)
 
 void config_print_usage(FILE *out)
 {
-	fputs("usage: rmqns [-c <file>] [-h] [-n <addr>] [-p] [--KEY=VALUE ...]\n"
+	fputs("usage: rmqns [-c <file>] [-h] [-n <addr>] [-p] [-v] [--KEY=VALUE ...]\n"
 	      " -c,--configFile <file>   NameServer config properties file (Java format); also where\n"
 	      "                          UPDATE_NAMESRV_CONFIG persists changes\n"
 	      " -h,--help                Print help\n"
 	      " -n,--namesrvAddr <addr>  Accepted for compatibility with mqnamesrv, ignored\n"
 	      " -p,--printConfigItem     Print all config items and exit\n"
+	      " -v,--version             Print the version, commit and build, and exit\n"
 	      " --KEY=VALUE              Set an option (applied after the -c file)\n"
 	      "Signals: SIGHUP re-reads the -c file (live options change at once); SIGTERM/SIGINT stop.\n",
 	      out);
@@ -621,8 +629,15 @@ int config_update_prepare(const struct config *cfg, const void *body, size_t len
 			goto refuse;
 		}
 		opt = config_option_find(p->key);
-		if (!opt)
-			continue;
+		if (!opt && properties_has(&state_current(cfg)->extra, p->key))
+			continue; /* a key of the -c file rmqns does not use: kept, as Java keeps it */
+		if (!opt) {
+			/* Java would take it silently and use it nowhere: say so instead */
+			*code = 1;
+			snprintf(remark, remark_len, "unknown key: %s", p->key);
+			rc = RMQNS_EINVAL;
+			goto refuse;
+		}
 		rc = options_check_text(opt, p->value, why, sizeof(why));
 		if (rc < 0) {
 			*code = 1;

@@ -3,7 +3,8 @@
  * register, churn and the storm leave the route path clean); queries for
  * topics nobody registered are counted as code 17. What the liveness
  * traffic wrote and what the mass disconnect removed is checked again on
- * the server with a client of the test's own. */
+ * the server with a client of the test's own; the disconnect plot draws
+ * every role's timeline. */
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -345,6 +346,53 @@ Test(bench_server, mixed_storm_to_another_server)
 	int st = harness_stop(&other, SIGTERM, 10000, NULL);
 	harness_cleanup(&other);
 	cr_assert(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+/* The coordinate pairs of each <polyline> after `from` in an SVG text,
+ * into counts[] (at most max); the number of polylines. */
+static size_t svg_polyline_points(const char *svg, const char *from, size_t *counts, size_t max)
+{
+	const char *p = strstr(svg, from);
+	size_t n = 0;
+	while (p && (p = strstr(p, "<polyline")) != NULL && n < max) {
+		const char *pts = strstr(p, "points=\"");
+		cr_assert_not_null(pts);
+		pts += strlen("points=\"");
+		size_t pairs = 0;
+		for (const char *q = pts; *q && *q != '"'; q++)
+			if (*q == ',')
+				pairs++;
+		counts[n++] = pairs;
+		p = pts;
+	}
+	return n;
+}
+
+/* A run shorter than a second after the closes: route_before is one
+ * second, route_during and register_fresh a cut one. Each is a line. */
+Test(bench_server, disconnect_plot_draws_every_series)
+{
+	char dir[128], svg_path[200];
+	cr_assert_eq(harness_mkdtemp(dir, sizeof dir, "rmqns-plot"), 0);
+	snprintf(svg_path, sizeof svg_path, "%s/disconnect.svg", dir);
+	const char *a[] = { "disconnect", "-b", "3", "-t", "50", "-d", "30s", "--measure-for", "300ms",
+			    "--plot", svg_path, NULL };
+	json_t *d = run(a);
+	json_decref(d);
+	char *svg = harness_slurp(svg_path);
+	cr_assert_not_null(svg, "no plot written");
+	static const char *const roles[] = { "route_before", "route_during", "register_fresh" };
+	for (size_t i = 0; i < 3; i++)
+		cr_assert_not_null(strstr(svg, roles[i]), "%s is not in the legend", roles[i]);
+	size_t counts[8];
+	size_t n = svg_polyline_points(svg, "Latency by percentile", counts, 3);
+	cr_assert_eq(n, 3, "one latency line per role, not %zu", n);
+	n = svg_polyline_points(svg, "Answers per second", counts, 8);
+	cr_assert_eq(n, 3, "one throughput line per role, not %zu:\n%s", n, svg);
+	for (size_t i = 0; i < n; i++)
+		cr_assert_gt(counts[i], 1, "throughput line %zu (%s) has %zu point(s)", i, roles[i], counts[i]);
+	free(svg);
+	harness_rmdir(dir);
 }
 
 Test(bench_server, disconnect_removes_every_route)

@@ -1222,6 +1222,9 @@ static void eng_close_seconds(struct engine *e, uint64_t t0, uint64_t now, bool 
 			int rc = RMQNS_OK;
 			if (ended && has)
 				rc = stats_fold_second(s, k);
+			else if (final && has)
+				/* the run was cut mid-second: say how much of it was measured */
+				rc = stats_close_second_span(s, k, now - (t0 + (uint64_t)(k - 1) * NS_PER_S));
 			else if (((int)(p % 2) == active && !final && started) || has)
 				rc = stats_close_second(s, k);
 			if (rc)

@@ -842,6 +842,17 @@ static void report_svg_latency(FILE *f, const struct report *r, double top, doub
 	}
 }
 
+/* The answers per second of a timeline entry: a second cut short (the
+ * last one of a run) counts for the part of it that was measured. */
+static double report_second_rate(const struct stats_second *sec)
+{
+	double span = sec->span_ms ? (double)sec->span_ms / 1e3 : 1.0;
+	return (double)sec->ok / span;
+}
+
+/* Each second is drawn as a step across the time it covers, so a role of
+ * one second is a visible segment and a second cut short is neither a
+ * drop to nothing nor stretched. */
 static void report_svg_throughput(FILE *f, const struct report *r, double top, double bottom)
 {
 	uint32_t tmax = 1;
@@ -851,8 +862,8 @@ static void report_svg_throughput(FILE *f, const struct report *r, double top, d
 		for (uint32_t k = 0; k < s->nseconds; k++) {
 			if (s->seconds[k].t > tmax)
 				tmax = s->seconds[k].t;
-			if ((double)s->seconds[k].ok > ymax_v)
-				ymax_v = (double)s->seconds[k].ok;
+			if (report_second_rate(&s->seconds[k]) > ymax_v)
+				ymax_v = report_second_rate(&s->seconds[k]);
 		}
 	}
 	double ymax = report_nice_ceil(ymax_v);
@@ -870,10 +881,12 @@ static void report_svg_throughput(FILE *f, const struct report *r, double top, d
 		fprintf(f, "<polyline fill=\"none\" stroke-width=\"2\" stroke=\"%s\" points=\"",
 			report_colors[i % 6]);
 		for (uint32_t k = 0; k < s->nseconds; k++) {
-			/* a second's count is drawn at its end */
-			double x = SVG_L + (SVG_R - SVG_L) * s->seconds[k].t / tmax;
-			double y = bottom - (bottom - top) * ((double)s->seconds[k].ok / ymax);
-			fprintf(f, "%.1f,%.1f ", x, y);
+			const struct stats_second *sec = &s->seconds[k];
+			double from = (double)(sec->t - 1);
+			double to = from + (sec->span_ms ? (double)sec->span_ms / 1e3 : 1.0);
+			double y = bottom - (bottom - top) * (report_second_rate(sec) / ymax);
+			fprintf(f, "%.1f,%.1f %.1f,%.1f ", SVG_L + (SVG_R - SVG_L) * from / tmax, y,
+				SVG_L + (SVG_R - SVG_L) * to / tmax, y);
 		}
 		fputs("\"/>\n", f);
 	}
