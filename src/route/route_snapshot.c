@@ -489,6 +489,7 @@ struct snap_load {
 	uint32_t *gidx;          /* group ordinal -> slot (the apply pass) */
 	uint8_t *gpresent;       /* group ordinal -> present (the check pass) */
 	const char **gnames;     /* group ordinal -> name (the check pass) */
+	uint32_t *gseen;         /* group ordinal -> last list naming it, + 1 */
 	uint32_t live_expired;
 };
 
@@ -720,10 +721,10 @@ static int snap_tq(struct snap_load *L, struct snap_rd *r)
 		r->off += 16;
 		if (ord >= L->n_groups || !L->gpresent[ord])
 			return snap_bad(L, r->off, "a queue entry naming an unknown group");
-		/* each group once (entries are few: a quadratic look is cheap) */
-		for (uint32_t k = 0; k < i; k++)
-			if (le32(L->p + off + (size_t)k * 20) == ord)
-				return snap_bad(L, r->off, "a queue-entry list naming a group twice");
+		/* each group once: marked with this list's number */
+		if (L->gseen[ord] == L->n_tq + 1)
+			return snap_bad(L, r->off, "a queue-entry list naming a group twice");
+		L->gseen[ord] = L->n_tq + 1;
 	}
 	if (L->n_tq == L->tq_cap) {
 		uint32_t nc = L->tq_cap ? L->tq_cap * 2 : 64;
@@ -959,7 +960,8 @@ int route_snapshot_load_bytes(struct route_db *db, const uint8_t *p, size_t len,
 	L.gpresent = calloc(L.n_groups + 1, 1);
 	L.gidx = calloc(L.n_groups + 1, sizeof(*L.gidx));
 	L.gnames = calloc(L.n_groups + 1, sizeof(*L.gnames));
-	if (!L.gpresent || !L.gidx || !L.gnames) {
+	L.gseen = calloc(L.n_groups + 1, sizeof(*L.gseen));
+	if (!L.gpresent || !L.gidx || !L.gnames || !L.gseen) {
 		rc = RMQNS_ENOMEM;
 		goto out;
 	}
@@ -993,6 +995,7 @@ int route_snapshot_load_bytes(struct route_db *db, const uint8_t *p, size_t len,
 		snprintf(err, errlen, "out of memory");
 	}
 out:
+	free(L.gseen);
 	free(L.gnames);
 	free(L.gpresent);
 	free(L.gidx);
