@@ -26,6 +26,7 @@
 #include "rmqns/processor.h"
 #include "rmqns/registrar.h"
 #include "rmqns/route.h"
+#include "rmqns/route_snapshot.h"
 #include "rmqns/version.h"
 
 /* Longest time answers already produced may take to drain at shutdown,
@@ -265,6 +266,13 @@ int main(int argc, char **argv)
 		config_destroy(cfg);
 		return 1;
 	}
+	/* Route snapshot: the last run's tables, before anything can answer. */
+	if (route_snapshot_restore(&app.route, o->routeSnapshotPath) < 0) {
+		fprintf(stderr, "rmqns: cannot create the route tables\n");
+		close(sfd);
+		config_destroy(cfg);
+		return 1;
+	}
 	hooks.on_tick = main_on_tick;
 	hooks.on_conn_closed = main_on_conn_closed;
 	hooks.on_idle = route_hook_idle;
@@ -319,6 +327,7 @@ int main(int argc, char **argv)
 
 	int exit_code = 1;
 	struct http_endpoints *http = NULL;
+	struct route_snapshot_writer *snapshot = NULL; /* route snapshot */
 	/* The KV store's writer: KV changes fsync there, never on the registrar. */
 	app.kv_writer = kv_writer_create(app.kv);
 	if (!app.kv_writer || kv_writer_start(app.kv_writer) < 0) {
@@ -354,6 +363,10 @@ int main(int argc, char **argv)
 			 "their group's minimum broker id changes (code 905)");
 	}
 
+	/* Route snapshot: written from here on, by a thread of its own. */
+	snapshot = route_snapshot_writer_start(app.route, o->routeSnapshotPath,
+					       (uint32_t)o->routeSnapshotIntervalSeconds * 1000u);
+
 	/* Last: its endpoints read every part started above. */
 	http = http_endpoints_start(&app, o, &rc);
 	if (!http && rc < 0) {
@@ -382,11 +395,15 @@ int main(int argc, char **argv)
 	 * mutations they made, then drain the answers. */
 	uint64_t deadline_ns = metrics_now_ns() + (uint64_t)o->shutdownTimeoutMillis * 1000000u;
 	main_teardown(&app, &http, deadline_ns);
+	/* Route snapshot: the last one, if it fits before the deadline. */
+	route_snapshot_writer_stop(snapshot, deadline_ns);
+	snapshot = NULL;
 	log_info("shutdown hook done, consuming time total(ms): %llu",
 		 (unsigned long long)(main_now_ms() - t0));
 	exit_code = 0;
 out:
 	main_teardown(&app, &http, 0); /* after a failed start-up */
+	route_snapshot_writer_stop(snapshot, 0); /* route snapshot: none more */
 	kv_close(app.kv); /* after its writer */
 	route_db_destroy(app.route); /* after the registrar */
 	config_set_reload_hook(NULL, NULL);

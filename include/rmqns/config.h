@@ -68,6 +68,8 @@ struct options {
 	int32_t serverMaxInflight;         /* queued requests per connection before its reads stop */
 	int64_t connectionMemoryBudget;    /* bytes held for all connections; 0 = none */
 	int32_t shutdownTimeoutMillis;     /* SIGTERM: queued work left after this is dropped */
+	char *routeSnapshotPath;           /* route snapshot file; NULL or "" = off */
+	int32_t routeSnapshotIntervalSeconds; /* at most this often, when changed */
 	char *logLevel;                    /* DEBUG, INFO, WARN or ERROR */
 	char *logFormat;                   /* text or json */
 	char *logFile;                     /* NULL or "" = stderr */

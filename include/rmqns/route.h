@@ -50,6 +50,12 @@ void route_db_destroy(struct route_db *db);
 uint64_t route_now_ms(void);
 /* Milliseconds since the db was created (needWaitForService). */
 uint64_t route_uptime_ms(const struct route_db *db, uint64_t now_ms);
+/* The tables were restored from a route snapshot at start (route_snapshot.h):
+ * routes are known at once, so needWaitForService does not wait. */
+bool route_db_warm(const struct route_db *db);
+/* A count that moves on every change the writer makes (registrations,
+ * removals, admin changes): the snapshot writer compares it. Any thread. */
+uint64_t route_db_changes(const struct route_db *db);
 
 /* Asked to close the connection an expired broker registered on (the Java
  * NameServer closes it, so the broker reconnects and registers again).

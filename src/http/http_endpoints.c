@@ -118,7 +118,9 @@ static void ep_readyz(void *arg, const struct http_request *req, struct http_res
 	} else {
 		route_read_lock();
 		const struct options *o = config_current(e->app->config);
-		uint64_t wait_ms = o->needWaitForService && o->waitSecondsForService > 0
+		/* restored from a route snapshot: the routes are known already */
+		uint64_t wait_ms = o->needWaitForService && o->waitSecondsForService > 0 &&
+					   !route_db_warm(e->app->route)
 					   ? (uint64_t)o->waitSecondsForService * 1000u
 					   : 0;
 		route_read_unlock();

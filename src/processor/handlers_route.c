@@ -86,7 +86,7 @@ static void h_get_route(struct app *app, struct request *req)
 
 	route_read_lock();
 	const struct options *o = config_current(app->config);
-	if (o->needWaitForService &&
+	if (o->needWaitForService && !route_db_warm(app->route) &&
 	    route_uptime_ms(app->route, route_now_ms()) < (uint64_t)(o->waitSecondsForService > 0 ? o->waitSecondsForService : 0) * 1000u) {
 		route_read_unlock();
 		reply_free(req, RSP_SYSTEM_ERROR, "name server not ready");

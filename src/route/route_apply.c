@@ -244,7 +244,9 @@ static int register_apply(struct route_db *db, const struct route_broker_reg *re
 		notify_min_id(db, db->gdir[gidx], NULL, reg->ha_addr);
 
 	struct route_live *prev = rt_live_find(db, reg->cluster, reg->addr);
-	bool dv_changed = !prev || !data_version_equal(&prev->dv, &rb->dv);
+	/* a broker restored from a snapshot sends its full registration once:
+	 * the snapshot's topics may be older than its DataVersion */
+	bool dv_changed = !prev || prev->restored || !data_version_equal(&prev->dv, &rb->dv);
 	uint64_t key = 0;
 	if (is_master || prime_slave) {
 		rc = register_topics(db, reg, gidx, register_first, dv_changed, prime_slave, acting, prev, &key);
@@ -292,6 +294,7 @@ int route_apply_register(struct route_db *db, const struct route_broker_reg *reg
 	memset(res, 0, sizeof(*res));
 	if (!reg->cluster || !reg->name || !reg->addr || !reg->body)
 		return RMQNS_EINVAL;
+	rt_changed(db);
 	rcu_read_lock();
 	struct route_live *live;
 	rc = rt_live_prepare(db, reg, &live);
@@ -409,6 +412,8 @@ int route_apply_unregister(struct route_db *db, const char *cluster, const char 
 	}
 	rc = unregister_apply(db, cluster, addr, name ? rt_group_lookup(db, name) : UINT32_MAX);
 	rcu_read_unlock();
+	if (rc != 0)
+		rt_changed(db);
 	if (rc < 0)
 		log_error("route: out of memory unregistering %s; it stays until it expires", addr);
 	else if (rc > 0)
@@ -460,6 +465,8 @@ static int unregister_matching(struct route_db *db, bool by_conn, uint64_t conn_
 			close_fn(close_arg, l->conn_id);
 	}
 	rcu_read_unlock();
+	if (count || failed)
+		rt_changed(db);
 	if (failed)
 		log_error("route: out of memory unregistering %d broker(s); they stay until the next expiry scan",
 			  failed);
@@ -485,6 +492,7 @@ int route_apply_write_perm(struct route_db *db, const char *name, bool add)
 
 	if (!name)
 		return 0;
+	rt_changed(db);
 	rcu_read_lock();
 	gidx = rt_group_lookup(db, name);
 	if (gidx != UINT32_MAX)
@@ -502,6 +510,7 @@ int route_apply_delete_topic(struct route_db *db, const char *topic, const char 
 
 	if (!topic)
 		return 0;
+	rt_changed(db);
 	rcu_read_lock();
 	t = rt_topic_find(db, topic);
 	if (t && (!cluster || !cluster[0])) {
@@ -530,6 +539,7 @@ int route_apply_register_topic(struct route_db *db, const char *topic, const str
 
 	if (!topic || n == 0)
 		return 0;
+	rt_changed(db);
 	rcu_read_lock();
 	bool exists = rt_topic_find(db, topic) != NULL;
 	if (!exists) {

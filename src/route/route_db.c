@@ -23,6 +23,16 @@ uint64_t route_uptime_ms(const struct route_db *db, uint64_t now_ms)
 	return now_ms > db->start_ms ? now_ms - db->start_ms : 0;
 }
 
+bool route_db_warm(const struct route_db *db)
+{
+	return __atomic_load_n(&db->warm, __ATOMIC_ACQUIRE);
+}
+
+uint64_t route_db_changes(const struct route_db *db)
+{
+	return __atomic_load_n(&db->changes, __ATOMIC_ACQUIRE);
+}
+
 void route_read_lock(void)
 {
 	rcu_read_lock();

@@ -138,6 +138,9 @@ struct route_live {
 	struct data_version dv;
 	uint64_t conn_id;
 	uint64_t prev_conn_id;   /* registrar-private: the connection it came on before, 0 = none */
+	/* restored from a route snapshot (conn_id 0): its DataVersion counts
+	 * as changed, so the broker's next check sends a full registration */
+	bool restored;
 	uint64_t hash;
 	/* registrar-private: what its last topic apply saw, to skip the next
 	 * when nothing changed (see register_topics) */
@@ -259,6 +262,8 @@ struct route_db {
 	size_t cache_max;
 	struct cds_lfs_stack retired; /* cache entries readers replaced */
 	uint64_t start_ms;
+	uint64_t changes;        /* atomic: moved by every change (route_db_changes) */
+	bool warm;               /* atomic: restored from a snapshot */
 	/* Set once (atomically) by route_db_set_close_hook, read by expiry. */
 	route_close_fn close_fn;
 	void *close_arg;
@@ -284,6 +289,12 @@ struct route_db {
 
 /* The topic table's first size (buckets). */
 #define RT_TOPIC_BUCKETS_MIN 1024
+
+/* The writer changed something a snapshot holds. */
+static inline void rt_changed(struct route_db *db)
+{
+	__atomic_add_fetch(&db->changes, 1, __ATOMIC_RELEASE);
+}
 
 /* ---- allocation (route_alloc.c) ---- */
 
