@@ -73,6 +73,7 @@
 
   /* ---- brokers ---- */
 
+  const BROKER_COLUMNS = ['Broker set', 'Id', 'Role', 'Address', 'Heartbeat age / timeout', 'Topics', 'Data version'];
   let brokers = [], brokersAt = 0, brokerShape = '';
   const bars = new Map(); /* cluster|addr -> {hb, span, text, age, timeout} */
 
@@ -110,17 +111,18 @@
       const body = el('tbody');
       let prev = null;
       for (const b of list) {
-        const role = el('td', { class: b.role === 'master' ? 'role-master' : b.role === 'acting master' ? 'role-acting' : '' }, b.role);
         const dv = b.dataVersion || {};
-        body.append(row([
-          el('td', {}, b.brokerName === prev ? '' : el('code', {}, b.brokerName)), el('td', { class: 'num' }, b.brokerId),
-          role, el('td', {}, el('code', {}, b.address)), hbCell(b), el('td', { class: 'num' }, b.topicCount),
+        const cells = [
+          el('td', {}, el('code', { class: b.brokerName === prev ? 'same-set' : '' }, b.brokerName)), el('td', { class: 'num' }, b.brokerId),
+          el('td', { class: b.role === 'master' ? 'role-master' : b.role === 'acting master' ? 'role-acting' : '' }, b.role),
+          el('td', {}, el('code', {}, b.address)), hbCell(b), el('td', { class: 'num' }, b.topicCount),
           el('td', { class: 'mono' }, dv.counter + ' @ ' + (dv.timestamp ? new Date(dv.timestamp).toISOString().replace('T', ' ').slice(0, 19) : '–') + (dv.stateVersion ? ' (state ' + dv.stateVersion + ')' : ''))
-        ], { 'data-broker': b.address, 'data-role': b.role }));
+        ];
+        cells.forEach((c, i) => c.setAttribute('data-label', BROKER_COLUMNS[i]));
+        body.append(row(cells, { 'data-broker': b.address, 'data-role': b.role }));
         prev = b.brokerName;
       }
-      const head = el('tr', {}, ...['Broker set', 'Id', 'Role', 'Address', 'Heartbeat age / timeout', 'Topics', 'Data version']
-        .map((h) => el('th', { scope: 'col' }, h)));
+      const head = el('tr', {}, ...BROKER_COLUMNS.map((h) => el('th', { scope: 'col' }, h)));
       out.push(el('div', { class: 'scroll' }, el('table', { class: 'brokers' }, el('caption', { class: 'sr-only' }, 'Brokers of cluster ' + name), el('thead', {}, head), body)));
     }
     box.replaceChildren(...out);
@@ -157,12 +159,12 @@
     const j = await getJSON('/api/topics?q=' + encodeURIComponent(q) + '&offset=' + topicOffset + '&limit=' + PAGE);
     if (seq !== topicSeq) return; /* a newer search answered first */
     topicMatched = j.matched;
-    const rows = j.topics.map((t) => {
+    const items = j.topics.map((t) => {
       const b = el('button', { type: 'button', class: 'link', 'aria-pressed': String(t === selected), 'data-topic': t }, t);
       b.addEventListener('click', () => showRoute(t));
-      return row([el('td', {}, b)]);
+      return el('li', {}, b);
     });
-    fill(document.querySelector('#topic-table tbody'), rows);
+    $('topic-list').replaceChildren(...items);
     const last = Math.min(j.offset + j.topics.length, j.matched);
     $('topic-count').textContent = j.matched
       ? 'Topics ' + (j.offset + 1) + '–' + last + ' of ' + j.matched + (q ? ' matching “' + q + '”' : '') + ' (' + j.total + ' in all)'
@@ -174,7 +176,7 @@
 
   async function showRoute(name) {
     selected = name;
-    for (const b of document.querySelectorAll('#topic-table button')) b.setAttribute('aria-pressed', String(b.dataset.topic === name));
+    for (const b of document.querySelectorAll('#topic-list button')) b.setAttribute('aria-pressed', String(b.dataset.topic === name));
     const box = $('topic-route');
     let r;
     try { r = await getJSON('/api/topic?name=' + encodeURIComponent(name)); }
@@ -366,7 +368,8 @@
     $('peer-diff').replaceChildren(
       el('div', { class: 'scroll' }, el('table', {}, el('caption', {}, 'Nodes compared with this one'), th('Node', 'Version', 'Brokers', 'Topic routes', 'Uptime'), body)),
       diffs.length ? el('div', { class: 'scroll' }, el('table', { id: 'peer-differences' }, el('caption', {}, 'Where they disagree'), th('Node', 'What', 'Here', 'There'), el('tbody', {}, ...diffs)))
-        : el('p', { class: 'diff-ok' }, 'Every node that answered agrees with this one.'));
+        : results.some((r) => !r.err) ? el('p', { class: 'diff-ok' }, 'Every node that answered agrees with this one.')
+          : el('p', { class: 'diff-bad' }, 'No other node answered.'));
   }
 
   /* ---- polling ---- */
