@@ -17,6 +17,7 @@
 #include "rmqns/json_body.h"
 #include "rmqns/kv.h"
 #include "rmqns/net.h"
+#include "rmqns/regbody.h"
 #include "rmqns/route.h"
 
 #define JSON_TYPE "application/json"
@@ -202,15 +203,10 @@ static void broker_write(struct jw *w, const struct broker_row *row, uint64_t no
 	jw_int(w, b->timeout_ms);
 	jw_key(w, "topicCount");
 	jw_int(w, (int64_t)b->topics);
+	char dv[96];
+	int n = data_version_format(&b->dv, dv, sizeof dv);
 	jw_key(w, "dataVersion");
-	jw_obj_begin(w);
-	jw_key(w, "counter");
-	jw_int(w, b->dv.counter);
-	jw_key(w, "stateVersion");
-	jw_int(w, b->dv.state_version);
-	jw_key(w, "timestamp");
-	jw_int(w, b->dv.timestamp);
-	jw_obj_end(w);
+	jw_raw(w, dv, n > 0 ? (size_t)n : 0);
 	jw_obj_end(w);
 }
 
