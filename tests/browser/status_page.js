@@ -134,6 +134,7 @@ async function main() {
     await page.focus('button[data-topic="BenchTopic-b3-t24999"]');
     await page.keyboard.press('Enter');
     await page.waitForFunction(() => /BenchTopic-b3-t24999/.test((document.getElementById('route-h') || {}).textContent || ''), { timeout: STEP_MS });
+    assert.strictEqual(await page.evaluate(() => document.activeElement.id), 'route-h', 'focus moves to the route');
     const q1 = await page.$$eval('#route-queues tbody tr', (rows) => rows.map((r) => [...r.cells].map((c) => c.textContent)));
     assert.deepStrictEqual(q1, [['bench-broker-3', '4', '4', 'RW-', '0']], 'queues of the seeded topic');
 

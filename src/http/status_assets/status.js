@@ -60,12 +60,16 @@
   }
   function perm(p) { return (p & 4 ? 'R' : '-') + (p & 2 ? 'W' : '-') + (p & 1 ? 'X' : '-'); }
 
+  /* The live region changes only when the state does (a screen reader is
+   * not told every second); the time of the last update sits beside it. */
   const live = $('live');
   let failures = 0;
   function setLive(ok, what) {
     failures = ok ? 0 : failures + 1;
-    if (ok) { live.classList.remove('down'); live.textContent = 'Live, updated ' + new Date().toLocaleTimeString(); }
-    else if (failures === 1 || failures % 5 === 0) {
+    if (ok) {
+      $('updated').textContent = '· updated ' + new Date().toLocaleTimeString();
+      if (live.classList.contains('down') || live.textContent !== 'Live') { live.classList.remove('down'); live.textContent = 'Live'; }
+    } else if (failures === 1) {
       live.classList.add('down');
       live.textContent = 'Not answering (' + what + '); retrying';
     }
@@ -161,7 +165,7 @@
     topicMatched = j.matched;
     const items = j.topics.map((t) => {
       const b = el('button', { type: 'button', class: 'link', 'aria-pressed': String(t === selected), 'data-topic': t }, t);
-      b.addEventListener('click', () => showRoute(t));
+      b.addEventListener('click', (e) => showRoute(t, e.detail === 0)); /* detail 0: Enter or Space */
       return el('li', {}, b);
     });
     $('topic-list').replaceChildren(...items);
@@ -174,7 +178,7 @@
     $('topic-next').disabled = last >= j.matched;
   }
 
-  async function showRoute(name) {
+  async function showRoute(name, fromKeyboard) {
     selected = name;
     for (const b of document.querySelectorAll('#topic-list button')) b.setAttribute('aria-pressed', String(b.dataset.topic === name));
     const box = $('topic-route');
@@ -194,12 +198,14 @@
         el('td', { class: 'mono', title: 'perm ' + q.perm }, perm(q.perm)), el('td', { class: 'num' }, q.topicSysFlag)]));
     }
     const th = (...h) => el('thead', {}, el('tr', {}, ...h.map((x) => el('th', { scope: 'col' }, x))));
+    const heading = el('h3', { id: 'route-h', tabindex: '-1' }, 'Route of ', el('code', {}, name));
     box.replaceChildren(
-      el('h3', { id: 'route-h' }, 'Route of ', el('code', {}, name)),
+      heading,
       el('div', { class: 'scroll' }, el('table', { id: 'route-brokers' }, el('caption', {}, 'Brokers'), th('Broker set', 'Cluster', 'Addresses (id: address)'), bodyB)),
       el('div', { class: 'scroll' }, el('table', { id: 'route-queues' }, el('caption', {}, 'Queues'), th('Broker set', 'Read queues', 'Write queues', 'Permission', 'Sysflag'), bodyQ)),
       r.orderTopicConf ? el('p', {}, 'Order config: ', el('code', {}, r.orderTopicConf)) : '',
       el('details', {}, el('summary', {}, 'The route JSON as a client gets it'), el('pre', {}, JSON.stringify(r, null, 2))));
+    if (fromKeyboard) heading.focus();
   }
 
   let searchTimer = 0;
