@@ -345,7 +345,9 @@ Test(status, odd_names_escaped_and_found)
 	}
 	struct answer a = get("/api/topic?name=no-such-topic");
 	cr_assert_eq(a.status, 404);
-	cr_assert_not_null(json_loads(a.body, 0, NULL));
+	json_t *none = json_loads(a.body, 0, NULL);
+	cr_assert_not_null(none);
+	json_decref(none);
 	free(a.raw);
 	a = get("/api/topic");
 	cr_assert_eq(a.status, 400);
