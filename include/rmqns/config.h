@@ -77,6 +77,7 @@ struct options {
 	int32_t httpPort;                  /* the HTTP endpoint; 0 = off */
 	char *httpBindAddress;             /* NULL or "" = bindAddress */
 	int32_t healthStallMillis;         /* /healthz fails past this without a turn */
+	char *statusPeers;                 /* the status page's other nodes: host:httpPort,... */
 	/* ACL 1.0 (acl.h), Java's names */
 	bool aclEnable;
 	char *aclFile;                     /* plain_acl.yml */

@@ -233,11 +233,21 @@ struct route_broker_view {
 	uint64_t last_ms;      /* last registration or heartbeat (route_now_ms) */
 	int64_t timeout_ms;    /* expires past last_ms + timeout_ms */
 	uint32_t topics;       /* topics with a queue entry for its group */
+	struct data_version dv; /* of its last registration */
 };
 typedef int (*route_broker_fn)(void *arg, const struct route_broker_view *b);
 /* Calls fn for every live broker (reader side, inside rcu_read_lock);
  * stops at fn's first non-zero return and returns it. One pass over the
  * topic table: an admin view, not for request paths. RMQNS_ENOMEM. */
 int route_brokers(struct route_db *db, route_broker_fn fn, void *arg);
+
+/* One topic with a route for operators: its name and a digest of its
+ * visible queue entries (group name, queues, perm, sysflag; the same for
+ * equal routes whatever the order they were registered in). */
+typedef int (*route_topic_name_fn)(void *arg, const char *name, uint64_t digest);
+/* Calls fn for every topic a route query would find (reader side, inside
+ * rcu_read_lock), in no particular order; stops at fn's first non-zero
+ * return and returns it. One pass over the topic table: an admin view. */
+int route_topic_names(struct route_db *db, route_topic_name_fn fn, void *arg);
 
 #endif

@@ -153,11 +153,14 @@ static const struct config_option options_table[] = {
 	{ "kvConfigIgnoreCorrupt", CONFIG_BOOL, 0, OFF(kvConfigIgnoreCorrupt), "false", 0, 0, 0, NULL,
 	  "start with an empty KV table when kvConfigPath does not parse (it is moved aside)" },
 	{ "httpPort", CONFIG_I32, 0, OFF(httpPort), "0", 0, 65535, 0, NULL,
-	  "HTTP port of /metrics, /healthz, /readyz and /brokers; 0 = off (9877 suggested)" },
+	  "HTTP port of /metrics, /healthz, /readyz, /brokers and the status page /; 0 = off (9877 suggested)" },
 	{ "httpBindAddress", CONFIG_STR, 0, OFF(httpBindAddress), "", 0, 0, 0, NULL,
 	  "address the HTTP port listens on; empty = the same as bindAddress" },
 	{ "healthStallMillis", CONFIG_I32, 0, OFF(healthStallMillis), "5000", 2000, 3600000, 0, NULL,
 	  "/healthz fails once a reactor or the registrar has not turned for this many ms" },
+	{ "statusPeers", CONFIG_STR, CONFIG_LIVE, OFF(statusPeers), "", 0, 0, 0, NULL,
+	  "the other nodes' HTTP ports (host:port,...) the status page compares with; set, "
+	  "/api/ answers cross-origin reads" },
 
 	/* ACL 1.0: Java's names; never changeable by UPDATE_NAMESRV_CONFIG */
 	{ "aclEnable", CONFIG_BOOL, 0, OFF(aclEnable), "false", 0, 0, 0, NULL,

@@ -15,6 +15,7 @@
 #include "rmqns/config.h"
 #include "rmqns/err.h"
 #include "rmqns/http.h"
+#include "rmqns/http_status.h"
 #include "rmqns/json_body.h"
 #include "rmqns/log.h"
 #include "rmqns/metrics.h"
@@ -378,6 +379,12 @@ static void ep_brokers(void *arg, const struct http_request *req, struct http_re
 		ep_oom(rsp);
 }
 
+/* every other path: the status page and its JSON (http_status.c) */
+static void ep_status(void *arg, const struct http_request *req, struct http_response *rsp)
+{
+	http_status_serve(((struct http_endpoints *)arg)->app, req, rsp);
+}
+
 static const struct http_route ep_routes[] = {
 	{ "/metrics", ep_metrics },
 	{ "/healthz", ep_healthz },
@@ -404,6 +411,7 @@ struct http_endpoints *http_endpoints_start(struct app *app, const struct option
 		.port = o->httpPort,
 		.routes = ep_routes,
 		.nroutes = sizeof ep_routes / sizeof ep_routes[0],
+		.fallback = ep_status,
 		.arg = e,
 		.on_thread_start = ep_thread_start,
 		.on_thread_end = ep_thread_end,
@@ -416,7 +424,7 @@ struct http_endpoints *http_endpoints_start(struct app *app, const struct option
 		free(e);
 		return NULL;
 	}
-	log_info("HTTP endpoint listening %s:%d (/metrics /healthz /readyz /brokers)", p.bind_address,
+	log_info("HTTP endpoint listening %s:%d (/metrics /healthz /readyz /brokers, status page /)", p.bind_address,
 		 http_port(e->http));
 	return e;
 }

@@ -315,18 +315,22 @@ static void http_dispatch(struct http_server *h, struct http_conn *c)
 	}
 	memcpy(path, target, plen);
 	path[plen] = '\0';
-	for (size_t i = 0; i < h->p.nroutes; i++) {
-		if (strcmp(h->p.routes[i].path, path) != 0)
-			continue;
-		struct http_request req = { method, path, q ? q + 1 : "" };
-		struct http_response rsp = { 200, NULL, BUF_INIT };
-		metrics_add(MC_HTTP_REQUESTS, 1);
-		h->p.routes[i].fn(h->p.arg, &req, &rsp);
-		http_answer(h, c, rsp.status, rsp.content_type, &rsp.body, head, NULL);
-		buf_free(&rsp.body);
+	http_handler_fn fn = h->p.fallback;
+	for (size_t i = 0; i < h->p.nroutes; i++)
+		if (strcmp(h->p.routes[i].path, path) == 0) {
+			fn = h->p.routes[i].fn;
+			break;
+		}
+	if (!fn) {
+		http_error(h, c, 404, "not found");
 		return;
 	}
-	http_error(h, c, 404, "not found");
+	struct http_request req = { method, path, q ? q + 1 : "" };
+	struct http_response rsp = { 200, NULL, NULL, BUF_INIT };
+	metrics_add(MC_HTTP_REQUESTS, 1);
+	fn(h->p.arg, &req, &rsp);
+	http_answer(h, c, rsp.status, rsp.content_type, &rsp.body, head, rsp.headers);
+	buf_free(&rsp.body);
 }
 
 /* The end of the head: a blank line (CRLF CRLF, or bare LFs). */

@@ -573,7 +573,7 @@ int harness_http_get(int port, const char *path, char **out)
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	struct timeval tv = { HARNESS_IO_TIMEOUT_MS / 1000, 0 };
 	struct buf b = BUF_INIT;
-	char req[128], chunk[8192];
+	char req[1024], chunk[8192];
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 
 	*out = NULL;
