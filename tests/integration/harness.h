@@ -85,6 +85,11 @@ void harness_rmdir(const char *dir);
 /* "dir/name", malloc'd (NULL on allocation failure). */
 char *harness_path_in(const char *dir, const char *name);
 
+/* One sample of GET /metrics on the server's HTTP port (started with
+ * --httpPort=http_port), named exactly as the exposition writes it
+ * ("name{labels}"); -1 when absent or the endpoint does not answer. */
+double harness_metric(int http_port, const char *sample);
+
 /* The server's log so far, malloc'd and NUL-terminated (NULL on error). */
 char *harness_read_log(const struct harness_server *s);
 /* Whether the log contains needle, waiting up to timeout_ms for it. */

@@ -66,6 +66,39 @@ static char *get(struct answer_cache *ac, uint32_t kind, const char *arg, uint64
 	return s;
 }
 
+/* The answer must come from the cache and read want. */
+static void expect_hit(struct answer_cache *ac, uint32_t kind, const char *arg, uint64_t gen, struct fake *f,
+		       const char *want)
+{
+	bool hit = false;
+	char *s = get(ac, kind, arg, gen, f, &hit);
+
+	cr_expect(hit, "(%u, %s) at %llu was built again", kind, arg ? arg : "NULL", (unsigned long long)gen);
+	cr_expect_str_eq(s, want);
+	free(s);
+}
+
+/* Asks for keys k0 .. k<keys-1> at gen, each answered in full, and the
+ * cache within its bounds (slots, max bytes) after each. */
+static void fill(struct answer_cache *ac, struct fake *f, int keys, uint64_t gen, uint32_t slots, uint64_t max)
+{
+	char key[32];
+	uint32_t n;
+	uint64_t bytes;
+
+	for (int i = 0; i < keys; i++) {
+		snprintf(key, sizeof(key), "k%d", i);
+		char *s = get(ac, 1, key, gen, f, NULL);
+		cr_assert_not_null(s);
+		cr_assert_eq(strlen(s), f->size);
+		free(s);
+		answer_cache_usage(ac, &n, &bytes);
+		cr_assert_leq(n, slots);
+		cr_assert_leq(bytes, max);
+		cr_assert_eq(bytes, (uint64_t)n * f->size, "the byte count follows the entries");
+	}
+}
+
 static struct answer_cache *make(uint32_t slots, size_t max)
 {
 	struct answer_cache *ac = answer_cache_create(slots, max, MC_LIST_CACHE_HITS, MC_LIST_CACHE_BUILDS);
@@ -94,10 +127,7 @@ Test(answer_cache, one_build_per_key_and_generation)
 	cr_expect_str_eq(s, "A#2", "a new generation is built again");
 	cr_expect(!hit);
 	free(s);
-	s = get(ac, 1, "ns", 8, &f, &hit);
-	cr_expect_str_eq(s, "A#2");
-	cr_expect(hit);
-	free(s);
+	expect_hit(ac, 1, "ns", 8, &f, "A#2");
 	answer_cache_destroy(ac);
 }
 
@@ -105,24 +135,15 @@ Test(answer_cache, kinds_and_arguments_are_separate_keys)
 {
 	struct answer_cache *ac = make(16, 1 << 20);
 	struct fake a = { "a", 0, 0, 0 }, b = { "b", 0, 0, 0 }, c = { "c", 0, 0, 0 }, d = { "d", 0, 0, 0 };
-	bool hit;
 
 	free(get(ac, 1, NULL, 1, &a, NULL));
 	free(get(ac, 1, "", 1, &b, NULL));
 	free(get(ac, 2, NULL, 1, &c, NULL));
 	free(get(ac, 1, "x", 1, &d, NULL));
-	char *s = get(ac, 1, NULL, 1, &a, &hit);
-	cr_expect(hit && strcmp(s, "a#1") == 0, "%s", s);
-	free(s);
-	s = get(ac, 1, "", 1, &b, &hit);
-	cr_expect(hit && strcmp(s, "b#1") == 0, "no argument is not the empty one: %s", s);
-	free(s);
-	s = get(ac, 2, NULL, 1, &c, &hit);
-	cr_expect(hit && strcmp(s, "c#1") == 0, "%s", s);
-	free(s);
-	s = get(ac, 1, "x", 1, &d, &hit);
-	cr_expect(hit && strcmp(s, "d#1") == 0, "%s", s);
-	free(s);
+	expect_hit(ac, 1, NULL, 1, &a, "a#1");
+	expect_hit(ac, 1, "", 1, &b, "b#1"); /* no argument is not the empty one */
+	expect_hit(ac, 2, NULL, 1, &c, "c#1");
+	expect_hit(ac, 1, "x", 1, &d, "d#1");
 	answer_cache_destroy(ac);
 }
 
@@ -137,9 +158,7 @@ Test(answer_cache, an_older_reader_does_not_replace_a_newer_answer)
 	char *s = get(ac, 1, "k", 4, &f, &hit);
 	cr_expect(!hit, "never served from another generation");
 	free(s);
-	s = get(ac, 1, "k", 5, &f, &hit);
-	cr_expect(hit && strcmp(s, "A#1") == 0, "%s", s);
-	free(s);
+	expect_hit(ac, 1, "k", 5, &f, "A#1");
 	answer_cache_destroy(ac);
 }
 
@@ -171,22 +190,9 @@ Test(answer_cache, bounded_in_entries_and_bytes)
 {
 	struct answer_cache *ac = make(8, 10000);
 	struct fake f = { "x", 1000, 0, 0 };
-	char key[32];
-	uint32_t n;
-	uint64_t bytes;
 
 	/* more keys than slots and than the budget holds: always answered */
-	for (int i = 0; i < 200; i++) {
-		snprintf(key, sizeof(key), "k%d", i);
-		char *s = get(ac, 1, key, 1, &f, NULL);
-		cr_assert_not_null(s);
-		cr_assert_eq(strlen(s), 1000);
-		free(s);
-		answer_cache_usage(ac, &n, &bytes);
-		cr_assert_leq(n, 8);
-		cr_assert_leq(bytes, 10000);
-	}
-	cr_expect_eq(bytes, (uint64_t)n * 1000, "the byte count follows the entries");
+	fill(ac, &f, 200, 1, 8, 10000);
 
 	/* an answer larger than the whole budget goes out uncached */
 	struct fake big = { "big", 20000, 0, 0 };
@@ -204,15 +210,11 @@ Test(answer_cache, a_full_cache_makes_room_by_dropping_older_generations)
 {
 	struct answer_cache *ac = make(64, 10000);
 	struct fake f = { "x", 2400, 0, 0 };
-	char key[32];
 	uint32_t n;
 	uint64_t bytes;
 	bool hit;
 
-	for (int i = 0; i < 4; i++) {
-		snprintf(key, sizeof(key), "k%d", i);
-		free(get(ac, 1, key, 1, &f, NULL));
-	}
+	fill(ac, &f, 4, 1, 64, 10000);
 	answer_cache_usage(ac, &n, &bytes);
 	cr_assert_eq(n, 4);
 	/* the data changed: the four can never be served again */
