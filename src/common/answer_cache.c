@@ -63,11 +63,13 @@ struct answer_cache *answer_cache_create(uint32_t slots, size_t max_bytes, enum 
 	return ac;
 }
 
+#ifndef RMQNS_TSAN_KEEP
 static void answer_free_cb(struct rcu_head *h)
 {
 	race_grace_passed();
 	free(caa_container_of(h, struct answer, rcu));
 }
+#endif
 
 void answer_cache_destroy(struct answer_cache *ac)
 {
