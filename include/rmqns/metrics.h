@@ -27,6 +27,10 @@ enum metrics_counter {
 	MC_KV_WRITE_FAILURES,
 	MC_ROUTE_CACHE_HITS,   /* route answers sent from cached bytes */
 	MC_ROUTE_CACHE_BUILDS, /* ... built for the query */
+	MC_LIST_CACHE_HITS,    /* route list answers (cluster info, topic lists) from cached bytes */
+	MC_LIST_CACHE_BUILDS,  /* ... built for the query */
+	MC_KV_CACHE_HITS,      /* GET_KVLIST_BY_NAMESPACE answers from cached bytes */
+	MC_KV_CACHE_BUILDS,    /* ... built for the query */
 	MC_HTTP_REQUESTS,
 	MC_HTTP_REJECTED,      /* HTTP connections cut: head too large, deadline passed */
 	MC_HTTP_EVICTED,       /* ... closed unfinished to make room: every slot taken */

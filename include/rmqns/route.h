@@ -196,6 +196,25 @@ enum route_unit_kind {
 };
 int route_topics_unit(struct route_db *db, enum route_unit_kind kind, struct buf *out);
 
+/* The list answers above as the handlers send them: cached as bytes until
+ * anything they are built from changes (every change the registrar
+ * publishes to groups, clusters or topics moves one generation), so that
+ * identical queries between two changes cost one build. */
+enum route_list {
+	ROUTE_LIST_CLUSTER_INFO = 0,         /* 106 */
+	ROUTE_LIST_TOPICS_ALL = 1,           /* 206 */
+	ROUTE_LIST_TOPICS_BY_CLUSTER = 2,    /* 224: arg is the cluster (NULL = absent) */
+	ROUTE_LIST_TOPICS_SYSTEM = 3,        /* 304 */
+	ROUTE_LIST_TOPICS_UNIT = 4,          /* 311 */
+	ROUTE_LIST_TOPICS_UNIT_SUB = 5,      /* 312 */
+	ROUTE_LIST_TOPICS_UNIT_SUB_NOT_UNIT = 6, /* 313 */
+};
+/* The body of list `kind` (arg ignored but for ROUTE_LIST_TOPICS_BY_CLUSTER),
+ * from the cache or built into scratch; *body is valid until
+ * rcu_read_unlock() and points into scratch when it was built. */
+int route_list_body(struct route_db *db, enum route_list kind, const char *arg, const uint8_t **body,
+		    size_t *len, struct buf *scratch);
+
 /* GET_BROKER_MEMBER_GROUP body; cluster and name as requested (NULL = absent). */
 int route_member_group(struct route_db *db, const char *cluster, const char *name, struct buf *out);
 

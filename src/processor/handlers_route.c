@@ -124,32 +124,39 @@ static void h_get_route(struct app *app, struct request *req)
 
 /* ---- plain reads ---- */
 
-typedef int (*body_fn)(struct app *app, struct request *req, struct buf *out);
+/* Points *body at the answer: cached bytes, or what it wrote into scratch. */
+typedef int (*body_fn)(struct app *app, struct request *req, struct buf *scratch, const uint8_t **body,
+		       size_t *len);
 
-/* Answers code 0 with the body fn writes (inside a read-side section). */
+/* Answers code 0 with the body fn gives (inside a read-side section: the
+ * answer is copied out before it ends). */
 static void reply_read(struct app *app, struct request *req, body_fn fn, const char *remark)
 {
-	struct buf out = BUF_INIT;
+	struct buf scratch = BUF_INIT;
 	struct remoting_cmd rsp;
+	const uint8_t *body = NULL;
+	size_t len = 0;
 	int rc;
 
 	route_read_lock();
-	rc = fn(app, req, &out);
+	rc = fn(app, req, &scratch, &body, &len);
+	if (rc == 0) {
+		remoting_response_init(&rsp, &req->cmd, RSP_SUCCESS, remark);
+		rsp.body = body;
+		rsp.body_len = (uint32_t)len;
+		request_reply(req, &rsp);
+	}
 	route_read_unlock();
+	buf_free(&scratch);
 	if (rc) {
-		buf_free(&out);
 		reply_free(req, RSP_SYSTEM_ERROR, rmqns_strerror(rc));
 		return;
 	}
-	remoting_response_init(&rsp, &req->cmd, RSP_SUCCESS, remark);
-	rsp.body = out.data;
-	rsp.body_len = (uint32_t)out.len;
-	request_reply(req, &rsp);
-	buf_free(&out);
 	request_free(req);
 }
 
-/* enableAllTopicList / enableTopicList switched off: code 1 "disable". */
+/* enableAllTopicList / enableTopicList switched off: code 1 "disable".
+ * Asked on every request, so cached lists need no word of the switch. */
 static bool list_disabled(struct app *app, bool all)
 {
 	bool off;
@@ -161,46 +168,52 @@ static bool list_disabled(struct app *app, bool all)
 	return off;
 }
 
-static int b_cluster_info(struct app *app, struct request *req, struct buf *out)
+/* The list of a request code (cached by the route module). */
+static int b_list(struct app *app, struct request *req, struct buf *scratch, const uint8_t **body,
+		  size_t *len)
 {
-	(void)req;
-	return route_cluster_info(app->route, out);
+	enum route_list kind;
+
+	switch (req->cmd.code) {
+	case REQ_GET_BROKER_CLUSTER_INFO:
+		kind = ROUTE_LIST_CLUSTER_INFO;
+		break;
+	case REQ_GET_ALL_TOPIC_LIST_FROM_NAMESERVER:
+		kind = ROUTE_LIST_TOPICS_ALL;
+		break;
+	case REQ_GET_TOPICS_BY_CLUSTER:
+		kind = ROUTE_LIST_TOPICS_BY_CLUSTER;
+		break;
+	case REQ_GET_SYSTEM_TOPIC_LIST_FROM_NS:
+		kind = ROUTE_LIST_TOPICS_SYSTEM;
+		break;
+	case REQ_GET_UNIT_TOPIC_LIST:
+		kind = ROUTE_LIST_TOPICS_UNIT;
+		break;
+	case REQ_GET_HAS_UNIT_SUB_TOPIC_LIST:
+		kind = ROUTE_LIST_TOPICS_UNIT_SUB;
+		break;
+	default:
+		kind = ROUTE_LIST_TOPICS_UNIT_SUB_NOT_UNIT;
+		break;
+	}
+	return route_list_body(app->route, kind, remoting_ext_get(&req->cmd, "cluster"), body, len, scratch);
 }
 
-static int b_all_topics(struct app *app, struct request *req, struct buf *out)
+static int b_member_group(struct app *app, struct request *req, struct buf *scratch, const uint8_t **body,
+			  size_t *len)
 {
-	(void)req;
-	return route_topics_all(app->route, out);
-}
+	int rc = route_member_group(app->route, remoting_ext_get(&req->cmd, "clusterName"),
+				    remoting_ext_get(&req->cmd, "brokerName"), scratch);
 
-static int b_cluster_topics(struct app *app, struct request *req, struct buf *out)
-{
-	return route_topics_by_cluster(app->route, remoting_ext_get(&req->cmd, "cluster"), out);
-}
-
-static int b_system_topics(struct app *app, struct request *req, struct buf *out)
-{
-	(void)req;
-	return route_topics_system(app->route, out);
-}
-
-static int b_unit(struct app *app, struct request *req, struct buf *out)
-{
-	enum route_unit_kind k = req->cmd.code == REQ_GET_UNIT_TOPIC_LIST ? ROUTE_UNIT
-			       : req->cmd.code == REQ_GET_HAS_UNIT_SUB_TOPIC_LIST ? ROUTE_UNIT_SUB
-										: ROUTE_UNIT_SUB_NOT_UNIT;
-	return route_topics_unit(app->route, k, out);
-}
-
-static int b_member_group(struct app *app, struct request *req, struct buf *out)
-{
-	return route_member_group(app->route, remoting_ext_get(&req->cmd, "clusterName"),
-				  remoting_ext_get(&req->cmd, "brokerName"), out);
+	*body = scratch->data;
+	*len = scratch->len;
+	return rc;
 }
 
 static void h_cluster_info(struct app *app, struct request *req)
 {
-	reply_read(app, req, b_cluster_info, NULL);
+	reply_read(app, req, b_list, NULL);
 }
 
 static void h_all_topics(struct app *app, struct request *req)
@@ -208,7 +221,7 @@ static void h_all_topics(struct app *app, struct request *req)
 	if (list_disabled(app, true))
 		reply_free(req, RSP_SYSTEM_ERROR, "disable");
 	else
-		reply_read(app, req, b_all_topics, NULL);
+		reply_read(app, req, b_list, NULL);
 }
 
 static void h_cluster_topics(struct app *app, struct request *req)
@@ -216,12 +229,12 @@ static void h_cluster_topics(struct app *app, struct request *req)
 	if (list_disabled(app, false))
 		reply_free(req, RSP_SYSTEM_ERROR, "disable");
 	else
-		reply_read(app, req, b_cluster_topics, NULL);
+		reply_read(app, req, b_list, NULL);
 }
 
 static void h_system_topics(struct app *app, struct request *req)
 {
-	reply_read(app, req, b_system_topics, NULL);
+	reply_read(app, req, b_list, NULL);
 }
 
 static void h_unit_topics(struct app *app, struct request *req)
@@ -229,7 +242,7 @@ static void h_unit_topics(struct app *app, struct request *req)
 	if (list_disabled(app, false))
 		reply_free(req, RSP_SYSTEM_ERROR, "disable");
 	else
-		reply_read(app, req, b_unit, NULL);
+		reply_read(app, req, b_list, NULL);
 }
 
 static void h_member_group(struct app *app, struct request *req)

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "route_writer.h"
+#include "rmqns/answer_cache.h"
 #include "rmqns/err.h"
 #include "rmqns/log.h"
 
@@ -223,7 +224,10 @@ struct route_db *route_db_create(size_t cache_max_bytes)
 	 * directory never has to be republished. */
 	db->gdir = calloc(ROUTE_MAX_GROUPS, sizeof(*db->gdir));
 	db->gpriv = calloc(ROUTE_MAX_GROUPS, sizeof(*db->gpriv));
-	if (!db->topics || !db->live || !db->gnames || !db->gdir || !db->gpriv || rt_tq_table_init(db) != 0) {
+	db->lists = answer_cache_create(ANSWER_CACHE_SLOTS_DEFAULT, ANSWER_CACHE_MAX_BYTES_DEFAULT,
+					MC_LIST_CACHE_HITS, MC_LIST_CACHE_BUILDS);
+	if (!db->topics || !db->live || !db->gnames || !db->gdir || !db->gpriv || !db->lists ||
+	    rt_tq_table_init(db) != 0) {
 		if (db->topics)
 			cds_lfht_destroy(db->topics, NULL);
 		if (db->live)
@@ -232,6 +236,7 @@ struct route_db *route_db_create(size_t cache_max_bytes)
 			cds_lfht_destroy(db->gnames, NULL);
 		free(db->gdir);
 		free(db->gpriv);
+		answer_cache_destroy(db->lists);
 		free(db);
 		return NULL;
 	}
@@ -256,6 +261,7 @@ static void db_teardown(struct route_db *db)
 #endif
 	rt_run_deferred(db);
 	rt_topic_reclaim(db);
+	answer_cache_destroy(db->lists);
 
 	rcu_read_lock();
 	cds_lfht_first(db->topics, &it);

@@ -254,6 +254,8 @@ struct route_db {
 	struct route_filters *filters;
 	struct route_maps *maps;
 	uint64_t ggen;           /* atomic: global cache generation */
+	uint64_t lgen;           /* atomic: generation of the list answers (rt_lists_changed) */
+	struct answer_cache *lists; /* the list answers (route_lists.c) */
 	uint64_t cache_bytes;    /* atomic */
 	uint64_t n_topics;       /* atomic (stats) */
 	uint64_t n_entries;      /* atomic (stats) */
@@ -294,6 +296,15 @@ struct route_db {
 static inline void rt_changed(struct route_db *db)
 {
 	__atomic_add_fetch(&db->changes, 1, __ATOMIC_RELEASE);
+}
+
+/* Every change of what a list answer is built from (groups, clusters,
+ * topics and their entries) calls this once it is published: readers that
+ * see the new generation read the new state, so no cached list of an
+ * older one is served again. */
+static inline void rt_lists_changed(struct route_db *db)
+{
+	__atomic_add_fetch(&db->lgen, 1, __ATOMIC_SEQ_CST);
 }
 
 /* ---- allocation (route_alloc.c) ---- */

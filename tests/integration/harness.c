@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "rmqns/buf.h"
 #include "rmqns/err.h"
 
 #ifndef RMQNS_BIN
@@ -202,6 +203,35 @@ int harness_free_port(void)
 		port = ntohs(a.sin_port);
 	close(fd);
 	return port;
+}
+
+double harness_metric(int http_port, const char *sample)
+{
+	static const char req[] = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)http_port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct buf b = BUF_INIT;
+	char chunk[8192], *needle = NULL;
+	double v = -1;
+	ssize_t n;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+	    write(fd, req, sizeof req - 1) == (ssize_t)(sizeof req - 1))
+		while ((n = recv(fd, chunk, sizeof chunk, 0)) > 0)
+			if (buf_append(&b, chunk, (size_t)n))
+				break;
+	close(fd);
+	if (buf_terminate(&b) == 0 && asprintf(&needle, "\n%s ", sample) > 0) {
+		const char *at = strstr((const char *)b.data, needle);
+		if (at)
+			v = strtod(at + strlen(needle), NULL);
+	}
+	free(needle);
+	buf_free(&b);
+	return v;
 }
 
 int harness_mkdtemp(char *dir, size_t n, const char *prefix)

@@ -106,6 +106,11 @@ int harness_http_get(int port, const char *path, char **out);
 /* A field of the server's /proc/PID/status in kB (VmRSS, VmHWM), or -1. */
 long harness_status_kb(const struct harness_server *s, const char *field);
 
+/* One sample of GET /metrics on the server's HTTP port (started with
+ * --httpPort=http_port), named exactly as the exposition writes it
+ * ("name{labels}"); -1 when absent or the endpoint does not answer. */
+double harness_metric(int http_port, const char *sample);
+
 /* The server's log so far, malloc'd and NUL-terminated (NULL on error). */
 char *harness_read_log(const struct harness_server *s);
 /* Whether the log contains needle, waiting up to timeout_ms for it. */
