@@ -97,21 +97,6 @@ static struct client *flood(const struct buf *frames)
 	return c;
 }
 
-/* A sample of the server's /metrics ("name{labels}" exactly), or -1. */
-static double metric(int http_port, const char *sample)
-{
-	char *text = NULL;
-	double v = -1;
-	if (harness_http_get(http_port, "/metrics", &text) == 200) {
-		size_t n = strlen(sample);
-		for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-			if (strncmp(p, sample, n) == 0 && p[n] == ' ')
-				v = strtod(p + n + 1, NULL);
-	}
-	free(text);
-	return v;
-}
-
 /* Starts the server with the HTTP endpoint on a free port and more args. */
 static int start_with_http(const char *more)
 {
@@ -248,7 +233,7 @@ Test(admission, a_connection_at_its_in_flight_cap_is_paused_not_closed)
 		client_reply_free(r);
 	}
 	client_close(c);
-	double pauses = metric(http, "rmqns_connection_read_pauses_total{reason=\"inflight\"}");
+	double pauses = harness_metric(http, "rmqns_connection_read_pauses_total{reason=\"inflight\"}");
 	fprintf(stderr, "in-flight pauses: %.0f\n", pauses);
 	cr_expect_gt(pauses, 0, "the connection was never paused at 16 requests in flight");
 }
@@ -324,7 +309,7 @@ Test(admission, work_queued_for_a_closed_connection_is_dropped)
 	cr_expect_eq(r->cmd.code, 0);
 	client_reply_free(r);
 	client_close(admin);
-	double dropped = metric(http, "rmqns_requests_dropped_total{reason=\"connection_closed\"}");
+	double dropped = harness_metric(http, "rmqns_requests_dropped_total{reason=\"connection_closed\"}");
 	fprintf(stderr, "requests dropped for closed connections: %.0f\n", dropped);
 	cr_expect_gt(dropped, 0, "no queued request was dropped");
 }
