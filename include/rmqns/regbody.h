@@ -86,6 +86,11 @@ void regbody_free(struct regbody *rb);
  * has CRC 0). */
 bool regbody_crc_matches(const uint8_t *body, size_t len, int64_t want);
 
+/* In one walk over the body: its CRC-32 masked as bodyCrc32 carries it
+ * (0 for no body) and a 64-bit hash independent of the CRC. Together with
+ * the length they tell an identical re-send from a changed body. */
+void regbody_fingerprint(const uint8_t *body, size_t len, uint32_t *crc31, uint64_t *hash);
+
 /* The topic named `name`, or NULL. */
 const struct regbody_topic *regbody_find_topic(const struct regbody *rb, const char *name);
 
