@@ -21,6 +21,8 @@
 struct rb_topic {
 	uint32_t name_off;
 	int32_t read_queues, write_queues, perm, sysflag;
+	uint32_t name_len;
+	uint64_t hash; /* name_hash of the name */
 };
 
 struct rb_mapping {
@@ -59,15 +61,29 @@ static int rb_fail(struct rb_build *b, int err, const char *fmt, const char *arg
 	return err;
 }
 
-static uint32_t name_hash(const char *s, size_t n)
+/* The high and low halves of a 64 x 64-bit product, folded. */
+static inline uint64_t mul_fold(uint64_t a, uint64_t b)
 {
-	uint32_t h = 2166136261u;
+	__uint128_t r = (__uint128_t)a * b;
+	return (uint64_t)r ^ (uint64_t)(r >> 64);
+}
 
-	for (size_t i = 0; i < n; i++) {
-		h ^= (uint8_t)s[i];
-		h *= 16777619u;
+/* A topic name's hash, 8 bytes a step: the low bits index the name, all
+ * 64 go into the body's topics fingerprint. */
+static uint64_t name_hash(const char *s, size_t n)
+{
+	uint64_t h = 0x9E3779B97F4A7C15ULL ^ n, w;
+
+	for (; n >= 8; s += 8, n -= 8) {
+		memcpy(&w, s, 8);
+		h = mul_fold(h ^ w, 0xA0761D6478BD642FULL);
 	}
-	return h;
+	if (n) {
+		w = 0;
+		memcpy(&w, s, n);
+		h = mul_fold(h ^ w, 0xE7037ED1A0B428DBULL);
+	}
+	return mul_fold(h, 0x8EBC6AF09C88C6E3ULL);
 }
 
 static int arena_add(struct rb_build *b, const char *s, size_t n, uint32_t *off)
@@ -91,9 +107,7 @@ static int index_grow(struct rb_build *b)
 	if (!idx)
 		return RMQNS_ENOMEM;
 	for (uint32_t i = 0; i < b->n_topics; i++) {
-		yield_point();
-		const char *nm = b->arena.data ? (const char *)b->arena.data + b->topics[i].name_off : "";
-		uint32_t h = name_hash(nm, strlen(nm)) & (cap - 1);
+		uint32_t h = (uint32_t)b->topics[i].hash & (cap - 1);
 		while (idx[h])
 			h = (h + 1) & (cap - 1);
 		idx[h] = i + 1;
@@ -104,27 +118,49 @@ static int index_grow(struct rb_build *b)
 	return 0;
 }
 
+/* Room for n topics before any is added (an estimate from the body's
+ * length: growing the index rehashes every topic). */
+static int rb_reserve(struct rb_build *b, size_t n)
+{
+	uint32_t cap = 64;
+
+	if (n > (1u << 22))
+		n = 1u << 22;
+	while ((size_t)cap < n * 2)
+		cap *= 2;
+	b->index = calloc(cap, sizeof(*b->index));
+	b->topics = malloc(n * sizeof(*b->topics));
+	if (!b->index || !b->topics || buf_reserve(&b->arena, n * 32))
+		return RMQNS_ENOMEM;
+	b->index_mask = cap - 1;
+	b->cap_topics = (uint32_t)n;
+	return 0;
+}
+
 /* Adds a topic or, for a name seen before, replaces its values (a JSON map
  * keeps the last of duplicate keys). */
-static int rb_add_topic(struct rb_build *b, const char *name, size_t n, const struct rb_topic *vals)
+static int rb_add_topic_hashed(struct rb_build *b, const char *name, size_t n, uint64_t h,
+			       const struct rb_topic *vals)
 {
-	uint32_t h, slot;
+	uint32_t slot;
 
 	yield_point();
+	if (n > UINT32_MAX)
+		return RMQNS_ETOOBIG;
 	if (!b->index || (uint64_t)(b->n_topics + 1) * 2 > (uint64_t)b->index_mask + 1) {
 		int rc = index_grow(b);
 		if (rc)
 			return rc;
 	}
-	h = name_hash(name, n);
-	slot = h & b->index_mask;
+	slot = (uint32_t)h & b->index_mask;
 	while (b->index[slot]) {
 		struct rb_topic *t = &b->topics[b->index[slot] - 1];
-		const char *tn = (const char *)b->arena.data + t->name_off;
-		if (strlen(tn) == n && memcmp(tn, name, n) == 0) {
-			uint32_t off = t->name_off;
-			*t = *vals;
-			t->name_off = off;
+		if (t->hash == h && t->name_len == n &&
+		    memcmp((const char *)b->arena.data + t->name_off, name, n) == 0) {
+			t->read_queues = vals->read_queues;
+			t->write_queues = vals->write_queues;
+			t->perm = vals->perm;
+			t->sysflag = vals->sysflag;
 			return 0;
 		}
 		slot = (slot + 1) & b->index_mask;
@@ -142,10 +178,26 @@ static int rb_add_topic(struct rb_build *b, const char *name, size_t n, const st
 	}
 	struct rb_topic *t = &b->topics[b->n_topics];
 	*t = *vals;
+	t->name_len = (uint32_t)n;
+	t->hash = h;
 	if (arena_add(b, name, n, &t->name_off))
 		return RMQNS_ENOMEM;
 	b->index[slot] = ++b->n_topics;
 	return 0;
+}
+
+static int rb_add_topic(struct rb_build *b, const char *name, size_t n, const struct rb_topic *vals)
+{
+	return rb_add_topic_hashed(b, name, n, name_hash(name, n), vals);
+}
+
+/* The index slot a name of hash h starts at, fetched into the cache
+ * while the rest of its topic is parsed (a random read of the index is
+ * most of what adding a topic costs). */
+static void rb_prefetch(const struct rb_build *b, uint64_t h)
+{
+	if (b->index)
+		__builtin_prefetch(&b->index[(uint32_t)h & b->index_mask]);
 }
 
 static int rb_add_filter(struct rb_build *b, const char *s, size_t n)
@@ -202,61 +254,86 @@ static int parse_dv(struct jp *j, struct data_version *dv)
 	return rc;
 }
 
-/* One TopicConfig value under map key `key` (which lives in the parser's
- * scratch: it is copied before the value is read). */
+/* The TopicConfig members the NameServer keeps, told apart by length
+ * first (keys are compared without a copy or a terminator). */
+enum tc_member { TC_OTHER, TC_NAME, TC_READ, TC_WRITE, TC_PERM, TC_SYSFLAG };
+
+static enum tc_member tc_member_of(const char *k, size_t n)
+{
+#define TC_IS(lit) (n == sizeof(lit) - 1 && memcmp(k, lit, sizeof(lit) - 1) == 0)
+	switch (n) {
+	case 4: return TC_IS("perm") ? TC_PERM : TC_OTHER;
+	case 9: return TC_IS("topicName") ? TC_NAME : TC_OTHER;
+	case 12: return TC_IS("topicSysFlag") ? TC_SYSFLAG : TC_OTHER;
+	case 13: return TC_IS("readQueueNums") ? TC_READ : TC_OTHER;
+	case 14: return TC_IS("writeQueueNums") ? TC_WRITE : TC_OTHER;
+	default: return TC_OTHER;
+	}
+#undef TC_IS
+}
+
+/* A view handed out by the reader: kept as it is when it points into the
+ * body, copied into `keep` when it points into the reader's scratch (the
+ * next string read overwrites that). */
+static int view_keep(const struct jp *j, struct buf *keep, const char **s, size_t n)
+{
+	if (*s != (const char *)j->str.data)
+		return 0;
+	keep->len = 0;
+	if (buf_append(keep, *s, n))
+		return RMQNS_ENOMEM;
+	*s = keep->len ? (const char *)keep->data : "";
+	return 0;
+}
+
+/* One TopicConfig value under map key `key` (a reader's view). */
 static int parse_topic_config(struct rb_build *b, struct jp *j, const char *key, size_t keylen)
 {
-	struct rb_topic t = { 0, 16, 16, 6, 0 }; /* Java's TopicConfig defaults */
-	bool named = false;
-	const char *k;
+	struct rb_topic t = { 0, 16, 16, 6, 0, 0, 0 }; /* Java's TopicConfig defaults */
+	const char *name = NULL, *k;
+	size_t name_len = 0, kl;
 	int rc;
 
 	if (jp_peek(j) == JP_NULL)
 		return jp_skip(j);
-	b->key.len = 0;
-	if (buf_append(&b->key, key, keylen) || buf_terminate(&b->key))
+	if (view_keep(j, &b->key, &key, keylen))
 		return RMQNS_ENOMEM;
+	uint64_t key_hash = name_hash(key, keylen); /* the topicName, most often */
+	rb_prefetch(b, key_hash);
 	if (jp_obj_begin(j))
 		return j->err;
-	while ((rc = jp_obj_key(j, &k, NULL)) == 1) {
+	while ((rc = jp_obj_key_view(j, &k, &kl)) == 1) {
 		int32_t *dst = NULL;
-		if (strcmp(k, "topicName") == 0) {
-			const char *nm;
-			size_t nl;
+		switch (tc_member_of(k, kl)) {
+		case TC_NAME:
 			if (jp_peek(j) == JP_NULL) {
 				rc = jp_skip(j);
-			} else if ((rc = jp_string(j, &nm, &nl)) == 0) {
-				b->name.len = 0;
-				if (buf_append(&b->name, nm, nl) || buf_terminate(&b->name))
-					rc = RMQNS_ENOMEM;
-				named = true;
+			} else if ((rc = jp_string_view(j, &name, &name_len)) == 0) {
+				rc = view_keep(j, &b->name, &name, name_len);
 			}
 			if (rc)
-				break;
+				return rc;
 			continue;
+		case TC_READ: dst = &t.read_queues; break;
+		case TC_WRITE: dst = &t.write_queues; break;
+		case TC_PERM: dst = &t.perm; break;
+		case TC_SYSFLAG: dst = &t.sysflag; break;
+		case TC_OTHER: break;
 		}
-		if (strcmp(k, "readQueueNums") == 0)
-			dst = &t.read_queues;
-		else if (strcmp(k, "writeQueueNums") == 0)
-			dst = &t.write_queues;
-		else if (strcmp(k, "perm") == 0)
-			dst = &t.perm;
-		else if (strcmp(k, "topicSysFlag") == 0)
-			dst = &t.sysflag;
 		rc = dst && jp_peek(j) != JP_NULL ? jp_int32(j, dst) : jp_skip(j);
 		if (rc)
-			break;
+			return rc;
 	}
 	if (rc)
 		return rc;
 	/* The NameServer files a topic under its topicName; the map key
 	 * stands in when the name is missing. */
-	if (named)
-		return rb_add_topic(b, (const char *)b->name.data, b->name.len, &t);
-	return rb_add_topic(b, (const char *)b->key.data, b->key.len, &t);
+	if (name && (name_len != keylen || memcmp(name, key, keylen) != 0))
+		return rb_add_topic(b, name, name_len, &t);
+	return rb_add_topic_hashed(b, key, keylen, key_hash, &t);
 }
 
-static int parse_topic_table(struct rb_build *b, struct jp *j)
+static int parse_topic_table(struct rb_build *b, struct jp *j, size_t body_len)
 {
 	const char *k;
 	size_t kl;
@@ -266,7 +343,14 @@ static int parse_topic_table(struct rb_build *b, struct jp *j)
 		return jp_skip(j);
 	if (jp_obj_begin(j))
 		return j->err;
-	while ((rc = jp_obj_key(j, &k, &kl)) == 1) {
+	/* room for the topics a body this long holds (a topic takes ~140
+	 * bytes of JSON), so the index and the arrays grow seldom */
+	if (!b->index && body_len / 256 > 64) {
+		int rc2 = rb_reserve(b, body_len / 128);
+		if (rc2)
+			return rc2;
+	}
+	while ((rc = jp_obj_key_view(j, &k, &kl)) == 1) {
 		rc = parse_topic_config(b, j, k, kl);
 		if (rc)
 			return rc;
@@ -419,7 +503,7 @@ static int parse_wrapper(struct rb_build *b, struct jp *j)
 		if (strcmp(k, "dataVersion") == 0)
 			rc = parse_dv(j, &b->dv);
 		else if (strcmp(k, "topicConfigTable") == 0)
-			rc = parse_topic_table(b, j);
+			rc = parse_topic_table(b, j, (size_t)(j->end - j->start));
 		else if (strcmp(k, "topicQueueMappingInfoMap") == 0)
 			rc = parse_mapping_table(b, j);
 		else
@@ -637,7 +721,7 @@ static int parse_topic_line(struct rb_build *b, const uint8_t *s, size_t n)
 	const uint8_t *f[5];
 	size_t fl[5];
 	size_t i = 0, k = 0, start = 0;
-	struct rb_topic t = { 0, 0, 0, 0, 0 };
+	struct rb_topic t = { 0, 0, 0, 0, 0, 0, 0 };
 
 	for (i = 0; i <= n && k < 5; i++) {
 		if (i == n || s[i] == ' ') {
@@ -767,22 +851,17 @@ static const char *arena_str(const char *arena, uint32_t off)
 	return off == NO_OFF ? NULL : arena + off;
 }
 
-/* FNV-1a over a topic's name and values, chained: two bodies with the
- * same fingerprint list the same topics with the same values (a 64-bit
- * collision aside). */
-static uint64_t rb_fp_topic(uint64_t h, const struct regbody_topic *t)
+/* A topic's name hash and values, chained in body order: two bodies with
+ * the same fingerprint list the same topics with the same values (a
+ * 64-bit collision aside). */
+static uint64_t rb_fp_topic(uint64_t h, const struct rb_topic *t)
 {
-	int32_t v[4] = { t->read_queues, t->write_queues, t->perm, t->sysflag };
-	const uint8_t *p = (const uint8_t *)v;
+	uint64_t v = (uint64_t)(uint32_t)t->read_queues << 32 | (uint32_t)t->write_queues;
+	uint64_t w = (uint64_t)(uint32_t)t->perm << 32 | (uint32_t)t->sysflag;
 
-	if (!h)
-		h = 0xcbf29ce484222325ULL;
-	for (const char *c = t->name; *c; c++)
-		h = (h ^ (uint8_t)*c) * 0x100000001b3ULL;
-	h = (h ^ 0xff) * 0x100000001b3ULL;
-	for (size_t i = 0; i < sizeof v; i++)
-		h = (h ^ p[i]) * 0x100000001b3ULL;
-	return h;
+	h = mul_fold(h ^ t->hash, 0xA0761D6478BD642FULL);
+	h = mul_fold(h ^ v, 0xE7037ED1A0B428DBULL);
+	return mul_fold(h ^ w, 0x8EBC6AF09C88C6E3ULL) + 1;
 }
 
 static int rb_finish(struct rb_build *b, struct regbody *out)
@@ -812,7 +891,7 @@ static int rb_finish(struct rb_build *b, struct regbody *out)
 		t->write_queues = b->topics[i].write_queues;
 		t->perm = b->topics[i].perm;
 		t->sysflag = b->topics[i].sysflag;
-		out->topics_fp = rb_fp_topic(out->topics_fp, t);
+		out->topics_fp = rb_fp_topic(out->topics_fp, &b->topics[i]);
 	}
 	out->has_filters = b->has_filters;
 	out->n_filters = b->n_filters;
@@ -996,7 +1075,7 @@ const struct regbody_topic *regbody_find_topic(const struct regbody *rb, const c
 	if (!rb->index || !name)
 		return NULL;
 	n = strlen(name);
-	slot = name_hash(name, n) & rb->index_mask;
+	slot = (uint32_t)name_hash(name, n) & rb->index_mask;
 	while (rb->index[slot]) {
 		const struct regbody_topic *t = &rb->topics[rb->index[slot] - 1];
 		if (strcmp(t->name, name) == 0)
