@@ -82,7 +82,7 @@ void request_free(struct request *req)
 	if (!req)
 		return;
 	remoting_cmd_release(&req->cmd);
-	free(req->kept_block);
+	net_block_free(req->kept_block);
 	free(req);
 }
 
