@@ -13,6 +13,7 @@
 
 #include "rmqns/json_reader.h"
 #include "rmqns/buf.h"
+#include "rmqns/crc.h"
 #include "rmqns/err.h"
 #include "rmqns/yield.h"
 
@@ -998,11 +999,10 @@ bool regbody_crc_matches(const uint8_t *body, size_t len, int64_t want)
 	if (body && len) {
 		/* in 64 KiB pieces (zlib takes uInt lengths; and a yield point
 		 * between them: megabytes take a few hundred microseconds) */
-		crc = crc32(0L, Z_NULL, 0);
 		while (len) {
-			uInt n = len > (1u << 16) ? (1u << 16) : (uInt)len;
+			size_t n = len > (1u << 16) ? (1u << 16) : len;
 			yield_point();
-			crc = crc32(crc, body, n);
+			crc = crc32_update((uint32_t)crc, body, n);
 			body += n;
 			len -= n;
 		}
@@ -1045,14 +1045,13 @@ void regbody_fingerprint(const uint8_t *body, size_t len, uint32_t *crc31, uint6
 	size_t total = len;
 
 	if (body && len) {
-		crc = crc32(0L, Z_NULL, 0);
 		/* in 64 KiB pieces: zlib takes uInt lengths, the hash reads
 		 * the piece while it is in the cache, and a yield point
 		 * between pieces (a megabyte takes a few hundred us) */
 		while (len) {
 			size_t n = len > (1u << 16) ? (1u << 16) : len;
 			yield_point();
-			crc = crc32(crc, body, (uInt)n);
+			crc = crc32_update((uint32_t)crc, body, n);
 			size_t done = fp_hash_piece(lane, body, n);
 			if (done < n) { /* only the last piece is not a multiple of 32 */
 				for (size_t i = done; i < n; i++)
