@@ -38,6 +38,10 @@ struct regbody_topic {
 	int32_t write_queues;
 	int32_t perm;
 	int32_t sysflag;    /* 0 for compressed bodies */
+	/* private: the decoder's, while it builds the table in place */
+	uint32_t name_len;
+	uint32_t name_off;
+	uint64_t hash;
 };
 
 /* One TopicQueueMappingInfo (5.x static topics), as the route answer

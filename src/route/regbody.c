@@ -19,13 +19,6 @@
 
 #define NO_OFF UINT32_MAX
 
-struct rb_topic {
-	uint32_t name_off;
-	int32_t read_queues, write_queues, perm, sysflag;
-	uint32_t name_len;
-	uint64_t hash; /* name_hash of the name */
-};
-
 struct rb_mapping {
 	uint32_t key_off, bname_off, scope_off, topic_off;
 	int64_t epoch;
@@ -40,7 +33,7 @@ struct rb_mapping {
  * strings go to one arena by offset, so the arena may move while it grows. */
 struct rb_build {
 	struct buf arena;
-	struct rb_topic *topics;
+	struct regbody_topic *topics;
 	uint32_t n_topics, cap_topics;
 	uint32_t *index;      /* open addressing: topic index + 1, 0 = empty */
 	uint32_t index_mask;
@@ -141,7 +134,7 @@ static int rb_reserve(struct rb_build *b, size_t n)
 /* Adds a topic or, for a name seen before, replaces its values (a JSON map
  * keeps the last of duplicate keys). */
 static int rb_add_topic_hashed(struct rb_build *b, const char *name, size_t n, uint64_t h,
-			       const struct rb_topic *vals)
+			       const struct regbody_topic *vals)
 {
 	uint32_t slot;
 
@@ -155,7 +148,7 @@ static int rb_add_topic_hashed(struct rb_build *b, const char *name, size_t n, u
 	}
 	slot = (uint32_t)h & b->index_mask;
 	while (b->index[slot]) {
-		struct rb_topic *t = &b->topics[b->index[slot] - 1];
+		struct regbody_topic *t = &b->topics[b->index[slot] - 1];
 		if (t->hash == h && t->name_len == n &&
 		    memcmp((const char *)b->arena.data + t->name_off, name, n) == 0) {
 			t->read_queues = vals->read_queues;
@@ -168,7 +161,7 @@ static int rb_add_topic_hashed(struct rb_build *b, const char *name, size_t n, u
 	}
 	if (b->n_topics == b->cap_topics) {
 		uint32_t cap = b->cap_topics ? b->cap_topics * 2 : 64;
-		struct rb_topic *nt;
+		struct regbody_topic *nt;
 		if (cap < b->cap_topics || cap > UINT32_MAX / 2)
 			return RMQNS_ETOOBIG;
 		nt = realloc(b->topics, (size_t)cap * sizeof(*nt));
@@ -177,7 +170,7 @@ static int rb_add_topic_hashed(struct rb_build *b, const char *name, size_t n, u
 		b->topics = nt;
 		b->cap_topics = cap;
 	}
-	struct rb_topic *t = &b->topics[b->n_topics];
+	struct regbody_topic *t = &b->topics[b->n_topics];
 	*t = *vals;
 	t->name_len = (uint32_t)n;
 	t->hash = h;
@@ -187,7 +180,7 @@ static int rb_add_topic_hashed(struct rb_build *b, const char *name, size_t n, u
 	return 0;
 }
 
-static int rb_add_topic(struct rb_build *b, const char *name, size_t n, const struct rb_topic *vals)
+static int rb_add_topic(struct rb_build *b, const char *name, size_t n, const struct regbody_topic *vals)
 {
 	return rb_add_topic_hashed(b, name, n, name_hash(name, n), vals);
 }
@@ -290,7 +283,7 @@ static int view_keep(const struct jp *j, struct buf *keep, const char **s, size_
 /* One TopicConfig value under map key `key` (a reader's view). */
 static int parse_topic_config(struct rb_build *b, struct jp *j, const char *key, size_t keylen)
 {
-	struct rb_topic t = { 0, 16, 16, 6, 0, 0, 0 }; /* Java's TopicConfig defaults */
+	struct regbody_topic t = { NULL, 16, 16, 6, 0, 0, 0, 0 }; /* Java's TopicConfig defaults */
 	const char *name = NULL, *k;
 	size_t name_len = 0, kl;
 	int rc;
@@ -722,7 +715,7 @@ static int parse_topic_line(struct rb_build *b, const uint8_t *s, size_t n)
 	const uint8_t *f[5];
 	size_t fl[5];
 	size_t i = 0, k = 0, start = 0;
-	struct rb_topic t = { 0, 0, 0, 0, 0, 0, 0 };
+	struct regbody_topic t = { NULL, 0, 0, 0, 0, 0, 0, 0 };
 
 	for (i = 0; i <= n && k < 5; i++) {
 		if (i == n || s[i] == ' ') {
@@ -855,7 +848,7 @@ static const char *arena_str(const char *arena, uint32_t off)
 /* A topic's name hash and values, chained in body order: two bodies with
  * the same fingerprint list the same topics with the same values (a
  * 64-bit collision aside). */
-static uint64_t rb_fp_topic(uint64_t h, const struct rb_topic *t)
+static uint64_t rb_fp_topic(uint64_t h, const struct regbody_topic *t)
 {
 	uint64_t v = (uint64_t)(uint32_t)t->read_queues << 32 | (uint32_t)t->write_queues;
 	uint64_t w = (uint64_t)(uint32_t)t->perm << 32 | (uint32_t)t->sysflag;
@@ -874,7 +867,10 @@ static int rb_finish(struct rb_build *b, struct regbody *out)
 	arena = (char *)b->arena.data;
 	out->dv = b->dv;
 	out->n_topics = b->n_topics;
-	out->topics = calloc(b->n_topics ? b->n_topics : 1, sizeof(*out->topics));
+	/* the table built is the table handed out: its names found in the
+	 * arena, now that it moves no more */
+	out->topics = b->topics ? b->topics : calloc(1, sizeof(*out->topics));
+	b->topics = NULL;
 	out->filters = calloc(b->n_filters ? b->n_filters : 1, sizeof(*out->filters));
 	out->mappings = calloc(b->n_maps ? b->n_maps : 1, sizeof(*out->mappings));
 	if (!out->topics || !out->filters || !out->mappings) {
@@ -884,15 +880,10 @@ static int rb_finish(struct rb_build *b, struct regbody *out)
 		memset(out, 0, sizeof(*out));
 		return RMQNS_ENOMEM;
 	}
-	for (uint32_t i = 0; i < b->n_topics; i++) {
+	for (uint32_t i = 0; i < out->n_topics; i++) {
 		struct regbody_topic *t = &out->topics[i];
-		yield_point();
-		t->name = arena + b->topics[i].name_off;
-		t->read_queues = b->topics[i].read_queues;
-		t->write_queues = b->topics[i].write_queues;
-		t->perm = b->topics[i].perm;
-		t->sysflag = b->topics[i].sysflag;
-		out->topics_fp = rb_fp_topic(out->topics_fp, &b->topics[i]);
+		t->name = arena + t->name_off;
+		out->topics_fp = rb_fp_topic(out->topics_fp, t);
 	}
 	out->has_filters = b->has_filters;
 	out->n_filters = b->n_filters;
