@@ -570,116 +570,145 @@ static int decode_json(struct rb_build *b, const uint8_t *text, size_t len, int3
 
 /* ---- compressed layout ---- */
 
-static int inflate_bounded(const uint8_t *in, size_t len, size_t max, uint8_t **out, size_t *outlen,
-			   struct rb_build *b)
-{
+/* The inflated stream, read one item at a time through a window that
+ * holds the item being read: inflating and parsing are one pass, and the
+ * body is never inflated whole. Errors of the stream itself (corrupt,
+ * truncated, beyond the cap) win over errors of what it holds, wherever
+ * they are in it, as when the whole body was inflated first. */
+struct zin {
 	z_stream zs;
-	size_t cap = len * 4 + 4096;
 	uint8_t *buf;
-	int zr;
-
-	if (cap > max)
-		cap = max;
-	if (cap == 0)
-		cap = 1;
-	buf = malloc(cap);
-	if (!buf)
-		return RMQNS_ENOMEM;
-	memset(&zs, 0, sizeof(zs));
-	if (inflateInit(&zs) != Z_OK) {
-		free(buf);
-		return RMQNS_ENOMEM;
-	}
-	zs.next_in = (Bytef *)(uintptr_t)in;
-	zs.avail_in = len > UINT_MAX ? UINT_MAX : (uInt)len;
-	size_t used = 0;
-	for (;;) {
-		if (used == cap) {
-			if (cap >= max) {
-				/* at the cap: the stream may only end now; one more
-				 * byte of output means the body is too big */
-				uint8_t probe[64];
-				for (;;) {
-					zs.next_out = probe;
-					zs.avail_out = sizeof(probe);
-					zr = inflate(&zs, Z_NO_FLUSH);
-					if (zs.avail_out != sizeof(probe) || zr != Z_OK)
-						break;
-				}
-				if (zr == Z_STREAM_END && zs.avail_out == sizeof(probe))
-					break;
-				inflateEnd(&zs);
-				free(buf);
-				if (zs.avail_out == sizeof(probe))
-					return rb_fail(b, RMQNS_EZLIB, "compressed body is truncated or corrupt%s", NULL);
-				char lim[32];
-				snprintf(lim, sizeof(lim), "%zu", max);
-				return rb_fail(b, RMQNS_ETOOBIG, "inflated body exceeds %s bytes", lim);
-			}
-			size_t ncap = cap * 2 > max ? max : cap * 2;
-			uint8_t *nb = realloc(buf, ncap);
-			if (!nb) {
-				inflateEnd(&zs);
-				free(buf);
-				return RMQNS_ENOMEM;
-			}
-			buf = nb;
-			cap = ncap;
-		}
-		/* 64 KiB of output a call, with a yield point between */
-		size_t room = cap - used;
-		zs.next_out = buf + used;
-		zs.avail_out = room > (1u << 16) ? (1u << 16) : (uInt)room;
-		uInt before = zs.avail_out;
-		yield_point();
-		zr = inflate(&zs, Z_NO_FLUSH);
-		used += before - zs.avail_out;
-		if (zr == Z_STREAM_END)
-			break;
-		if (zr == Z_OK)
-			continue;
-		if (zr == Z_BUF_ERROR && zs.avail_out != 0) {
-			inflateEnd(&zs);
-			free(buf);
-			return rb_fail(b, RMQNS_EZLIB, "compressed body is truncated%s", NULL);
-		}
-		if (zr == Z_BUF_ERROR)
-			continue;
-		inflateEnd(&zs);
-		free(buf);
-		return rb_fail(b, zr == Z_MEM_ERROR ? RMQNS_ENOMEM : RMQNS_EZLIB, "zlib: %s",
-			       zs.msg ? zs.msg : "bad compressed data");
-	}
-	inflateEnd(&zs);
-	*out = buf;
-	*outlen = used;
-	return 0;
-}
-
-struct rd {
-	const uint8_t *p, *end;
+	size_t cap, pos, len;  /* unread: buf[pos, len) */
+	size_t total, max;     /* inflated so far; its cap */
+	bool end;              /* the stream ended */
+	int err;               /* sticky error of the stream */
+	struct rb_build *b;
 };
 
-static int rd_i32(struct rd *r, int32_t *v)
+#define ZIN_WINDOW (64u << 10)
+
+static int zin_fail(struct zin *z, int err, const char *fmt, const char *arg)
 {
-	if (r->end - r->p < 4)
-		return RMQNS_EINVAL;
-	*v = (int32_t)rd_be32(r->p);
-	r->p += 4;
+	if (!z->err) {
+		/* the stream's error replaces a reason the items gave */
+		if (z->b->why && z->b->whylen)
+			z->b->why[0] = 0;
+		z->err = rb_fail(z->b, err, fmt, arg);
+	}
+	return z->err;
+}
+
+/* An error that replaces the reason given already. */
+static int rb_refail(struct rb_build *b, int err, const char *why)
+{
+	if (b->why && b->whylen)
+		b->why[0] = 0;
+	return rb_fail(b, err, "%s", why);
+}
+
+/* Inflates into the window's free room (at most 64 KiB, a yield point
+ * before). */
+static int zin_fill(struct zin *z)
+{
+	if (z->err || z->end)
+		return z->err;
+	size_t room = z->cap - z->len;
+	z->zs.next_out = z->buf + z->len;
+	z->zs.avail_out = room > ZIN_WINDOW ? ZIN_WINDOW : (uInt)room;
+	uInt before = z->zs.avail_out;
+	yield_point();
+	int zr = inflate(&z->zs, Z_NO_FLUSH);
+	size_t got = before - z->zs.avail_out;
+	z->len += got;
+	z->total += got;
+	if (z->total > z->max) {
+		char lim[32];
+		snprintf(lim, sizeof(lim), "%zu", z->max);
+		return zin_fail(z, RMQNS_ETOOBIG, "inflated body exceeds %s bytes", lim);
+	}
+	if (zr == Z_STREAM_END) {
+		z->end = true;
+		return 0;
+	}
+	if (zr == Z_OK || (zr == Z_BUF_ERROR && z->zs.avail_out == 0))
+		return 0;
+	if (zr == Z_BUF_ERROR)
+		return zin_fail(z, RMQNS_EZLIB, "compressed body is truncated%s", NULL);
+	return zin_fail(z, zr == Z_MEM_ERROR ? RMQNS_ENOMEM : RMQNS_EZLIB, "zlib: %s",
+			z->zs.msg ? z->zs.msg : "bad compressed data");
+}
+
+/* n bytes readable at buf + pos: 0; 1 when the stream ended before; or
+ * the stream's error. */
+static int zin_need(struct zin *z, size_t n)
+{
+	while (z->len - z->pos < n) {
+		if (z->err || z->end)
+			return z->err ? z->err : 1;
+		if (z->pos) {
+			memmove(z->buf, z->buf + z->pos, z->len - z->pos);
+			z->len -= z->pos;
+			z->pos = 0;
+		}
+		if (z->cap - z->len < ZIN_WINDOW / 4 && z->cap < n + ZIN_WINDOW) {
+			/* an item longer than the window: it grows to hold it
+			 * (no further than the cap lets the stream go) */
+			size_t ncap = z->cap * 2 > n + ZIN_WINDOW ? z->cap * 2 : n + ZIN_WINDOW;
+			if (ncap > z->max + ZIN_WINDOW)
+				ncap = z->max + ZIN_WINDOW;
+			uint8_t *nb = realloc(z->buf, ncap);
+			if (!nb)
+				return zin_fail(z, RMQNS_ENOMEM, "out of memory%s", NULL);
+			z->buf = nb;
+			z->cap = ncap;
+		}
+		int rc = zin_fill(z);
+		if (rc)
+			return rc;
+	}
 	return 0;
 }
 
-static int rd_slice(struct rd *r, const uint8_t **s, size_t *n)
+/* Bytes read from the stream so far. */
+static size_t zin_offset(const struct zin *z)
+{
+	return z->total - (z->len - z->pos);
+}
+
+/* Inflates the rest, unread: the stream's own errors show. */
+static int zin_drain(struct zin *z)
+{
+	while (!z->err && !z->end) {
+		z->pos = z->len = 0;
+		zin_fill(z);
+	}
+	return z->err;
+}
+
+static int zin_i32(struct zin *z, int32_t *v)
+{
+	int rc = zin_need(z, 4);
+	if (rc)
+		return rc < 0 ? rc : RMQNS_EINVAL;
+	*v = (int32_t)rd_be32(z->buf + z->pos);
+	z->pos += 4;
+	return 0;
+}
+
+/* An int32 length and its bytes, readable until the next read. */
+static int zin_slice(struct zin *z, const uint8_t **s, size_t *n)
 {
 	int32_t len;
-
-	if (rd_i32(r, &len))
+	int rc = zin_i32(z, &len);
+	if (rc)
+		return rc;
+	if (len < 0)
 		return RMQNS_EINVAL;
-	if (len < 0 || (size_t)len > (size_t)(r->end - r->p))
-		return RMQNS_EINVAL;
-	*s = r->p;
+	if ((rc = zin_need(z, (size_t)len)) != 0)
+		return rc < 0 ? rc : RMQNS_EINVAL;
+	*s = z->buf + z->pos;
 	*n = (size_t)len;
-	r->p += len;
+	z->pos += (size_t)len;
 	return 0;
 }
 
@@ -712,20 +741,21 @@ static int parse_java_int(const uint8_t *s, size_t n, int32_t *v)
  * spaces. */
 static int parse_topic_line(struct rb_build *b, const uint8_t *s, size_t n)
 {
-	const uint8_t *f[5];
+	const uint8_t *f[5], *p = s, *e = s + n;
 	size_t fl[5];
-	size_t i = 0, k = 0, start = 0;
 	struct regbody_topic t = { NULL, 0, 0, 0, 0, 0, 0, 0 };
 
-	for (i = 0; i <= n && k < 5; i++) {
-		if (i == n || s[i] == ' ') {
-			f[k] = s + start;
-			fl[k] = i - start;
-			k++;
-			start = i + 1;
-		}
+	for (int k = 0; k < 5; k++) {
+		const uint8_t *q = p < e ? memchr(p, ' ', (size_t)(e - p)) : NULL;
+		if (!q)
+			q = e;
+		f[k] = p;
+		fl[k] = (size_t)(q - p);
+		if (q == e && k < 4)
+			return rb_fail(b, RMQNS_EINVAL, "topic line with fewer than five fields%s", NULL);
+		p = q + 1;
 	}
-	if (k < 5 || fl[4] == 0)
+	if (fl[4] == 0)
 		return rb_fail(b, RMQNS_EINVAL, "topic line with fewer than five fields%s", NULL);
 	if (memchr(s, 0, fl[0]))
 		return rb_fail(b, RMQNS_EINVAL, "NUL in a topic name%s", NULL);
@@ -735,93 +765,127 @@ static int parse_topic_line(struct rb_build *b, const uint8_t *s, size_t n)
 	return rb_add_topic(b, (const char *)f[0], fl[0], &t);
 }
 
-static int decode_compressed(struct rb_build *b, const uint8_t *body, size_t len, int32_t version,
-			     size_t max)
+/* A JSON item of the compressed layout, read by `fn` whole. */
+static int zin_json_item(struct rb_build *b, const uint8_t *s, size_t n, int (*fn)(struct rb_build *, struct jp *))
 {
-	uint8_t *plain = NULL;
-	size_t plen = 0;
-	struct rd r;
+	struct jp j;
+	jp_init(&j, s, n, REGBODY_MAX_DEPTH);
+	int rc = fn(b, &j);
+	if (rc == 0)
+		rc = jp_end(&j);
+	if (rc)
+		rc = j.err ? rb_jp_fail(b, &j) : rc;
+	jp_fini(&j);
+	return rc;
+}
+
+static int item_dv(struct rb_build *b, struct jp *j)
+{
+	return parse_dv(j, &b->dv);
+}
+
+static int item_mapping(struct rb_build *b, struct jp *j)
+{
+	return parse_mapping(b, j, NO_OFF);
+}
+
+/* Whether `count` items (4 bytes each at the least) counted at offset
+ * `at` are more than the whole stream holds: the count is then the error,
+ * whatever failed while reading the items (it was checked first when the
+ * whole body was inflated first). Inflates the rest of the stream. */
+static bool zin_count_lies(struct zin *z, int32_t count, size_t at)
+{
+	zin_drain(z);
+	return !z->err && (size_t)count > (z->total - at) / 4;
+}
+
+/* The items of the compressed layout, in order; an error of the stream
+ * returned as it is. */
+static int decode_compressed_items(struct rb_build *b, struct zin *z, int32_t version)
+{
 	const uint8_t *s;
 	size_t n;
 	int32_t count;
 	int rc;
 
-	rc = inflate_bounded(body, len, max, &plain, &plen, b);
-	if (rc)
+	if ((rc = zin_slice(z, &s, &n)) != 0)
+		return rc == RMQNS_EINVAL ? rb_fail(b, rc, "compressed body too short for its DataVersion%s", NULL) : rc;
+	if ((rc = zin_json_item(b, s, n, item_dv)) != 0)
 		return rc;
-	r.p = plain;
-	r.end = plain + plen;
-
-	if (rd_slice(&r, &s, &n)) {
-		rc = rb_fail(b, RMQNS_EINVAL, "compressed body too short for its DataVersion%s", NULL);
-		goto out;
-	}
-	{
-		struct jp j;
-		jp_init(&j, s, n, REGBODY_MAX_DEPTH);
-		rc = parse_dv(&j, &b->dv);
-		if (rc == 0)
-			rc = jp_end(&j);
-		if (rc)
-			rc = rb_jp_fail(b, &j);
-		jp_fini(&j);
-		if (rc)
-			goto out;
-	}
-	if (rd_i32(&r, &count) || count < 0 || (size_t)count > (size_t)(r.end - r.p) / 4) {
-		rc = rb_fail(b, RMQNS_EINVAL, "bad topic count in compressed body%s", NULL);
-		goto out;
-	}
+	if ((rc = zin_i32(z, &count)) != 0 || count < 0)
+		return rc < 0 && rc != RMQNS_EINVAL ? rc : rb_fail(b, RMQNS_EINVAL, "bad topic count in compressed body%s", NULL);
+	size_t counted_at = zin_offset(z);
 	for (int32_t i = 0; i < count; i++) {
-		if (rd_slice(&r, &s, &n)) {
-			rc = rb_fail(b, RMQNS_EINVAL, "compressed body ends inside its topics%s", NULL);
-			goto out;
-		}
-		if ((rc = parse_topic_line(b, s, n)) != 0)
-			goto out;
-	}
-	if (rd_slice(&r, &s, &n)) {
-		rc = rb_fail(b, RMQNS_EINVAL, "compressed body ends before its filter-server list%s", NULL);
-		goto out;
-	}
-	{
-		struct jp j;
-		jp_init(&j, s, n, REGBODY_MAX_DEPTH);
-		rc = parse_filter_list(b, &j);
+		bool ended = false;
+		if ((rc = zin_slice(z, &s, &n)) != 0 && rc != RMQNS_EINVAL)
+			return rc;
 		if (rc == 0)
-			rc = jp_end(&j);
+			rc = parse_topic_line(b, s, n);
+		else
+			ended = true;
+		if (rc && zin_count_lies(z, count, counted_at))
+			return rb_refail(b, RMQNS_EINVAL, "bad topic count in compressed body");
+		if (ended)
+			return rb_fail(b, rc, "compressed body ends inside its topics%s", NULL);
 		if (rc)
-			rc = j.err ? rb_jp_fail(b, &j) : rc;
-		jp_fini(&j);
-		if (rc)
-			goto out;
-		b->has_filters = true;
+			return rc;
 	}
+	if ((rc = zin_slice(z, &s, &n)) != 0)
+		return rc == RMQNS_EINVAL ? rb_fail(b, rc, "compressed body ends before its filter-server list%s", NULL) : rc;
+	if ((rc = zin_json_item(b, s, n, parse_filter_list)) != 0)
+		return rc;
+	b->has_filters = true;
 	if (version >= REGBODY_VERSION_MAPPINGS) {
-		if (rd_i32(&r, &count) || count < 0 || (size_t)count > (size_t)(r.end - r.p) / 4) {
-			rc = rb_fail(b, RMQNS_EINVAL, "bad mapping count in compressed body%s", NULL);
-			goto out;
-		}
+		if ((rc = zin_i32(z, &count)) != 0 || count < 0)
+			return rc < 0 && rc != RMQNS_EINVAL ? rc
+							    : rb_fail(b, RMQNS_EINVAL, "bad mapping count in compressed body%s", NULL);
+		counted_at = zin_offset(z);
 		for (int32_t i = 0; i < count; i++) {
-			struct jp j;
-			if (rd_slice(&r, &s, &n)) {
-				rc = rb_fail(b, RMQNS_EINVAL, "compressed body ends inside its mappings%s", NULL);
-				goto out;
-			}
-			jp_init(&j, s, n, REGBODY_MAX_DEPTH);
-			rc = parse_mapping(b, &j, NO_OFF);
+			bool ended = false;
+			if ((rc = zin_slice(z, &s, &n)) != 0 && rc != RMQNS_EINVAL)
+				return rc;
 			if (rc == 0)
-				rc = jp_end(&j);
+				rc = zin_json_item(b, s, n, item_mapping);
+			else
+				ended = true;
+			if (rc && zin_count_lies(z, count, counted_at))
+				return rb_refail(b, RMQNS_EINVAL, "bad mapping count in compressed body");
+			if (ended)
+				return rb_fail(b, rc, "compressed body ends inside its mappings%s", NULL);
 			if (rc)
-				rc = j.err ? rb_jp_fail(b, &j) : rc;
-			jp_fini(&j);
-			if (rc)
-				goto out;
+				return rc;
 		}
 	}
 	/* anything after the last expected item is ignored, as Java does */
-out:
-	free(plain);
+	return 0;
+}
+
+static int decode_compressed(struct rb_build *b, const uint8_t *body, size_t len, int32_t version,
+			     size_t max)
+{
+	struct zin z;
+	int rc;
+
+	memset(&z, 0, sizeof(z));
+	z.b = b;
+	z.max = max;
+	z.cap = ZIN_WINDOW;
+	z.buf = malloc(z.cap);
+	if (!z.buf)
+		return RMQNS_ENOMEM;
+	if (inflateInit(&z.zs) != Z_OK) {
+		free(z.buf);
+		return RMQNS_ENOMEM;
+	}
+	z.zs.next_in = (Bytef *)(uintptr_t)body;
+	z.zs.avail_in = len > UINT_MAX ? UINT_MAX : (uInt)len;
+	rc = decode_compressed_items(b, &z, version);
+	/* the rest of the stream must inflate too, within the cap; its error
+	 * comes first */
+	if (zin_drain(&z))
+		rc = z.err;
+	inflateEnd(&z.zs);
+	free(z.buf);
 	return rc;
 }
 
