@@ -599,11 +599,11 @@ static int zin_fail(struct zin *z, int err, const char *fmt, const char *arg)
 }
 
 /* An error that replaces the reason given already. */
-static int rb_refail(struct rb_build *b, int err, const char *why)
+static int rb_refail(struct rb_build *b, int err, const char *fmt, const char *arg)
 {
 	if (b->why && b->whylen)
 		b->why[0] = 0;
-	return rb_fail(b, err, "%s", why);
+	return rb_fail(b, err, fmt, arg);
 }
 
 /* Inflates into the window's free room (at most 64 KiB, a yield point
@@ -784,9 +784,14 @@ static int item_dv(struct rb_build *b, struct jp *j)
 	return parse_dv(j, &b->dv);
 }
 
-static int item_mapping(struct rb_build *b, struct jp *j)
+static int mapping_json(struct rb_build *b, struct jp *j)
 {
 	return parse_mapping(b, j, NO_OFF);
+}
+
+static int item_mapping(struct rb_build *b, const uint8_t *s, size_t n)
+{
+	return zin_json_item(b, s, n, mapping_json);
 }
 
 /* Whether `count` items (4 bytes each at the least) counted at offset
@@ -799,63 +804,58 @@ static bool zin_count_lies(struct zin *z, int32_t count, size_t at)
 	return !z->err && (size_t)count > (z->total - at) / 4;
 }
 
-/* The items of the compressed layout, in order; an error of the stream
- * returned as it is. */
-static int decode_compressed_items(struct rb_build *b, struct zin *z, int32_t version)
+/* A count, then that many items, each read by fn; `what` names them in
+ * the reasons given. */
+static int zin_items(struct rb_build *b, struct zin *z, const char *what,
+		     int (*fn)(struct rb_build *, const uint8_t *, size_t))
 {
 	const uint8_t *s;
 	size_t n;
 	int32_t count;
 	int rc;
 
-	if ((rc = zin_slice(z, &s, &n)) != 0)
-		return rc == RMQNS_EINVAL ? rb_fail(b, rc, "compressed body too short for its DataVersion%s", NULL) : rc;
-	if ((rc = zin_json_item(b, s, n, item_dv)) != 0)
-		return rc;
 	if ((rc = zin_i32(z, &count)) != 0 || count < 0)
-		return rc < 0 && rc != RMQNS_EINVAL ? rc : rb_fail(b, RMQNS_EINVAL, "bad topic count in compressed body%s", NULL);
+		return rc < 0 && rc != RMQNS_EINVAL ? rc : rb_fail(b, RMQNS_EINVAL, "bad %s count in compressed body", what);
 	size_t counted_at = zin_offset(z);
 	for (int32_t i = 0; i < count; i++) {
 		bool ended = false;
 		if ((rc = zin_slice(z, &s, &n)) != 0 && rc != RMQNS_EINVAL)
 			return rc;
 		if (rc == 0)
-			rc = parse_topic_line(b, s, n);
+			rc = fn(b, s, n);
 		else
 			ended = true;
 		if (rc && zin_count_lies(z, count, counted_at))
-			return rb_refail(b, RMQNS_EINVAL, "bad topic count in compressed body");
+			return rb_refail(b, RMQNS_EINVAL, "bad %s count in compressed body", what);
 		if (ended)
-			return rb_fail(b, rc, "compressed body ends inside its topics%s", NULL);
+			return rb_fail(b, rc, "compressed body ends inside its %ss", what);
 		if (rc)
 			return rc;
 	}
+	return 0;
+}
+
+/* The items of the compressed layout, in order; an error of the stream
+ * returned as it is. */
+static int decode_compressed_items(struct rb_build *b, struct zin *z, int32_t version)
+{
+	const uint8_t *s;
+	size_t n;
+	int rc;
+
+	if ((rc = zin_slice(z, &s, &n)) != 0)
+		return rc == RMQNS_EINVAL ? rb_fail(b, rc, "compressed body too short for its DataVersion%s", NULL) : rc;
+	if ((rc = zin_json_item(b, s, n, item_dv)) != 0)
+		return rc;
+	if ((rc = zin_items(b, z, "topic", parse_topic_line)) != 0)
+		return rc;
 	if ((rc = zin_slice(z, &s, &n)) != 0)
 		return rc == RMQNS_EINVAL ? rb_fail(b, rc, "compressed body ends before its filter-server list%s", NULL) : rc;
 	if ((rc = zin_json_item(b, s, n, parse_filter_list)) != 0)
 		return rc;
 	b->has_filters = true;
-	if (version >= REGBODY_VERSION_MAPPINGS) {
-		if ((rc = zin_i32(z, &count)) != 0 || count < 0)
-			return rc < 0 && rc != RMQNS_EINVAL ? rc
-							    : rb_fail(b, RMQNS_EINVAL, "bad mapping count in compressed body%s", NULL);
-		counted_at = zin_offset(z);
-		for (int32_t i = 0; i < count; i++) {
-			bool ended = false;
-			if ((rc = zin_slice(z, &s, &n)) != 0 && rc != RMQNS_EINVAL)
-				return rc;
-			if (rc == 0)
-				rc = zin_json_item(b, s, n, item_mapping);
-			else
-				ended = true;
-			if (rc && zin_count_lies(z, count, counted_at))
-				return rb_refail(b, RMQNS_EINVAL, "bad mapping count in compressed body");
-			if (ended)
-				return rb_fail(b, rc, "compressed body ends inside its mappings%s", NULL);
-			if (rc)
-				return rc;
-		}
-	}
+	if (version >= REGBODY_VERSION_MAPPINGS && (rc = zin_items(b, z, "mapping", item_mapping)) != 0)
+		return rc;
 	/* anything after the last expected item is ignored, as Java does */
 	return 0;
 }
