@@ -80,6 +80,17 @@ struct net_frame {
 	struct net_conn_share *share;
 };
 
+/* Spare big read buffers: at most NET_SPARE_BLOCKS of at most
+ * NET_SPARE_MAX_BYTES each stay in memory after their frames are done
+ * (bodies of some 30,000 topics and more are unmapped at once, as before). */
+#define NET_SPARE_BLOCKS 4u
+#define NET_SPARE_MAX_BYTES (4u << 20)
+#define NET_SPARE_MIN_BYTES (1u << 18) /* smaller ones are freed */
+/* Frees a net_frame.block that was kept, or keeps it as a spare. Any thread. */
+void net_block_free(uint8_t *block);
+/* A spare of at least `need` bytes (its size in *cap), or NULL. */
+uint8_t *net_block_take(size_t need, size_t *cap);
+
 /* What the server calls. Every function runs on a reactor thread; reactor
  * threads are registered RCU readers for their whole life, so a callback
  * may take rcu_read_lock (route queries answered inline, the TLS context). */

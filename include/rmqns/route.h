@@ -99,6 +99,23 @@ bool route_hook_idle(void *db);
 
 /* ---- writer side ---- */
 
+/* What identifies a registration body without decoding it: an identical
+ * re-send of the last body applied on the same connection is applied from
+ * what that one left (docs/architecture.md, "The identical-body
+ * shortcut"). hash 0: no identity (never shortcut). */
+struct route_body_id {
+	const uint8_t *bytes; /* the body (compared when len <= ROUTE_BODY_KEEP) */
+	uint64_t len;
+	uint64_t hash;        /* regbody_fingerprint */
+	uint32_t crc;         /* regbody_fingerprint: the bodyCrc32 value */
+	int32_t version;      /* the request's version: it picks the layout */
+	uint64_t max_bytes;   /* the inflate bound it is decoded under */
+	bool compressed;      /* the request's flag */
+};
+
+/* Bodies up to this length are kept and compared byte for byte. */
+#define ROUTE_BODY_KEEP 512
+
 struct route_broker_reg {
 	const char *cluster;
 	const char *name;
@@ -111,7 +128,11 @@ struct route_broker_reg {
 	int64_t timeout_ms;         /* heartbeatTimeoutMillis, <= 0 = default */
 	uint64_t conn_id;
 	bool delete_missing_topics; /* deleteTopicWithBrokerRegistration */
-	const struct regbody *body; /* never NULL */
+	/* NULL: the caller found the body identical to the last one applied
+	 * (route_body_is_last); route_apply_register then answers
+	 * RMQNS_ENOTFOUND, changing nothing, unless that still holds. */
+	const struct regbody *body;
+	struct route_body_id body_id;
 };
 
 enum route_reg_outcome {
@@ -134,6 +155,11 @@ struct route_reg_result {
 int route_apply_register(struct route_db *db, const struct route_broker_reg *reg, uint64_t now_ms,
 			 struct route_reg_result *res);
 void route_reg_result_free(struct route_reg_result *res);
+/* Any thread, in a read-side section: true when the live broker
+ * (cluster, addr) was last registered on conn_id with a body of this
+ * identity (a hint: the registrar checks it again, and the bytes). */
+bool route_body_is_last(struct route_db *db, const char *cluster, const char *addr, uint64_t conn_id,
+			const struct route_body_id *id);
 
 /* UNREGISTER_BROKER (5.x: by address). conn_id is the connection the
  * request came on: when the broker registered again on another connection

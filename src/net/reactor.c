@@ -934,6 +934,17 @@ static int conn_make_room(struct reactor *r, struct conn *c)
 		c->rpos = 0;
 		c->rlen = have;
 	}
+	if (need >= NET_HANDOVER_MIN && c->rcap < need) {
+		/* a big frame: read into a spare whose pages are in memory */
+		size_t cap;
+		uint8_t *spare = net_block_take(need, &cap);
+		if (spare) {
+			memcpy(spare, c->rbuf, have);
+			net_block_free(c->rbuf);
+			c->rbuf = spare;
+			c->rcap = cap;
+		}
+	}
 	if (c->rcap < need || c->rcap == c->rlen) {
 		size_t ncap = c->rcap;
 		while (ncap < need || ncap == c->rlen)

@@ -364,6 +364,20 @@ static void mut_free(struct route_mut *mu)
 	free(mu);
 }
 
+/* Decodes the request's body into mu->body, as its identity says it is
+ * to be read; mu->reg.body points at it on success. */
+static int register_decode(struct route_mut *mu, char *why, size_t whylen)
+{
+	const struct remoting_cmd *cmd = &mu->req->cmd;
+	const struct route_body_id *id = &mu->reg.body_id;
+	int rc = regbody_decode(cmd->body, cmd->body_len, id->compressed, id->version, id->max_bytes, &mu->body,
+				why, whylen);
+
+	if (rc == 0)
+		mu->reg.body = &mu->body;
+	return rc;
+}
+
 static void apply_register(struct mutation *m)
 {
 	struct route_mut *mu = caa_container_of(m, struct route_mut, m);
@@ -375,6 +389,17 @@ static void apply_register(struct mutation *m)
 	int rc;
 
 	rc = route_apply_register(app->route, &mu->reg, route_now_ms(), &res);
+	if (rc == RMQNS_ENOTFOUND && !mu->reg.body) {
+		/* sent as identical to the broker's last body, but something
+		 * changed in between (a topic, its place in the group): the
+		 * body is decoded here after all, and applied in full */
+		char why[160];
+		rc = register_decode(mu, why, sizeof(why));
+		if (rc)
+			log_warn("route: undecodable registration from %s (%s): %s", mu->reg.addr, mu->req->peer, why);
+		else
+			rc = route_apply_register(app->route, &mu->reg, route_now_ms(), &res);
+	}
 	metrics_add(rc ? MC_REG_FAILED
 		       : res.outcome == ROUTE_REG_REFUSED    ? MC_REG_REFUSED
 		       : res.outcome == ROUTE_REG_SUPERSEDED ? MC_REG_SUPERSEDED
@@ -428,8 +453,8 @@ static void h_register_broker(struct app *app, struct request *req)
 	const char *name, *addr, *cluster;
 	int64_t id, timeout = 0, crc_want = 0;
 	char why[160], remark[sizeof(why) + sizeof(DECODE_FAILED) + 8];
-	size_t max_bytes;
-	bool delete_missing;
+	uint32_t crc;
+	uint64_t hash;
 	struct route_mut *mu;
 	int rc;
 
@@ -444,8 +469,10 @@ static void h_register_broker(struct app *app, struct request *req)
 		reply_free(req, RSP_SYSTEM_ERROR, "REGISTER_BROKER with a negative version");
 		return;
 	}
-	if (remoting_ext_get_long(cmd, "bodyCrc32", &crc_want) &&
-	    !regbody_crc_matches(cmd->body, cmd->body_len, crc_want)) {
+	/* the CRC bodyCrc32 is checked against and a hash beside it, in one
+	 * walk: together the identity of the body */
+	regbody_fingerprint(cmd->body, cmd->body_len, &crc, &hash);
+	if (remoting_ext_get_long(cmd, "bodyCrc32", &crc_want) && crc_want != 0 && crc_want != (int64_t)crc) {
 		struct remoting_cmd rsp;
 		remoting_response_init(&rsp, cmd, RSP_SYSTEM_ERROR, "crc32 not match");
 		rsp.ext_present = true;
@@ -453,25 +480,10 @@ static void h_register_broker(struct app *app, struct request *req)
 		request_free(req);
 		return;
 	}
-	route_read_lock();
-	const struct options *o = config_current(app->config);
-	max_bytes = o->registerInflateMaxBytes > 0 ? (size_t)o->registerInflateMaxBytes : REGBODY_DEFAULT_MAX_BYTES;
-	delete_missing = o->deleteTopicWithBrokerRegistration;
-	route_read_unlock();
 
 	mu = mut_new(app, req, apply_register);
 	if (!mu) {
 		reply_out_of_memory(req);
-		return;
-	}
-	rc = regbody_decode(cmd->body, cmd->body_len, remoting_ext_get_bool(cmd, "compressed"), cmd->version,
-			    max_bytes, &mu->body, why, sizeof(why));
-	if (rc) {
-		log_warn("route: undecodable registration from %s (%s): %s", addr, req->peer, why);
-		snprintf(remark, sizeof(remark), "%s, %s", DECODE_FAILED, why);
-		mu->req = NULL;
-		mut_free(mu);
-		reply_free(req, RSP_SYSTEM_ERROR, remark);
 		return;
 	}
 	mu->reg.cluster = cluster;
@@ -485,8 +497,29 @@ static void h_register_broker(struct app *app, struct request *req)
 	if (remoting_ext_get_long(cmd, "heartbeatTimeoutMillis", &timeout) && timeout > 0)
 		mu->reg.timeout_ms = timeout;
 	mu->reg.conn_id = req->conn.id;
-	mu->reg.delete_missing_topics = delete_missing;
-	mu->reg.body = &mu->body;
+	mu->reg.body_id = (struct route_body_id){
+		.bytes = cmd->body, .len = cmd->body_len, .hash = hash, .crc = crc, .version = cmd->version,
+		.compressed = remoting_ext_get_bool(cmd, "compressed"),
+	};
+
+	route_read_lock();
+	const struct options *o = config_current(app->config);
+	mu->reg.body_id.max_bytes = o->registerInflateMaxBytes > 0 ? (size_t)o->registerInflateMaxBytes
+								   : REGBODY_DEFAULT_MAX_BYTES;
+	mu->reg.delete_missing_topics = o->deleteTopicWithBrokerRegistration;
+	/* the broker's last body again, on the same connection: nothing in
+	 * it needs reading (the registrar makes sure, docs/architecture.md) */
+	bool same = route_body_is_last(app->route, cluster, addr, req->conn.id, &mu->reg.body_id);
+	route_read_unlock();
+
+	if (!same && (rc = register_decode(mu, why, sizeof(why))) != 0) {
+		log_warn("route: undecodable registration from %s (%s): %s", addr, req->peer, why);
+		snprintf(remark, sizeof(remark), "%s, %s", DECODE_FAILED, why);
+		mu->req = NULL;
+		mut_free(mu);
+		reply_free(req, RSP_SYSTEM_ERROR, remark);
+		return;
+	}
 	if (app->pool) {
 		processor_pool_handoff_begin(app->pool);
 		mu->handoff = true;

@@ -84,7 +84,7 @@ void request_free(struct request *req)
 	if (!req)
 		return;
 	remoting_cmd_release(&req->cmd);
-	free(req->kept_block);
+	net_block_free(req->kept_block);
 	if (req->share)
 		/* its connection may read on */
 		net_share_release(req->share, req->frame_len, req->share_barrier);

@@ -147,6 +147,14 @@ struct route_live {
 	uint64_t topics_key;
 	uint64_t topics_epoch;
 	uint32_t gidx;           /* atomic: the group it registered in (a hint) */
+	/* The body of the last registration applied in full on conn_id
+	 * (route_apply.c, the identical-body shortcut). body_stamp is read by
+	 * any thread (atomic, 0 = none); the rest is registrar-private. */
+	uint64_t body_stamp;
+	struct route_body_id body_id; /* bytes point into body_kept */
+	uint32_t body_n_topics;
+	uint64_t body_topics_fp;
+	uint8_t body_kept[ROUTE_BODY_KEEP];
 	char *ha_addr;
 	char *cluster;
 	char *addr;

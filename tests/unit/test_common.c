@@ -11,9 +11,11 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "rmqns/buf.h"
 #include "rmqns/cpus.h"
+#include "rmqns/crc.h"
 #include "rmqns/err.h"
 #include "rmqns/fairq.h"
 #include "rmqns/javahash.h"
@@ -655,4 +657,31 @@ Test(fairq, a_flow_id_of_zero_and_many_flows)
 		cr_assert_eq(f->seq, i / FLOWS, "pop %d: seq %d of flow %d", i, f->seq, f->flow);
 	}
 	fairq_destroy(&q);
+}
+
+/* ---- crc ---- */
+
+/* The folded CRC gives zlib's value for every length around its 16- and
+ * 64-byte blocks, at every alignment, continued from any value. */
+Test(crc, equals_zlib)
+{
+	enum { N = 1 << 17 };
+	uint8_t *b = malloc(N);
+	cr_assert_not_null(b);
+	uint32_t x = 12345;
+	for (size_t i = 0; i < N; i++) {
+		x = x * 1103515245u + 12345u;
+		b[i] = (uint8_t)(x >> 16);
+	}
+	for (size_t n = 0; n < 600; n++)
+		for (size_t off = 0; off < 4; off++) {
+			cr_assert_eq(crc32_update(0, b + off, n), (uint32_t)crc32(0, b + off, (uInt)n), "n %zu off %zu", n, off);
+			cr_assert_eq(crc32_update(0xDEADBEEF, b + off, n), (uint32_t)crc32(0xDEADBEEF, b + off, (uInt)n),
+				     "n %zu off %zu, continued", n, off);
+		}
+	cr_expect_eq(crc32_update(0, b, N), (uint32_t)crc32(0, b, N));
+	uint32_t split = crc32_update(crc32_update(0, b, 1000), b + 1000, N - 1000);
+	cr_expect_eq(split, (uint32_t)crc32(0, b, N), "in two pieces as in one");
+	cr_expect_eq(crc32_update(0, (const uint8_t *)"123456789", 9), 0xCBF43926u, "the check value");
+	free(b);
 }

@@ -1003,3 +1003,229 @@ Test(route, cached_lists_show_every_change_and_nothing_else_rebuilds)
 	tu_settle(db);
 	changed("the last broker leaving");
 }
+
+/* ---- the identical-body shortcut: a re-send of the last body on the
+ * same connection goes undecoded; any difference is applied ---- */
+
+static void reg_handler(const struct tu_reg *r, const char *body, uint64_t now, bool want_undecoded,
+			const char *what)
+{
+	bool undecoded;
+	cr_assert_eq(tu_register_as_handler(db, r, body, now, &undecoded), 0, "%s", what);
+	cr_expect_eq(undecoded, want_undecoded, "%s: %s", what, want_undecoded ? "not decoded" : "decoded");
+}
+
+Test(route, identical_body_on_the_same_connection_only_refreshes_liveness)
+{
+	struct tu_reg r = { .name = "g", .addr = A, .id = 0, .timeout = 3000, .conn = 1, .ha = "ha:1" };
+	char *body = tu_body(1, 1, 0, "T/4/4/6 U/4/4/6");
+
+	reg_handler(&r, body, 1000, false, "first registration");
+	reg_handler(&r, body, 3500, true, "the same body again");
+	cr_expect_eq(route_apply_expire(db, 6500), 0, "seen at 3500: alive until 6500");
+	reg_handler(&r, body, 6000, true, "and again");
+	cr_expect_eq(route_apply_expire(db, 9000), 0);
+	/* the live entry takes the request's fields as Java's does */
+	r.ha = "ha:2";
+	reg_handler(&r, body, 8000, true, "a new HA address");
+	struct route_reg_result res;
+	struct tu_reg s = { .name = "g", .addr = B, .id = 1, .conn = 2 };
+	cr_assert_eq(tu_register(db, &s, body, 8000, &res), 0);
+	cr_expect_str_eq(res.ha_addr, "ha:2", "the slave hears the master's new HA address");
+	route_reg_result_free(&res);
+	cr_expect_eq(route_apply_expire(db, 11001), 1, "silent since 8000: expired at 11001");
+	char *rt = tu_route(db, "T", JW_STANDARD);
+	cr_assert_not_null(rt);
+	cr_expect_null(strstr(rt, A), "%s", rt);
+	free(rt);
+	free(body);
+}
+
+Test(route, identical_body_on_a_new_connection_is_applied_as_a_re_registration)
+{
+	struct tu_reg r = { .name = "g", .addr = A, .id = 0, .conn = 1 };
+	char *body = tu_body(1, 1, 0, "T/4/4/6 U/4/4/6");
+
+	reg_handler(&r, body, 100, false, "first registration");
+	r.conn = 2;
+	reg_handler(&r, body, 200, false, "the broker came back on another connection");
+	cr_expect_eq(route_apply_conn_closed(db, 1), 0, "the old connection no longer holds it");
+	reg_handler(&r, body, 300, true, "the same body on the new connection");
+	cr_expect_eq(route_apply_conn_closed(db, 2), 1, "the new one does");
+	cr_expect_null(tu_route(db, "T", JW_DEFAULT));
+	/* registered anew after the close: decoded, its topics back */
+	reg_handler(&r, body, 400, false, "after the broker was removed");
+	char *rt = tu_route(db, "T", JW_DEFAULT);
+	cr_expect_not_null(rt);
+	free(rt);
+	free(body);
+}
+
+Test(route, any_difference_from_the_last_body_is_applied)
+{
+	struct tu_reg r = { .name = "g", .addr = A, .id = 0, .conn = 1 };
+	char *body = tu_body(1, 1, 0, "T/4/4/6 U/4/4/6");
+	reg_handler(&r, body, 100, false, "first registration");
+	reg_handler(&r, body, 150, true, "identical");
+
+	/* a filter server list, under the same data version */
+	char *filtered = tu_body(1, 1, 0, "T/4/4/6 U/4/4/6");
+	const char *empty = "\"filterServerList\":[]";
+	char *at = strstr(filtered, empty);
+	cr_assert_not_null(at);
+	char *with = malloc(strlen(filtered) + 32);
+	sprintf(with, "%.*s\"filterServerList\":[\"10.0.0.9:1\"]%s", (int)(at - filtered), filtered,
+		at + strlen(empty));
+	reg_handler(&r, with, 200, false, "a new filter server list");
+	char *rt = tu_route(db, "T", JW_DEFAULT);
+	cr_expect(strstr(rt, "\"filterServerTable\":{\"" A "\":[\"10.0.0.9:1\"]}") != NULL, "%s", rt);
+	free(rt);
+	reg_handler(&r, with, 250, true, "that body again");
+	reg_handler(&r, body, 300, false, "the list emptied again");
+	rt = tu_route(db, "T", JW_DEFAULT);
+	cr_expect(strstr(rt, "\"filterServerTable\":{}") != NULL, "%s", rt);
+	free(rt);
+
+	/* a permission and a queue count, with the new data version a
+	 * broker sends them under */
+	char *perm = tu_body(2, 2, 0, "T/4/4/4 U/4/4/6");
+	reg_handler(&r, perm, 400, false, "a permission");
+	rt = tu_route(db, "T", JW_DEFAULT);
+	cr_expect_eq(tu_perm(rt, "g"), 4, "%s", rt);
+	free(rt);
+	char *queues = tu_body(3, 3, 0, "T/4/4/4 U/2/2/6");
+	reg_handler(&r, queues, 500, false, "a queue count");
+	rt = tu_route(db, "U", JW_STANDARD);
+	cr_expect(strstr(rt, "\"readQueueNums\":2") != NULL, "%s", rt);
+	free(rt);
+	/* a topic set, under the same data version: the new topic is taken */
+	char *more = tu_body(3, 3, 0, "T/4/4/4 U/2/2/6 V/1/1/6");
+	reg_handler(&r, more, 600, false, "a topic more");
+	rt = tu_route(db, "V", JW_DEFAULT);
+	cr_expect_not_null(rt);
+	free(rt);
+	free(more);
+	free(queues);
+	free(perm);
+	free(with);
+	free(filtered);
+	free(body);
+}
+
+Test(route, identical_body_after_a_topic_change_is_applied_in_full)
+{
+	struct tu_reg r = { .name = "g", .addr = A, .id = 0, .conn = 1 };
+	char *body = tu_body(1, 1, 0, "T/4/4/6 U/4/4/6");
+	reg_handler(&r, body, 100, false, "first registration");
+	cr_assert_eq(route_apply_delete_topic(db, "T", NULL), 0);
+	/* 5.x takes a topic missing from the table under an unchanged data
+	 * version: the body is read after all */
+	reg_handler(&r, body, 200, false, "the same body after T was deleted");
+	char *rt = tu_route(db, "T", JW_DEFAULT);
+	cr_expect_not_null(rt, "T is back");
+	free(rt);
+	reg_handler(&r, body, 300, true, "and the same body once more");
+	free(body);
+}
+
+/* CRC-32 (the bodyCrc32 one), bit by bit */
+static uint32_t crc32_bits(const uint8_t *p, size_t n)
+{
+	uint32_t c = 0xFFFFFFFFu;
+	for (size_t i = 0; i < n; i++) {
+		c ^= p[i];
+		for (int k = 0; k < 8; k++)
+			c = c & 1 ? (c >> 1) ^ 0xEDB88320u : c >> 1;
+	}
+	return ~c;
+}
+
+/* Rewrites the 4 bytes of m at off so that m's CRC-32 becomes want: the
+ * CRC of a fixed length is affine in the bits, so the 32 bits solve a
+ * linear system over GF(2). False when it has no solution. */
+static bool crc_forge(uint8_t *m, size_t n, size_t off, uint32_t want)
+{
+	uint32_t col[32], sol = 0;
+	memset(m + off, 0, 4);
+	uint32_t base = crc32_bits(m, n);
+	for (int b = 0; b < 32; b++) {
+		m[off + b / 8] = (uint8_t)(1u << (b % 8));
+		col[b] = crc32_bits(m, n) ^ base;
+		m[off + b / 8] = 0;
+	}
+	/* Gaussian elimination: row r of the system is bit r of the columns */
+	uint32_t rows[32], rhs = want ^ base;
+	for (int r = 0; r < 32; r++) {
+		rows[r] = 0;
+		for (int b = 0; b < 32; b++)
+			rows[r] |= ((col[b] >> r) & 1u) << b;
+	}
+	uint32_t rhsbits[32];
+	for (int r = 0; r < 32; r++)
+		rhsbits[r] = (rhs >> r) & 1u;
+	int pivot_row[32];
+	for (int b = 0, r = 0; b < 32; b++) {
+		int p = -1;
+		for (int k = r; k < 32; k++)
+			if (rows[k] >> b & 1u) {
+				p = k;
+				break;
+			}
+		if (p < 0)
+			return false;
+		uint32_t t = rows[p], tr = rhsbits[p];
+		rows[p] = rows[r], rhsbits[p] = rhsbits[r];
+		rows[r] = t, rhsbits[r] = tr;
+		for (int k = 0; k < 32; k++)
+			if (k != r && (rows[k] >> b & 1u)) {
+				rows[k] ^= rows[r];
+				rhsbits[k] ^= rhsbits[r];
+			}
+		pivot_row[b] = r++;
+	}
+	for (int b = 0; b < 32; b++)
+		sol |= rhsbits[pivot_row[b]] << b;
+	for (int b = 0; b < 32; b++)
+		m[off + b / 8] = (uint8_t)(m[off + b / 8] | ((sol >> b) & 1u) << (b % 8));
+	return crc32_bits(m, n) == want;
+}
+
+Test(route, a_body_whose_crc_collides_is_applied)
+{
+	struct tu_reg r = { .name = "g", .addr = A, .id = 0, .conn = 1 };
+	char *body = tu_body(1, 1, 0, "Tabcd/4/4/6 U/4/4/6");
+	uint32_t want = crc32_bits((const uint8_t *)body, strlen(body));
+	reg_handler(&r, body, 100, false, "first registration");
+
+	/* the same length and CRC, another topic: the 4 bytes after the first
+	 * letter of its map key are chosen (the topicName member names it),
+	 * with another first letter until none is a quote, backslash or NUL */
+	char *twin = NULL;
+	for (char c = 'V'; c <= 'Z' && !twin; c++) {
+		char spec[32];
+		snprintf(spec, sizeof(spec), "%cabcd/4/4/6 U/4/4/6", c);
+		char *t = tu_body(1, 1, 0, spec);
+		char *key = strstr(t, "\"topicConfigTable\":{\"") + strlen("\"topicConfigTable\":{\"");
+		size_t off = (size_t)(key + 1 - t);
+		if (crc_forge((uint8_t *)t, strlen(t), off, want) && !memchr(key + 1, '"', 4) &&
+		    !memchr(key + 1, '\\', 4) && !memchr(key + 1, 0, 4))
+			twin = t;
+		else
+			free(t);
+	}
+	cr_assert_not_null(twin, "no CRC twin found");
+	cr_assert_eq(strlen(twin), strlen(body));
+	cr_assert_eq(crc32_bits((const uint8_t *)twin, strlen(twin)), want);
+	cr_assert_str_neq(twin, body);
+
+	struct route_broker_reg ra, rb;
+	tu_reg_fill(&ra, &r, body);
+	tu_reg_fill(&rb, &r, twin);
+	cr_expect_eq(ra.body_id.crc, rb.body_id.crc, "the bodyCrc32 values are equal");
+	reg_handler(&r, twin, 200, false, "the CRC twin");
+	struct route_stats st;
+	route_stats(db, &st);
+	cr_expect_eq(st.topics, 3, "the twin's topic was taken beside Tabcd and U");
+	free(twin);
+	free(body);
+}
