@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "rmqns/buf.h"
+#include "rmqns/properties.h"
 
 /* ---- the replicated state (controller.md §2.1) ---- */
 
@@ -126,5 +127,170 @@ int ctl_state_snapshot(const struct ctl_state *s, struct buf *out);
  * names in ascending order, flags consistent with the fields). On error
  * *s is unchanged. */
 int ctl_state_restore(struct ctl_state *s, const uint8_t *p, size_t len);
+
+/* ---- broker liveness on this node (controller.md §2.3-§2.4) ---- */
+
+/* Not replicated: every node keeps its own, fed by the heartbeats (904)
+ * brokers send to every controller. Keyed by (cluster, brokerName, id). */
+struct ctl_live_entry {
+	char *cluster;
+	char *broker_name;
+	int64_t broker_id;
+	char *address;
+	uint64_t conn;           /* the connection of the latest heartbeat */
+	int64_t last_ms;         /* when it came */
+	int64_t timeout_ms;      /* heartbeatTimeoutMills, 10000 when absent */
+	int32_t epoch;           /* -1 until a broker reports one */
+	int64_t max_offset;      /* -1 likewise */
+	int64_t confirm_offset;
+	int32_t priority;        /* electionPriority: lower is preferred */
+};
+
+struct ctl_live {
+	struct ctl_live_entry *items;
+	uint32_t count;
+	uint32_t cap;
+};
+
+/* One heartbeat's fields (strings not owned; NULL = absent). */
+struct ctl_heartbeat {
+	const char *cluster;
+	const char *broker_name;
+	const char *address;
+	int64_t broker_id;
+	bool has_epoch, has_max_offset, has_confirm_offset, has_timeout, has_priority;
+	int32_t epoch;
+	int64_t max_offset;
+	int64_t confirm_offset;
+	int64_t timeout_ms;
+	int32_t priority;
+};
+
+#define CTL_DEFAULT_HEARTBEAT_TIMEOUT_MS 10000
+#define CTL_DEFAULT_ELECTION_PRIORITY INT32_MAX
+
+/* (cluster, brokerName, id) of a broker that stopped being live. */
+struct ctl_broker_key {
+	char *cluster;
+	char *broker_name;
+	int64_t broker_id;
+};
+void ctl_broker_keys_free(struct ctl_broker_key *keys, uint32_t n);
+
+void ctl_live_init(struct ctl_live *l);
+void ctl_live_free(struct ctl_live *l);
+/* Records a heartbeat: a new entry, or the known one refreshed (time,
+ * timeout, priority, the latest connection and address; epoch and
+ * offsets only when (epoch, maxOffset) is greater than the stored pair). */
+int ctl_live_heartbeat(struct ctl_live *l, const struct ctl_heartbeat *hb, uint64_t conn,
+		       int64_t now_ms);
+const struct ctl_live_entry *ctl_live_find(const struct ctl_live *l, const char *cluster,
+					   const char *broker_name, int64_t id);
+/* An entry exists and its last heartbeat is within its timeout. */
+bool ctl_live_alive(const struct ctl_live *l, const char *cluster, const char *broker_name,
+		    int64_t id, int64_t now_ms);
+/* Removes the entries past their timeout (expired) or whose latest
+ * heartbeat came on `conn` (closed); the removed brokers are handed back
+ * in *gone (the caller frees them with ctl_broker_keys_free). */
+int ctl_live_remove_expired(struct ctl_live *l, int64_t now_ms, struct ctl_broker_key **gone,
+			    uint32_t *n_gone);
+int ctl_live_remove_conn(struct ctl_live *l, uint64_t conn, struct ctl_broker_key **gone,
+			 uint32_t *n_gone);
+
+/* ---- request handlers (controller.md §3) ---- */
+
+/* Controller request and response codes. */
+enum ctl_code {
+	CTL_REQ_BROKER_HEARTBEAT = 904,
+	CTL_REQ_ALTER_SYNC_STATE_SET = 1001,
+	CTL_REQ_ELECT_MASTER = 1002,
+	CTL_REQ_REGISTER_BROKER = 1003,
+	CTL_REQ_GET_REPLICA_INFO = 1004,
+	CTL_REQ_GET_METADATA_INFO = 1005,
+	CTL_REQ_GET_SYNC_STATE_DATA = 1006,
+	CTL_REQ_NOTIFY_BROKER_ROLE_CHANGED = 1008,
+	CTL_REQ_UPDATE_CONTROLLER_CONFIG = 1009,
+	CTL_REQ_GET_CONTROLLER_CONFIG = 1010,
+	CTL_REQ_CLEAN_BROKER_DATA = 1011,
+	CTL_REQ_GET_NEXT_BROKER_ID = 1012,
+	CTL_REQ_APPLY_BROKER_ID = 1013,
+
+	CTL_RSP_FENCED_MASTER_EPOCH = 2000,
+	CTL_RSP_FENCED_SYNC_STATE_SET_EPOCH = 2001,
+	CTL_RSP_INVALID_MASTER = 2002,
+	CTL_RSP_INVALID_REPLICAS = 2003,
+	CTL_RSP_MASTER_NOT_AVAILABLE = 2004,
+	CTL_RSP_INVALID_REQUEST = 2005,
+	CTL_RSP_BROKER_NOT_ALIVE = 2006,
+	CTL_RSP_NOT_LEADER = 2007,
+	CTL_RSP_BROKER_METADATA_NOT_EXIST = 2008,
+	CTL_RSP_INVALID_CLEAN_BROKER_METADATA = 2009,
+	CTL_RSP_BROKER_NEED_TO_BE_REGISTERED = 2010,
+	CTL_RSP_MASTER_STILL_EXIST = 2011,
+	CTL_RSP_ELECT_MASTER_FAILED = 2012,
+	CTL_RSP_ALTER_SYNC_STATE_SET_FAILED = 2013,
+	CTL_RSP_BROKER_ID_INVALID = 2014,
+};
+
+/* What 1005 reports (this node's view of the Raft group). */
+struct ctl_meta {
+	const char *group;          /* controllerDLegerGroup */
+	const char *leader_id;      /* NULL when no leader is known */
+	const char *leader_address; /* the leader's entry in the peers list */
+	bool is_leader;             /* this node's Raft role */
+	const char *peers;          /* "n0:addr;n1:addr;" */
+};
+
+/* Everything a handler may look at. */
+struct ctl_env {
+	const struct ctl_state *state;
+	struct ctl_live *live;         /* 904 writes it */
+	struct properties *config;     /* this node's controller config; 1009 writes it */
+	const struct ctl_meta *meta;
+	int64_t now_ms;
+	bool serving;                  /* a leader whose no-op of its term is applied */
+	uint64_t conn;                 /* the requester's connection */
+};
+
+#define CTL_MAX_ANSWER_EXT 8
+
+/* A handler's result: the answer, and the event that must be committed
+ * and applied before the answer may be sent (has_event). */
+struct ctl_answer {
+	int32_t code;
+	char *remark;                  /* NULL = none */
+	bool ext_present;              /* write extFields even when empty */
+	struct { const char *key; char *value; } ext[CTL_MAX_ANSWER_EXT];
+	uint32_t ext_count;
+	bool has_body;
+	struct buf body;
+	bool has_event;
+	struct ctl_event event;
+	bool notify_role_change;       /* a master was elected: tell the brokers once applied */
+	bool config_changed;           /* 1009 changed the config: persist it */
+	bool no_answer;                /* a one-way request: nothing to send */
+};
+
+void ctl_answer_clear(struct ctl_answer *ans);
+
+struct remoting_cmd;
+
+/* Handles one controller request against env: fills *ans (which the
+ * caller clears). Never sends, never blocks. RMQNS_ENOMEM only when even
+ * the answer could not be built. */
+int ctl_handle(const struct ctl_env *env, const struct remoting_cmd *req, struct ctl_answer *ans);
+
+/* An election for broker_name (controller.md §3.9): by a broker (has_id,
+ * !designate), by an operator (has_id, designate) or by the leader itself
+ * (!has_id) when a master is gone. */
+int ctl_elect_master(const struct ctl_env *env, const char *broker_name, bool has_id, int64_t id,
+		     bool designate, struct ctl_answer *ans);
+
+/* Encodes the answer to req as a whole frame. */
+int ctl_answer_encode(const struct ctl_answer *ans, const struct remoting_cmd *req, struct buf *out);
+
+/* A controller option's boolean value (Java's Boolean.parseBoolean), def
+ * when the key is absent. */
+bool ctl_config_flag(const struct properties *cfg, const char *key, bool def);
 
 #endif
