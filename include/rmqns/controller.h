@@ -293,4 +293,87 @@ int ctl_answer_encode(const struct ctl_answer *ans, const struct remoting_cmd *r
  * when the key is absent. */
 bool ctl_config_flag(const struct properties *cfg, const char *key, bool def);
 
+/* ---- the Raft group (ctl_peers.c, ctl_node.c) ---- */
+
+/* One entry of controllerDLegerPeers, "n0-127.0.0.1:9878": the id is the
+ * text before the first '-', the address the rest. The address is where
+ * brokers and mqadmin reach this node's controller requests. */
+struct ctl_peer {
+	char *id;
+	char *address;  /* host:port as written */
+	char *host;
+	int port;
+};
+
+/* Raft traffic goes to a port of its own on the same host: the peer's
+ * port + controllerRaftPortOffset (default 1000, so 9878 -> 10878). */
+#define CTL_DEFAULT_RAFT_PORT_OFFSET 1000
+
+/* Parses controllerDLegerPeers (';'-separated, empty entries skipped).
+ * RMQNS_EINVAL with a reason for an entry without '-', an empty id, a
+ * repeated id, or an address that is not host:port. */
+int ctl_peers_parse(const char *text, struct ctl_peer **out, unsigned *n, char *err, size_t errlen);
+void ctl_peers_free(struct ctl_peer *peers, unsigned n);
+/* "host:<port + offset>"; RMQNS_EINVAL when that port is past 65535. */
+int ctl_peer_raft_address(const struct ctl_peer *p, int offset, char *out, size_t outlen);
+/* 1005's peers text: "n0:addr;n1:addr;". Owned by the caller. */
+char *ctl_peers_describe(const struct ctl_peer *peers, unsigned n);
+
+/* A controller node: a thread with its own event loop running one member
+ * of the Raft group (log and snapshots under store_path), applying the
+ * committed events to its ctl_state and serving controller requests. */
+struct ctl_node;
+
+struct ctl_node_config {
+	const char *group;             /* controllerDLegerGroup */
+	const char *peers;             /* controllerDLegerPeers */
+	const char *self_id;           /* controllerDLegerSelfId */
+	const char *store_path;        /* controllerStorePath: the Raft log lives here */
+	const char *bind_host;         /* where the Raft port listens; NULL = the peer's host */
+	int raft_port_offset;          /* 0 = CTL_DEFAULT_RAFT_PORT_OFFSET */
+	unsigned election_timeout_ms;  /* 0 = 800 */
+	unsigned heartbeat_timeout_ms; /* 0 = 100 */
+	unsigned snapshot_threshold;   /* entries between snapshots; 0 = 1024 */
+	unsigned snapshot_trailing;    /* entries kept behind a snapshot; 0 = 128 */
+	int64_t scan_not_active_ms;    /* scanNotActiveBrokerInterval; 0 = 5000 */
+	int64_t scan_inactive_master_ms; /* scanInactiveMasterInterval; 0 = 5000 */
+	/* the node's controller options as 1010 shows them (copied) */
+	const struct properties *options;
+	/* sends a one-way NOTIFY_BROKER_ROLE_CHANGED frame to a broker's
+	 * address; called on the node's thread; NULL = no notifications */
+	void (*notify)(void *arg, const char *address, const uint8_t *frame, size_t len);
+	void *notify_arg;
+};
+
+/* Starts the node's thread and waits until its Raft member runs (or
+ * failed: NULL with a reason in err). */
+struct ctl_node *ctl_node_start(const struct ctl_node_config *cfg, char *err, size_t errlen);
+/* Stops the Raft member and the thread, frees the node. Requests still
+ * waiting get no answer. */
+void ctl_node_stop(struct ctl_node *node);
+
+/* Called on the node's thread with the answer frame (NULL, 0 when the
+ * request was one-way or could not be read). */
+typedef void (*ctl_reply_fn)(void *arg, const uint8_t *frame, size_t len);
+
+/* Hands a whole request frame (copied) to the node; reply is called once.
+ * Any thread. RMQNS_ECLOSED once the node stops. */
+int ctl_node_submit(struct ctl_node *node, const uint8_t *frame, size_t len, uint64_t conn,
+		    ctl_reply_fn reply, void *arg);
+/* A connection closed: its brokers stop being live on this node. */
+int ctl_node_conn_closed(struct ctl_node *node, uint64_t conn);
+
+struct ctl_node_status {
+	bool is_leader;      /* Raft role */
+	bool serving;        /* leader with its term's no-op applied */
+	uint64_t term;
+	uint64_t last_applied;
+	int leader;          /* index in the peers list, -1 = none known */
+};
+void ctl_node_status(struct ctl_node *node, struct ctl_node_status *out);
+
+/* Runs fn on the node's thread with its state, and waits for it. */
+int ctl_node_inspect(struct ctl_node *node, void (*fn)(void *arg, const struct ctl_state *s),
+		     void *arg);
+
 #endif

@@ -8,6 +8,7 @@
 #include "ctl_internal.h"
 #include "rmqns/err.h"
 #include "rmqns/json_body.h"
+#include "rmqns/remoting.h"
 
 bool ctl_env_alive(const struct ctl_env *env, const char *cluster, const char *broker_name,
 		   int64_t id)
@@ -186,4 +187,36 @@ int ctl_elect_master(const struct ctl_env *env, const char *broker_name, bool ha
 		return rc ? rc : elect_event(ans, set->name, false, 0);
 	}
 	return ctl_answer_set(ans, CTL_RSP_ELECT_MASTER_FAILED, "Failed to elect a new master");
+}
+
+int ctl_notify_encode(const struct ctl_set *set, int32_t opaque, struct buf *out)
+{
+	struct ctl_answer a;
+	struct remoting_ext_field ext[CTL_MAX_ANSWER_EXT];
+	struct remoting_cmd cmd;
+	int rc;
+
+	memset(&a, 0, sizeof a);
+	rc = elect_answer_master(&a, set, set->master_id, set->master_epoch, set->sss_epoch);
+	if (!rc)
+		rc = ctl_answer_body_sss(&a, set->sss, set->sss_count, set->sss_epoch);
+	if (!rc) {
+		memset(&cmd, 0, sizeof cmd);
+		cmd.code = CTL_REQ_NOTIFY_BROKER_ROLE_CHANGED;
+		cmd.language = LANG_JAVA;
+		cmd.version = RMQNS_SERVER_VERSION;
+		cmd.opaque = opaque;
+		cmd.flag = REMOTING_FLAG_ONEWAY;
+		cmd.serialize = REMOTING_JSON;
+		for (uint32_t i = 0; i < a.ext_count; i++)
+			ext[i] = (struct remoting_ext_field){ a.ext[i].key, a.ext[i].value };
+		cmd.ext = ext;
+		cmd.ext_count = a.ext_count;
+		cmd.ext_present = true;
+		cmd.body = a.body.data;
+		cmd.body_len = (uint32_t)a.body.len;
+		rc = remoting_encode(&cmd, out);
+	}
+	ctl_answer_clear(&a);
+	return rc;
 }

@@ -23,4 +23,8 @@ int ctl_answer_body_sss(struct ctl_answer *ans, const int64_t *ids, uint32_t n, 
 bool ctl_env_alive(const struct ctl_env *env, const char *cluster, const char *broker_name,
 		   int64_t id);
 
+/* The one-way NOTIFY_BROKER_ROLE_CHANGED (1008) frame for a set's current
+ * master (controller.md §3.13). */
+int ctl_notify_encode(const struct ctl_set *set, int32_t opaque, struct buf *out);
+
 #endif

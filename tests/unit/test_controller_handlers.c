@@ -721,3 +721,46 @@ Test(handlers, answer_frames)
 	remoting_cmd_release(&back);
 	buf_free(&frame);
 }
+
+/* ---- controllerDLegerPeers and the Raft port rule ---- */
+
+Test(peers, parse_describe_and_raft_port)
+{
+	struct ctl_peer *p;
+	unsigned n;
+	char err[200] = "", addr[64];
+	cr_assert_eq(ctl_peers_parse("n0-127.0.0.1:9878;n1-127.0.0.1:9868; n2-10.0.0.3:9858 ;", &p, &n,
+				     err, sizeof err), 0, "%s", err);
+	cr_assert_eq(n, 3);
+	cr_assert_str_eq(p[2].id, "n2");
+	cr_assert_str_eq(p[2].address, "10.0.0.3:9858");
+	cr_assert_str_eq(p[2].host, "10.0.0.3");
+	cr_assert_eq(p[2].port, 9858);
+	char *d = ctl_peers_describe(p, n);
+	cr_assert_str_eq(d, "n0:127.0.0.1:9878;n1:127.0.0.1:9868;n2:10.0.0.3:9858;");
+	free(d);
+	cr_assert_eq(ctl_peer_raft_address(&p[0], CTL_DEFAULT_RAFT_PORT_OFFSET, addr, sizeof addr), 0);
+	cr_assert_str_eq(addr, "127.0.0.1:10878");
+	cr_assert_eq(ctl_peer_raft_address(&p[0], 60000, addr, sizeof addr), RMQNS_EINVAL);
+	ctl_peers_free(p, n);
+	/* the id ends at the first '-' */
+	cr_assert_eq(ctl_peers_parse("a-b-host-1:1", &p, &n, err, sizeof err), 0);
+	cr_assert_str_eq(p[0].id, "a");
+	cr_assert_str_eq(p[0].host, "b-host-1");
+	ctl_peers_free(p, n);
+}
+
+Test(peers, refusals)
+{
+	struct ctl_peer *p;
+	unsigned n;
+	char err[200];
+	const char *bad[] = { "", ";;", "127.0.0.1:9878", "-127.0.0.1:1", "n0-127.0.0.1",
+			      "n0-127.0.0.1:0", "n0-127.0.0.1:65536", "n0-:1", "n0-h:1;n0-h:2",
+			      "n0-h:x" };
+	for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		err[0] = '\0';
+		cr_expect_eq(ctl_peers_parse(bad[i], &p, &n, err, sizeof err), RMQNS_EINVAL, "%s", bad[i]);
+		cr_expect_neq(err[0], '\0', "no reason for %s", bad[i]);
+	}
+}
