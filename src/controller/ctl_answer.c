@@ -92,20 +92,28 @@ int ctl_answer_body_sss(struct ctl_answer *ans, const int64_t *ids, uint32_t n, 
 	return jw_error(&w);
 }
 
-int ctl_answer_encode(const struct ctl_answer *ans, const struct remoting_cmd *req, struct buf *out)
+int ctl_answer_encode_cmd(const struct ctl_answer *ans, struct remoting_cmd *cmd, struct buf *out)
 {
 	struct remoting_ext_field ext[CTL_MAX_ANSWER_EXT];
+
+	for (uint32_t i = 0; i < ans->ext_count; i++)
+		ext[i] = (struct remoting_ext_field){ ans->ext[i].key, ans->ext[i].value };
+	cmd->ext = ans->ext_count ? ext : NULL;
+	cmd->ext_count = ans->ext_count;
+	cmd->ext_present = ans->ext_present;
+	if (ans->has_body) {
+		cmd->body = ans->body.data;
+		cmd->body_len = (uint32_t)ans->body.len;
+	}
+	int rc = remoting_encode(cmd, out);
+	cmd->ext = NULL; /* pointed at this frame's array */
+	return rc;
+}
+
+int ctl_answer_encode(const struct ctl_answer *ans, const struct remoting_cmd *req, struct buf *out)
+{
 	struct remoting_cmd rsp;
 
 	remoting_response_init(&rsp, req, ans->code, ans->remark);
-	for (uint32_t i = 0; i < ans->ext_count; i++)
-		ext[i] = (struct remoting_ext_field){ ans->ext[i].key, ans->ext[i].value };
-	rsp.ext = ans->ext_count ? ext : NULL;
-	rsp.ext_count = ans->ext_count;
-	rsp.ext_present = ans->ext_present;
-	if (ans->has_body) {
-		rsp.body = ans->body.data;
-		rsp.body_len = (uint32_t)ans->body.len;
-	}
-	return remoting_encode(&rsp, out);
+	return ctl_answer_encode_cmd(ans, &rsp, out);
 }

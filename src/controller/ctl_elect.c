@@ -192,7 +192,6 @@ int ctl_elect_master(const struct ctl_env *env, const char *broker_name, bool ha
 int ctl_notify_encode(const struct ctl_set *set, int32_t opaque, struct buf *out)
 {
 	struct ctl_answer a;
-	struct remoting_ext_field ext[CTL_MAX_ANSWER_EXT];
 	struct remoting_cmd cmd;
 	int rc;
 
@@ -208,14 +207,7 @@ int ctl_notify_encode(const struct ctl_set *set, int32_t opaque, struct buf *out
 		cmd.opaque = opaque;
 		cmd.flag = REMOTING_FLAG_ONEWAY;
 		cmd.serialize = REMOTING_JSON;
-		for (uint32_t i = 0; i < a.ext_count; i++)
-			ext[i] = (struct remoting_ext_field){ a.ext[i].key, a.ext[i].value };
-		cmd.ext = ext;
-		cmd.ext_count = a.ext_count;
-		cmd.ext_present = true;
-		cmd.body = a.body.data;
-		cmd.body_len = (uint32_t)a.body.len;
-		rc = remoting_encode(&cmd, out);
+		rc = ctl_answer_encode_cmd(&a, &cmd, out);
 	}
 	ctl_answer_clear(&a);
 	return rc;

@@ -16,6 +16,10 @@ int ctl_answer_set(struct ctl_answer *ans, int32_t code, const char *fmt, ...)
 int ctl_answer_ext(struct ctl_answer *ans, const char *key, const char *value);
 int ctl_answer_ext_i64(struct ctl_answer *ans, const char *key, int64_t v);
 int ctl_answer_ext_bool(struct ctl_answer *ans, const char *key, bool v);
+struct remoting_cmd;
+/* Encodes cmd (code, flag, opaque... set by the caller) with the answer's
+ * ext fields and body. */
+int ctl_answer_encode_cmd(const struct ctl_answer *ans, struct remoting_cmd *cmd, struct buf *out);
 /* The body {"syncStateSet":[...],"syncStateSetEpoch":E}. */
 int ctl_answer_body_sss(struct ctl_answer *ans, const int64_t *ids, uint32_t n, int32_t epoch);
 

@@ -908,6 +908,16 @@ static int node_post(struct ctl_node *n, struct job *j)
 	return 0;
 }
 
+/* Posts j, or frees it when the node no longer takes work. */
+static int node_post_or_free(struct ctl_node *n, struct job *j)
+{
+	int rc = node_post(n, j);
+
+	if (rc)
+		job_free(j);
+	return rc;
+}
+
 int ctl_node_submit(struct ctl_node *n, const uint8_t *frame, size_t len, uint64_t conn,
 		    ctl_reply_fn reply, void *arg)
 {
@@ -918,16 +928,9 @@ int ctl_node_submit(struct ctl_node *n, const uint8_t *frame, size_t len, uint64
 		return RMQNS_ENOMEM;
 	}
 	memcpy(j->frame, frame, len);
-	j->len = len;
-	j->kind = JOB_REQUEST;
-	j->node = n;
-	j->conn = conn;
-	j->reply = reply;
-	j->reply_arg = arg;
-	int rc = node_post(n, j);
-	if (rc)
-		job_free(j);
-	return rc;
+	*j = (struct job){ .kind = JOB_REQUEST, .node = n, .frame = j->frame, .len = len,
+			   .conn = conn, .reply = reply, .reply_arg = arg };
+	return node_post_or_free(n, j);
 }
 
 int ctl_node_conn_closed(struct ctl_node *n, uint64_t conn)
@@ -936,13 +939,8 @@ int ctl_node_conn_closed(struct ctl_node *n, uint64_t conn)
 
 	if (!j)
 		return RMQNS_ENOMEM;
-	j->kind = JOB_CLOSE;
-	j->node = n;
-	j->conn = conn;
-	int rc = node_post(n, j);
-	if (rc)
-		job_free(j);
-	return rc;
+	*j = (struct job){ .kind = JOB_CLOSE, .node = n, .conn = conn };
+	return node_post_or_free(n, j);
 }
 
 void ctl_node_status(struct ctl_node *n, struct ctl_node_status *out)

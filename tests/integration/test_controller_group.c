@@ -33,19 +33,6 @@ struct group {
 	struct ctl_node *nodes[NODES];
 };
 
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void pause_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-	nanosleep(&ts, NULL);
-}
-
 /* A port p with p + the Raft offset free as well. */
 static int free_port_pair(void)
 {
@@ -117,7 +104,7 @@ static void group_fini(struct group *g)
 /* The node that serves as leader, once exactly one does (-1 on timeout). */
 static int wait_leader(struct group *g, int64_t timeout_ms)
 {
-	int64_t end = mono_ms() + timeout_ms;
+	int64_t end = harness_now_ms() + timeout_ms;
 	do {
 		int leader = -1, count = 0;
 		for (int i = 0; i < NODES; i++) {
@@ -132,8 +119,8 @@ static int wait_leader(struct group *g, int64_t timeout_ms)
 		}
 		if (count == 1)
 			return leader;
-		pause_ms(20);
-	} while (mono_ms() < end);
+		harness_sleep_ms(20);
+	} while (harness_now_ms() < end);
 	return -1;
 }
 
@@ -245,7 +232,7 @@ static void state_image(struct ctl_node *node, struct buf *out)
 /* Waits until every running node has the image `want`. */
 static void wait_same_state(struct group *g, const struct buf *want)
 {
-	int64_t end = mono_ms() + WAIT_MS;
+	int64_t end = harness_now_ms() + WAIT_MS;
 	struct buf img = BUF_INIT;
 	for (int i = 0; i < NODES; i++) {
 		if (!g->nodes[i])
@@ -254,8 +241,8 @@ static void wait_same_state(struct group *g, const struct buf *want)
 			state_image(g->nodes[i], &img);
 			if (img.len == want->len && memcmp(img.data, want->data, img.len) == 0)
 				break;
-			cr_assert_lt(mono_ms(), end, "node %d's state differs from the leader's", i);
-			pause_ms(20);
+			cr_assert_lt(harness_now_ms(), end, "node %d's state differs from the leader's", i);
+			harness_sleep_ms(20);
 		}
 	}
 	buf_free(&img);
@@ -294,7 +281,7 @@ Test(controller_group, elect_serve_fail_over_restart, .timeout = 120)
 	cr_assert_str_eq(a.cmd.remark, "The controller is not in leader state");
 	cr_assert_not(a.cmd.ext_present);
 	answer_free(&a);
-	int64_t end = mono_ms() + WAIT_MS;
+	int64_t end = harness_now_ms() + WAIT_MS;
 	for (;;) {
 		cr_assert_eq(ask(g.nodes[follower], &a, 1005, NULL, NULL), 0);
 		snprintf(expect, sizeof expect, "n%d", leader);
@@ -306,8 +293,8 @@ Test(controller_group, elect_serve_fail_over_restart, .timeout = 120)
 			break;
 		}
 		answer_free(&a);
-		cr_assert_lt(mono_ms(), end, "the follower never learnt the leader");
-		pause_ms(20);
+		cr_assert_lt(harness_now_ms(), end, "the follower never learnt the leader");
+		harness_sleep_ms(20);
 	}
 
 	/* a broker set through the leader: ids, heartbeat, first master */
@@ -332,12 +319,12 @@ Test(controller_group, elect_serve_fail_over_restart, .timeout = 120)
 	wait_same_state(&g, &ref);
 
 	/* the leader goes: another serves, with every committed event */
-	int64_t t0 = mono_ms();
+	int64_t t0 = harness_now_ms();
 	node_down(&g, leader);
 	int next = wait_leader(&g, WAIT_MS);
 	cr_assert_geq(next, 0, "no new leader");
 	fprintf(stderr, "controller_group: new leader n%d serving %lld ms after n%d stopped\n", next,
-		(long long)(mono_ms() - t0), leader);
+		(long long)(harness_now_ms() - t0), leader);
 	cr_assert_eq(ask(g.nodes[next], &a, 1012, NULL, "clusterName", "C1", "brokerName", "broker-a",
 			 NULL), 0);
 	cr_assert_str_eq(ext_of(&a, "nextBrokerId"), "7");

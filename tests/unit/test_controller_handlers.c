@@ -11,6 +11,7 @@
 #include "rmqns/controller.h"
 #include "rmqns/err.h"
 #include "rmqns/remoting.h"
+#include "ctl_internal.h" /* ctl_notify_encode */
 
 struct fx {
 	struct ctl_state state;
@@ -475,9 +476,10 @@ Test(handlers, admin_designates_a_master)
 	cr_assert_eq(call(elect_req("3", "true")), 2012);
 }
 
-Test(handlers, policy_prefers_epoch_then_offset_then_priority)
+/* Ids 1-3, master 1, all three in the sync-state set. */
+static void three_in_sync(void)
 {
-	int64_t all[] = { 1, 2, 3 };
+	static int64_t all[] = { 1, 2, 3 };
 	register_id("broker-a", "1", "a1");
 	register_id("broker-a", "2", "a2");
 	register_id("broker-a", "3", "a3");
@@ -485,6 +487,12 @@ Test(handlers, policy_prefers_epoch_then_offset_then_priority)
 	struct ctl_event grow = { .type = CTL_EV_ALTER_SYNC_STATE_SET, .broker_name = "broker-a",
 				  .ids = all, .id_count = 3 };
 	cr_assert_eq(ctl_state_apply(&fx.state, &grow), 0);
+}
+
+Test(handlers, policy_prefers_epoch_then_offset_then_priority)
+{
+	int64_t all[] = { 1, 2, 3 };
+	three_in_sync();
 	kill_broker(1);
 	heartbeat("broker-a", "2", "1", "5000000000"); /* offsets past 32 bits compare right */
 	heartbeat("broker-a", "3", "1", "100");
@@ -494,7 +502,8 @@ Test(handlers, policy_prefers_epoch_then_offset_then_priority)
 	kill_broker(2);
 	heartbeat("broker-a", "1", "1", "0");
 	heartbeat("broker-a", "3", "2", "0");
-	struct ctl_event regrow = grow;
+	struct ctl_event regrow = { .type = CTL_EV_ALTER_SYNC_STATE_SET, .broker_name = "broker-a",
+				    .ids = all, .id_count = 3 };
 	cr_assert_eq(ctl_state_apply(&fx.state, &regrow), 0);
 	cr_assert_eq(call(elect_req(NULL, NULL)), 0);
 	expect_ext("masterBrokerId", "3");
@@ -502,14 +511,7 @@ Test(handlers, policy_prefers_epoch_then_offset_then_priority)
 
 Test(handlers, policy_priority_breaks_equal_data)
 {
-	int64_t all[] = { 1, 2, 3 };
-	register_id("broker-a", "1", "a1");
-	register_id("broker-a", "2", "a2");
-	register_id("broker-a", "3", "a3");
-	cr_assert_eq(call(elect_req("1", "false")), 0);
-	struct ctl_event grow = { .type = CTL_EV_ALTER_SYNC_STATE_SET, .broker_name = "broker-a",
-				  .ids = all, .id_count = 3 };
-	cr_assert_eq(ctl_state_apply(&fx.state, &grow), 0);
+	three_in_sync();
 	kill_broker(1);
 	cr_assert_eq(call(make_req(904, "clusterName", "C1", "brokerName", "broker-a", "brokerId", "3",
 				   "electionPriority", "1", NULL)), 0);
@@ -763,4 +765,28 @@ Test(peers, refusals)
 		cr_expect_eq(ctl_peers_parse(bad[i], &p, &n, err, sizeof err), RMQNS_EINVAL, "%s", bad[i]);
 		cr_expect_neq(err[0], '\0', "no reason for %s", bad[i]);
 	}
+}
+
+/* ---- 1008 NOTIFY_BROKER_ROLE_CHANGED ---- */
+
+Test(handlers, role_change_notification_frame)
+{
+	struct buf frame = BUF_INIT;
+	struct remoting_cmd back;
+	two_brokers();
+	cr_assert_eq(ctl_notify_encode(ctl_state_find(&fx.state, "broker-a"), 77, &frame), 0);
+	cr_assert_eq(remoting_decode(frame.data, frame.len, &back), 0);
+	cr_assert_eq(back.code, 1008);
+	cr_assert_eq(back.opaque, 77);
+	cr_assert(remoting_is_oneway(&back));
+	cr_assert_not(remoting_is_response(&back));
+	cr_assert_str_eq(remoting_ext_get(&back, "masterAddress"), "127.0.0.1:30911");
+	cr_assert_str_eq(remoting_ext_get(&back, "masterBrokerId"), "1");
+	cr_assert_str_eq(remoting_ext_get(&back, "masterEpoch"), "1");
+	cr_assert_str_eq(remoting_ext_get(&back, "syncStateSetEpoch"), "2");
+	char *body = strndup((const char *)back.body, back.body_len);
+	cr_assert_str_eq(body, "{\"syncStateSet\":[1,2],\"syncStateSetEpoch\":2}");
+	free(body);
+	remoting_cmd_release(&back);
+	buf_free(&frame);
 }
