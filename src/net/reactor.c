@@ -448,10 +448,14 @@ static void conn_account_out(struct reactor *r, struct conn *c, size_t len)
 
 /* Brings the process's count of held bytes up to date with c's partial
  * frame and unsent answers. Called where those settle (after a read, after
- * a flush), so a query answered within the turn touches no shared counter. */
+ * a flush), so a query answered within the turn touches no shared counter.
+ * What fits the connection's first read buffer and one coalesced answer
+ * buffer is not counted: every connection has that much, and a client
+ * pipelining small queries then never writes the process-wide counter. */
 static void conn_sync_held(struct reactor *r, struct conn *c)
 {
-	int64_t held = (int64_t)(c->rlen + c->out_bytes);
+	int64_t held = (int64_t)((c->rlen > NET_RBUF_INITIAL ? c->rlen : 0) +
+				 (c->out_bytes > NET_COALESCE_MAX ? c->out_bytes : 0));
 	if (held != c->held_acct) {
 		atomic_fetch_add_explicit(&r->srv->held_bytes, held - c->held_acct,
 					  memory_order_relaxed);
