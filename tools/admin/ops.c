@@ -64,6 +64,9 @@ int ops_read(struct admin_ctx *ctx, struct remoting_cmd *req, struct call_result
 {
 	char why[512];
 
+	/* no target at all reads as a connect that failed */
+	*r = (struct call_result){ .status = CALL_CONN_FAILED, .timeout_ms = ctx->timeout_ms };
+
 	for (size_t i = 0; i < ctx->targets.n; i++) {
 		const struct target *t = &ctx->targets.v[i];
 		target_call(t, req, ctx->timeout_ms, r);
