@@ -23,7 +23,7 @@ step() { echo "container-test: $* ($(( $(date +%s) - t0 )) s)"; }
 fail() { echo "container-test: FAIL: $*" >&2; exit 1; }
 
 cleanup() {
-	podman rm -f -t 0 "$NAME" "$SIM" "$NAME-cpu" "$NAME-acl" "$NAME-tls" "$NAME-mq" >/dev/null 2>&1 || true
+	podman rm -f -v -t 0 "$NAME" "$SIM" "$NAME-cpu" "$NAME-acl" "$NAME-tls" "$NAME-mq" >/dev/null 2>&1 || true
 	podman volume rm -f "$VOL" >/dev/null 2>&1 || true
 	if [ -z "${KEEP_IMAGE:-}" ]; then
 		podman rmi -f "$TAG" "$SIM_TAG" >/dev/null 2>&1 || true
@@ -189,7 +189,7 @@ wait_healthy "$NAME-acl" || fail "unhealthy with ACL on reads"
 echo "container-test: $(health_output "$NAME-acl")"
 out=$(admin getNamesrvConfig -n "127.0.0.1:$APORT" 2>&1) && fail "an unsigned read was answered with ACL on: $out"
 grep -q "code 16" <<<"$out" || fail "expected an ACL refusal (code 16): $out"
-podman_q rm -f -t 2 "$NAME-acl" >/dev/null
+podman_q rm -f -v -t 2 "$NAME-acl" >/dev/null
 
 step "health check with tls.server.mode=enforcing (sh mqnamesrv)"
 TPORT=$(free_port)
@@ -203,7 +203,7 @@ admin probe -n "127.0.0.1:$TPORT" --timeout 2000 >/dev/null 2>&1 && fail "a plai
 podman kill --signal STOP "$NAME-tls" >/dev/null
 healthcheck "$NAME-tls" >/dev/null && { podman kill --signal CONT "$NAME-tls" >/dev/null; fail "healthy while stopped (TLS)"; }
 podman kill --signal CONT "$NAME-tls" >/dev/null
-podman_q rm -f -t 2 "$NAME-tls" >/dev/null
+podman_q rm -f -v -t 2 "$NAME-tls" >/dev/null
 
 # `mqnamesrv -c FILE`: that file, not the image's (so no httpPort: the health
 # check falls back to a protocol request); RMQNS_* over the file; the JVM
@@ -220,7 +220,7 @@ conf=$(admin getNamesrvConfig -n "127.0.0.1:$MPORT" --json)
 grep -q '"scanNotActiveBrokerInterval": *"2500"' <<<"$conf" || fail "RMQNS_scanNotActiveBrokerInterval not in force"
 grep -q '"httpPort": *"0"' <<<"$conf" || fail "mqnamesrv -c FILE did not use FILE"
 podman logs "$NAME-mq" 2>&1 | grep -q "JAVA_OPT_EXT is a JVM setting" || fail "JAVA_OPT_EXT not reported as ignored"
-podman_q rm -f -t 2 "$NAME-mq" >/dev/null
+podman_q rm -f -v -t 2 "$NAME-mq" >/dev/null
 
 # Started with a CPU limit, the server sizes its threads to it (one reactor
 # and one worker per usable CPU), not to the host's CPUs.
@@ -237,6 +237,6 @@ case "$threads" in
 *" threads: 1 reactors, 1 processor workers"*"; 1 CPUs usable"*) ;;
 *) podman logs "$NAME-cpu" | tail -20 >&2; fail "with --cpus 1: '${threads:-no threads line}'" ;;
 esac
-podman_q rm -f -t 2 "$NAME-cpu" >/dev/null
+podman_q rm -f -v -t 2 "$NAME-cpu" >/dev/null
 
 step "passed"
