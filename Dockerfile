@@ -22,7 +22,7 @@ COPY src src
 COPY tools/meson.build tools/
 COPY tools/admin tools/admin
 COPY tools/bench tools/bench
-RUN meson setup /build -Dtests=false -Dbuildtype=release \
+RUN meson setup /build -Dtests=false -Dsystem_files=false -Dbuildtype=release \
  && ninja -C /build rmqns tools/admin/rmqns-admin tools/bench/rmqns-bench \
  && strip /build/rmqns /build/tools/admin/rmqns-admin /build/tools/bench/rmqns-bench
 
