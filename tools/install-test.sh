@@ -41,6 +41,10 @@ if command -v systemd-sysusers >/dev/null; then
 	echo "install-test: systemd-sysusers --root: $(grep '^rmqns:' "$DEST/etc/passwd")"
 fi
 
+if ! command -v groff >/dev/null; then
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq && apt-get install -y -qq --no-install-recommends groff-base >/dev/null || fail "groff-base"
+fi
 for m in rmqns rmqns-admin; do
 	page=$root/share/man/man8/$m.8
 	warn=$(groff -man -Tutf8 -ww -z "$page" 2>&1 || true)
