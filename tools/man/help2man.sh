@@ -5,7 +5,7 @@
 # so the page always matches the binary.
 set -eu
 cmd=$1 name=$2 section=$3 version=$4 summary=$5
-help=$("$cmd" --help 2>&1) || true
+help=$("$cmd" --help) || { echo "help2man.sh: $cmd --help failed" >&2; exit 1; }
 [ -n "$help" ] || { echo "help2man.sh: $cmd --help printed nothing" >&2; exit 1; }
 upper=$(printf '%s' "$name" | tr 'a-z-' 'A-Z_')
 esc() { sed -e 's/\\/\\e/g' -e 's/^\([.'"'"']\)/\\\&\1/' -e 's/-/\\-/g'; }
