@@ -1,7 +1,7 @@
 /* rmqns entry point: command line, configuration, start-up in dependency
- * order (KV writer, registrar, pool, server), signals read from a signalfd
- * on the main thread, and the orderly stop. The route and KV modules plug
- * in at the places marked below; nothing else belongs here. */
+ * order (route tables, KV store, ACL, KV writer, registrar, pool, server,
+ * HTTP endpoint), signals read from a signalfd on the main thread, and the
+ * orderly stop within shutdownTimeoutMillis. */
 #include <errno.h>
 #include <malloc.h>
 #include <signal.h>
@@ -26,6 +26,8 @@
 #include "rmqns/processor.h"
 #include "rmqns/registrar.h"
 #include "rmqns/route.h"
+#include "rmqns/route_snapshot.h"
+#include "rmqns/version.h"
 
 /* Longest time answers already produced may take to drain at shutdown,
  * and the least they get once shutdownTimeoutMillis has run out. */
@@ -189,6 +191,9 @@ static int main_wait_for_stop(int sfd, struct config *cfg, struct registrar *reg
 			return SIGTERM;
 		}
 		if (si.ssi_signo == SIGHUP) {
+			/* logrotate renamed the file: new lines go to a new one */
+			if (log_reopen() < 0)
+				log_error("SIGHUP: cannot reopen the log file; still writing the old one");
 			log_info("SIGHUP: reloading the configuration file");
 			config_request_reload(cfg, reg);
 			continue;
@@ -218,10 +223,16 @@ int main(int argc, char **argv)
 	enum config_action action;
 	char err[512] = "";
 
+	log_set_thread_name("main"); /* before the options are read: they may warn */
+
 	int rc = config_from_args(argc, argv, &cfg, &action, err, sizeof err);
 	if (rc < 0) {
 		fprintf(stderr, "rmqns: %s\n", err[0] ? err : rmqns_strerror(rc));
 		return 1;
+	}
+	if (action == CONFIG_ACTION_VERSION) {
+		version_print(stdout, "rmqns");
+		return 0;
 	}
 	if (action == CONFIG_ACTION_HELP) {
 		config_print_usage(stdout);
@@ -235,7 +246,6 @@ int main(int argc, char **argv)
 	}
 
 	const struct options *o = config_startup(cfg);
-	log_set_thread_name("main");
 	int sfd = main_signalfd();
 	if (sfd < 0) {
 		fprintf(stderr, "rmqns: cannot set up signal handling: %s\n", strerror(errno));
@@ -247,10 +257,17 @@ int main(int argc, char **argv)
 	struct registrar_hooks hooks = { 0 };
 	hooks.tick_ms = o->scanNotActiveBrokerInterval > 0 ? (uint32_t)o->scanNotActiveBrokerInterval
 							    : 5000;
-	/* Route module: create app.route here and point hooks.on_tick (expiry
-	 * scan), hooks.on_conn_closed (broker clean-up) and hooks.arg at it. */
+	/* the registrar drives the route tables: expiry scans, closed
+	 * connections' brokers, background removal between mutations */
 	app.route = route_db_create(0);
 	if (!app.route) {
+		fprintf(stderr, "rmqns: cannot create the route tables\n");
+		close(sfd);
+		config_destroy(cfg);
+		return 1;
+	}
+	/* Route snapshot: the last run's tables, before anything can answer. */
+	if (route_snapshot_restore(&app.route, o->routeSnapshotPath) < 0) {
 		fprintf(stderr, "rmqns: cannot create the route tables\n");
 		close(sfd);
 		config_destroy(cfg);
@@ -260,7 +277,7 @@ int main(int argc, char **argv)
 	hooks.on_conn_closed = main_on_conn_closed;
 	hooks.on_idle = route_hook_idle;
 	hooks.arg = app.route;
-	/* KV module: load app.kv here (before anything can answer a request). */
+	/* loaded before anything can answer a request */
 	app.kv = kv_open(o->kvConfigPath, o->kvConfigIgnoreCorrupt, err, sizeof err);
 	if (!app.kv) {
 		fprintf(stderr, "rmqns: %s\n", err);
@@ -310,6 +327,7 @@ int main(int argc, char **argv)
 
 	int exit_code = 1;
 	struct http_endpoints *http = NULL;
+	struct route_snapshot_writer *snapshot = NULL; /* route snapshot */
 	/* The KV store's writer: KV changes fsync there, never on the registrar. */
 	app.kv_writer = kv_writer_create(app.kv);
 	if (!app.kv_writer || kv_writer_start(app.kv_writer) < 0) {
@@ -345,6 +363,10 @@ int main(int argc, char **argv)
 			 "their group's minimum broker id changes (code 905)");
 	}
 
+	/* Route snapshot: written from here on, by a thread of its own. */
+	snapshot = route_snapshot_writer_start(app.route, o->routeSnapshotPath,
+					       (uint32_t)o->routeSnapshotIntervalSeconds * 1000u);
+
 	/* Last: its endpoints read every part started above. */
 	http = http_endpoints_start(&app, o, &rc);
 	if (!http && rc < 0) {
@@ -358,11 +380,11 @@ int main(int argc, char **argv)
 		 sp.reactors, pp.workers, pp.default_max, pp.route_workers, pp.lane_capacity,
 		 pp.run_inline ? "inline by reactors" : "by the pool", cpus);
 	const char *bind = sp.bind_address && *sp.bind_address ? sp.bind_address : "0.0.0.0";
+	/* Java's boot line, on stdout only: scripts wait for it there, and a
+	 * copy in the log showed it twice wherever the two streams meet */
 	printf("The Name Server boot success. serializeType=JSON, address %s:%d\n", bind,
 	       server_port(app.server));
 	fflush(stdout);
-	log_info("The Name Server boot success. serializeType=JSON, address %s:%d", bind,
-		 server_port(app.server));
 
 	int sig = main_wait_for_stop(sfd, cfg, app.registrar);
 	http_endpoints_set_stopping(http, true); /* /readyz: 503 from now on */
@@ -373,15 +395,17 @@ int main(int argc, char **argv)
 	 * mutations they made, then drain the answers. */
 	uint64_t deadline_ns = metrics_now_ns() + (uint64_t)o->shutdownTimeoutMillis * 1000000u;
 	main_teardown(&app, &http, deadline_ns);
-	/* KV module: nothing to flush (changes are durable when acknowledged). */
+	/* Route snapshot: the last one, if it fits before the deadline. */
+	route_snapshot_writer_stop(snapshot, deadline_ns);
+	snapshot = NULL;
 	log_info("shutdown hook done, consuming time total(ms): %llu",
 		 (unsigned long long)(main_now_ms() - t0));
 	exit_code = 0;
 out:
 	main_teardown(&app, &http, 0); /* after a failed start-up */
+	route_snapshot_writer_stop(snapshot, 0); /* route snapshot: none more */
 	kv_close(app.kv); /* after its writer */
-	/* Route module: destroy app.route here, after the registrar. */
-	route_db_destroy(app.route);
+	route_db_destroy(app.route); /* after the registrar */
 	config_set_reload_hook(NULL, NULL);
 	acl_destroy(app.acl); /* after every reader (reactors, workers) */
 	close(sfd);

@@ -1,7 +1,8 @@
-/* A small blocking remoting client for tests and admin tools: connect,
- * send commands (or raw bytes), receive frames, and call = send + wait for
- * the answer with the same opaque. One client per thread; not thread-safe.
- * Encoding and decoding go through remoting.h, like the server's. */
+/* A small blocking remoting client for tests and admin tools: connect
+ * (plaintext or TLS), send commands (or raw bytes), receive frames, and
+ * call = send + wait for the answer with the same opaque. One client per
+ * thread; not thread-safe. Encoding and decoding go through remoting.h,
+ * like the server's. */
 #ifndef RMQNS_CLIENT_H
 #define RMQNS_CLIENT_H
 
@@ -11,6 +12,7 @@
 #include "rmqns/remoting.h"
 
 struct client;
+struct ssl_ctx_st;
 
 /* A received frame, decoded. cmd points into frame[], which the reply owns;
  * free it with client_reply_free(). */
@@ -39,6 +41,32 @@ struct client *client_connect_rcvbuf(const char *host, int port, int timeout_ms,
 struct client *client_connect_from(const char *host, int port, const char *source, int timeout_ms,
 				   int *err);
 
+/* TLS as a Java client speaks it: no SNI, no host name check, and without
+ * a CA file no check of the server's certificate at all (Java's
+ * tls.test.mode). */
+struct client_tls_opts {
+	const char *ca;           /* PEM CA certificates to verify the server with, or NULL */
+	const char *cert, *key;   /* a client certificate and its key (PEM), or NULL */
+	const char *key_password; /* for an encrypted key, or NULL */
+};
+
+/* A client context for o in *out. RMQNS_OK, or RMQNS_EINVAL/ENOMEM with
+ * the reason (the file and OpenSSL's words) in err. */
+int client_tls_ctx_new(const struct client_tls_opts *o, struct ssl_ctx_st **out, char *err,
+		       size_t err_len);
+void client_tls_ctx_free(struct ssl_ctx_st *ctx);
+
+/* "what: <the oldest OpenSSL error on this thread, or fallback>" into err;
+ * clears the thread's error queue. */
+void client_tls_reason(char *err, size_t err_len, const char *what, const char *fallback);
+
+/* client_connect, then a TLS handshake with ctx within the same timeout
+ * (ctx NULL: plaintext). A failed handshake gives RMQNS_EPROTO with the
+ * reason in why (a certificate that does not verify, a server that closed
+ * or wants a client certificate). */
+struct client *client_connect_tls(const char *host, int port, struct ssl_ctx_st *ctx,
+				  int timeout_ms, int *err, char *why, size_t why_len);
+
 /* Encodes cmd (its serialize, opaque and flag as given) and writes it. */
 int client_send(struct client *c, const struct remoting_cmd *cmd, int timeout_ms);
 
@@ -58,6 +86,10 @@ int client_call(struct client *c, struct remoting_cmd *req, struct client_reply 
 
 /* A fresh opaque, as client_call uses (counting from 0). */
 int32_t client_next_opaque(struct client *c);
+
+/* Why a TLS session failed after its handshake (the failed call returned
+ * RMQNS_EPROTO), in OpenSSL's words; NULL when it did not. */
+const char *client_tls_error(const struct client *c);
 
 /* The socket, for tests that poll or tune it. */
 int client_fd(const struct client *c);

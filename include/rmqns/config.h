@@ -68,11 +68,16 @@ struct options {
 	int32_t serverMaxInflight;         /* queued requests per connection before its reads stop */
 	int64_t connectionMemoryBudget;    /* bytes held for all connections; 0 = none */
 	int32_t shutdownTimeoutMillis;     /* SIGTERM: queued work left after this is dropped */
+	char *routeSnapshotPath;           /* route snapshot file; NULL or "" = off */
+	int32_t routeSnapshotIntervalSeconds; /* at most this often, when changed */
 	char *logLevel;                    /* DEBUG, INFO, WARN or ERROR */
+	char *logFormat;                   /* text or json */
+	char *logFile;                     /* NULL or "" = stderr */
 	bool kvConfigIgnoreCorrupt;        /* start with an empty KV table (the bad file moved aside) */
 	int32_t httpPort;                  /* the HTTP endpoint; 0 = off */
 	char *httpBindAddress;             /* NULL or "" = bindAddress */
 	int32_t healthStallMillis;         /* /healthz fails past this without a turn */
+	char *statusPeers;                 /* the status page's other nodes: host:httpPort,... */
 	/* ACL 1.0 (acl.h), Java's names */
 	bool aclEnable;
 	char *aclFile;                     /* plain_acl.yml */
@@ -134,6 +139,7 @@ enum config_action {
 	CONFIG_ACTION_RUN = 0,   /* start the server */
 	CONFIG_ACTION_PRINT = 1, /* -p: print the options, exit 0 */
 	CONFIG_ACTION_HELP = 2,  /* -h: print usage, exit 0 */
+	CONFIG_ACTION_VERSION = 3, /* -v/--version: print the version line, exit 0 */
 };
 
 /* Parses `rmqns [-c FILE] [-p] [-h] [--KEY=VALUE ...]`: defaults, then the
@@ -183,7 +189,9 @@ struct config_update;
 
 /* The verdict on an UPDATE_NAMESRV_CONFIG body, taken on a processor
  * thread inside rcu_read_lock(). Returns 0 with *out set (NULL when there
- * is nothing to do: no body), or fills *code (1 or 16) and remark. */
+ * is nothing to do: no body), or fills *code (1 or 16) and remark. A key
+ * that is neither an option nor a key of the -c file is refused (code 1,
+ * "unknown key: KEY"): the whole update is then left undone. */
 int config_update_prepare(const struct config *cfg, const void *body, size_t len,
 			  struct config_update **out, int32_t *code, char *remark, size_t remark_len);
 

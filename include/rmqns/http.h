@@ -5,7 +5,8 @@
  * bounded request head, a deadline for the whole request and a cap on
  * connections (at the cap a new one replaces the oldest still reading). Two halves: the server (http_server.c) knows sockets and
  * paths only; the endpoints (http_endpoints.c) give /metrics, /healthz,
- * /readyz and /brokers from the running NameServer. */
+ * /readyz and /brokers from the running NameServer, and the status page
+ * (http_status.c) / and /api/. */
 #ifndef RMQNS_HTTP_H
 #define RMQNS_HTTP_H
 
@@ -35,6 +36,7 @@ struct http_request {
 struct http_response {
 	int status;               /* 200 unless the handler says otherwise */
 	const char *content_type; /* a static string; default text/plain */
+	const char *headers;      /* static extra header lines, each ending "\r\n"; NULL = none */
 	struct buf body;
 };
 
@@ -55,6 +57,9 @@ struct http_params {
 	uint32_t deadline_ms;     /* 0 = HTTP_DEADLINE_MS_DEFAULT */
 	const struct http_route *routes; /* kept by pointer: static tables */
 	size_t nroutes;
+	/* Asked for a path no route matches (NULL = 404): it answers, or sets
+	 * status 404 itself. */
+	http_handler_fn fallback;
 	void *arg;                /* for the handlers and the thread hooks */
 	void (*on_thread_start)(void *arg); /* NULL = none */
 	void (*on_thread_end)(void *arg);

@@ -61,6 +61,11 @@ enum jp_type jp_peek(struct jp *j);
  * a negative error. Bare integer keys come back as their digits. */
 int jp_obj_begin(struct jp *j);
 int jp_obj_key(struct jp *j, const char **key, size_t *keylen);
+/* The same, but the key is not NUL-terminated: it points into the input
+ * when it holds no escape or non-ASCII byte (no copy), else into the
+ * scratch (*key == (const char *)j->str.data), valid until the next read
+ * of a string. keylen must not be NULL. */
+int jp_obj_key_view(struct jp *j, const char **key, size_t *keylen);
 
 /* Array iteration: 1 when an element follows, 0 at ']' (consumed). */
 int jp_arr_begin(struct jp *j);
@@ -72,6 +77,9 @@ int jp_arr_next(struct jp *j);
  * own text, checked against the JSON grammar, pointing into the input
  * (not NUL-terminated): for callers that keep numbers as written. */
 int jp_string(struct jp *j, const char **s, size_t *len);
+/* jp_string's value as jp_obj_key_view gives a key: not NUL-terminated,
+ * into the input or the scratch. */
+int jp_string_view(struct jp *j, const char **s, size_t *len);
 int jp_number(struct jp *j, const char **text, size_t *len);
 int jp_int64(struct jp *j, int64_t *v);
 int jp_int32(struct jp *j, int32_t *v);

@@ -25,6 +25,11 @@ const char *kv_get(const struct kv_store *kv, const char *ns, const char *key);
  * ({"table":{...}}, fastjson default form); RMQNS_ENOTFOUND if the
  * namespace does not exist. */
 int kv_table_json(const struct kv_store *kv, const char *ns, struct buf *out);
+/* The same as GET_KVLIST_BY_NAMESPACE sends it: cached as bytes until the
+ * table changes, else built into scratch. *body is valid until
+ * rcu_read_unlock() and points into scratch when it was built. */
+int kv_table_body(const struct kv_store *kv, const char *ns, const uint8_t **body, size_t *len,
+		  struct buf *scratch);
 
 /* ---- lifecycle (main thread) ---- */
 

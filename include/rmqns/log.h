@@ -1,21 +1,41 @@
-/* Logging: one line per event on stderr (or a file), with time, level and
- * thread name. Safe from any thread; a line is written with one write(2). */
+/* Logging: one line per event on stderr (or a file), with time (ISO 8601,
+ * local time with its offset), level and thread name, as text or as one
+ * JSON object per line. Safe from any thread; a line is written with one
+ * write(2). */
 #ifndef RMQNS_LOG_H
 #define RMQNS_LOG_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 enum log_level { LOG_DEBUG = 0, LOG_INFO = 1, LOG_WARN = 2, LOG_ERROR = 3 };
+/* text:  2026-03-01T12:00:00.123+01:00 INFO  [main] message
+ * json:  {"time":"2026-03-01T12:00:00.123+01:00","level":"INFO","thread":"main",
+ *         "message":"message"} (one line) */
+enum log_format { LOG_TEXT = 0, LOG_JSON = 1 };
 
 void log_set_level(enum log_level level);
 enum log_level log_get_level(void);
-/* Name shown for the calling thread (copied, at most 15 characters). */
+void log_set_format(enum log_format format);
+/* Parses "text" or "json" (any case); -1 otherwise. */
+int log_format_parse(const char *name);
+/* Name shown for the calling thread (copied, at most 15 characters). A
+ * thread that never named itself is shown by its kernel name (comm). */
 void log_set_thread_name(const char *name);
 /* Sends lines to `path` (appended, created 0644) instead of stderr; NULL
  * goes back to stderr. 0, or RMQNS_EIO when the file cannot be opened (the
  * old destination stays). Safe while other threads log. */
 int log_set_file(const char *path);
+/* Opens the file of the last log_set_file again (a rotation renamed it):
+ * 0, also when the lines go to stderr; RMQNS_EIO when it cannot be opened
+ * (lines keep going to the old file). */
+int log_reopen(void);
+/* A time as lines show it: ISO 8601 local time, milliseconds and the
+ * offset ("2026-03-01T12:00:00.123+01:00"), into out (n bytes); the
+ * length, as snprintf. */
+int log_format_time(char *out, size_t n, const struct timespec *ts);
 /* Parses "DEBUG", "info", "WARN"/"WARNING", "ERROR" (any case); -1 otherwise. */
 int log_level_parse(const char *name);
 void log_write(enum log_level level, const char *fmt, ...)

@@ -27,6 +27,10 @@ enum metrics_counter {
 	MC_KV_WRITE_FAILURES,
 	MC_ROUTE_CACHE_HITS,   /* route answers sent from cached bytes */
 	MC_ROUTE_CACHE_BUILDS, /* ... built for the query */
+	MC_LIST_CACHE_HITS,    /* route list answers (cluster info, topic lists) from cached bytes */
+	MC_LIST_CACHE_BUILDS,  /* ... built for the query */
+	MC_KV_CACHE_HITS,      /* GET_KVLIST_BY_NAMESPACE answers from cached bytes */
+	MC_KV_CACHE_BUILDS,    /* ... built for the query */
 	MC_HTTP_REQUESTS,
 	MC_HTTP_REJECTED,      /* HTTP connections cut: head too large, deadline passed */
 	MC_HTTP_EVICTED,       /* ... closed unfinished to make room: every slot taken */
@@ -81,5 +85,14 @@ int metrics_write(struct buf *out);
  * ("lane=\"route\""). 0 or RMQNS_ENOMEM. */
 int metrics_write_family(struct buf *out, const char *name, const char *type, const char *help);
 int metrics_write_value(struct buf *out, const char *name, const char *labels, double value);
+
+/* The process_* families (CPU seconds, start time, virtual and resident
+ * memory, open and maximum descriptors), read from /proc now; nothing
+ * when /proc cannot be read. 0 or RMQNS_ENOMEM. */
+int metrics_write_process(struct buf *out);
+
+/* Appends s to out with the label-value escapes of the text format
+ * (backslash, double quote, newline). 0 or RMQNS_ENOMEM. */
+int metrics_escape_label(struct buf *out, const char *s);
 
 #endif

@@ -51,12 +51,14 @@ struct net_conn {
 struct net_conn_share;
 
 /* A request queued past the frame callback holds the connection's share
- * for its frame of `bytes`; any thread. */
-void net_share_hold(struct net_conn_share *sh, size_t bytes);
+ * for its frame of `bytes`; any thread. A barrier request (a one-way
+ * registration) stops the connection's reads until it is finished, so
+ * that what the connection sends next sees it applied. */
+void net_share_hold(struct net_conn_share *sh, size_t bytes, bool barrier);
 /* The request is finished (answered, dropped or freed): gives back what
  * net_share_hold took, and lets a connection stopped at its in-flight cap
- * be read again. Any thread, while the server exists. */
-void net_share_release(struct net_conn_share *sh, size_t bytes);
+ * or behind a barrier be read again. Any thread, while the server exists. */
+void net_share_release(struct net_conn_share *sh, size_t bytes, bool barrier);
 /* True once the connection has closed. */
 bool net_share_closed(const struct net_conn_share *sh);
 
@@ -77,6 +79,17 @@ struct net_frame {
 	 * for later holds it (net_share_hold) until the request is done. */
 	struct net_conn_share *share;
 };
+
+/* Spare big read buffers: at most NET_SPARE_BLOCKS of at most
+ * NET_SPARE_MAX_BYTES each stay in memory after their frames are done
+ * (bodies of some 30,000 topics and more are unmapped at once, as before). */
+#define NET_SPARE_BLOCKS 4u
+#define NET_SPARE_MAX_BYTES (4u << 20)
+#define NET_SPARE_MIN_BYTES (1u << 18) /* smaller ones are freed */
+/* Frees a net_frame.block that was kept, or keeps it as a spare. Any thread. */
+void net_block_free(uint8_t *block);
+/* A spare of at least `need` bytes (its size in *cap), or NULL. */
+uint8_t *net_block_take(size_t need, size_t *cap);
 
 /* What the server calls. Every function runs on a reactor thread; reactor
  * threads are registered RCU readers for their whole life, so a callback

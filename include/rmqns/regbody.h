@@ -38,6 +38,10 @@ struct regbody_topic {
 	int32_t write_queues;
 	int32_t perm;
 	int32_t sysflag;    /* 0 for compressed bodies */
+	/* private: the decoder's, while it builds the table in place */
+	uint32_t name_len;
+	uint32_t name_off;
+	uint64_t hash;
 };
 
 /* One TopicQueueMappingInfo (5.x static topics), as the route answer
@@ -85,6 +89,11 @@ void regbody_free(struct regbody *rb);
  * equals the CRC-32 of the body masked with 0x7FFFFFFF (a missing body
  * has CRC 0). */
 bool regbody_crc_matches(const uint8_t *body, size_t len, int64_t want);
+
+/* In one walk over the body: its CRC-32 masked as bodyCrc32 carries it
+ * (0 for no body) and a 64-bit hash independent of the CRC. Together with
+ * the length they tell an identical re-send from a changed body. */
+void regbody_fingerprint(const uint8_t *body, size_t len, uint32_t *crc31, uint64_t *hash);
 
 /* The topic named `name`, or NULL. */
 const struct regbody_topic *regbody_find_topic(const struct regbody *rb, const char *name);

@@ -60,6 +60,7 @@ enum request_code {
 	REQ_GET_BROKER_CLUSTER_INFO = 106,
 	REQ_WIPE_WRITE_PERM_OF_BROKER = 205,
 	REQ_GET_ALL_TOPIC_LIST_FROM_NAMESERVER = 206,
+	REQ_DELETE_TOPIC_IN_BROKER = 215, /* to a broker (rmqns-admin deleteTopic), never served here */
 	REQ_DELETE_TOPIC_IN_NAMESRV = 216,
 	REQ_REGISTER_TOPIC_IN_NAMESRV = 217,
 	REQ_GET_KVLIST_BY_NAMESPACE = 219,
@@ -191,6 +192,10 @@ bool remoting_ext_get_bool(const struct remoting_cmd *cmd, const char *key);
 
 static inline bool remoting_is_response(const struct remoting_cmd *c) { return c->flag & REMOTING_FLAG_RESPONSE; }
 static inline bool remoting_is_oneway(const struct remoting_cmd *c) { return c->flag & REMOTING_FLAG_ONEWAY; }
+
+/* The enum name of a request code above without its REQ_ prefix
+ * ("GET_ROUTEINFO_BY_TOPIC"); NULL for a code not in the list. */
+const char *remoting_request_name(int32_t code);
 
 /* "JAVA", "GO", ... or "UNKNOWN". */
 const char *remoting_language_name(int32_t language);

@@ -29,6 +29,7 @@ struct request {
 	/* The connection's share while the request waits in a queue
 	 * (processor.h), given back by request_free; NULL when it ran inline. */
 	struct net_conn_share *share;
+	bool share_barrier;         /* held as a barrier (net_share_hold) */
 	struct fairq_item queued;   /* its place in a fair lane */
 };
 

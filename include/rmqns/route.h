@@ -50,6 +50,12 @@ void route_db_destroy(struct route_db *db);
 uint64_t route_now_ms(void);
 /* Milliseconds since the db was created (needWaitForService). */
 uint64_t route_uptime_ms(const struct route_db *db, uint64_t now_ms);
+/* The tables were restored from a route snapshot at start (route_snapshot.h):
+ * routes are known at once, so needWaitForService does not wait. */
+bool route_db_warm(const struct route_db *db);
+/* A count that moves on every change the writer makes (registrations,
+ * removals, admin changes): the snapshot writer compares it. Any thread. */
+uint64_t route_db_changes(const struct route_db *db);
 
 /* Asked to close the connection an expired broker registered on (the Java
  * NameServer closes it, so the broker reconnects and registers again).
@@ -93,6 +99,23 @@ bool route_hook_idle(void *db);
 
 /* ---- writer side ---- */
 
+/* What identifies a registration body without decoding it: an identical
+ * re-send of the last body applied on the same connection is applied from
+ * what that one left (docs/architecture.md, "The identical-body
+ * shortcut"). hash 0: no identity (never shortcut). */
+struct route_body_id {
+	const uint8_t *bytes; /* the body (compared when len <= ROUTE_BODY_KEEP) */
+	uint64_t len;
+	uint64_t hash;        /* regbody_fingerprint */
+	uint32_t crc;         /* regbody_fingerprint: the bodyCrc32 value */
+	int32_t version;      /* the request's version: it picks the layout */
+	uint64_t max_bytes;   /* the inflate bound it is decoded under */
+	bool compressed;      /* the request's flag */
+};
+
+/* Bodies up to this length are kept and compared byte for byte. */
+#define ROUTE_BODY_KEEP 512
+
 struct route_broker_reg {
 	const char *cluster;
 	const char *name;
@@ -105,7 +128,11 @@ struct route_broker_reg {
 	int64_t timeout_ms;         /* heartbeatTimeoutMillis, <= 0 = default */
 	uint64_t conn_id;
 	bool delete_missing_topics; /* deleteTopicWithBrokerRegistration */
-	const struct regbody *body; /* never NULL */
+	/* NULL: the caller found the body identical to the last one applied
+	 * (route_body_is_last); route_apply_register then answers
+	 * RMQNS_ENOTFOUND, changing nothing, unless that still holds. */
+	const struct regbody *body;
+	struct route_body_id body_id;
 };
 
 enum route_reg_outcome {
@@ -128,6 +155,11 @@ struct route_reg_result {
 int route_apply_register(struct route_db *db, const struct route_broker_reg *reg, uint64_t now_ms,
 			 struct route_reg_result *res);
 void route_reg_result_free(struct route_reg_result *res);
+/* Any thread, in a read-side section: true when the live broker
+ * (cluster, addr) was last registered on conn_id with a body of this
+ * identity (a hint: the registrar checks it again, and the bytes). */
+bool route_body_is_last(struct route_db *db, const char *cluster, const char *addr, uint64_t conn_id,
+			const struct route_body_id *id);
 
 /* UNREGISTER_BROKER (5.x: by address). conn_id is the connection the
  * request came on: when the broker registered again on another connection
@@ -190,6 +222,25 @@ enum route_unit_kind {
 };
 int route_topics_unit(struct route_db *db, enum route_unit_kind kind, struct buf *out);
 
+/* The list answers above as the handlers send them: cached as bytes until
+ * anything they are built from changes (every change the registrar
+ * publishes to groups, clusters or topics moves one generation), so that
+ * identical queries between two changes cost one build. */
+enum route_list {
+	ROUTE_LIST_CLUSTER_INFO = 0,         /* 106 */
+	ROUTE_LIST_TOPICS_ALL = 1,           /* 206 */
+	ROUTE_LIST_TOPICS_BY_CLUSTER = 2,    /* 224: arg is the cluster (NULL = absent) */
+	ROUTE_LIST_TOPICS_SYSTEM = 3,        /* 304 */
+	ROUTE_LIST_TOPICS_UNIT = 4,          /* 311 */
+	ROUTE_LIST_TOPICS_UNIT_SUB = 5,      /* 312 */
+	ROUTE_LIST_TOPICS_UNIT_SUB_NOT_UNIT = 6, /* 313 */
+};
+/* The body of list `kind` (arg ignored but for ROUTE_LIST_TOPICS_BY_CLUSTER),
+ * from the cache or built into scratch; *body is valid until
+ * rcu_read_unlock() and points into scratch when it was built. */
+int route_list_body(struct route_db *db, enum route_list kind, const char *arg, const uint8_t **body,
+		    size_t *len, struct buf *scratch);
+
 /* GET_BROKER_MEMBER_GROUP body; cluster and name as requested (NULL = absent). */
 int route_member_group(struct route_db *db, const char *cluster, const char *name, struct buf *out);
 
@@ -227,11 +278,21 @@ struct route_broker_view {
 	uint64_t last_ms;      /* last registration or heartbeat (route_now_ms) */
 	int64_t timeout_ms;    /* expires past last_ms + timeout_ms */
 	uint32_t topics;       /* topics with a queue entry for its group */
+	struct data_version dv; /* of its last registration */
 };
 typedef int (*route_broker_fn)(void *arg, const struct route_broker_view *b);
 /* Calls fn for every live broker (reader side, inside rcu_read_lock);
  * stops at fn's first non-zero return and returns it. One pass over the
  * topic table: an admin view, not for request paths. RMQNS_ENOMEM. */
 int route_brokers(struct route_db *db, route_broker_fn fn, void *arg);
+
+/* One topic with a route for operators: its name and a digest of its
+ * visible queue entries (group name, queues, perm, sysflag; the same for
+ * equal routes whatever the order they were registered in). */
+typedef int (*route_topic_name_fn)(void *arg, const char *name, uint64_t digest);
+/* Calls fn for every topic a route query would find (reader side, inside
+ * rcu_read_lock), in no particular order; stops at fn's first non-zero
+ * return and returns it. One pass over the topic table: an admin view. */
+int route_topic_names(struct route_db *db, route_topic_name_fn fn, void *arg);
 
 #endif

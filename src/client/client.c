@@ -1,7 +1,8 @@
 /* The blocking remoting client (client.h) used by tests and admin tools:
- * one non-blocking socket driven with poll() so that every operation has a
- * timeout, a read buffer frames are cut from, and a list of answers that
- * arrived while client_call waited for another one. */
+ * one non-blocking socket (optionally under a TLS session) driven with
+ * poll() so that every operation has a timeout, a read buffer frames are
+ * cut from, and a list of answers that arrived while client_call waited
+ * for another one. */
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -15,6 +16,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509_vfy.h>
+
 #include "rmqns/client.h"
 #include "rmqns/err.h"
 
@@ -22,6 +27,8 @@
 
 struct client {
 	int fd;
+	SSL *ssl; /* NULL: plaintext */
+	char tls_why[200]; /* why the session failed after the handshake */
 	int32_t next_opaque;
 	uint8_t *rbuf;
 	size_t rpos, rlen, rcap;
@@ -168,27 +175,158 @@ struct client *client_connect_from(const char *host, int port, const char *sourc
 	return client_connect_opts(host, port, timeout_ms, 0, source, err);
 }
 
+/* The poll event an SSL_ERROR_WANT_* waits for; 0 for any other error. */
+static short client_tls_want(int sslerr)
+{
+	if (sslerr == SSL_ERROR_WANT_READ)
+		return POLLIN;
+	if (sslerr == SSL_ERROR_WANT_WRITE)
+		return POLLOUT;
+	return 0;
+}
+
+static int client_tls_handshake(struct client *c, SSL_CTX *ctx, int timeout_ms, char *why,
+				size_t why_len)
+{
+	int64_t deadline = client_deadline(timeout_ms);
+
+	c->ssl = SSL_new(ctx);
+	if (!c->ssl || SSL_set_fd(c->ssl, c->fd) != 1) {
+		client_tls_reason(why, why_len, "TLS session", "out of memory");
+		return RMQNS_ENOMEM;
+	}
+	SSL_set_connect_state(c->ssl);
+	for (;;) {
+		ERR_clear_error();
+		errno = 0;
+		int rc = SSL_do_handshake(c->ssl);
+		if (rc == 1)
+			return RMQNS_OK;
+		int sslerr = SSL_get_error(c->ssl, rc);
+		short want = client_tls_want(sslerr);
+		if (want) {
+			rc = client_wait(c, want, deadline);
+			if (rc == RMQNS_EAGAIN)
+				snprintf(why, why_len, "TLS handshake: no answer within %d ms", timeout_ms);
+			if (rc < 0)
+				return rc;
+			continue;
+		}
+		long verify = SSL_get_verify_result(c->ssl);
+		if (sslerr == SSL_ERROR_SSL && verify != X509_V_OK) {
+			snprintf(why, why_len, "TLS handshake: server certificate: %s",
+				 X509_verify_cert_error_string(verify));
+			ERR_clear_error();
+		} else {
+			client_tls_reason(why, why_len, "TLS handshake",
+					  sslerr == SSL_ERROR_SYSCALL && errno ? strerror(errno)
+									       : "the server closed the connection");
+		}
+		return RMQNS_EPROTO;
+	}
+}
+
+struct client *client_connect_tls(const char *host, int port, SSL_CTX *ctx, int timeout_ms,
+				  int *err, char *why, size_t why_len)
+{
+	int dummy;
+	if (!err)
+		err = &dummy;
+	if (why_len)
+		why[0] = '\0';
+	struct client *c = client_connect_opts(host, port, timeout_ms, 0, NULL, err);
+	if (!c || !ctx)
+		return c;
+	int rc = client_tls_handshake(c, ctx, timeout_ms, why, why_len);
+	if (rc < 0) {
+		client_close(c);
+		*err = rc;
+		return NULL;
+	}
+	return c;
+}
+
+/* After a failed SSL_read_ex/SSL_write_ex: RMQNS_EAGAIN with *want set,
+ * RMQNS_EPROTO with the reason kept (e.g. the server's alert for a client
+ * certificate it wants, which TLS 1.3 sends after the handshake), or 0
+ * when the peer closed. */
+static ssize_t client_tls_io_fail(struct client *c, short *want)
+{
+	int sslerr = SSL_get_error(c->ssl, 0);
+	*want = client_tls_want(sslerr);
+	if (*want) {
+		ERR_clear_error();
+		return RMQNS_EAGAIN;
+	}
+	if (sslerr == SSL_ERROR_SSL) {
+		client_tls_reason(c->tls_why, sizeof c->tls_why, "TLS", "the session failed");
+		return RMQNS_EPROTO;
+	}
+	ERR_clear_error();
+	return 0;
+}
+
+/* One write: bytes taken (> 0), or a negative rmqns_err; RMQNS_EAGAIN
+ * with *want set when the socket must become ready first. */
+static ssize_t client_write_some(struct client *c, const uint8_t *p, size_t len, short *want)
+{
+	*want = POLLOUT;
+	if (!c->ssl) {
+		ssize_t n = send(c->fd, p, len, MSG_NOSIGNAL);
+		if (n >= 0)
+			return n;
+		if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
+			return RMQNS_EAGAIN;
+		return (errno == EPIPE || errno == ECONNRESET) ? RMQNS_ECLOSED : RMQNS_EIO;
+	}
+	size_t put = 0;
+	ERR_clear_error();
+	if (SSL_write_ex(c->ssl, p, len, &put) == 1)
+		return (ssize_t)put;
+	ssize_t rc = client_tls_io_fail(c, want);
+	return rc == 0 ? RMQNS_ECLOSED : rc;
+}
+
+/* One read: bytes read (> 0), 0 when the peer closed, or a negative
+ * rmqns_err; RMQNS_EAGAIN with *want set as for writes. */
+static ssize_t client_read_some(struct client *c, uint8_t *p, size_t len, short *want)
+{
+	*want = POLLIN;
+	if (!c->ssl) {
+		ssize_t n = recv(c->fd, p, len, 0);
+		if (n >= 0)
+			return n;
+		if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
+			return RMQNS_EAGAIN;
+		return errno == ECONNRESET ? RMQNS_ECLOSED : RMQNS_EIO;
+	}
+	size_t got = 0;
+	ERR_clear_error();
+	if (SSL_read_ex(c->ssl, p, len, &got) == 1)
+		return (ssize_t)got;
+	return client_tls_io_fail(c, want);
+}
+
 int client_send_raw(struct client *c, const void *data, size_t len, int timeout_ms)
 {
 	const uint8_t *p = data;
 	int64_t deadline = client_deadline(timeout_ms);
 
 	while (len > 0) {
-		ssize_t n = send(c->fd, p, len, MSG_NOSIGNAL);
+		short want;
+		ssize_t n = client_write_some(c, p, len, &want);
 		if (n > 0) {
 			p += n;
 			len -= (size_t)n;
 			continue;
 		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			int rc = client_wait(c, POLLOUT, deadline);
+		if (n == RMQNS_EAGAIN) {
+			int rc = client_wait(c, want, deadline);
 			if (rc < 0)
 				return rc;
 			continue;
 		}
-		return (errno == EPIPE || errno == ECONNRESET) ? RMQNS_ECLOSED : RMQNS_EIO;
+		return n == 0 ? RMQNS_EIO : (int)n;
 	}
 	return RMQNS_OK;
 }
@@ -243,22 +381,21 @@ static int client_read_frame(struct client *c, struct client_reply **out, int64_
 			c->rbuf = nb;
 			c->rcap = ncap;
 		}
-		ssize_t n = recv(c->fd, c->rbuf + c->rlen, c->rcap - c->rlen, 0);
+		short want;
+		ssize_t n = client_read_some(c, c->rbuf + c->rlen, c->rcap - c->rlen, &want);
 		if (n > 0) {
 			c->rlen += (size_t)n;
 			continue;
 		}
 		if (n == 0)
 			return RMQNS_ECLOSED;
-		if (errno == EINTR)
-			continue;
-		if (errno == EAGAIN || errno == EWOULDBLOCK) {
-			rc = client_wait(c, POLLIN, deadline);
+		if (n == RMQNS_EAGAIN) {
+			rc = client_wait(c, want, deadline);
 			if (rc < 0)
 				return rc;
 			continue;
 		}
-		return errno == ECONNRESET ? RMQNS_ECLOSED : RMQNS_EIO;
+		return (int)n;
 	}
 }
 
@@ -308,6 +445,11 @@ int client_call(struct client *c, struct remoting_cmd *req, struct client_reply 
 	}
 }
 
+const char *client_tls_error(const struct client *c)
+{
+	return c->tls_why[0] ? c->tls_why : NULL;
+}
+
 int client_fd(const struct client *c)
 {
 	return c->fd;
@@ -329,6 +471,13 @@ void client_close(struct client *c)
 		struct client_reply *r = c->pending_head;
 		c->pending_head = r->next;
 		client_reply_free(r);
+	}
+	if (c->ssl) {
+		/* a deliberate close: close_notify if the socket takes it at once */
+		if (SSL_is_init_finished(c->ssl))
+			(void)SSL_shutdown(c->ssl);
+		ERR_clear_error();
+		SSL_free(c->ssl);
 	}
 	close(c->fd);
 	free(c->rbuf);

@@ -15,6 +15,8 @@
 
 #include "rmqns/err.h"
 #include "rmqns/metrics.h"
+#include "rmqns/remoting.h"
+#include "rmqns/utf8.h"
 
 /* Distinct request codes counted on their own; the rest share the last
  * slot, shown as code="other". The same for response codes. */
@@ -235,6 +237,33 @@ int metrics_write_value(struct buf *out, const char *name, const char *labels, d
 	return metrics_check(buf_printf(out, "%s %.15g\n", name, value));
 }
 
+int metrics_escape_label(struct buf *out, const char *s)
+{
+	const uint8_t *p = (const uint8_t *)s;
+	size_t left = strlen(s);
+	int rc = 0;
+	while (left > 0 && rc >= 0) {
+		uint32_t cp;
+		size_t n = utf8_decode(p, left, &cp);
+		if (n == 0) {
+			/* a scraper drops the whole answer for one bad byte */
+			rc = buf_append_str(out, "\xEF\xBF\xBD");
+			n = 1;
+		} else if (*p == '\\') {
+			rc = buf_append_str(out, "\\\\");
+		} else if (*p == '"') {
+			rc = buf_append_str(out, "\\\"");
+		} else if (*p == '\n') {
+			rc = buf_append_str(out, "\\n");
+		} else {
+			rc = buf_append(out, p, n);
+		}
+		p += n;
+		left -= n;
+	}
+	return metrics_check(rc);
+}
+
 static int metrics_write_u64(struct buf *out, const char *name, const char *labels, uint64_t v)
 {
 	if (labels && *labels)
@@ -290,6 +319,23 @@ static bool metrics_slot_name(_Atomic int32_t *by_slot, atomic_uint *used, unsig
 	if (v < 0)
 		return false;
 	snprintf(name, n, "%d", v);
+	return true;
+}
+
+/* The labels of a request-code slot: code="105",request="GET_ROUTEINFO_BY_TOPIC";
+ * a code not in the protocol's list keeps its number as the name, so the
+ * label set stays bounded by the slots. */
+static bool metrics_code_labels(unsigned slot, char *lb, size_t n)
+{
+	char cname[16];
+	if (!metrics_slot_name(slot_code, &code_slots_used, METRICS_CODE_SLOTS, slot, cname,
+			       sizeof cname))
+		return false;
+	const char *req = slot == METRICS_CODE_SLOTS - 1
+				  ? NULL
+				  : remoting_request_name(atomic_load_explicit(
+					    &slot_code[slot], memory_order_relaxed));
+	snprintf(lb, n, "code=\"%s\",request=\"%s\"", cname, req ? req : cname);
 	return true;
 }
 
@@ -353,6 +399,15 @@ static const struct metrics_simple metrics_simple[] = {
 	  "Route answers by source: cached bytes (hit) or built for the query.",
 	  "result=\"hit\"", MC_ROUTE_CACHE_HITS },
 	{ "rmqns_route_cache_lookups_total", NULL, "result=\"built\"", MC_ROUTE_CACHE_BUILDS },
+	{ "rmqns_answer_cache_lookups_total",
+	  "List answers (cluster info, topic lists, KV namespaces) by source: cached bytes (hit) "
+	  "or built for the query.",
+	  "cache=\"lists\",result=\"hit\"", MC_LIST_CACHE_HITS },
+	{ "rmqns_answer_cache_lookups_total", NULL, "cache=\"lists\",result=\"built\"",
+	  MC_LIST_CACHE_BUILDS },
+	{ "rmqns_answer_cache_lookups_total", NULL, "cache=\"kv\",result=\"hit\"", MC_KV_CACHE_HITS },
+	{ "rmqns_answer_cache_lookups_total", NULL, "cache=\"kv\",result=\"built\"",
+	  MC_KV_CACHE_BUILDS },
 	{ "rmqns_http_requests_total", "Requests served on the HTTP port.", NULL, MC_HTTP_REQUESTS },
 	{ "rmqns_http_rejected_total",
 	  "HTTP connections cut: request head too large, or the deadline passed.", NULL,
@@ -390,14 +445,14 @@ static const struct metrics_simple metrics_simple[] = {
 	  "reason=\"connection_closed\"", MC_REQ_DROPPED_CLOSED },
 	{ "rmqns_requests_dropped_total", NULL, "reason=\"shutdown\"", MC_REQ_DROPPED_SHUTDOWN },
 	{ "rmqns_accept_pauses_total",
-	  "Times the protocol port stopped accepting for a second: out of descriptors or memory.", NULL,
+	  "Times the protocol or HTTP port stopped accepting for a second: out of descriptors or memory.", NULL,
 	  MC_ACCEPT_PAUSES },
 };
 
 int metrics_write(struct buf *out)
 {
 	struct metrics_totals *t = malloc(sizeof *t);
-	char cname[16], rname[16], lb[64];
+	char rname[16], cl[96], lb[128];
 	int rc = 0;
 
 	if (!t)
@@ -413,17 +468,17 @@ int metrics_write(struct buf *out)
 
 	if (rc == 0)
 		rc = metrics_write_family(out, "rmqns_requests_total", "counter",
-					  "Requests answered, by request code and response code.");
+					  "Requests answered, by request code (number and name) and "
+					  "response code.");
 	for (unsigned c = 0; c < METRICS_CODE_SLOTS && rc == 0; c++) {
-		if (!metrics_slot_name(slot_code, &code_slots_used, METRICS_CODE_SLOTS, c, cname,
-				       sizeof cname))
+		if (!metrics_code_labels(c, cl, sizeof cl))
 			continue;
 		for (unsigned r = 0; r < METRICS_RSP_SLOTS && rc == 0; r++) {
 			if (!t->req[c][r] || !metrics_slot_name(slot_rsp, &rsp_slots_used,
 								METRICS_RSP_SLOTS, r, rname,
 								sizeof rname))
 				continue;
-			snprintf(lb, sizeof lb, "code=\"%s\",response=\"%s\"", cname, rname);
+			snprintf(lb, sizeof lb, "%s,response=\"%s\"", cl, rname);
 			rc = metrics_write_u64(out, "rmqns_requests_total", lb, t->req[c][r]);
 		}
 	}
@@ -435,11 +490,9 @@ int metrics_write(struct buf *out)
 		uint64_t n = 0;
 		for (unsigned b = 0; b < METRICS_BUCKETS; b++)
 			n += t->latency[c][b];
-		if (!n || !metrics_slot_name(slot_code, &code_slots_used, METRICS_CODE_SLOTS, c,
-					     cname, sizeof cname))
+		if (!n || !metrics_code_labels(c, cl, sizeof cl))
 			continue;
-		snprintf(lb, sizeof lb, "code=\"%s\"", cname);
-		rc = metrics_write_hist(out, "rmqns_request_duration_seconds", lb, t->latency[c]);
+		rc = metrics_write_hist(out, "rmqns_request_duration_seconds", cl, t->latency[c]);
 	}
 
 	if (rc == 0)

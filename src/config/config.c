@@ -383,21 +383,42 @@ static int args_parse(struct config *cfg, int argc, char **argv, bool *print, ch
 	return RMQNS_OK;
 }
 
+/* logFormat and logFile, then the line every log starts with: the
+ * version and build, before any warning about the options. */
+static int config_start_log(const struct options *o, char *err, size_t errlen)
+{
+	log_set_format((enum log_format)options_log_format(o));
+	if (o->logFile && *o->logFile && log_set_file(o->logFile) < 0) {
+		snprintf(err, errlen, "logFile %s: cannot open: %s", o->logFile, strerror(errno));
+		return RMQNS_EIO;
+	}
+	log_info("rmqns %s (build %s) starting, pid %ld", RMQNS_VERSION, RMQNS_BUILD,
+		 (long)getpid());
+	return RMQNS_OK;
+}
+
 int config_from_args(int argc, char **argv, struct config **out,
 		     enum config_action *action, char *err, size_t errlen)
 {
 	struct config *cfg;
 	struct config_state *st = NULL;
 	struct options_env env;
-	bool help = false, print = false;
+	bool help = false, print = false, version = false;
 	int rc;
 
 	*out = NULL;
 	*action = CONFIG_ACTION_RUN;
 	if (errlen)
 		err[0] = '\0';
-	for (int i = 1; i < argc; i++)
+	for (int i = 1; i < argc; i++) {
 		help |= arg_is(argv[i], "-h", "--help");
+		version |= arg_is(argv[i], "-v", "--version");
+	}
+	/* -v alone prints the version; both print the usage, which names it */
+	if (version && !help) {
+		*action = CONFIG_ACTION_VERSION;
+		return RMQNS_OK;
+	}
 	cfg = config_new();
 	st = calloc(1, sizeof(*st));
 	if (!cfg || !st) {
@@ -437,6 +458,10 @@ int config_from_args(int argc, char **argv, struct config **out,
 	rcu_assign_pointer(cfg->state, st);
 	if (!help) {
 		log_set_level((enum log_level)options_log_level(&cfg->startup));
+		if (!print && (rc = config_start_log(&cfg->startup, err, errlen)) < 0) {
+			config_destroy(cfg);
+			return rc;
+		}
 		if (cfg->file) {
 			printf("load config properties file OK, %s\n", cfg->file);
 			fflush(stdout);
@@ -481,12 +506,13 @@ void config_print_options(const struct config *cfg, FILE *out)
 
 void config_print_usage(FILE *out)
 {
-	fputs("usage: rmqns [-c <file>] [-h] [-n <addr>] [-p] [--KEY=VALUE ...]\n"
+	fputs("usage: rmqns [-c <file>] [-h] [-n <addr>] [-p] [-v] [--KEY=VALUE ...]\n"
 	      " -c,--configFile <file>   NameServer config properties file (Java format); also where\n"
 	      "                          UPDATE_NAMESRV_CONFIG persists changes\n"
 	      " -h,--help                Print help\n"
 	      " -n,--namesrvAddr <addr>  Accepted for compatibility with mqnamesrv, ignored\n"
 	      " -p,--printConfigItem     Print all config items and exit\n"
+	      " -v,--version             Print the version, commit and build, and exit\n"
 	      " --KEY=VALUE              Set an option (applied after the -c file and the environment)\n"
 	      "Environment: RMQNS_<option> sets an option after the -c file, before --KEY=VALUE\n"
 	      "             ('.' in a name as '_': RMQNS_listenPort, RMQNS_tls_server_mode).\n"
@@ -652,8 +678,15 @@ int config_update_prepare(const struct config *cfg, const void *body, size_t len
 			goto refuse;
 		}
 		opt = config_option_find(p->key);
-		if (!opt)
-			continue;
+		if (!opt && properties_has(&state_current(cfg)->extra, p->key))
+			continue; /* a key of the -c file rmqns does not use: kept, as Java keeps it */
+		if (!opt) {
+			/* Java would take it silently and use it nowhere: say so instead */
+			*code = 1;
+			snprintf(remark, remark_len, "unknown key: %s", p->key);
+			rc = RMQNS_EINVAL;
+			goto refuse;
+		}
 		rc = options_check_text(opt, p->value, why, sizeof(why));
 		if (rc < 0) {
 			*code = 1;

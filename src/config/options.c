@@ -20,6 +20,7 @@
 #define GIB (INT64_C(1) << 30)
 
 static const char *const log_levels[] = { "DEBUG", "INFO", "WARN", "ERROR", NULL };
+static const char *const log_formats[] = { "text", "json", NULL };
 static const char *const tls_modes[] = { "disabled", "permissive", "enforcing", NULL };
 static const char *const tls_client_auths[] = { "none", "optional", "require", NULL };
 
@@ -41,7 +42,7 @@ static const struct config_option options_table[] = {
 	{ "productEnvName", CONFIG_STR, CONFIG_UNUSED, OFF(productEnvName), "center", 0, 0, 0, NULL,
 	  "Java's cluster-test environment name" },
 	{ "clusterTest", CONFIG_BOOL, CONFIG_UNUSED, OFF(clusterTest), "false", 0, 0, 0, NULL,
-	  "Java's cluster-test mode (forwarding unknown topics); not supported" },
+	  "Java's cluster-test mode (forwarding unknown topics); not supported: true is refused at start" },
 	{ "orderMessageEnable", CONFIG_BOOL, CONFIG_LIVE, OFF(orderMessageEnable), "false", 0, 0, 0, NULL,
 	  "put the ORDER_TOPIC_CONFIG entry of a topic into its route (orderTopicConf)" },
 	{ "configBlackList", CONFIG_STR, CONFIG_LIVE, OFF(configBlackList),
@@ -70,7 +71,7 @@ static const struct config_option options_table[] = {
 	{ "notifyMinBrokerIdChanged", CONFIG_BOOL, 0, OFF(notifyMinBrokerIdChanged), "false", 0, 0, 0, NULL,
 	  "tell brokers of acting-master groups when the group's smallest broker id changes (code 905)" },
 	{ "enableControllerInNamesrv", CONFIG_BOOL, CONFIG_UNUSED, OFF(enableControllerInNamesrv), "false",
-	  0, 0, 0, NULL, "Java's embedded DLedger controller; not supported" },
+	  0, 0, 0, NULL, "Java's embedded DLedger controller; not supported: true is refused at start" },
 	{ "needWaitForService", CONFIG_BOOL, CONFIG_LIVE, OFF(needWaitForService), "false", 0, 0, 0, NULL,
 	  "answer route queries only after waitSecondsForService from start" },
 	{ "waitSecondsForService", CONFIG_I32, CONFIG_LIVE, OFF(waitSecondsForService), "45",
@@ -139,16 +140,27 @@ static const struct config_option options_table[] = {
 	  "the connections holding the most are closed; 0 = no budget" },
 	{ "shutdownTimeoutMillis", CONFIG_I32, 0, OFF(shutdownTimeoutMillis), "5000", 100, 600000, 0,
 	  NULL, "SIGTERM: requests still queued this long after it are dropped and their connections closed" },
+	{ "routeSnapshotPath", CONFIG_STR, CONFIG_PATH, OFF(routeSnapshotPath), "", 0, 0, 0, NULL,
+	  "route snapshot file for a warm restart (routes answered at once after a restart); empty = off" },
+	{ "routeSnapshotIntervalSeconds", CONFIG_I32, 0, OFF(routeSnapshotIntervalSeconds), "10", 1, 3600, 0,
+	  NULL, "the route snapshot is written at most this often, when the routes changed, and at SIGTERM" },
 	{ "logLevel", CONFIG_STR, CONFIG_LIVE, OFF(logLevel), "INFO", 0, 0, 0, log_levels,
 	  "least severe log level written: DEBUG, INFO, WARN or ERROR" },
+	{ "logFormat", CONFIG_STR, 0, OFF(logFormat), "text", 0, 0, 0, log_formats,
+	  "log lines as text, or as JSON lines (one object per event: time, level, thread, message)" },
+	{ "logFile", CONFIG_STR, CONFIG_PATH, OFF(logFile), "", 0, 0, 0, NULL,
+	  "file the log is appended to, reopened on SIGHUP (for logrotate); empty = stderr" },
 	{ "kvConfigIgnoreCorrupt", CONFIG_BOOL, 0, OFF(kvConfigIgnoreCorrupt), "false", 0, 0, 0, NULL,
 	  "start with an empty KV table when kvConfigPath does not parse (it is moved aside)" },
 	{ "httpPort", CONFIG_I32, 0, OFF(httpPort), "0", 0, 65535, 0, NULL,
-	  "HTTP port of /metrics, /healthz, /readyz and /brokers; 0 = off (9877 suggested)" },
+	  "HTTP port of /metrics, /healthz, /readyz, /brokers and the status page /; 0 = off (9877 suggested)" },
 	{ "httpBindAddress", CONFIG_STR, 0, OFF(httpBindAddress), "", 0, 0, 0, NULL,
 	  "address the HTTP port listens on; empty = the same as bindAddress" },
 	{ "healthStallMillis", CONFIG_I32, 0, OFF(healthStallMillis), "5000", 2000, 3600000, 0, NULL,
 	  "/healthz fails once a reactor or the registrar has not turned for this many ms" },
+	{ "statusPeers", CONFIG_STR, CONFIG_LIVE, OFF(statusPeers), "", 0, 0, 0, NULL,
+	  "the other nodes' HTTP ports (host:port,...) the status page compares with; set, "
+	  "/api/ answers cross-origin reads" },
 
 	/* ACL 1.0: Java's names; never changeable by UPDATE_NAMESRV_CONFIG */
 	{ "aclEnable", CONFIG_BOOL, 0, OFF(aclEnable), "false", 0, 0, 0, NULL,
@@ -443,6 +455,17 @@ int options_copy(struct options *dst, const struct options *src)
 
 int options_check(const struct options *o, char *err, size_t errlen)
 {
+	/* Java options rmqns cannot honour: refused, never accepted and ignored */
+	if (o->enableControllerInNamesrv) {
+		snprintf(err, errlen, "enableControllerInNamesrv=true: rmqns has no embedded controller "
+			 "yet; run the controller as its own process (mqcontroller) and keep this false");
+		return RMQNS_EINVAL;
+	}
+	if (o->clusterTest) {
+		snprintf(err, errlen, "clusterTest=true: Java's cluster-test mode (forwarding unknown "
+			 "topics to a test cluster) is not supported; keep it false");
+		return RMQNS_EINVAL;
+	}
 	if (o->outboundCloseBytes < o->outboundPauseBytes) {
 		snprintf(err, errlen, "outboundCloseBytes (%" PRId64 ") must not be less than outboundPauseBytes (%" PRId64 ")",
 			 o->outboundCloseBytes, o->outboundPauseBytes);
@@ -508,6 +531,12 @@ int options_assign(struct options *dst, const struct options *src, const struct 
 		break;
 	}
 	return RMQNS_OK;
+}
+
+int options_log_format(const struct options *o)
+{
+	int f = log_format_parse(o->logFormat);
+	return f < 0 ? LOG_TEXT : f;
 }
 
 int options_log_level(const struct options *o)

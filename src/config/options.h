@@ -48,5 +48,7 @@ bool options_parse_long(const char *text, int64_t *out);
 
 /* The log level an options value names (INFO when unknown). */
 int options_log_level(const struct options *o);
+/* enum log_format of logFormat. */
+int options_log_format(const struct options *o);
 
 #endif

@@ -15,6 +15,7 @@
 #include "rmqns/config.h"
 #include "rmqns/err.h"
 #include "rmqns/http.h"
+#include "rmqns/http_status.h"
 #include "rmqns/json_body.h"
 #include "rmqns/log.h"
 #include "rmqns/metrics.h"
@@ -118,7 +119,9 @@ static void ep_readyz(void *arg, const struct http_request *req, struct http_res
 	} else {
 		route_read_lock();
 		const struct options *o = config_current(e->app->config);
-		uint64_t wait_ms = o->needWaitForService && o->waitSecondsForService > 0
+		/* restored from a route snapshot: the routes are known already */
+		uint64_t wait_ms = o->needWaitForService && o->waitSecondsForService > 0 &&
+					   !route_db_warm(e->app->route)
 					   ? (uint64_t)o->waitSecondsForService * 1000u
 					   : 0;
 		route_read_unlock();
@@ -146,6 +149,70 @@ static int ep_gauge(struct buf *out, const char *name, const char *help, double 
 	return rc < 0 ? rc : metrics_write_value(out, name, NULL, v);
 }
 
+/* ---- per-broker gauges: one series per live broker, gone with it ---- */
+
+struct ep_broker_gauge {
+	struct buf *out;
+	const char *name;
+	bool timeout;   /* heartbeatTimeoutMillis rather than the heartbeat's age */
+	uint64_t now;
+	struct buf lb;  /* the labels, rebuilt per broker */
+};
+
+static int ep_broker_gauge_one(void *arg, const struct route_broker_view *b)
+{
+	struct ep_broker_gauge *g = arg;
+	struct buf *lb = &g->lb;
+	int rc;
+
+	lb->len = 0;
+	rc = buf_append_str(lb, "cluster=\"");
+	if (rc >= 0)
+		rc = metrics_escape_label(lb, b->cluster);
+	if (rc >= 0)
+		rc = buf_append_str(lb, "\",broker=\"");
+	if (rc >= 0)
+		rc = metrics_escape_label(lb, b->name);
+	if (rc >= 0)
+		rc = buf_printf(lb, "\",id=\"%lld\",address=\"", (long long)b->id);
+	if (rc >= 0)
+		rc = metrics_escape_label(lb, b->addr);
+	if (rc >= 0)
+		rc = buf_append(lb, "\"", 2); /* the quote and a NUL */
+	if (rc < 0)
+		return RMQNS_ENOMEM;
+	double v = g->timeout ? (double)b->timeout_ms / 1e3
+		   : g->now > b->last_ms ? (double)(g->now - b->last_ms) / 1e3
+					 : 0;
+	return metrics_write_value(g->out, g->name, (const char *)lb->data, v);
+}
+
+/* The address is a label too: during a fail-over two live entries may
+ * share cluster, name and id, and a scrape with two equal series is
+ * rejected whole. */
+static int ep_broker_gauges(struct http_endpoints *e, struct buf *out)
+{
+	struct ep_broker_gauge g = { .out = out, .lb = BUF_INIT };
+	int rc = metrics_write_family(out, "rmqns_broker_heartbeat_age_seconds", "gauge",
+				      "Seconds since a live broker's last registration or heartbeat.");
+	route_read_lock();
+	g.now = route_now_ms();
+	g.name = "rmqns_broker_heartbeat_age_seconds";
+	if (rc == 0)
+		rc = route_brokers(e->app->route, ep_broker_gauge_one, &g);
+	if (rc == 0)
+		rc = metrics_write_family(out, "rmqns_broker_heartbeat_timeout_seconds", "gauge",
+					  "A live broker's heartbeatTimeoutMillis: it expires when its "
+					  "heartbeat is older.");
+	g.name = "rmqns_broker_heartbeat_timeout_seconds";
+	g.timeout = true;
+	if (rc == 0)
+		rc = route_brokers(e->app->route, ep_broker_gauge_one, &g);
+	route_read_unlock();
+	buf_free(&g.lb);
+	return rc;
+}
+
 static int ep_gauges(struct http_endpoints *e, struct buf *out)
 {
 	struct app *app = e->app;
@@ -159,9 +226,10 @@ static int ep_gauges(struct http_endpoints *e, struct buf *out)
 	route_read_unlock();
 
 	rc = metrics_write_family(out, "rmqns_build_info", "gauge",
-				  "Always 1; the version is in its label.");
+				  "Always 1; the version and build type are in its labels.");
 	if (rc == 0)
-		rc = metrics_write_value(out, "rmqns_build_info", "version=\"" RMQNS_VERSION "\"", 1);
+		rc = metrics_write_value(out, "rmqns_build_info",
+					 "version=\"" RMQNS_VERSION "\",build=\"" RMQNS_BUILD "\"", 1);
 	if (rc == 0)
 		rc = ep_gauge(out, "rmqns_uptime_seconds", "Seconds since the route tables were created.",
 			      (double)route_uptime_ms(app->route, now) / 1e3);
@@ -205,6 +273,8 @@ static int ep_gauges(struct http_endpoints *e, struct buf *out)
 		rc = ep_gauge(out, "rmqns_broker_groups", "Broker groups (brokerAddrTable entries).",
 			      st.groups);
 	if (rc == 0)
+		rc = ep_broker_gauges(e, out);
+	if (rc == 0)
 		rc = ep_gauge(out, "rmqns_topics", "Topics with a route.", (double)st.topics);
 	if (rc == 0)
 		rc = ep_gauge(out, "rmqns_queue_entries", "QueueData entries over all topics.",
@@ -247,7 +317,8 @@ static void ep_metrics(void *arg, const struct http_request *req, struct http_re
 {
 	(void)req;
 	rsp->content_type = PROMETHEUS_TEXT;
-	if (ep_gauges(arg, &rsp->body) < 0 || metrics_write(&rsp->body) < 0)
+	if (ep_gauges(arg, &rsp->body) < 0 || metrics_write_process(&rsp->body) < 0 ||
+	    metrics_write(&rsp->body) < 0)
 		ep_oom(rsp);
 }
 
@@ -272,7 +343,8 @@ static int ep_broker_one(void *arg, const struct route_broker_view *b)
 	jw_key(w, "brokerId");
 	jw_int(w, b->id);
 	jw_key(w, "role");
-	jw_str(w, b->id == 0 ? "MASTER" : b->id > 0 ? "SLAVE" : "UNKNOWN");
+	/* the words rmqns-admin prints */
+	jw_str(w, b->id == 0 ? "master" : b->id > 0 ? "slave" : "unknown");
 	jw_key(w, "address");
 	jw_str(w, b->addr);
 	jw_key(w, "lastHeartbeatAgeMillis");
@@ -307,6 +379,12 @@ static void ep_brokers(void *arg, const struct http_request *req, struct http_re
 		ep_oom(rsp);
 }
 
+/* every other path: the status page and its JSON (http_status.c) */
+static void ep_status(void *arg, const struct http_request *req, struct http_response *rsp)
+{
+	http_status_serve(((struct http_endpoints *)arg)->app, req, rsp);
+}
+
 static const struct http_route ep_routes[] = {
 	{ "/metrics", ep_metrics },
 	{ "/healthz", ep_healthz },
@@ -333,6 +411,7 @@ struct http_endpoints *http_endpoints_start(struct app *app, const struct option
 		.port = o->httpPort,
 		.routes = ep_routes,
 		.nroutes = sizeof ep_routes / sizeof ep_routes[0],
+		.fallback = ep_status,
 		.arg = e,
 		.on_thread_start = ep_thread_start,
 		.on_thread_end = ep_thread_end,
@@ -345,7 +424,7 @@ struct http_endpoints *http_endpoints_start(struct app *app, const struct option
 		free(e);
 		return NULL;
 	}
-	log_info("HTTP endpoint listening %s:%d (/metrics /healthz /readyz /brokers)", p.bind_address,
+	log_info("HTTP endpoint listening %s:%d (/metrics /healthz /readyz /brokers, status page /)", p.bind_address,
 		 http_port(e->http));
 	return e;
 }

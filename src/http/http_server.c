@@ -43,6 +43,9 @@
 #define HTTP_ACCEPT_BATCH 64
 /* At most one log line this often about connections closed to make room. */
 #define HTTP_EVICT_LOG_MS 5000u
+/* Out of descriptors (or memory): the listener is left out of the wait
+ * this long, so the thread does not spin on a connect it cannot take. */
+#define HTTP_ACCEPT_PAUSE_MS 1000u
 
 enum http_state { HTTP_READING, HTTP_WRITING, HTTP_DRAINING };
 
@@ -64,6 +67,7 @@ struct http_server {
 	pthread_t thread;
 	bool started;
 	bool accepting; /* the listener is in the epoll set's read interest */
+	uint64_t accept_paused_until_ms; /* 0, or no accepts before then */
 	unsigned nconns;
 	struct http_conn *conns; /* max_conns slots; fd < 0 = free */
 	/* The open connections, oldest first: accept order is deadline order
@@ -124,6 +128,8 @@ static int http_listen(struct http_server *h)
  * deadline at most). */
 static void http_listen_interest(struct http_server *h, bool on)
 {
+	if (on && h->accept_paused_until_ms)
+		return; /* http_expire turns it back on */
 	if (h->accepting == on)
 		return;
 	struct epoll_event ev = { .events = on ? EPOLLIN : 0, .data.u64 = HTTP_LISTEN_ID };
@@ -309,18 +315,22 @@ static void http_dispatch(struct http_server *h, struct http_conn *c)
 	}
 	memcpy(path, target, plen);
 	path[plen] = '\0';
-	for (size_t i = 0; i < h->p.nroutes; i++) {
-		if (strcmp(h->p.routes[i].path, path) != 0)
-			continue;
-		struct http_request req = { method, path, q ? q + 1 : "" };
-		struct http_response rsp = { 200, NULL, BUF_INIT };
-		metrics_add(MC_HTTP_REQUESTS, 1);
-		h->p.routes[i].fn(h->p.arg, &req, &rsp);
-		http_answer(h, c, rsp.status, rsp.content_type, &rsp.body, head, NULL);
-		buf_free(&rsp.body);
+	http_handler_fn fn = h->p.fallback;
+	for (size_t i = 0; i < h->p.nroutes; i++)
+		if (strcmp(h->p.routes[i].path, path) == 0) {
+			fn = h->p.routes[i].fn;
+			break;
+		}
+	if (!fn) {
+		http_error(h, c, 404, "not found");
 		return;
 	}
-	http_error(h, c, 404, "not found");
+	struct http_request req = { method, path, q ? q + 1 : "" };
+	struct http_response rsp = { 200, NULL, NULL, BUF_INIT };
+	metrics_add(MC_HTTP_REQUESTS, 1);
+	fn(h->p.arg, &req, &rsp);
+	http_answer(h, c, rsp.status, rsp.content_type, &rsp.body, head, rsp.headers);
+	buf_free(&rsp.body);
 }
 
 /* The end of the head: a blank line (CRLF CRLF, or bare LFs). */
@@ -475,8 +485,13 @@ static void http_accept_some(struct http_server *h)
 		if (fd < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
-			if (errno != EAGAIN && errno != EWOULDBLOCK)
-				log_warn("http: accept: %s", strerror(errno));
+			if (errno != EAGAIN && errno != EWOULDBLOCK) {
+				log_warn_limited("http: accept: %s; not accepting for %u ms",
+						 strerror(errno), HTTP_ACCEPT_PAUSE_MS);
+				metrics_add(MC_ACCEPT_PAUSES, 1);
+				http_listen_interest(h, false);
+				h->accept_paused_until_ms = http_now_ms() + HTTP_ACCEPT_PAUSE_MS;
+			}
 			return;
 		}
 		if (full)
@@ -516,7 +531,13 @@ static int http_expire(struct http_server *h)
 			metrics_add(MC_HTTP_REJECTED, 1);
 		http_close(h, h->oldest);
 	}
+	if (h->accept_paused_until_ms && now >= h->accept_paused_until_ms) {
+		h->accept_paused_until_ms = 0;
+		http_listen_interest(h, true);
+	}
 	uint64_t next = http_evict_log(h, now);
+	if (h->accept_paused_until_ms && h->accept_paused_until_ms < next)
+		next = h->accept_paused_until_ms;
 	if (h->oldest && h->oldest->deadline_ms < next)
 		next = h->oldest->deadline_ms;
 	if (next == UINT64_MAX)

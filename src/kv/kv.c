@@ -2,7 +2,8 @@
  * immutable table published through RCU, persisted to kvConfigPath in the
  * Java NameServer's kvConfig.json shape. Readers never touch the file;
  * only the KV writer thread (kv_writer.c) changes the table, and a change
- * is published only after the file holding it is durably on disk. */
+ * is published only after the file holding it is durably on disk.
+ * Namespace answers are cached as bytes per table version. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include <urcu.h>
 
 #include "jmap.h"
+#include "rmqns/answer_cache.h"
 #include "rmqns/durable.h"
 #include "rmqns/err.h"
 #include "rmqns/json_body.h"
@@ -29,6 +31,7 @@
 /* One version of the table; immutable once published. */
 struct kv_table {
 	struct jmap ns; /* namespace -> struct jmap * (key -> char *value) */
+	uint64_t gen;   /* one more than the table it replaced */
 	struct rcu_head rcu;
 	struct kv_table *retired_next; /* ThreadSanitizer builds only, see table_retire */
 };
@@ -36,6 +39,7 @@ struct kv_table {
 struct kv_store {
 	char *path;
 	struct kv_table *table; /* RCU */
+	struct answer_cache *answers; /* namespace answers, tagged with the table's gen */
 	bool deferred_frees;
 	struct kv_table *retired; /* ThreadSanitizer builds only */
 };
@@ -382,7 +386,11 @@ struct kv_store *kv_open(const char *path, bool ignore_corrupt, char *err, size_
 	char why[512];
 	int rc;
 
-	if (!kv || !(kv->path = strdup(path))) {
+	if (!kv || !(kv->path = strdup(path)) ||
+	    !(kv->answers = answer_cache_create(ANSWER_CACHE_SLOTS_DEFAULT, ANSWER_CACHE_MAX_BYTES_DEFAULT,
+						MC_KV_CACHE_HITS, MC_KV_CACHE_BUILDS))) {
+		if (kv)
+			free(kv->path);
 		free(kv);
 		snprintf(err, errlen, "out of memory");
 		return NULL;
@@ -421,6 +429,7 @@ struct kv_store *kv_open(const char *path, bool ignore_corrupt, char *err, size_
 	if (rc < 0 || !t) {
 		if (rc == RMQNS_ENOMEM)
 			snprintf(err, errlen, "out of memory");
+		answer_cache_destroy(kv->answers);
 		free(kv->path);
 		free(kv);
 		return NULL;
@@ -440,6 +449,7 @@ void kv_close(struct kv_store *kv)
 		return;
 	if (kv->deferred_frees)
 		rcu_barrier();
+	answer_cache_destroy(kv->answers);
 	while (kv->retired) {
 		struct kv_table *next = kv->retired->retired_next;
 		table_free(kv->retired);
@@ -478,7 +488,8 @@ const char *kv_get(const struct kv_store *kv, const char *ns, const char *key)
 	return e ? e->val : NULL;
 }
 
-int kv_table_json(const struct kv_store *kv, const char *ns, struct buf *out)
+/* {"table":{...}} of namespace ns of table t. */
+static int namespace_body(const struct kv_table *t, const char *ns, struct buf *out)
 {
 	const struct jmap_entry *n;
 	size_t keep = out->len;
@@ -486,7 +497,7 @@ int kv_table_json(const struct kv_store *kv, const char *ns, struct buf *out)
 
 	if (!ns)
 		return RMQNS_ENOTFOUND;
-	n = jmap_find(&table_current(kv)->ns, ns);
+	n = jmap_find(&t->ns, ns);
 	if (!n)
 		return RMQNS_ENOTFOUND;
 	jw_init(&w, out, JW_DEFAULT);
@@ -499,6 +510,35 @@ int kv_table_json(const struct kv_store *kv, const char *ns, struct buf *out)
 		return jw_error(&w);
 	}
 	return RMQNS_OK;
+}
+
+int kv_table_json(const struct kv_store *kv, const char *ns, struct buf *out)
+{
+	return namespace_body(table_current(kv), ns, out);
+}
+
+struct namespace_query {
+	const struct kv_table *t;
+	const char *ns;
+};
+
+static int namespace_build(void *ctx, struct buf *out)
+{
+	const struct namespace_query *q = ctx;
+
+	return namespace_body(q->t, q->ns, out);
+}
+
+int kv_table_body(const struct kv_store *kv, const char *ns, const uint8_t **body, size_t *len,
+		  struct buf *scratch)
+{
+	/* the table and its generation come together: an entry is exactly
+	 * the table it was built from */
+	struct namespace_query q = { table_current(kv), ns };
+
+	if (!ns || !jmap_find(&q.t->ns, ns))
+		return RMQNS_ENOTFOUND; /* cheap, and not worth a slot */
+	return answer_cache_get(kv->answers, 0, ns, q.t->gen, namespace_build, &q, scratch, body, len);
 }
 
 int kv_file_json(const struct kv_store *kv, struct buf *out)
@@ -635,6 +675,7 @@ int kv_batch_commit(struct kv_batch *b, char *err, size_t errlen)
 		table_free(nt);
 		return rc;
 	}
+	nt->gen = kv->table->gen + 1;
 	race_release(nt);
 	old = rcu_xchg_pointer(&kv->table, nt);
 	table_retire(kv, old);

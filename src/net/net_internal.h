@@ -41,6 +41,7 @@ enum net_msg_kind {
 struct net_conn_share {
 	atomic_uint refs;
 	atomic_uint inflight;    /* requests queued and not yet finished */
+	atomic_uint barriers;    /* of which barriers: reads wait for them */
 	atomic_bool closed;
 	atomic_bool waiting;     /* the reactor stopped reading at the cap */
 	_Atomic uint64_t bytes;  /* frame bytes those requests hold */

@@ -841,20 +841,29 @@ static void conn_shrink_rbuf(struct conn *c)
 	}
 }
 
-/* True when c has max_inflight requests queued: its reads stop until a
- * request finishes (NET_MSG_RESUME). The connection is not closed; its
- * unread bytes wait in the socket, as behind Netty's auto-read off. */
+/* Whether c's reads must wait: max_inflight requests queued, or a barrier
+ * (a one-way registration) not yet applied. */
+static bool conn_share_full(const struct net_conn_share *sh, uint32_t cap)
+{
+	return (cap && atomic_load(&sh->inflight) >= cap) || atomic_load(&sh->barriers) > 0;
+}
+
+/* True when c has max_inflight requests queued, or a barrier: its reads
+ * stop until a request finishes (NET_MSG_RESUME). The connection is not
+ * closed; its unread bytes wait in the socket, as behind Netty's auto-read
+ * off. */
 static bool conn_inflight_full(struct reactor *r, struct conn *c)
 {
 	uint32_t cap = r->srv->params.max_inflight;
 	if (c->inflight_paused)
 		return true;
-	if (!cap || !c->share ||
-	    atomic_load_explicit(&c->share->inflight, memory_order_relaxed) < cap)
+	if (!c->share ||
+	    ((!cap || atomic_load_explicit(&c->share->inflight, memory_order_relaxed) < cap) &&
+	     !atomic_load_explicit(&c->share->barriers, memory_order_relaxed)))
 		return false;
 	atomic_store(&c->share->waiting, true);
 	/* a request may have finished before it saw `waiting`: look again */
-	if (atomic_load(&c->share->inflight) < cap && atomic_exchange(&c->share->waiting, false))
+	if (!conn_share_full(c->share, cap) && atomic_exchange(&c->share->waiting, false))
 		return false;
 	c->inflight_paused = true;
 	metrics_add(MC_CONN_INFLIGHT_PAUSES, 1);
@@ -867,6 +876,13 @@ static void conn_inflight_resume(struct reactor *r, struct conn *c)
 {
 	if (!c->inflight_paused)
 		return;
+	if (conn_share_full(c->share, r->srv->params.max_inflight)) {
+		/* another request still holds it (a barrier, or the cap): wait on */
+		atomic_store(&c->share->waiting, true);
+		if (conn_share_full(c->share, r->srv->params.max_inflight) ||
+		    !atomic_exchange(&c->share->waiting, false))
+			return;
+	}
 	c->inflight_paused = false;
 	conn_mark_backlog(r, c); /* whole frames may wait in rbuf */
 	conn_update_events(r, c);
@@ -917,6 +933,17 @@ static int conn_make_room(struct reactor *r, struct conn *c)
 		memmove(c->rbuf, c->rbuf + c->rpos, have);
 		c->rpos = 0;
 		c->rlen = have;
+	}
+	if (need >= NET_HANDOVER_MIN && c->rcap < need) {
+		/* a big frame: read into a spare whose pages are in memory */
+		size_t cap;
+		uint8_t *spare = net_block_take(need, &cap);
+		if (spare) {
+			memcpy(spare, c->rbuf, have);
+			net_block_free(c->rbuf);
+			c->rbuf = spare;
+			c->rcap = cap;
+		}
 	}
 	if (c->rcap < need || c->rcap == c->rlen) {
 		size_t ncap = c->rcap;
@@ -1310,7 +1337,7 @@ static void reactor_scan_idle(struct reactor *r)
 		}
 		/* a resume whose message could not be allocated */
 		if (c && c->inflight_paused && c->share &&
-		    atomic_load(&c->share->inflight) < r->srv->params.max_inflight)
+		    !conn_share_full(c->share, r->srv->params.max_inflight))
 			conn_inflight_resume(r, c);
 		if (c && !c->closing && idle && r->now_ms - c->last_active_ms >= idle) {
 			log_info("closing connection %s: idle for %llu ms", c->peer,

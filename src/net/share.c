@@ -31,19 +31,23 @@ void net_share_close(struct net_conn_share *sh)
 	net_share_unref(sh);
 }
 
-void net_share_hold(struct net_conn_share *sh, size_t bytes)
+void net_share_hold(struct net_conn_share *sh, size_t bytes, bool barrier)
 {
 	atomic_fetch_add(&sh->refs, 1);
 	atomic_fetch_add(&sh->inflight, 1);
+	if (barrier)
+		atomic_fetch_add(&sh->barriers, 1);
 	atomic_fetch_add_explicit(&sh->bytes, bytes, memory_order_relaxed);
 	atomic_fetch_add_explicit(&sh->r->srv->held_bytes, (int64_t)bytes, memory_order_relaxed);
 }
 
-void net_share_release(struct net_conn_share *sh, size_t bytes)
+void net_share_release(struct net_conn_share *sh, size_t bytes, bool barrier)
 {
 	struct server *s = sh->r->srv;
 	atomic_fetch_sub_explicit(&s->held_bytes, (int64_t)bytes, memory_order_relaxed);
 	atomic_fetch_sub_explicit(&sh->bytes, bytes, memory_order_relaxed);
+	if (barrier)
+		atomic_fetch_sub(&sh->barriers, 1);
 	atomic_fetch_sub(&sh->inflight, 1);
 	/* Pairs with the reactor's store of `waiting` and its second look at
 	 * `inflight` (seq_cst both): one of the two sees the other. */

@@ -134,23 +134,25 @@ static void handle_get_kv(struct app *app, struct request *req)
 static void handle_get_kvlist(struct app *app, struct request *req)
 {
 	const char *ns = remoting_ext_get(&req->cmd, "namespace");
-	struct buf body = BUF_INIT;
+	struct buf scratch = BUF_INIT;
+	const uint8_t *body;
+	size_t len;
 	char remark[512];
 	int rc;
 
 	rcu_read_lock();
-	rc = kv_table_json(app->kv, ns, &body);
+	rc = kv_table_body(app->kv, ns, &body, &len, &scratch);
+	if (rc == 0)
+		request_reply_body(req, RSP_SUCCESS, body, len); /* copied out before the unlock */
 	race_reader_done();
 	rcu_read_unlock();
-	if (rc == 0) {
-		request_reply_body(req, RSP_SUCCESS, body.data, body.len);
-	} else if (rc == RMQNS_ENOTFOUND) {
+	if (rc == RMQNS_ENOTFOUND) {
 		snprintf(remark, sizeof(remark), "No config item, Namespace: %s", ns ? ns : "null");
 		request_reply_code(req, RSP_QUERY_NOT_FOUND, remark);
-	} else {
+	} else if (rc) {
 		request_reply_code(req, RSP_SYSTEM_ERROR, "out of memory");
 	}
-	buf_free(&body);
+	buf_free(&scratch);
 	request_free(req);
 }
 

@@ -86,7 +86,7 @@ static void h_get_route(struct app *app, struct request *req)
 
 	route_read_lock();
 	const struct options *o = config_current(app->config);
-	if (o->needWaitForService &&
+	if (o->needWaitForService && !route_db_warm(app->route) &&
 	    route_uptime_ms(app->route, route_now_ms()) < (uint64_t)(o->waitSecondsForService > 0 ? o->waitSecondsForService : 0) * 1000u) {
 		route_read_unlock();
 		reply_free(req, RSP_SYSTEM_ERROR, "name server not ready");
@@ -124,32 +124,39 @@ static void h_get_route(struct app *app, struct request *req)
 
 /* ---- plain reads ---- */
 
-typedef int (*body_fn)(struct app *app, struct request *req, struct buf *out);
+/* Points *body at the answer: cached bytes, or what it wrote into scratch. */
+typedef int (*body_fn)(struct app *app, struct request *req, struct buf *scratch, const uint8_t **body,
+		       size_t *len);
 
-/* Answers code 0 with the body fn writes (inside a read-side section). */
+/* Answers code 0 with the body fn gives (inside a read-side section: the
+ * answer is copied out before it ends). */
 static void reply_read(struct app *app, struct request *req, body_fn fn, const char *remark)
 {
-	struct buf out = BUF_INIT;
+	struct buf scratch = BUF_INIT;
 	struct remoting_cmd rsp;
+	const uint8_t *body = NULL;
+	size_t len = 0;
 	int rc;
 
 	route_read_lock();
-	rc = fn(app, req, &out);
+	rc = fn(app, req, &scratch, &body, &len);
+	if (rc == 0) {
+		remoting_response_init(&rsp, &req->cmd, RSP_SUCCESS, remark);
+		rsp.body = body;
+		rsp.body_len = (uint32_t)len;
+		request_reply(req, &rsp);
+	}
 	route_read_unlock();
+	buf_free(&scratch);
 	if (rc) {
-		buf_free(&out);
 		reply_free(req, RSP_SYSTEM_ERROR, rmqns_strerror(rc));
 		return;
 	}
-	remoting_response_init(&rsp, &req->cmd, RSP_SUCCESS, remark);
-	rsp.body = out.data;
-	rsp.body_len = (uint32_t)out.len;
-	request_reply(req, &rsp);
-	buf_free(&out);
 	request_free(req);
 }
 
-/* enableAllTopicList / enableTopicList switched off: code 1 "disable". */
+/* enableAllTopicList / enableTopicList switched off: code 1 "disable".
+ * Asked on every request, so cached lists need no word of the switch. */
 static bool list_disabled(struct app *app, bool all)
 {
 	bool off;
@@ -161,46 +168,52 @@ static bool list_disabled(struct app *app, bool all)
 	return off;
 }
 
-static int b_cluster_info(struct app *app, struct request *req, struct buf *out)
+/* The list of a request code (cached by the route module). */
+static int b_list(struct app *app, struct request *req, struct buf *scratch, const uint8_t **body,
+		  size_t *len)
 {
-	(void)req;
-	return route_cluster_info(app->route, out);
+	enum route_list kind;
+
+	switch (req->cmd.code) {
+	case REQ_GET_BROKER_CLUSTER_INFO:
+		kind = ROUTE_LIST_CLUSTER_INFO;
+		break;
+	case REQ_GET_ALL_TOPIC_LIST_FROM_NAMESERVER:
+		kind = ROUTE_LIST_TOPICS_ALL;
+		break;
+	case REQ_GET_TOPICS_BY_CLUSTER:
+		kind = ROUTE_LIST_TOPICS_BY_CLUSTER;
+		break;
+	case REQ_GET_SYSTEM_TOPIC_LIST_FROM_NS:
+		kind = ROUTE_LIST_TOPICS_SYSTEM;
+		break;
+	case REQ_GET_UNIT_TOPIC_LIST:
+		kind = ROUTE_LIST_TOPICS_UNIT;
+		break;
+	case REQ_GET_HAS_UNIT_SUB_TOPIC_LIST:
+		kind = ROUTE_LIST_TOPICS_UNIT_SUB;
+		break;
+	default:
+		kind = ROUTE_LIST_TOPICS_UNIT_SUB_NOT_UNIT;
+		break;
+	}
+	return route_list_body(app->route, kind, remoting_ext_get(&req->cmd, "cluster"), body, len, scratch);
 }
 
-static int b_all_topics(struct app *app, struct request *req, struct buf *out)
+static int b_member_group(struct app *app, struct request *req, struct buf *scratch, const uint8_t **body,
+			  size_t *len)
 {
-	(void)req;
-	return route_topics_all(app->route, out);
-}
+	int rc = route_member_group(app->route, remoting_ext_get(&req->cmd, "clusterName"),
+				    remoting_ext_get(&req->cmd, "brokerName"), scratch);
 
-static int b_cluster_topics(struct app *app, struct request *req, struct buf *out)
-{
-	return route_topics_by_cluster(app->route, remoting_ext_get(&req->cmd, "cluster"), out);
-}
-
-static int b_system_topics(struct app *app, struct request *req, struct buf *out)
-{
-	(void)req;
-	return route_topics_system(app->route, out);
-}
-
-static int b_unit(struct app *app, struct request *req, struct buf *out)
-{
-	enum route_unit_kind k = req->cmd.code == REQ_GET_UNIT_TOPIC_LIST ? ROUTE_UNIT
-			       : req->cmd.code == REQ_GET_HAS_UNIT_SUB_TOPIC_LIST ? ROUTE_UNIT_SUB
-										: ROUTE_UNIT_SUB_NOT_UNIT;
-	return route_topics_unit(app->route, k, out);
-}
-
-static int b_member_group(struct app *app, struct request *req, struct buf *out)
-{
-	return route_member_group(app->route, remoting_ext_get(&req->cmd, "clusterName"),
-				  remoting_ext_get(&req->cmd, "brokerName"), out);
+	*body = scratch->data;
+	*len = scratch->len;
+	return rc;
 }
 
 static void h_cluster_info(struct app *app, struct request *req)
 {
-	reply_read(app, req, b_cluster_info, NULL);
+	reply_read(app, req, b_list, NULL);
 }
 
 static void h_all_topics(struct app *app, struct request *req)
@@ -208,7 +221,7 @@ static void h_all_topics(struct app *app, struct request *req)
 	if (list_disabled(app, true))
 		reply_free(req, RSP_SYSTEM_ERROR, "disable");
 	else
-		reply_read(app, req, b_all_topics, NULL);
+		reply_read(app, req, b_list, NULL);
 }
 
 static void h_cluster_topics(struct app *app, struct request *req)
@@ -216,12 +229,12 @@ static void h_cluster_topics(struct app *app, struct request *req)
 	if (list_disabled(app, false))
 		reply_free(req, RSP_SYSTEM_ERROR, "disable");
 	else
-		reply_read(app, req, b_cluster_topics, NULL);
+		reply_read(app, req, b_list, NULL);
 }
 
 static void h_system_topics(struct app *app, struct request *req)
 {
-	reply_read(app, req, b_system_topics, NULL);
+	reply_read(app, req, b_list, NULL);
 }
 
 static void h_unit_topics(struct app *app, struct request *req)
@@ -229,7 +242,7 @@ static void h_unit_topics(struct app *app, struct request *req)
 	if (list_disabled(app, false))
 		reply_free(req, RSP_SYSTEM_ERROR, "disable");
 	else
-		reply_read(app, req, b_unit, NULL);
+		reply_read(app, req, b_list, NULL);
 }
 
 static void h_member_group(struct app *app, struct request *req)
@@ -351,6 +364,20 @@ static void mut_free(struct route_mut *mu)
 	free(mu);
 }
 
+/* Decodes the request's body into mu->body, as its identity says it is
+ * to be read; mu->reg.body points at it on success. */
+static int register_decode(struct route_mut *mu, char *why, size_t whylen)
+{
+	const struct remoting_cmd *cmd = &mu->req->cmd;
+	const struct route_body_id *id = &mu->reg.body_id;
+	int rc = regbody_decode(cmd->body, cmd->body_len, id->compressed, id->version, id->max_bytes, &mu->body,
+				why, whylen);
+
+	if (rc == 0)
+		mu->reg.body = &mu->body;
+	return rc;
+}
+
 static void apply_register(struct mutation *m)
 {
 	struct route_mut *mu = caa_container_of(m, struct route_mut, m);
@@ -362,6 +389,17 @@ static void apply_register(struct mutation *m)
 	int rc;
 
 	rc = route_apply_register(app->route, &mu->reg, route_now_ms(), &res);
+	if (rc == RMQNS_ENOTFOUND && !mu->reg.body) {
+		/* sent as identical to the broker's last body, but something
+		 * changed in between (a topic, its place in the group): the
+		 * body is decoded here after all, and applied in full */
+		char why[160];
+		rc = register_decode(mu, why, sizeof(why));
+		if (rc)
+			log_warn("route: undecodable registration from %s (%s): %s", mu->reg.addr, mu->req->peer, why);
+		else
+			rc = route_apply_register(app->route, &mu->reg, route_now_ms(), &res);
+	}
 	metrics_add(rc ? MC_REG_FAILED
 		       : res.outcome == ROUTE_REG_REFUSED    ? MC_REG_REFUSED
 		       : res.outcome == ROUTE_REG_SUPERSEDED ? MC_REG_SUPERSEDED
@@ -415,8 +453,8 @@ static void h_register_broker(struct app *app, struct request *req)
 	const char *name, *addr, *cluster;
 	int64_t id, timeout = 0, crc_want = 0;
 	char why[160], remark[sizeof(why) + sizeof(DECODE_FAILED) + 8];
-	size_t max_bytes;
-	bool delete_missing;
+	uint32_t crc;
+	uint64_t hash;
 	struct route_mut *mu;
 	int rc;
 
@@ -431,8 +469,10 @@ static void h_register_broker(struct app *app, struct request *req)
 		reply_free(req, RSP_SYSTEM_ERROR, "REGISTER_BROKER with a negative version");
 		return;
 	}
-	if (remoting_ext_get_long(cmd, "bodyCrc32", &crc_want) &&
-	    !regbody_crc_matches(cmd->body, cmd->body_len, crc_want)) {
+	/* the CRC bodyCrc32 is checked against and a hash beside it, in one
+	 * walk: together the identity of the body */
+	regbody_fingerprint(cmd->body, cmd->body_len, &crc, &hash);
+	if (remoting_ext_get_long(cmd, "bodyCrc32", &crc_want) && crc_want != 0 && crc_want != (int64_t)crc) {
 		struct remoting_cmd rsp;
 		remoting_response_init(&rsp, cmd, RSP_SYSTEM_ERROR, "crc32 not match");
 		rsp.ext_present = true;
@@ -440,25 +480,10 @@ static void h_register_broker(struct app *app, struct request *req)
 		request_free(req);
 		return;
 	}
-	route_read_lock();
-	const struct options *o = config_current(app->config);
-	max_bytes = o->registerInflateMaxBytes > 0 ? (size_t)o->registerInflateMaxBytes : REGBODY_DEFAULT_MAX_BYTES;
-	delete_missing = o->deleteTopicWithBrokerRegistration;
-	route_read_unlock();
 
 	mu = mut_new(app, req, apply_register);
 	if (!mu) {
 		reply_out_of_memory(req);
-		return;
-	}
-	rc = regbody_decode(cmd->body, cmd->body_len, remoting_ext_get_bool(cmd, "compressed"), cmd->version,
-			    max_bytes, &mu->body, why, sizeof(why));
-	if (rc) {
-		log_warn("route: undecodable registration from %s (%s): %s", addr, req->peer, why);
-		snprintf(remark, sizeof(remark), "%s, %s", DECODE_FAILED, why);
-		mu->req = NULL;
-		mut_free(mu);
-		reply_free(req, RSP_SYSTEM_ERROR, remark);
 		return;
 	}
 	mu->reg.cluster = cluster;
@@ -472,8 +497,29 @@ static void h_register_broker(struct app *app, struct request *req)
 	if (remoting_ext_get_long(cmd, "heartbeatTimeoutMillis", &timeout) && timeout > 0)
 		mu->reg.timeout_ms = timeout;
 	mu->reg.conn_id = req->conn.id;
-	mu->reg.delete_missing_topics = delete_missing;
-	mu->reg.body = &mu->body;
+	mu->reg.body_id = (struct route_body_id){
+		.bytes = cmd->body, .len = cmd->body_len, .hash = hash, .crc = crc, .version = cmd->version,
+		.compressed = remoting_ext_get_bool(cmd, "compressed"),
+	};
+
+	route_read_lock();
+	const struct options *o = config_current(app->config);
+	mu->reg.body_id.max_bytes = o->registerInflateMaxBytes > 0 ? (size_t)o->registerInflateMaxBytes
+								   : REGBODY_DEFAULT_MAX_BYTES;
+	mu->reg.delete_missing_topics = o->deleteTopicWithBrokerRegistration;
+	/* the broker's last body again, on the same connection: nothing in
+	 * it needs reading (the registrar makes sure, docs/architecture.md) */
+	bool same = route_body_is_last(app->route, cluster, addr, req->conn.id, &mu->reg.body_id);
+	route_read_unlock();
+
+	if (!same && (rc = register_decode(mu, why, sizeof(why))) != 0) {
+		log_warn("route: undecodable registration from %s (%s): %s", addr, req->peer, why);
+		snprintf(remark, sizeof(remark), "%s, %s", DECODE_FAILED, why);
+		mu->req = NULL;
+		mut_free(mu);
+		reply_free(req, RSP_SYSTEM_ERROR, remark);
+		return;
+	}
 	if (app->pool) {
 		processor_pool_handoff_begin(app->pool);
 		mu->handoff = true;

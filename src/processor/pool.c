@@ -181,8 +181,12 @@ static struct request *pool_take(struct processor_pool *pool, enum pool_role rol
 		if (it)
 			return caa_container_of(it, struct request, queued);
 	}
+	/* the cap on registrations waiting for the registrar holds until the
+	 * pool stops: then what is queued is run (or dropped) before the
+	 * workers leave */
 	if (role == POOL_GENERAL &&
-	    atomic_load_explicit(&pool->handoffs, memory_order_relaxed) < PROCESSOR_HANDOFF_MAX &&
+	    (atomic_load_explicit(&pool->handoffs, memory_order_relaxed) < PROCESSOR_HANDOFF_MAX ||
+	     atomic_load_explicit(&pool->stopping, memory_order_relaxed)) &&
 	    (req = pool_take_fair(pool, &pool->broker_lane, &pool->broker_busy))) {
 		*slot = pool->default_max ? SLOT_BROKER : SLOT_NONE;
 		return req;
@@ -341,7 +345,10 @@ int processor_pool_take_frame(struct processor_pool *pool, const struct net_fram
 	 * connection's reads stop at serverMaxInflight such requests. */
 	if (f->share) {
 		req->share = f->share;
-		net_share_hold(req->share, req->frame_len);
+		/* a one-way registration is applied before the connection's next
+		 * request is read: the broker's later requests see it */
+		req->share_barrier = h->lane == LANE_BROKER && remoting_is_oneway(&req->cmd);
+		net_share_hold(req->share, req->frame_len, req->share_barrier);
 	}
 	if (processor_pool_submit(pool, h, req) == 0) {
 		if (h->lane == LANE_ROUTE || h->lane == LANE_LIVENESS)
@@ -351,7 +358,7 @@ int processor_pool_take_frame(struct processor_pool *pool, const struct net_fram
 		return RMQNS_OK;
 	}
 	if (req->share) {
-		net_share_release(req->share, req->frame_len);
+		net_share_release(req->share, req->frame_len, req->share_barrier);
 		req->share = NULL;
 	}
 	/* Full (or stopping): say so at once rather than queue without bound. */

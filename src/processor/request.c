@@ -23,6 +23,7 @@ static int request_fill(struct request *req, size_t len, struct net_conn conn, c
 	req->conn = conn;
 	req->handler = NULL;
 	req->share = NULL;
+	req->share_barrier = false;
 	req->recv_ns = recv_ns;
 	/* a copy by hand: snprintf was 3 % of the CPU of a route query */
 	size_t pl = peer ? strnlen(peer, sizeof req->peer - 1) : 0;
@@ -83,9 +84,10 @@ void request_free(struct request *req)
 	if (!req)
 		return;
 	remoting_cmd_release(&req->cmd);
-	free(req->kept_block);
+	net_block_free(req->kept_block);
 	if (req->share)
-		net_share_release(req->share, req->frame_len); /* its connection may read on */
+		/* its connection may read on */
+		net_share_release(req->share, req->frame_len, req->share_barrier);
 	free(req);
 }
 

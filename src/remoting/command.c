@@ -200,6 +200,46 @@ bool remoting_ext_get_bool(const struct remoting_cmd *cmd, const char *key)
 	return v && strcasecmp(v, "true") == 0;
 }
 
+/* ---- request codes ---- */
+
+static const struct {
+	int32_t code;
+	const char *name;
+} remoting_request_names[] = {
+	{ REQ_PUT_KV_CONFIG, "PUT_KV_CONFIG" },
+	{ REQ_GET_KV_CONFIG, "GET_KV_CONFIG" },
+	{ REQ_DELETE_KV_CONFIG, "DELETE_KV_CONFIG" },
+	{ REQ_REGISTER_BROKER, "REGISTER_BROKER" },
+	{ REQ_UNREGISTER_BROKER, "UNREGISTER_BROKER" },
+	{ REQ_GET_ROUTEINFO_BY_TOPIC, "GET_ROUTEINFO_BY_TOPIC" },
+	{ REQ_GET_BROKER_CLUSTER_INFO, "GET_BROKER_CLUSTER_INFO" },
+	{ REQ_WIPE_WRITE_PERM_OF_BROKER, "WIPE_WRITE_PERM_OF_BROKER" },
+	{ REQ_GET_ALL_TOPIC_LIST_FROM_NAMESERVER, "GET_ALL_TOPIC_LIST_FROM_NAMESERVER" },
+	{ REQ_DELETE_TOPIC_IN_NAMESRV, "DELETE_TOPIC_IN_NAMESRV" },
+	{ REQ_REGISTER_TOPIC_IN_NAMESRV, "REGISTER_TOPIC_IN_NAMESRV" },
+	{ REQ_GET_KVLIST_BY_NAMESPACE, "GET_KVLIST_BY_NAMESPACE" },
+	{ REQ_GET_TOPICS_BY_CLUSTER, "GET_TOPICS_BY_CLUSTER" },
+	{ REQ_GET_SYSTEM_TOPIC_LIST_FROM_NS, "GET_SYSTEM_TOPIC_LIST_FROM_NS" },
+	{ REQ_GET_UNIT_TOPIC_LIST, "GET_UNIT_TOPIC_LIST" },
+	{ REQ_GET_HAS_UNIT_SUB_TOPIC_LIST, "GET_HAS_UNIT_SUB_TOPIC_LIST" },
+	{ REQ_GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST, "GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST" },
+	{ REQ_UPDATE_NAMESRV_CONFIG, "UPDATE_NAMESRV_CONFIG" },
+	{ REQ_GET_NAMESRV_CONFIG, "GET_NAMESRV_CONFIG" },
+	{ REQ_QUERY_DATA_VERSION, "QUERY_DATA_VERSION" },
+	{ REQ_ADD_WRITE_PERM_OF_BROKER, "ADD_WRITE_PERM_OF_BROKER" },
+	{ REQ_GET_BROKER_MEMBER_GROUP, "GET_BROKER_MEMBER_GROUP" },
+	{ REQ_BROKER_HEARTBEAT, "BROKER_HEARTBEAT" },
+	{ REQ_NOTIFY_MIN_BROKER_ID_CHANGE, "NOTIFY_MIN_BROKER_ID_CHANGE" },
+};
+
+const char *remoting_request_name(int32_t code)
+{
+	for (size_t i = 0; i < sizeof remoting_request_names / sizeof remoting_request_names[0]; i++)
+		if (remoting_request_names[i].code == code)
+			return remoting_request_names[i].name;
+	return NULL;
+}
+
 /* ---- languages ---- */
 
 static const char *const remoting_language_names[] = {

@@ -439,7 +439,7 @@ static int jg_fill(struct jg *g, struct remoting_cmd *cmd)
 int remoting_decode_json_header_general(const uint8_t *hdr, size_t len, struct remoting_cmd *cmd)
 {
 	struct jg g = { .language = LANG_JAVA, .remark = JG_NULL };
-	/* JP_MAX_DEPTH: as deep as headers could nest when jansson read them */
+	/* JP_MAX_DEPTH: the reader's nesting bound, the same for every JSON taken in */
 	jp_init_opts(&g.j, hdr, len, JP_MAX_DEPTH, JP_RFC | JP_NO_BARE_KEYS | JP_NUL_AS_FFFD);
 	int rc = jp_peek(&g.j) == JP_OBJECT ? jg_members(&g) : RMQNS_EJSON;
 	if (g.j.err)

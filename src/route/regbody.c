@@ -13,15 +13,11 @@
 
 #include "rmqns/json_reader.h"
 #include "rmqns/buf.h"
+#include "rmqns/crc.h"
 #include "rmqns/err.h"
 #include "rmqns/yield.h"
 
 #define NO_OFF UINT32_MAX
-
-struct rb_topic {
-	uint32_t name_off;
-	int32_t read_queues, write_queues, perm, sysflag;
-};
 
 struct rb_mapping {
 	uint32_t key_off, bname_off, scope_off, topic_off;
@@ -37,7 +33,7 @@ struct rb_mapping {
  * strings go to one arena by offset, so the arena may move while it grows. */
 struct rb_build {
 	struct buf arena;
-	struct rb_topic *topics;
+	struct regbody_topic *topics;
 	uint32_t n_topics, cap_topics;
 	uint32_t *index;      /* open addressing: topic index + 1, 0 = empty */
 	uint32_t index_mask;
@@ -59,15 +55,29 @@ static int rb_fail(struct rb_build *b, int err, const char *fmt, const char *arg
 	return err;
 }
 
-static uint32_t name_hash(const char *s, size_t n)
+/* The high and low halves of a 64 x 64-bit product, folded. */
+static inline uint64_t mul_fold(uint64_t a, uint64_t b)
 {
-	uint32_t h = 2166136261u;
+	__uint128_t r = (__uint128_t)a * b;
+	return (uint64_t)r ^ (uint64_t)(r >> 64);
+}
 
-	for (size_t i = 0; i < n; i++) {
-		h ^= (uint8_t)s[i];
-		h *= 16777619u;
+/* A topic name's hash, 8 bytes a step: the low bits index the name, all
+ * 64 go into the body's topics fingerprint. */
+static uint64_t name_hash(const char *s, size_t n)
+{
+	uint64_t h = 0x9E3779B97F4A7C15ULL ^ n, w;
+
+	for (; n >= 8; s += 8, n -= 8) {
+		memcpy(&w, s, 8);
+		h = mul_fold(h ^ w, 0xA0761D6478BD642FULL);
 	}
-	return h;
+	if (n) {
+		w = 0;
+		memcpy(&w, s, n);
+		h = mul_fold(h ^ w, 0xE7037ED1A0B428DBULL);
+	}
+	return mul_fold(h, 0x8EBC6AF09C88C6E3ULL);
 }
 
 static int arena_add(struct rb_build *b, const char *s, size_t n, uint32_t *off)
@@ -91,9 +101,7 @@ static int index_grow(struct rb_build *b)
 	if (!idx)
 		return RMQNS_ENOMEM;
 	for (uint32_t i = 0; i < b->n_topics; i++) {
-		yield_point();
-		const char *nm = b->arena.data ? (const char *)b->arena.data + b->topics[i].name_off : "";
-		uint32_t h = name_hash(nm, strlen(nm)) & (cap - 1);
+		uint32_t h = (uint32_t)b->topics[i].hash & (cap - 1);
 		while (idx[h])
 			h = (h + 1) & (cap - 1);
 		idx[h] = i + 1;
@@ -104,34 +112,56 @@ static int index_grow(struct rb_build *b)
 	return 0;
 }
 
+/* Room for n topics before any is added (an estimate from the body's
+ * length: growing the index rehashes every topic). */
+static int rb_reserve(struct rb_build *b, size_t n)
+{
+	uint32_t cap = 64;
+
+	if (n > (1u << 22))
+		n = 1u << 22;
+	while ((size_t)cap < n * 2)
+		cap *= 2;
+	b->index = calloc(cap, sizeof(*b->index));
+	b->topics = malloc(n * sizeof(*b->topics));
+	if (!b->index || !b->topics || buf_reserve(&b->arena, n * 32))
+		return RMQNS_ENOMEM;
+	b->index_mask = cap - 1;
+	b->cap_topics = (uint32_t)n;
+	return 0;
+}
+
 /* Adds a topic or, for a name seen before, replaces its values (a JSON map
  * keeps the last of duplicate keys). */
-static int rb_add_topic(struct rb_build *b, const char *name, size_t n, const struct rb_topic *vals)
+static int rb_add_topic_hashed(struct rb_build *b, const char *name, size_t n, uint64_t h,
+			       const struct regbody_topic *vals)
 {
-	uint32_t h, slot;
+	uint32_t slot;
 
 	yield_point();
+	if (n > UINT32_MAX)
+		return RMQNS_ETOOBIG;
 	if (!b->index || (uint64_t)(b->n_topics + 1) * 2 > (uint64_t)b->index_mask + 1) {
 		int rc = index_grow(b);
 		if (rc)
 			return rc;
 	}
-	h = name_hash(name, n);
-	slot = h & b->index_mask;
+	slot = (uint32_t)h & b->index_mask;
 	while (b->index[slot]) {
-		struct rb_topic *t = &b->topics[b->index[slot] - 1];
-		const char *tn = (const char *)b->arena.data + t->name_off;
-		if (strlen(tn) == n && memcmp(tn, name, n) == 0) {
-			uint32_t off = t->name_off;
-			*t = *vals;
-			t->name_off = off;
+		struct regbody_topic *t = &b->topics[b->index[slot] - 1];
+		if (t->hash == h && t->name_len == n &&
+		    memcmp((const char *)b->arena.data + t->name_off, name, n) == 0) {
+			t->read_queues = vals->read_queues;
+			t->write_queues = vals->write_queues;
+			t->perm = vals->perm;
+			t->sysflag = vals->sysflag;
 			return 0;
 		}
 		slot = (slot + 1) & b->index_mask;
 	}
 	if (b->n_topics == b->cap_topics) {
 		uint32_t cap = b->cap_topics ? b->cap_topics * 2 : 64;
-		struct rb_topic *nt;
+		struct regbody_topic *nt;
 		if (cap < b->cap_topics || cap > UINT32_MAX / 2)
 			return RMQNS_ETOOBIG;
 		nt = realloc(b->topics, (size_t)cap * sizeof(*nt));
@@ -140,12 +170,28 @@ static int rb_add_topic(struct rb_build *b, const char *name, size_t n, const st
 		b->topics = nt;
 		b->cap_topics = cap;
 	}
-	struct rb_topic *t = &b->topics[b->n_topics];
+	struct regbody_topic *t = &b->topics[b->n_topics];
 	*t = *vals;
+	t->name_len = (uint32_t)n;
+	t->hash = h;
 	if (arena_add(b, name, n, &t->name_off))
 		return RMQNS_ENOMEM;
 	b->index[slot] = ++b->n_topics;
 	return 0;
+}
+
+static int rb_add_topic(struct rb_build *b, const char *name, size_t n, const struct regbody_topic *vals)
+{
+	return rb_add_topic_hashed(b, name, n, name_hash(name, n), vals);
+}
+
+/* The index slot a name of hash h starts at, fetched into the cache
+ * while the rest of its topic is parsed (a random read of the index is
+ * most of what adding a topic costs). */
+static void rb_prefetch(const struct rb_build *b, uint64_t h)
+{
+	if (b->index)
+		__builtin_prefetch(&b->index[(uint32_t)h & b->index_mask]);
 }
 
 static int rb_add_filter(struct rb_build *b, const char *s, size_t n)
@@ -202,61 +248,86 @@ static int parse_dv(struct jp *j, struct data_version *dv)
 	return rc;
 }
 
-/* One TopicConfig value under map key `key` (which lives in the parser's
- * scratch: it is copied before the value is read). */
+/* The TopicConfig members the NameServer keeps, told apart by length
+ * first (keys are compared without a copy or a terminator). */
+enum tc_member { TC_OTHER, TC_NAME, TC_READ, TC_WRITE, TC_PERM, TC_SYSFLAG };
+
+static enum tc_member tc_member_of(const char *k, size_t n)
+{
+#define TC_IS(lit) (n == sizeof(lit) - 1 && memcmp(k, lit, sizeof(lit) - 1) == 0)
+	switch (n) {
+	case 4: return TC_IS("perm") ? TC_PERM : TC_OTHER;
+	case 9: return TC_IS("topicName") ? TC_NAME : TC_OTHER;
+	case 12: return TC_IS("topicSysFlag") ? TC_SYSFLAG : TC_OTHER;
+	case 13: return TC_IS("readQueueNums") ? TC_READ : TC_OTHER;
+	case 14: return TC_IS("writeQueueNums") ? TC_WRITE : TC_OTHER;
+	default: return TC_OTHER;
+	}
+#undef TC_IS
+}
+
+/* A view handed out by the reader: kept as it is when it points into the
+ * body, copied into `keep` when it points into the reader's scratch (the
+ * next string read overwrites that). */
+static int view_keep(const struct jp *j, struct buf *keep, const char **s, size_t n)
+{
+	if (*s != (const char *)j->str.data)
+		return 0;
+	keep->len = 0;
+	if (buf_append(keep, *s, n))
+		return RMQNS_ENOMEM;
+	*s = keep->len ? (const char *)keep->data : "";
+	return 0;
+}
+
+/* One TopicConfig value under map key `key` (a reader's view). */
 static int parse_topic_config(struct rb_build *b, struct jp *j, const char *key, size_t keylen)
 {
-	struct rb_topic t = { 0, 16, 16, 6, 0 }; /* Java's TopicConfig defaults */
-	bool named = false;
-	const char *k;
+	struct regbody_topic t = { NULL, 16, 16, 6, 0, 0, 0, 0 }; /* Java's TopicConfig defaults */
+	const char *name = NULL, *k;
+	size_t name_len = 0, kl;
 	int rc;
 
 	if (jp_peek(j) == JP_NULL)
 		return jp_skip(j);
-	b->key.len = 0;
-	if (buf_append(&b->key, key, keylen) || buf_terminate(&b->key))
+	if (view_keep(j, &b->key, &key, keylen))
 		return RMQNS_ENOMEM;
+	uint64_t key_hash = name_hash(key, keylen); /* the topicName, most often */
+	rb_prefetch(b, key_hash);
 	if (jp_obj_begin(j))
 		return j->err;
-	while ((rc = jp_obj_key(j, &k, NULL)) == 1) {
+	while ((rc = jp_obj_key_view(j, &k, &kl)) == 1) {
 		int32_t *dst = NULL;
-		if (strcmp(k, "topicName") == 0) {
-			const char *nm;
-			size_t nl;
+		switch (tc_member_of(k, kl)) {
+		case TC_NAME:
 			if (jp_peek(j) == JP_NULL) {
 				rc = jp_skip(j);
-			} else if ((rc = jp_string(j, &nm, &nl)) == 0) {
-				b->name.len = 0;
-				if (buf_append(&b->name, nm, nl) || buf_terminate(&b->name))
-					rc = RMQNS_ENOMEM;
-				named = true;
+			} else if ((rc = jp_string_view(j, &name, &name_len)) == 0) {
+				rc = view_keep(j, &b->name, &name, name_len);
 			}
 			if (rc)
-				break;
+				return rc;
 			continue;
+		case TC_READ: dst = &t.read_queues; break;
+		case TC_WRITE: dst = &t.write_queues; break;
+		case TC_PERM: dst = &t.perm; break;
+		case TC_SYSFLAG: dst = &t.sysflag; break;
+		case TC_OTHER: break;
 		}
-		if (strcmp(k, "readQueueNums") == 0)
-			dst = &t.read_queues;
-		else if (strcmp(k, "writeQueueNums") == 0)
-			dst = &t.write_queues;
-		else if (strcmp(k, "perm") == 0)
-			dst = &t.perm;
-		else if (strcmp(k, "topicSysFlag") == 0)
-			dst = &t.sysflag;
 		rc = dst && jp_peek(j) != JP_NULL ? jp_int32(j, dst) : jp_skip(j);
 		if (rc)
-			break;
+			return rc;
 	}
 	if (rc)
 		return rc;
 	/* The NameServer files a topic under its topicName; the map key
 	 * stands in when the name is missing. */
-	if (named)
-		return rb_add_topic(b, (const char *)b->name.data, b->name.len, &t);
-	return rb_add_topic(b, (const char *)b->key.data, b->key.len, &t);
+	if (name && (name_len != keylen || memcmp(name, key, keylen) != 0))
+		return rb_add_topic(b, name, name_len, &t);
+	return rb_add_topic_hashed(b, key, keylen, key_hash, &t);
 }
 
-static int parse_topic_table(struct rb_build *b, struct jp *j)
+static int parse_topic_table(struct rb_build *b, struct jp *j, size_t body_len)
 {
 	const char *k;
 	size_t kl;
@@ -266,7 +337,14 @@ static int parse_topic_table(struct rb_build *b, struct jp *j)
 		return jp_skip(j);
 	if (jp_obj_begin(j))
 		return j->err;
-	while ((rc = jp_obj_key(j, &k, &kl)) == 1) {
+	/* room for the topics a body this long holds (a topic takes ~140
+	 * bytes of JSON), so the index and the arrays grow seldom */
+	if (!b->index && body_len / 256 > 64) {
+		int rc2 = rb_reserve(b, body_len / 128);
+		if (rc2)
+			return rc2;
+	}
+	while ((rc = jp_obj_key_view(j, &k, &kl)) == 1) {
 		rc = parse_topic_config(b, j, k, kl);
 		if (rc)
 			return rc;
@@ -419,7 +497,7 @@ static int parse_wrapper(struct rb_build *b, struct jp *j)
 		if (strcmp(k, "dataVersion") == 0)
 			rc = parse_dv(j, &b->dv);
 		else if (strcmp(k, "topicConfigTable") == 0)
-			rc = parse_topic_table(b, j);
+			rc = parse_topic_table(b, j, (size_t)(j->end - j->start));
 		else if (strcmp(k, "topicQueueMappingInfoMap") == 0)
 			rc = parse_mapping_table(b, j);
 		else
@@ -492,116 +570,145 @@ static int decode_json(struct rb_build *b, const uint8_t *text, size_t len, int3
 
 /* ---- compressed layout ---- */
 
-static int inflate_bounded(const uint8_t *in, size_t len, size_t max, uint8_t **out, size_t *outlen,
-			   struct rb_build *b)
-{
+/* The inflated stream, read one item at a time through a window that
+ * holds the item being read: inflating and parsing are one pass, and the
+ * body is never inflated whole. Errors of the stream itself (corrupt,
+ * truncated, beyond the cap) win over errors of what it holds, wherever
+ * they are in it, as when the whole body was inflated first. */
+struct zin {
 	z_stream zs;
-	size_t cap = len * 4 + 4096;
 	uint8_t *buf;
-	int zr;
-
-	if (cap > max)
-		cap = max;
-	if (cap == 0)
-		cap = 1;
-	buf = malloc(cap);
-	if (!buf)
-		return RMQNS_ENOMEM;
-	memset(&zs, 0, sizeof(zs));
-	if (inflateInit(&zs) != Z_OK) {
-		free(buf);
-		return RMQNS_ENOMEM;
-	}
-	zs.next_in = (Bytef *)(uintptr_t)in;
-	zs.avail_in = len > UINT_MAX ? UINT_MAX : (uInt)len;
-	size_t used = 0;
-	for (;;) {
-		if (used == cap) {
-			if (cap >= max) {
-				/* at the cap: the stream may only end now; one more
-				 * byte of output means the body is too big */
-				uint8_t probe[64];
-				for (;;) {
-					zs.next_out = probe;
-					zs.avail_out = sizeof(probe);
-					zr = inflate(&zs, Z_NO_FLUSH);
-					if (zs.avail_out != sizeof(probe) || zr != Z_OK)
-						break;
-				}
-				if (zr == Z_STREAM_END && zs.avail_out == sizeof(probe))
-					break;
-				inflateEnd(&zs);
-				free(buf);
-				if (zs.avail_out == sizeof(probe))
-					return rb_fail(b, RMQNS_EZLIB, "compressed body is truncated or corrupt%s", NULL);
-				char lim[32];
-				snprintf(lim, sizeof(lim), "%zu", max);
-				return rb_fail(b, RMQNS_ETOOBIG, "inflated body exceeds %s bytes", lim);
-			}
-			size_t ncap = cap * 2 > max ? max : cap * 2;
-			uint8_t *nb = realloc(buf, ncap);
-			if (!nb) {
-				inflateEnd(&zs);
-				free(buf);
-				return RMQNS_ENOMEM;
-			}
-			buf = nb;
-			cap = ncap;
-		}
-		/* 64 KiB of output a call, with a yield point between */
-		size_t room = cap - used;
-		zs.next_out = buf + used;
-		zs.avail_out = room > (1u << 16) ? (1u << 16) : (uInt)room;
-		uInt before = zs.avail_out;
-		yield_point();
-		zr = inflate(&zs, Z_NO_FLUSH);
-		used += before - zs.avail_out;
-		if (zr == Z_STREAM_END)
-			break;
-		if (zr == Z_OK)
-			continue;
-		if (zr == Z_BUF_ERROR && zs.avail_out != 0) {
-			inflateEnd(&zs);
-			free(buf);
-			return rb_fail(b, RMQNS_EZLIB, "compressed body is truncated%s", NULL);
-		}
-		if (zr == Z_BUF_ERROR)
-			continue;
-		inflateEnd(&zs);
-		free(buf);
-		return rb_fail(b, zr == Z_MEM_ERROR ? RMQNS_ENOMEM : RMQNS_EZLIB, "zlib: %s",
-			       zs.msg ? zs.msg : "bad compressed data");
-	}
-	inflateEnd(&zs);
-	*out = buf;
-	*outlen = used;
-	return 0;
-}
-
-struct rd {
-	const uint8_t *p, *end;
+	size_t cap, pos, len;  /* unread: buf[pos, len) */
+	size_t total, max;     /* inflated so far; its cap */
+	bool end;              /* the stream ended */
+	int err;               /* sticky error of the stream */
+	struct rb_build *b;
 };
 
-static int rd_i32(struct rd *r, int32_t *v)
+#define ZIN_WINDOW (64u << 10)
+
+static int zin_fail(struct zin *z, int err, const char *fmt, const char *arg)
 {
-	if (r->end - r->p < 4)
-		return RMQNS_EINVAL;
-	*v = (int32_t)rd_be32(r->p);
-	r->p += 4;
+	if (!z->err) {
+		/* the stream's error replaces a reason the items gave */
+		if (z->b->why && z->b->whylen)
+			z->b->why[0] = 0;
+		z->err = rb_fail(z->b, err, fmt, arg);
+	}
+	return z->err;
+}
+
+/* An error that replaces the reason given already. */
+static int rb_refail(struct rb_build *b, int err, const char *fmt, const char *arg)
+{
+	if (b->why && b->whylen)
+		b->why[0] = 0;
+	return rb_fail(b, err, fmt, arg);
+}
+
+/* Inflates into the window's free room (at most 64 KiB, a yield point
+ * before). */
+static int zin_fill(struct zin *z)
+{
+	if (z->err || z->end)
+		return z->err;
+	size_t room = z->cap - z->len;
+	z->zs.next_out = z->buf + z->len;
+	z->zs.avail_out = room > ZIN_WINDOW ? ZIN_WINDOW : (uInt)room;
+	uInt before = z->zs.avail_out;
+	yield_point();
+	int zr = inflate(&z->zs, Z_NO_FLUSH);
+	size_t got = before - z->zs.avail_out;
+	z->len += got;
+	z->total += got;
+	if (z->total > z->max) {
+		char lim[32];
+		snprintf(lim, sizeof(lim), "%zu", z->max);
+		return zin_fail(z, RMQNS_ETOOBIG, "inflated body exceeds %s bytes", lim);
+	}
+	if (zr == Z_STREAM_END) {
+		z->end = true;
+		return 0;
+	}
+	if (zr == Z_OK || (zr == Z_BUF_ERROR && z->zs.avail_out == 0))
+		return 0;
+	if (zr == Z_BUF_ERROR)
+		return zin_fail(z, RMQNS_EZLIB, "compressed body is truncated%s", NULL);
+	return zin_fail(z, zr == Z_MEM_ERROR ? RMQNS_ENOMEM : RMQNS_EZLIB, "zlib: %s",
+			z->zs.msg ? z->zs.msg : "bad compressed data");
+}
+
+/* n bytes readable at buf + pos: 0; 1 when the stream ended before; or
+ * the stream's error. */
+static int zin_need(struct zin *z, size_t n)
+{
+	while (z->len - z->pos < n) {
+		if (z->err || z->end)
+			return z->err ? z->err : 1;
+		if (z->pos) {
+			memmove(z->buf, z->buf + z->pos, z->len - z->pos);
+			z->len -= z->pos;
+			z->pos = 0;
+		}
+		if (z->cap - z->len < ZIN_WINDOW / 4 && z->cap < n + ZIN_WINDOW) {
+			/* an item longer than the window: it grows to hold it
+			 * (no further than the cap lets the stream go) */
+			size_t ncap = z->cap * 2 > n + ZIN_WINDOW ? z->cap * 2 : n + ZIN_WINDOW;
+			if (ncap > z->max + ZIN_WINDOW)
+				ncap = z->max + ZIN_WINDOW;
+			uint8_t *nb = realloc(z->buf, ncap);
+			if (!nb)
+				return zin_fail(z, RMQNS_ENOMEM, "out of memory%s", NULL);
+			z->buf = nb;
+			z->cap = ncap;
+		}
+		int rc = zin_fill(z);
+		if (rc)
+			return rc;
+	}
 	return 0;
 }
 
-static int rd_slice(struct rd *r, const uint8_t **s, size_t *n)
+/* Bytes read from the stream so far. */
+static size_t zin_offset(const struct zin *z)
+{
+	return z->total - (z->len - z->pos);
+}
+
+/* Inflates the rest, unread: the stream's own errors show. */
+static int zin_drain(struct zin *z)
+{
+	while (!z->err && !z->end) {
+		z->pos = z->len = 0;
+		zin_fill(z);
+	}
+	return z->err;
+}
+
+static int zin_i32(struct zin *z, int32_t *v)
+{
+	int rc = zin_need(z, 4);
+	if (rc)
+		return rc < 0 ? rc : RMQNS_EINVAL;
+	*v = (int32_t)rd_be32(z->buf + z->pos);
+	z->pos += 4;
+	return 0;
+}
+
+/* An int32 length and its bytes, readable until the next read. */
+static int zin_slice(struct zin *z, const uint8_t **s, size_t *n)
 {
 	int32_t len;
-
-	if (rd_i32(r, &len))
+	int rc = zin_i32(z, &len);
+	if (rc)
+		return rc;
+	if (len < 0)
 		return RMQNS_EINVAL;
-	if (len < 0 || (size_t)len > (size_t)(r->end - r->p))
-		return RMQNS_EINVAL;
-	*s = r->p;
+	if ((rc = zin_need(z, (size_t)len)) != 0)
+		return rc < 0 ? rc : RMQNS_EINVAL;
+	*s = z->buf + z->pos;
 	*n = (size_t)len;
-	r->p += len;
+	z->pos += (size_t)len;
 	return 0;
 }
 
@@ -634,20 +741,21 @@ static int parse_java_int(const uint8_t *s, size_t n, int32_t *v)
  * spaces. */
 static int parse_topic_line(struct rb_build *b, const uint8_t *s, size_t n)
 {
-	const uint8_t *f[5];
+	const uint8_t *f[5], *p = s, *e = s + n;
 	size_t fl[5];
-	size_t i = 0, k = 0, start = 0;
-	struct rb_topic t = { 0, 0, 0, 0, 0 };
+	struct regbody_topic t = { NULL, 0, 0, 0, 0, 0, 0, 0 };
 
-	for (i = 0; i <= n && k < 5; i++) {
-		if (i == n || s[i] == ' ') {
-			f[k] = s + start;
-			fl[k] = i - start;
-			k++;
-			start = i + 1;
-		}
+	for (int k = 0; k < 5; k++) {
+		const uint8_t *q = p < e ? memchr(p, ' ', (size_t)(e - p)) : NULL;
+		if (!q)
+			q = e;
+		f[k] = p;
+		fl[k] = (size_t)(q - p);
+		if (q == e && k < 4)
+			return rb_fail(b, RMQNS_EINVAL, "topic line with fewer than five fields%s", NULL);
+		p = q + 1;
 	}
-	if (k < 5 || fl[4] == 0)
+	if (fl[4] == 0)
 		return rb_fail(b, RMQNS_EINVAL, "topic line with fewer than five fields%s", NULL);
 	if (memchr(s, 0, fl[0]))
 		return rb_fail(b, RMQNS_EINVAL, "NUL in a topic name%s", NULL);
@@ -657,93 +765,127 @@ static int parse_topic_line(struct rb_build *b, const uint8_t *s, size_t n)
 	return rb_add_topic(b, (const char *)f[0], fl[0], &t);
 }
 
-static int decode_compressed(struct rb_build *b, const uint8_t *body, size_t len, int32_t version,
-			     size_t max)
+/* A JSON item of the compressed layout, read by `fn` whole. */
+static int zin_json_item(struct rb_build *b, const uint8_t *s, size_t n, int (*fn)(struct rb_build *, struct jp *))
 {
-	uint8_t *plain = NULL;
-	size_t plen = 0;
-	struct rd r;
+	struct jp j;
+	jp_init(&j, s, n, REGBODY_MAX_DEPTH);
+	int rc = fn(b, &j);
+	if (rc == 0)
+		rc = jp_end(&j);
+	if (rc)
+		rc = j.err ? rb_jp_fail(b, &j) : rc;
+	jp_fini(&j);
+	return rc;
+}
+
+static int item_dv(struct rb_build *b, struct jp *j)
+{
+	return parse_dv(j, &b->dv);
+}
+
+static int mapping_json(struct rb_build *b, struct jp *j)
+{
+	return parse_mapping(b, j, NO_OFF);
+}
+
+static int item_mapping(struct rb_build *b, const uint8_t *s, size_t n)
+{
+	return zin_json_item(b, s, n, mapping_json);
+}
+
+/* Whether `count` items (4 bytes each at the least) counted at offset
+ * `at` are more than the whole stream holds: the count is then the error,
+ * whatever failed while reading the items (it was checked first when the
+ * whole body was inflated first). Inflates the rest of the stream. */
+static bool zin_count_lies(struct zin *z, int32_t count, size_t at)
+{
+	zin_drain(z);
+	return !z->err && (size_t)count > (z->total - at) / 4;
+}
+
+/* A count, then that many items, each read by fn; `what` names them in
+ * the reasons given. */
+static int zin_items(struct rb_build *b, struct zin *z, const char *what,
+		     int (*fn)(struct rb_build *, const uint8_t *, size_t))
+{
 	const uint8_t *s;
 	size_t n;
 	int32_t count;
 	int rc;
 
-	rc = inflate_bounded(body, len, max, &plain, &plen, b);
-	if (rc)
-		return rc;
-	r.p = plain;
-	r.end = plain + plen;
-
-	if (rd_slice(&r, &s, &n)) {
-		rc = rb_fail(b, RMQNS_EINVAL, "compressed body too short for its DataVersion%s", NULL);
-		goto out;
-	}
-	{
-		struct jp j;
-		jp_init(&j, s, n, REGBODY_MAX_DEPTH);
-		rc = parse_dv(&j, &b->dv);
-		if (rc == 0)
-			rc = jp_end(&j);
-		if (rc)
-			rc = rb_jp_fail(b, &j);
-		jp_fini(&j);
-		if (rc)
-			goto out;
-	}
-	if (rd_i32(&r, &count) || count < 0 || (size_t)count > (size_t)(r.end - r.p) / 4) {
-		rc = rb_fail(b, RMQNS_EINVAL, "bad topic count in compressed body%s", NULL);
-		goto out;
-	}
+	if ((rc = zin_i32(z, &count)) != 0 || count < 0)
+		return rc < 0 && rc != RMQNS_EINVAL ? rc : rb_fail(b, RMQNS_EINVAL, "bad %s count in compressed body", what);
+	size_t counted_at = zin_offset(z);
 	for (int32_t i = 0; i < count; i++) {
-		if (rd_slice(&r, &s, &n)) {
-			rc = rb_fail(b, RMQNS_EINVAL, "compressed body ends inside its topics%s", NULL);
-			goto out;
-		}
-		if ((rc = parse_topic_line(b, s, n)) != 0)
-			goto out;
-	}
-	if (rd_slice(&r, &s, &n)) {
-		rc = rb_fail(b, RMQNS_EINVAL, "compressed body ends before its filter-server list%s", NULL);
-		goto out;
-	}
-	{
-		struct jp j;
-		jp_init(&j, s, n, REGBODY_MAX_DEPTH);
-		rc = parse_filter_list(b, &j);
+		bool ended = false;
+		if ((rc = zin_slice(z, &s, &n)) != 0 && rc != RMQNS_EINVAL)
+			return rc;
 		if (rc == 0)
-			rc = jp_end(&j);
+			rc = fn(b, s, n);
+		else
+			ended = true;
+		if (rc && zin_count_lies(z, count, counted_at))
+			return rb_refail(b, RMQNS_EINVAL, "bad %s count in compressed body", what);
+		if (ended)
+			return rb_fail(b, rc, "compressed body ends inside its %ss", what);
 		if (rc)
-			rc = j.err ? rb_jp_fail(b, &j) : rc;
-		jp_fini(&j);
-		if (rc)
-			goto out;
-		b->has_filters = true;
+			return rc;
 	}
-	if (version >= REGBODY_VERSION_MAPPINGS) {
-		if (rd_i32(&r, &count) || count < 0 || (size_t)count > (size_t)(r.end - r.p) / 4) {
-			rc = rb_fail(b, RMQNS_EINVAL, "bad mapping count in compressed body%s", NULL);
-			goto out;
-		}
-		for (int32_t i = 0; i < count; i++) {
-			struct jp j;
-			if (rd_slice(&r, &s, &n)) {
-				rc = rb_fail(b, RMQNS_EINVAL, "compressed body ends inside its mappings%s", NULL);
-				goto out;
-			}
-			jp_init(&j, s, n, REGBODY_MAX_DEPTH);
-			rc = parse_mapping(b, &j, NO_OFF);
-			if (rc == 0)
-				rc = jp_end(&j);
-			if (rc)
-				rc = j.err ? rb_jp_fail(b, &j) : rc;
-			jp_fini(&j);
-			if (rc)
-				goto out;
-		}
-	}
+	return 0;
+}
+
+/* The items of the compressed layout, in order; an error of the stream
+ * returned as it is. */
+static int decode_compressed_items(struct rb_build *b, struct zin *z, int32_t version)
+{
+	const uint8_t *s;
+	size_t n;
+	int rc;
+
+	if ((rc = zin_slice(z, &s, &n)) != 0)
+		return rc == RMQNS_EINVAL ? rb_fail(b, rc, "compressed body too short for its DataVersion%s", NULL) : rc;
+	if ((rc = zin_json_item(b, s, n, item_dv)) != 0)
+		return rc;
+	if ((rc = zin_items(b, z, "topic", parse_topic_line)) != 0)
+		return rc;
+	if ((rc = zin_slice(z, &s, &n)) != 0)
+		return rc == RMQNS_EINVAL ? rb_fail(b, rc, "compressed body ends before its filter-server list%s", NULL) : rc;
+	if ((rc = zin_json_item(b, s, n, parse_filter_list)) != 0)
+		return rc;
+	b->has_filters = true;
+	if (version >= REGBODY_VERSION_MAPPINGS && (rc = zin_items(b, z, "mapping", item_mapping)) != 0)
+		return rc;
 	/* anything after the last expected item is ignored, as Java does */
-out:
-	free(plain);
+	return 0;
+}
+
+static int decode_compressed(struct rb_build *b, const uint8_t *body, size_t len, int32_t version,
+			     size_t max)
+{
+	struct zin z;
+	int rc;
+
+	memset(&z, 0, sizeof(z));
+	z.b = b;
+	z.max = max;
+	z.cap = ZIN_WINDOW;
+	z.buf = malloc(z.cap);
+	if (!z.buf)
+		return RMQNS_ENOMEM;
+	if (inflateInit(&z.zs) != Z_OK) {
+		free(z.buf);
+		return RMQNS_ENOMEM;
+	}
+	z.zs.next_in = (Bytef *)(uintptr_t)body;
+	z.zs.avail_in = len > UINT_MAX ? UINT_MAX : (uInt)len;
+	rc = decode_compressed_items(b, &z, version);
+	/* the rest of the stream must inflate too, within the cap; its error
+	 * comes first */
+	if (zin_drain(&z))
+		rc = z.err;
+	inflateEnd(&z.zs);
+	free(z.buf);
 	return rc;
 }
 
@@ -767,22 +909,17 @@ static const char *arena_str(const char *arena, uint32_t off)
 	return off == NO_OFF ? NULL : arena + off;
 }
 
-/* FNV-1a over a topic's name and values, chained: two bodies with the
- * same fingerprint list the same topics with the same values (a 64-bit
- * collision aside). */
+/* A topic's name hash and values, chained in body order: two bodies with
+ * the same fingerprint list the same topics with the same values (a
+ * 64-bit collision aside). */
 static uint64_t rb_fp_topic(uint64_t h, const struct regbody_topic *t)
 {
-	int32_t v[4] = { t->read_queues, t->write_queues, t->perm, t->sysflag };
-	const uint8_t *p = (const uint8_t *)v;
+	uint64_t v = (uint64_t)(uint32_t)t->read_queues << 32 | (uint32_t)t->write_queues;
+	uint64_t w = (uint64_t)(uint32_t)t->perm << 32 | (uint32_t)t->sysflag;
 
-	if (!h)
-		h = 0xcbf29ce484222325ULL;
-	for (const char *c = t->name; *c; c++)
-		h = (h ^ (uint8_t)*c) * 0x100000001b3ULL;
-	h = (h ^ 0xff) * 0x100000001b3ULL;
-	for (size_t i = 0; i < sizeof v; i++)
-		h = (h ^ p[i]) * 0x100000001b3ULL;
-	return h;
+	h = mul_fold(h ^ t->hash, 0xA0761D6478BD642FULL);
+	h = mul_fold(h ^ v, 0xE7037ED1A0B428DBULL);
+	return mul_fold(h ^ w, 0x8EBC6AF09C88C6E3ULL) + 1;
 }
 
 static int rb_finish(struct rb_build *b, struct regbody *out)
@@ -794,7 +931,10 @@ static int rb_finish(struct rb_build *b, struct regbody *out)
 	arena = (char *)b->arena.data;
 	out->dv = b->dv;
 	out->n_topics = b->n_topics;
-	out->topics = calloc(b->n_topics ? b->n_topics : 1, sizeof(*out->topics));
+	/* the table built is the table handed out: its names found in the
+	 * arena, now that it moves no more */
+	out->topics = b->topics ? b->topics : calloc(1, sizeof(*out->topics));
+	b->topics = NULL;
 	out->filters = calloc(b->n_filters ? b->n_filters : 1, sizeof(*out->filters));
 	out->mappings = calloc(b->n_maps ? b->n_maps : 1, sizeof(*out->mappings));
 	if (!out->topics || !out->filters || !out->mappings) {
@@ -804,14 +944,9 @@ static int rb_finish(struct rb_build *b, struct regbody *out)
 		memset(out, 0, sizeof(*out));
 		return RMQNS_ENOMEM;
 	}
-	for (uint32_t i = 0; i < b->n_topics; i++) {
+	for (uint32_t i = 0; i < out->n_topics; i++) {
 		struct regbody_topic *t = &out->topics[i];
-		yield_point();
-		t->name = arena + b->topics[i].name_off;
-		t->read_queues = b->topics[i].read_queues;
-		t->write_queues = b->topics[i].write_queues;
-		t->perm = b->topics[i].perm;
-		t->sysflag = b->topics[i].sysflag;
+		t->name = arena + t->name_off;
 		out->topics_fp = rb_fp_topic(out->topics_fp, t);
 	}
 	out->has_filters = b->has_filters;
@@ -919,16 +1054,71 @@ bool regbody_crc_matches(const uint8_t *body, size_t len, int64_t want)
 	if (body && len) {
 		/* in 64 KiB pieces (zlib takes uInt lengths; and a yield point
 		 * between them: megabytes take a few hundred microseconds) */
-		crc = crc32(0L, Z_NULL, 0);
 		while (len) {
-			uInt n = len > (1u << 16) ? (1u << 16) : (uInt)len;
+			size_t n = len > (1u << 16) ? (1u << 16) : len;
 			yield_point();
-			crc = crc32(crc, body, n);
+			crc = crc32_update((uint32_t)crc, body, n);
 			body += n;
 			len -= n;
 		}
 	}
 	return (int64_t)(crc & 0x7FFFFFFFu) == want;
+}
+
+/* 4 lanes of xor-multiply over 8-byte words: about 25 GB/s, a tenth of
+ * the CRC's cost; the lanes and the length fold together at the end. */
+static uint64_t fp_hash_piece(uint64_t lane[4], const uint8_t *p, size_t n)
+{
+	static const uint64_t k[4] = { 0x9E3779B97F4A7C15ULL, 0xC2B2AE3D27D4EB4FULL, 0x165667B19E3779F9ULL,
+				       0x27D4EB2F165667C5ULL };
+	size_t i = 0;
+
+	for (; i + 32 <= n; i += 32) {
+		for (int l = 0; l < 4; l++) {
+			uint64_t w;
+			memcpy(&w, p + i + 8 * l, 8);
+			lane[l] = (lane[l] ^ w) * k[l];
+			lane[l] ^= lane[l] >> 29;
+		}
+	}
+	return i;
+}
+
+static uint64_t fp_mix(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xFF51AFD7ED558CCDULL;
+	h ^= h >> 33;
+	h *= 0xC4CEB9FE1A85EC53ULL;
+	return h ^ (h >> 33);
+}
+
+void regbody_fingerprint(const uint8_t *body, size_t len, uint32_t *crc31, uint64_t *hash)
+{
+	uint64_t lane[4] = { 1, 2, 3, 4 }, tail = 0;
+	uLong crc = 0;
+	size_t total = len;
+
+	if (body && len) {
+		/* in 64 KiB pieces: zlib takes uInt lengths, the hash reads
+		 * the piece while it is in the cache, and a yield point
+		 * between pieces (a megabyte takes a few hundred us) */
+		while (len) {
+			size_t n = len > (1u << 16) ? (1u << 16) : len;
+			yield_point();
+			crc = crc32_update((uint32_t)crc, body, n);
+			size_t done = fp_hash_piece(lane, body, n);
+			if (done < n) { /* only the last piece is not a multiple of 32 */
+				for (size_t i = done; i < n; i++)
+					tail = (tail ^ body[i]) * 0x100000001B3ULL;
+			}
+			body += n;
+			len -= n;
+		}
+	}
+	*crc31 = (uint32_t)(crc & 0x7FFFFFFFu);
+	*hash = fp_mix(fp_mix(lane[0] ^ fp_mix(lane[1] + (uint64_t)total)) ^ fp_mix(lane[2] ^ tail) ^
+		       fp_mix(lane[3]));
 }
 
 const struct regbody_topic *regbody_find_topic(const struct regbody *rb, const char *name)
@@ -939,7 +1129,7 @@ const struct regbody_topic *regbody_find_topic(const struct regbody *rb, const c
 	if (!rb->index || !name)
 		return NULL;
 	n = strlen(name);
-	slot = name_hash(name, n) & rb->index_mask;
+	slot = (uint32_t)name_hash(name, n) & rb->index_mask;
 	while (rb->index[slot]) {
 		const struct regbody_topic *t = &rb->topics[rb->index[slot] - 1];
 		if (strcmp(t->name, name) == 0)

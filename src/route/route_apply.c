@@ -62,8 +62,6 @@ static void notify_min_id(struct route_db *db, const struct route_group *g, cons
 
 /* ---- REGISTER_BROKER ---- */
 
-/* ---- REGISTER_BROKER ---- */
-
 void route_reg_result_free(struct route_reg_result *res)
 {
 	free(res->master_addr);
@@ -132,6 +130,17 @@ static int register_topics(struct route_db *db, const struct route_broker_reg *r
 	if (dv_changed || register_first)
 		return rt_maps_merge(db, rb);
 	return 0;
+}
+
+/* A 5.x slave with the smallest id of its group takes topics too. */
+static bool is_prime_slave(const struct route_group *g, const struct route_broker_reg *reg)
+{
+	if (!reg->new_style || reg->id == 0)
+		return false;
+	for (uint32_t i = 0; i < g->n_addrs; i++)
+		if (g->addrs[i].id < reg->id)
+			return false;
+	return true;
 }
 
 /* live: the broker's prepared live entry (rt_live_prepare); set to
@@ -230,13 +239,7 @@ static int register_apply(struct route_db *db, const struct route_broker_reg *re
 		register_first = true;
 	}
 	bool is_master = reg->id == 0;
-	bool prime_slave = false;
-	if (reg->new_style && !is_master) {
-		prime_slave = true;
-		for (uint32_t i = 0; i < ng->n_addrs; i++)
-			if (ng->addrs[i].id < reg->id)
-				prime_slave = false;
-	}
+	bool prime_slave = is_prime_slave(ng, reg);
 	bool acting = ng->acting_master;
 	if ((rc = rt_group_commit(db, ng, true)) != 0)
 		return rc;
@@ -244,7 +247,9 @@ static int register_apply(struct route_db *db, const struct route_broker_reg *re
 		notify_min_id(db, db->gdir[gidx], NULL, reg->ha_addr);
 
 	struct route_live *prev = rt_live_find(db, reg->cluster, reg->addr);
-	bool dv_changed = !prev || !data_version_equal(&prev->dv, &rb->dv);
+	/* a broker restored from a snapshot sends its full registration once:
+	 * the snapshot's topics may be older than its DataVersion */
+	bool dv_changed = !prev || prev->restored || !data_version_equal(&prev->dv, &rb->dv);
 	uint64_t key = 0;
 	if (is_master || prime_slave) {
 		rc = register_topics(db, reg, gidx, register_first, dv_changed, prime_slave, acting, prev, &key);
@@ -284,15 +289,119 @@ static int register_apply(struct route_db *db, const struct route_broker_reg *re
 	return 0;
 }
 
+/* ---- the identical-body shortcut ---- */
+
+static uint64_t body_stamp(const struct route_body_id *id)
+{
+	uint64_t k = id->hash ^ ((uint64_t)id->crc << 32 | (uint32_t)id->version);
+	k = (k ^ id->len) * 0x100000001b3ULL;
+	k = (k ^ id->max_bytes) * 0x100000001b3ULL;
+	k = (k ^ id->compressed) * 0x100000001b3ULL;
+	return k ? k : 1;
+}
+
+/* hash 0: the caller gave no identity */
+static bool body_id_usable(const struct route_body_id *id)
+{
+	return id->hash && (id->bytes || id->len == 0);
+}
+
+static bool body_id_equal(const struct route_body_id *a, const struct route_body_id *b)
+{
+	if (a->len != b->len || a->crc != b->crc || a->hash != b->hash || a->version != b->version ||
+	    a->max_bytes != b->max_bytes || a->compressed != b->compressed)
+		return false;
+	/* a short body is kept whole: a CRC collision cannot pass for it */
+	return a->len > ROUTE_BODY_KEEP || a->len == 0 || memcmp(a->bytes, b->bytes, a->len) == 0;
+}
+
+bool route_body_is_last(struct route_db *db, const char *cluster, const char *addr, uint64_t conn_id,
+			const struct route_body_id *id)
+{
+	const struct route_live *l = rt_live_find(db, cluster, addr);
+
+	return l && l->conn_id == conn_id && rt_load_relaxed(l->body_stamp) == body_stamp(id);
+}
+
+/* Whether a re-send of l's last body on the same connection would change
+ * no topic (the topic table is as that apply left it, the broker holds
+ * the same place in its group, and its topics would be taken the same
+ * way): then everything else is applied from `reg` and what the last body
+ * left (sum). */
+static bool body_same_holds(struct route_db *db, const struct route_broker_reg *reg,
+			    const struct route_live *l, const struct regbody *sum)
+{
+	if (!l || l->conn_id != reg->conn_id || !rt_load_relaxed(l->body_stamp) ||
+	    !body_id_usable(&reg->body_id) || !body_id_equal(&l->body_id, &reg->body_id))
+		return false;
+	uint32_t gidx = rt_group_lookup(db, reg->name);
+	const struct route_group *g = gidx == UINT32_MAX ? NULL : db->gdir[gidx];
+	if (!g || !g->present || rt_group_is_dead(g))
+		return false;
+	int at = rt_group_addr_index(g, reg->id);
+	if (at < 0 || strcmp(g->addrs[at].addr, reg->addr) != 0)
+		return false;
+	bool prime_slave = is_prime_slave(g, reg);
+	if (reg->id != 0 && !prime_slave)
+		return true; /* a slave's topics are not taken */
+	struct route_broker_reg r = *reg;
+	r.body = sum;
+	return l->topics_epoch == db->topic_epoch && l->topics_key && l->topics_key == topics_key(&r, gidx, prime_slave, reg->new_style && reg->acting_master);
+}
+
+/* After an apply: the live entry remembers the body it applied in full,
+ * or forgets any (a failure, or a body with static-topic mappings). */
+static void body_note(struct route_db *db, const struct route_broker_reg *reg, bool applied)
+{
+	struct route_live *l = rt_live_find(db, reg->cluster, reg->addr);
+	const struct route_body_id *id = &reg->body_id;
+
+	if (!l)
+		return;
+	if (!applied || !body_id_usable(id) || reg->body->n_mappings || l->conn_id != reg->conn_id) {
+		rt_store_relaxed(l->body_stamp, 0);
+		return;
+	}
+	if (id->bytes != l->body_kept && id->len && id->len <= ROUTE_BODY_KEEP)
+		memcpy(l->body_kept, id->bytes, id->len);
+	l->body_id = *id;
+	l->body_id.bytes = l->body_kept;
+	l->body_n_topics = reg->body->n_topics;
+	l->body_topics_fp = reg->body->topics_fp;
+	rt_store_relaxed(l->body_stamp, body_stamp(id));
+}
+
 int route_apply_register(struct route_db *db, const struct route_broker_reg *reg, uint64_t now_ms,
 			 struct route_reg_result *res)
 {
+	struct route_broker_reg same;
+	struct regbody sum;
 	int rc;
 
 	memset(res, 0, sizeof(*res));
-	if (!reg->cluster || !reg->name || !reg->addr || !reg->body)
+	if (!reg->cluster || !reg->name || !reg->addr)
 		return RMQNS_EINVAL;
+	rt_changed(db);
 	rcu_read_lock();
+	if (!reg->body) {
+		/* what the last body left: the topics as a count and a hash
+		 * (enough to know they would be taken the same way), its data
+		 * version, and its filter list already stored */
+		const struct route_live *l = rt_live_find(db, reg->cluster, reg->addr);
+		memset(&sum, 0, sizeof(sum));
+		if (l) {
+			sum.dv = l->dv;
+			sum.n_topics = l->body_n_topics;
+			sum.topics_fp = l->body_topics_fp;
+		}
+		if (!body_same_holds(db, reg, l, &sum)) {
+			rcu_read_unlock();
+			return RMQNS_ENOTFOUND;
+		}
+		same = *reg;
+		same.body = &sum;
+		reg = &same;
+	}
 	struct route_live *live;
 	rc = rt_live_prepare(db, reg, &live);
 	if (rc == 0) {
@@ -300,6 +409,7 @@ int route_apply_register(struct route_db *db, const struct route_broker_reg *reg
 		if (live != RT_LIVE_USED)
 			free(live);
 	}
+	body_note(db, reg, rc == 0 && res->outcome == ROUTE_REG_DONE);
 	rcu_read_unlock();
 	if (!rcu_read_ongoing())
 		rt_topics_fit(db);
@@ -409,6 +519,8 @@ int route_apply_unregister(struct route_db *db, const char *cluster, const char 
 	}
 	rc = unregister_apply(db, cluster, addr, name ? rt_group_lookup(db, name) : UINT32_MAX);
 	rcu_read_unlock();
+	if (rc != 0)
+		rt_changed(db);
 	if (rc < 0)
 		log_error("route: out of memory unregistering %s; it stays until it expires", addr);
 	else if (rc > 0)
@@ -460,6 +572,8 @@ static int unregister_matching(struct route_db *db, bool by_conn, uint64_t conn_
 			close_fn(close_arg, l->conn_id);
 	}
 	rcu_read_unlock();
+	if (count || failed)
+		rt_changed(db);
 	if (failed)
 		log_error("route: out of memory unregistering %d broker(s); they stay until the next expiry scan",
 			  failed);
@@ -485,6 +599,7 @@ int route_apply_write_perm(struct route_db *db, const char *name, bool add)
 
 	if (!name)
 		return 0;
+	rt_changed(db);
 	rcu_read_lock();
 	gidx = rt_group_lookup(db, name);
 	if (gidx != UINT32_MAX)
@@ -502,6 +617,7 @@ int route_apply_delete_topic(struct route_db *db, const char *topic, const char 
 
 	if (!topic)
 		return 0;
+	rt_changed(db);
 	rcu_read_lock();
 	t = rt_topic_find(db, topic);
 	if (t && (!cluster || !cluster[0])) {
@@ -530,6 +646,7 @@ int route_apply_register_topic(struct route_db *db, const char *topic, const str
 
 	if (!topic || n == 0)
 		return 0;
+	rt_changed(db);
 	rcu_read_lock();
 	bool exists = rt_topic_find(db, topic) != NULL;
 	if (!exists) {

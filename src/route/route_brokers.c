@@ -1,6 +1,7 @@
-/* The live brokers as an operator sees them (route_brokers in route.h):
- * each live entry with the group that lists its address, its id there and
- * the number of topics with a queue entry for that group. Reader side only,
+/* The live brokers and the topics as an operator sees them (route_brokers
+ * and route_topic_names in route.h): each live entry with the group that
+ * lists its address, its id there and the number of topics with a queue
+ * entry for that group; each routed topic with a digest of its entries. Reader side only,
  * inside the caller's read-side section: published objects are read as
  * published, and the few fields written in place (last_ms, the live
  * entry's group hint, a group's topic count) atomically. */
@@ -57,7 +58,51 @@ int route_brokers(struct route_db *db, route_broker_fn fn, void *arg)
 		v.name = g ? g->name : "";
 		v.acting_master = g && g->acting_master;
 		v.topics = g ? __atomic_load_n(&db->gpriv[g->gidx].topics.n, __ATOMIC_RELAXED) : 0;
+		v.dv = l->dv;
 		rc = fn(arg, &v);
+		if (rc)
+			break;
+	}
+	return rc;
+}
+
+/* A 64-bit mix (splitmix64's finaliser): digests add these up, so the
+ * order entries or topics are visited in does not matter. */
+static uint64_t names_mix(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= UINT64_C(0xbf58476d1ce4e5b9);
+	x ^= x >> 27;
+	x *= UINT64_C(0x94d049bb133111eb);
+	return x ^ (x >> 31);
+}
+
+int route_topic_names(struct route_db *db, route_topic_name_fn fn, void *arg)
+{
+	struct cds_lfht_iter it;
+	struct route_topic *t;
+	int rc = 0;
+
+	cds_lfht_for_each_entry(db->topics, &it, t, node) {
+		struct route_tq *tq = rt_deref(t->tq);
+		uint64_t digest = 0;
+		bool visible = false;
+
+		for (uint32_t i = 0; tq && i < tq->n; i++) {
+			const struct route_qd *q = &tq->e[i];
+			struct route_group *g = rt_group_visible(db, q->gidx);
+			if (!g)
+				continue;
+			visible = true;
+			uint64_t e = rt_hash_str(g->name);
+			e = names_mix(e ^ (uint32_t)q->perm);
+			e = names_mix(e ^ (uint32_t)q->read_queues);
+			e = names_mix(e ^ (uint32_t)q->write_queues);
+			digest += names_mix(e ^ (uint32_t)q->sysflag);
+		}
+		if (!visible)
+			continue; /* a route query would not find it */
+		rc = fn(arg, t->name, names_mix(digest ^ rt_hash_str(t->name)));
 		if (rc)
 			break;
 	}

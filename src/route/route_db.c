@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "route_writer.h"
+#include "rmqns/answer_cache.h"
 #include "rmqns/err.h"
 #include "rmqns/log.h"
 
@@ -21,6 +22,16 @@ uint64_t route_now_ms(void)
 uint64_t route_uptime_ms(const struct route_db *db, uint64_t now_ms)
 {
 	return now_ms > db->start_ms ? now_ms - db->start_ms : 0;
+}
+
+bool route_db_warm(const struct route_db *db)
+{
+	return __atomic_load_n(&db->warm, __ATOMIC_ACQUIRE);
+}
+
+uint64_t route_db_changes(const struct route_db *db)
+{
+	return __atomic_load_n(&db->changes, __ATOMIC_ACQUIRE);
 }
 
 void route_read_lock(void)
@@ -213,7 +224,10 @@ struct route_db *route_db_create(size_t cache_max_bytes)
 	 * directory never has to be republished. */
 	db->gdir = calloc(ROUTE_MAX_GROUPS, sizeof(*db->gdir));
 	db->gpriv = calloc(ROUTE_MAX_GROUPS, sizeof(*db->gpriv));
-	if (!db->topics || !db->live || !db->gnames || !db->gdir || !db->gpriv || rt_tq_table_init(db) != 0) {
+	db->lists = answer_cache_create(ANSWER_CACHE_SLOTS_DEFAULT, ANSWER_CACHE_MAX_BYTES_DEFAULT,
+					MC_LIST_CACHE_HITS, MC_LIST_CACHE_BUILDS);
+	if (!db->topics || !db->live || !db->gnames || !db->gdir || !db->gpriv || !db->lists ||
+	    rt_tq_table_init(db) != 0) {
 		if (db->topics)
 			cds_lfht_destroy(db->topics, NULL);
 		if (db->live)
@@ -222,6 +236,7 @@ struct route_db *route_db_create(size_t cache_max_bytes)
 			cds_lfht_destroy(db->gnames, NULL);
 		free(db->gdir);
 		free(db->gpriv);
+		answer_cache_destroy(db->lists);
 		free(db);
 		return NULL;
 	}
@@ -246,6 +261,7 @@ static void db_teardown(struct route_db *db)
 #endif
 	rt_run_deferred(db);
 	rt_topic_reclaim(db);
+	answer_cache_destroy(db->lists);
 
 	rcu_read_lock();
 	cds_lfht_first(db->topics, &it);
@@ -309,6 +325,7 @@ static void db_teardown(struct route_db *db)
  * any thread (registered or not, main() included) may destroy the db. */
 static void *db_teardown_thread(void *arg)
 {
+	log_set_thread_name("route-teardown");
 	rcu_register_thread();
 	db_teardown(arg);
 	rcu_unregister_thread();

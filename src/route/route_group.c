@@ -145,6 +145,7 @@ int rt_group_intern(struct route_db *db, const char *name, uint32_t *out)
 	rt_assign(db->gdir[i], g);
 	if (i == hwm)
 		__atomic_store_n(&db->g_hwm, hwm + 1, __ATOMIC_RELEASE);
+	rt_lists_changed(db);
 	memcpy(gn->name, name, nl + 1);
 	cds_lfht_node_init(&gn->node);
 	rt_assign(gn->gidx, i); /* orders the node before the link */
@@ -163,6 +164,7 @@ void rt_group_maybe_retire(struct route_db *db, uint32_t gidx)
 	gname_unlink(db, gidx);
 	rt_idset_free(&p->topics);
 	rt_assign(db->gdir[gidx], NULL);
+	rt_lists_changed(db);
 	p->state = RT_SLOT_RETIRING;
 	__atomic_store_n(&p->reusable, 0, __ATOMIC_RELAXED);
 	slot_free_push(db, gidx);
@@ -243,6 +245,7 @@ int rt_group_commit(struct route_db *db, struct route_group *ng, bool invalidate
 	if (old && old->present != ng->present)
 		__atomic_add_fetch(&db->n_groups, ng->present ? 1 : (uint32_t)-1, __ATOMIC_RELAXED);
 	rt_assign(db->gdir[ng->gidx], ng);
+	rt_lists_changed(db);
 	if (old)
 		rt_defer_free(db, &old->rcu, free_group_cb);
 	if (invalidate)
@@ -269,6 +272,7 @@ void rt_group_kill(struct route_db *db, uint32_t gidx)
 	/* every cached route naming it is stale: one move of the global
 	 * generation instead of a walk over its topics */
 	__atomic_add_fetch(&db->ggen, 1, __ATOMIC_SEQ_CST);
+	rt_lists_changed(db);
 	__atomic_add_fetch(&db->dead_entries, p->topics.n, __ATOMIC_RELAXED);
 	p->on_dead_list = 1;
 	p->next_dead = RT_ID_NONE;

@@ -30,7 +30,7 @@ bool rt_live_remove(struct route_db *db, const char *cluster, const char *addr)
 
 static bool live_unchanged(const struct route_live *old, const struct route_broker_reg *reg, int64_t timeout)
 {
-	return old && old->timeout_ms == timeout && old->conn_id == reg->conn_id &&
+	return old && !old->restored && old->timeout_ms == timeout && old->conn_id == reg->conn_id &&
 	       data_version_equal(&old->dv, &reg->body->dv) && rt_str_eq(old->ha_addr, reg->ha_addr);
 }
 

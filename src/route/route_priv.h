@@ -138,12 +138,23 @@ struct route_live {
 	struct data_version dv;
 	uint64_t conn_id;
 	uint64_t prev_conn_id;   /* registrar-private: the connection it came on before, 0 = none */
+	/* restored from a route snapshot (conn_id 0): its DataVersion counts
+	 * as changed, so the broker's next check sends a full registration */
+	bool restored;
 	uint64_t hash;
 	/* registrar-private: what its last topic apply saw, to skip the next
 	 * when nothing changed (see register_topics) */
 	uint64_t topics_key;
 	uint64_t topics_epoch;
 	uint32_t gidx;           /* atomic: the group it registered in (a hint) */
+	/* The body of the last registration applied in full on conn_id
+	 * (route_apply.c, the identical-body shortcut). body_stamp is read by
+	 * any thread (atomic, 0 = none); the rest is registrar-private. */
+	uint64_t body_stamp;
+	struct route_body_id body_id; /* bytes point into body_kept */
+	uint32_t body_n_topics;
+	uint64_t body_topics_fp;
+	uint8_t body_kept[ROUTE_BODY_KEEP];
 	char *ha_addr;
 	char *cluster;
 	char *addr;
@@ -251,6 +262,8 @@ struct route_db {
 	struct route_filters *filters;
 	struct route_maps *maps;
 	uint64_t ggen;           /* atomic: global cache generation */
+	uint64_t lgen;           /* atomic: generation of the list answers (rt_lists_changed) */
+	struct answer_cache *lists; /* the list answers (route_lists.c) */
 	uint64_t cache_bytes;    /* atomic */
 	uint64_t n_topics;       /* atomic (stats) */
 	uint64_t n_entries;      /* atomic (stats) */
@@ -259,6 +272,8 @@ struct route_db {
 	size_t cache_max;
 	struct cds_lfs_stack retired; /* cache entries readers replaced */
 	uint64_t start_ms;
+	uint64_t changes;        /* atomic: moved by every change (route_db_changes) */
+	bool warm;               /* atomic: restored from a snapshot */
 	/* Set once (atomically) by route_db_set_close_hook, read by expiry. */
 	route_close_fn close_fn;
 	void *close_arg;
@@ -284,6 +299,21 @@ struct route_db {
 
 /* The topic table's first size (buckets). */
 #define RT_TOPIC_BUCKETS_MIN 1024
+
+/* The writer changed something a snapshot holds. */
+static inline void rt_changed(struct route_db *db)
+{
+	__atomic_add_fetch(&db->changes, 1, __ATOMIC_RELEASE);
+}
+
+/* Every change of what a list answer is built from (groups, clusters,
+ * topics and their entries) calls this once it is published: readers that
+ * see the new generation read the new state, so no cached list of an
+ * older one is served again. */
+static inline void rt_lists_changed(struct route_db *db)
+{
+	__atomic_add_fetch(&db->lgen, 1, __ATOMIC_SEQ_CST);
+}
 
 /* ---- allocation (route_alloc.c) ---- */
 

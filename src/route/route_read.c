@@ -702,7 +702,8 @@ void route_query_data_version(struct route_db *db, const char *cluster, const ch
 	if (!l)
 		return;
 	*stored = l->dv;
-	*changed = !data_version_equal(&l->dv, dv);
+	/* restored from a snapshot: the broker re-sends everything once */
+	*changed = l->restored || !data_version_equal(&l->dv, dv);
 	/* 5.x refreshes whenever the broker is known */
 	__atomic_store_n(&l->last_ms, now_ms, __ATOMIC_RELAXED);
 }

@@ -116,6 +116,7 @@ static int cl_publish(struct route_db *db, uint32_t pos, struct route_cluster *n
 		ns->c[k++] = nc;
 	ns->n = k;
 	rt_assign(db->clusters, ns);
+	rt_lists_changed(db);
 	if (old) {
 		if (pos < n)
 			rt_defer_free(db, &old->c[pos]->rcu, free_cluster_cb);

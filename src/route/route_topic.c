@@ -59,6 +59,7 @@ void rt_topic_publish_tq(struct route_db *db, struct route_topic *t, struct rout
 	rt_assign(t->tq, rt_tq_intern(db, ntq));
 	rt_tq_release(db, old);
 	rt_topic_invalidate(db, t);
+	rt_lists_changed(db);
 }
 
 /* The group's entry left t: the index and the counts follow. */
@@ -84,6 +85,7 @@ int rt_topic_unlink(struct route_db *db, struct route_topic *t)
 	db->topic_epoch++;
 	cds_lfht_del(db->topics, &t->node);
 	rt_topic_invalidate(db, t);
+	rt_lists_changed(db);
 	for (uint32_t i = 0; i < tq->n; i++)
 		entry_gone(db, t, tq->e[i].gidx);
 	rt_tq_release(db, tq); /* readers may still read it: freed after a grace period */
@@ -113,6 +115,7 @@ static int topic_create(struct route_db *db, const char *name, const struct rout
 	 * link that publishes it */
 	rt_assign(t->tq, rt_tq_intern(db, ntq));
 	cds_lfht_add(db->topics, rt_hash_str(name), &t->node);
+	rt_lists_changed(db);
 	db->topic_epoch++;
 	__atomic_add_fetch(&db->n_entries, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&db->n_topics, 1, __ATOMIC_RELAXED);

@@ -154,10 +154,28 @@ static void op_register(struct route_db *db, struct script *s)
 	};
 	struct route_reg_result res;
 	memset(&res, 0, sizeof(res));
+	/* the body's identity, as the handler gives it: a re-send of the last
+	 * body goes undecoded first, in full when the registrar says no */
+	reg.body_id.bytes = (const uint8_t *)body;
+	reg.body_id.len = strlen(body);
+	reg.body_id.version = 441;
+	reg.body_id.max_bytes = REGBODY_DEFAULT_MAX_BYTES;
+	regbody_fingerprint(reg.body_id.bytes, reg.body_id.len, &reg.body_id.crc, &reg.body_id.hash);
 	TRACE("register %s/%s %s id %lld new_style %d acting %d conn %llu delete_missing %d: %s\n", reg.cluster,
 	      reg.name, reg.addr, (long long)reg.id, reg.new_style, reg.acting_master,
 	      (unsigned long long)reg.conn_id, reg.delete_missing_topics, body);
-	int rc = route_apply_register(db, &reg, now_ms, &res);
+	int rc = RMQNS_ENOTFOUND;
+	rcu_read_lock();
+	bool same = route_body_is_last(db, reg.cluster, reg.addr, reg.conn_id, &reg.body_id);
+	rcu_read_unlock();
+	if (same) {
+		reg.body = NULL;
+		rc = route_apply_register(db, &reg, now_ms, &res);
+		TRACE("  undecoded -> %d\n", rc);
+		reg.body = &rb;
+	}
+	if (rc == RMQNS_ENOTFOUND)
+		rc = route_apply_register(db, &reg, now_ms, &res);
 	TRACE("  -> %d\n", rc);
 	REQUIRE(rc == 0 || rc == RMQNS_ENOMEM);
 	if (rc == 0)

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "rmqns/buf.h"
 #include "rmqns/err.h"
 
 #ifndef RMQNS_BIN
@@ -202,6 +203,35 @@ int harness_free_port(void)
 		port = ntohs(a.sin_port);
 	close(fd);
 	return port;
+}
+
+double harness_metric(int http_port, const char *sample)
+{
+	static const char req[] = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)http_port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct buf b = BUF_INIT;
+	char chunk[8192], *needle = NULL;
+	double v = -1;
+	ssize_t n;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+	    write(fd, req, sizeof req - 1) == (ssize_t)(sizeof req - 1))
+		while ((n = recv(fd, chunk, sizeof chunk, 0)) > 0)
+			if (buf_append(&b, chunk, (size_t)n))
+				break;
+	close(fd);
+	if (buf_terminate(&b) == 0 && asprintf(&needle, "\n%s ", sample) > 0) {
+		const char *at = strstr((const char *)b.data, needle);
+		if (at)
+			v = strtod(at + strlen(needle), NULL);
+	}
+	free(needle);
+	buf_free(&b);
+	return v;
 }
 
 int harness_mkdtemp(char *dir, size_t n, const char *prefix)
@@ -468,9 +498,14 @@ char *harness_read_log(const struct harness_server *s)
 
 bool harness_wait_log(const struct harness_server *s, const char *needle, int timeout_ms)
 {
+	return harness_wait_file(s->log_path, needle, timeout_ms);
+}
+
+bool harness_wait_file(const char *path, const char *needle, int timeout_ms)
+{
 	int64_t deadline = harness_now_ms() + timeout_ms;
 	for (;;) {
-		char *log = harness_read_log(s);
+		char *log = harness_slurp(path);
 		bool found = log && strstr(log, needle);
 		free(log);
 		if (found)
@@ -568,7 +603,7 @@ int harness_http_get(int port, const char *path, char **out)
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	struct timeval tv = { HARNESS_IO_TIMEOUT_MS / 1000, 0 };
 	struct buf b = BUF_INIT;
-	char req[128], chunk[8192];
+	char req[1024], chunk[8192];
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 
 	*out = NULL;

@@ -30,6 +30,20 @@
 #include "rmqns/client.h"
 #include "rmqns/remoting.h"
 
+/* Whether this test (and so the server beside it) is built with
+ * AddressSanitizer: several times slower, and freed memory stays resident
+ * in its quarantine (256 MB by default). */
+#if defined(__SANITIZE_ADDRESS__)
+#define HARNESS_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HARNESS_ASAN 1
+#endif
+#endif
+#ifndef HARNESS_ASAN
+#define HARNESS_ASAN 0
+#endif
+
 /* Generous bounds: a sanitizer build on a busy 2-core machine is slow. */
 #define HARNESS_BOOT_TIMEOUT_MS 20000
 #define HARNESS_IO_TIMEOUT_MS 10000
@@ -92,10 +106,17 @@ int harness_http_get(int port, const char *path, char **out);
 /* A field of the server's /proc/PID/status in kB (VmRSS, VmHWM), or -1. */
 long harness_status_kb(const struct harness_server *s, const char *field);
 
+/* One sample of GET /metrics on the server's HTTP port (started with
+ * --httpPort=http_port), named exactly as the exposition writes it
+ * ("name{labels}"); -1 when absent or the endpoint does not answer. */
+double harness_metric(int http_port, const char *sample);
+
 /* The server's log so far, malloc'd and NUL-terminated (NULL on error). */
 char *harness_read_log(const struct harness_server *s);
 /* Whether the log contains needle, waiting up to timeout_ms for it. */
 bool harness_wait_log(const struct harness_server *s, const char *needle, int timeout_ms);
+/* The same for any file (a logFile of the server's). */
+bool harness_wait_file(const char *path, const char *needle, int timeout_ms);
 
 /* A client connected to the server (NULL on failure, reason on stderr). */
 struct client *harness_connect(const struct harness_server *s);

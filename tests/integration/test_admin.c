@@ -1,12 +1,16 @@
 /* rmqns-admin against the real server: every subcommand, its table and
  * --json output, the exit codes, writes to several servers (one of them
  * dead), a refused write with its code and remark, a timeout against a
- * listener that never answers, and clusterDiff finding (and not finding)
- * differences between two servers. Brokers are registered over
+ * listener that never answers, clusterDiff finding (and not finding)
+ * differences between two servers, TLS against an enforcing server,
+ * --version, SUBCOMMAND -h, --json failures, and deleteTopic reaching a
+ * fake master broker. Brokers are registered over
  * connections the test keeps open for its whole length. */
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +59,20 @@ TestSuite(admin, .init = admin_init, .fini = admin_fini, .timeout = 120);
 static void start(int i, const char *const *args)
 {
 	cr_assert_eq(harness_start(&srv[i], args), 0, "server %d did not start", i);
+}
+
+/* Server i with ACL on for every request, the accounts file as given. */
+static void start_acl(int i, const char *accounts)
+{
+	char path[128], arg[160];
+	snprintf(path, sizeof path, "%s/plain_acl.yml", dir);
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs(accounts, f);
+	fclose(f);
+	snprintf(arg, sizeof arg, "--aclFile=%s", path);
+	const char *args[] = { "--aclEnable=true", "--aclReadRequests=true", arg, NULL };
+	start(i, args);
 }
 
 static char *addr_of(int i)
@@ -421,6 +439,12 @@ Test(admin, namesrv_config_written_to_both_servers)
 	cr_assert_not_null(strstr(r.out, line), "%s", r.out);
 	run_free(&r);
 
+	r = RUN("updateNamesrvConfig", "-k", "noSuchOption", "-v", "1", "-n", list);
+	cr_assert_eq(r.code, 4, "an unknown key: %s%s", r.out, r.err);
+	cr_assert_null(strstr(r.out, "OK"), "%s", r.out);
+	cr_assert_not_null(strstr(r.out, "unknown key: noSuchOption"), "%s", r.out);
+	run_free(&r);
+
 	r = RUN("updateNamesrvConfig", "-k", "orderMessageEnable", "-v", "true", "-n", list);
 	cr_assert_eq(r.code, 0, "%s%s", r.out, r.err);
 	char want[200];
@@ -526,7 +550,7 @@ Test(admin, timeout_against_a_listener_that_never_answers)
 	cr_assert_not_null(strstr(r.out, "FAILED: timed out after 300 ms waiting for the answer"), "%s", r.out);
 	run_free(&r);
 
-	r = RUN("deleteTopic", "--timeout", "300", "-t", "x", "-n", silent);
+	r = RUN("deleteTopic", "--timeout", "300", "-t", "x", "-c", "C1", "-n", silent);
 	cr_assert_eq(r.code, 3);
 	run_free(&r);
 }
@@ -551,22 +575,42 @@ Test(admin, probe)
 	cr_assert_eq(r.code, 3);
 	cr_assert_not_null(strstr(r.out, "FAILED: connection refused"), "%s", r.out);
 	run_free(&r);
+
+	r = RUN("probe", "--json", "-n", dead);
+	cr_assert_eq(r.code, 3);
+	v = run_json(&r);
+	cr_assert(json_is_false(json_object_get(v, "ok")));
+	json_decref(v);
+	run_free(&r);
+}
+
+/* An ACL server refusing the unsigned probe (code 16) is alive. */
+Test(admin, probe_counts_an_acl_refusal_as_alive)
+{
+	start_acl(0, "accounts:\n  - accessKey: rocketmq2\n    secretKey: 12345678\n    admin: true\n");
+
+	struct run r = RUN("probe", "-n", addr_of(0));
+	cr_assert_eq(r.code, 0, "%s%s", r.out, r.err);
+	cr_assert_not_null(strstr(r.out, " OK "), "%s", r.out);
+	cr_assert_not_null(strstr(r.out, "alive: it answered with a refusal, code 16 (NO_PERMISSION)"),
+			   "%s", r.out);
+	run_free(&r);
+	r = RUN("probe", "--json", "-n", addr_of(0));
+	cr_assert_eq(r.code, 0, "%s%s", r.out, r.err);
+	json_t *v = run_json(&r);
+	json_t *item = json_array_get(json_object_get(v, "results"), 0);
+	cr_assert(json_is_true(json_object_get(v, "ok")) && json_is_true(json_object_get(item, "ok")));
+	cr_assert_eq(json_integer_value(json_object_get(item, "code")), 16);
+	json_decref(v);
+	run_free(&r);
 }
 
 /* ---- KV, order config, permissions, delete ---- */
 
 Test(admin, signs_requests_for_an_acl_server)
 {
-	char path[128], arg[160];
-	snprintf(path, sizeof path, "%s/plain_acl.yml", dir);
-	FILE *f = fopen(path, "w");
-	cr_assert_not_null(f);
-	fputs("accounts:\n  - accessKey: rocketmq2\n    secretKey: 12345678\n    admin: true\n"
-	      "  - accessKey: reader-key\n    secretKey: reader-secret\n", f);
-	fclose(f);
-	snprintf(arg, sizeof arg, "--aclFile=%s", path);
-	const char *args[] = { "--aclEnable=true", "--aclReadRequests=true", arg, NULL };
-	start(0, args);
+	start_acl(0, "accounts:\n  - accessKey: rocketmq2\n    secretKey: 12345678\n    admin: true\n"
+		     "  - accessKey: reader-key\n    secretKey: reader-secret\n");
 
 	struct run r = RUN("updateKvConfig", "-s", "NS", "-k", "alpha", "-v", "1", "-n", addr_of(0));
 	cr_assert_eq(r.code, 4, "%s%s", r.out, r.err);
@@ -698,32 +742,173 @@ Test(admin, wipe_and_add_write_perm)
 	run_free(&r);
 	cr_assert_eq(route_perm(0, "TopicA"), 6);
 	cr_assert_eq(route_perm(1, "TopicA"), 6);
+
+	/* a broker no server knows: a warning and exit 4, no OK */
+	r = RUN("wipeWritePerm", "-b", "no-such-broker", "-n", list);
+	cr_assert_eq(r.code, 4, "%s%s", r.out, r.err);
+	cr_assert_null(strstr(r.out, "OK"), "%s", r.out);
+	cr_assert_not_null(strstr(r.out, "no topic of broker no-such-broker here"), "%s", r.out);
+	cr_assert_not_null(strstr(r.err, "warning: no server knows broker no-such-broker"), "%s", r.err);
+	run_free(&r);
+	r = RUN("wipeWritePerm", "--json", "-b", "no-such-broker", "-n", list);
+	cr_assert_eq(r.code, 4);
+	v = run_json(&r);
+	cr_assert_eq(json_integer_value(json_object_get(v, "exit")), 4);
+	cr_assert(json_is_false(json_object_get(json_array_get(json_object_get(v, "results"), 0), "changed")));
+	json_decref(v);
+	run_free(&r);
 }
 
-Test(admin, delete_topic)
+/* A fake broker: answers every request with code 0 and records the
+ * request codes and topics it got, on its own thread, for a bounded time. */
+#define FAKE_MAX_SEEN 16
+struct fake_broker {
+	int fd, port;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	int nseen;
+	int32_t codes[FAKE_MAX_SEEN];
+	char topics[FAKE_MAX_SEEN][64];
+	volatile int stop;
+};
+
+static void fake_broker_serve(struct fake_broker *fb, int c)
 {
+	uint8_t buf[65536];
+	size_t len = 0;
+	for (int idle = 0; idle < 100 && !fb->stop;) {
+		struct pollfd p = { .fd = c, .events = POLLIN };
+		if (poll(&p, 1, 100) <= 0) {
+			idle++;
+			continue;
+		}
+		ssize_t n = recv(c, buf + len, sizeof buf - len, 0);
+		if (n <= 0)
+			return;
+		len += (size_t)n;
+		size_t size;
+		while (remoting_frame_cut(buf, len, sizeof buf, &size) == 0) {
+			struct remoting_cmd req, rsp = { 0 };
+			struct buf out = BUF_INIT;
+			if (remoting_decode(buf, size, &req) == 0) {
+				pthread_mutex_lock(&fb->lock);
+				if (fb->nseen < FAKE_MAX_SEEN) {
+					const char *t = remoting_ext_get(&req, "topic");
+					fb->codes[fb->nseen] = req.code;
+					snprintf(fb->topics[fb->nseen], 64, "%s", t ? t : "");
+					fb->nseen++;
+				}
+				pthread_mutex_unlock(&fb->lock);
+				rsp.code = 0;
+				rsp.language = LANG_JAVA;
+				rsp.version = 479;
+				rsp.opaque = req.opaque;
+				rsp.flag = REMOTING_FLAG_RESPONSE;
+				rsp.serialize = REMOTING_JSON;
+				harness_encode(&rsp, &out);
+				(void)!send(c, out.data, out.len, MSG_NOSIGNAL);
+				buf_free(&out);
+				remoting_cmd_release(&req);
+			}
+			memmove(buf, buf + size, len - size);
+			len -= size;
+		}
+	}
+}
+
+static void *fake_broker_main(void *arg)
+{
+	struct fake_broker *fb = arg;
+	for (int rounds = 0; rounds < 600 && !fb->stop; rounds++) {
+		struct pollfd p = { .fd = fb->fd, .events = POLLIN };
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		int c = accept(fb->fd, NULL, NULL);
+		if (c < 0)
+			continue;
+		fake_broker_serve(fb, c);
+		close(c);
+	}
+	return NULL;
+}
+
+static void fake_broker_start(struct fake_broker *fb)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof a;
+	memset(fb, 0, sizeof *fb);
+	pthread_mutex_init(&fb->lock, NULL);
+	fb->fd = socket(AF_INET, SOCK_STREAM, 0);
+	cr_assert(fb->fd >= 0);
+	cr_assert_eq(bind(fb->fd, (struct sockaddr *)&a, sizeof a), 0);
+	cr_assert_eq(listen(fb->fd, 16), 0);
+	cr_assert_eq(getsockname(fb->fd, (struct sockaddr *)&a, &len), 0);
+	fb->port = ntohs(a.sin_port);
+	cr_assert_eq(pthread_create(&fb->thread, NULL, fake_broker_main, fb), 0);
+}
+
+static void fake_broker_stop(struct fake_broker *fb)
+{
+	fb->stop = 1;
+	pthread_join(fb->thread, NULL);
+	close(fb->fd);
+}
+
+Test(admin, delete_topic_on_the_masters_then_the_nameservers)
+{
+	struct fake_broker fb;
+	char master[32], slave[32];
+
+	fake_broker_start(&fb);
+	snprintf(master, sizeof master, "127.0.0.1:%d", fb.port);
+	/* a slave nobody listens for: deleteTopic must not go there */
+	snprintf(slave, sizeof slave, "127.0.0.1:%d", dead_port());
 	start(0, NULL);
-	reg_broker(0, "C1", "broker-a", "10.0.0.1:10911", 0, false, topic_a, 1);
-	struct run r = RUN("deleteTopic", "-t", "TopicA", "-c", "OtherCluster", "-n", addr_of(0));
-	cr_assert_eq(r.code, 0);
+	start(1, NULL);
+	for (int s = 0; s < 2; s++) {
+		reg_broker(s, "C1", "broker-a", master, 0, false, topic_a, 1);
+		reg_broker(s, "C1", "broker-a", slave, 1, false, topic_a, 1);
+	}
+	char both[80];
+	snprintf(both, sizeof both, "%s;%s", addr_of(0), addr_of(1));
+
+	struct run r = RUN("deleteTopic", "-t", "TopicA", "-c", "OtherCluster", "-n", both);
+	cr_assert_eq(r.code, 4, "an unknown cluster: %s%s", r.out, r.err);
+	cr_assert_not_null(strstr(r.err, "cluster OtherCluster: no such cluster"), "%s", r.err);
 	run_free(&r);
 	cr_assert_eq(route_perm(0, "TopicA"), 6, "another cluster's delete leaves it");
+	cr_assert_eq(fb.nseen, 0, "and sends nothing to the broker");
 
-	r = RUN("deleteTopic", "-t", "TopicA", "-c", "C1", "-n", addr_of(0));
-	cr_assert_eq(r.code, 0);
-	char want[100];
-	snprintf(want, sizeof want, "deleteTopic %s OK\n", addr_of(0));
+	r = RUN("deleteTopic", "-t", "TopicA", "-c", "C1", "-n", both);
+	cr_assert_eq(r.code, 0, "%s%s", r.out, r.err);
+	char want[300];
+	snprintf(want, sizeof want, "deleteTopic broker %s OK\ndeleteTopic %s OK\ndeleteTopic %s OK\n",
+		 master, addr_of(0), addr_of(1));
 	cr_assert_str_eq(r.out, want);
 	run_free(&r);
-	r = RUN("topicRoute", "-t", "TopicA", "-n", addr_of(0));
-	cr_assert_eq(r.code, 4, "gone after the delete");
+	pthread_mutex_lock(&fb.lock);
+	cr_assert_eq(fb.nseen, 1, "one DELETE_TOPIC_IN_BROKER to the master");
+	cr_assert_eq(fb.codes[0], 215);
+	cr_assert_str_eq(fb.topics[0], "TopicA");
+	pthread_mutex_unlock(&fb.lock);
+	for (int s = 0; s < 2; s++) {
+		r = RUN("topicRoute", "-t", "TopicA", "-n", addr_of(s));
+		cr_assert_eq(r.code, 4, "gone from server %d after the delete", s);
+		run_free(&r);
+	}
+
+	r = RUN("deleteTopic", "-t", "filler-broker-a", "-c", "C1", "--json", "-n", addr_of(0));
+	cr_assert_eq(r.code, 0, "%s%s", r.out, r.err);
+	json_t *v = run_json(&r);
+	cr_assert_eq(json_array_size(json_object_get(v, "brokers")), 1);
+	cr_assert_eq(json_array_size(json_object_get(v, "results")), 1);
+	cr_assert_eq(json_integer_value(json_object_get(v, "succeeded")), 2);
+	json_decref(v);
 	run_free(&r);
-	r = RUN("deleteTopic", "-t", "filler-broker-a", "-n", addr_of(0));
-	cr_assert_eq(r.code, 0);
+	r = RUN("deleteTopic", "-t", "T", "-n", addr_of(0));
+	cr_assert_eq(r.code, 2, "-c is required, as in mqadmin");
 	run_free(&r);
-	r = RUN("topicList", "-n", addr_of(0));
-	cr_assert_str_eq(r.out, "");
-	run_free(&r);
+	fake_broker_stop(&fb);
 }
 
 /* ---- clusterDiff ---- */
@@ -844,5 +1029,149 @@ Test(admin, usage_errors)
 	r = RUN("--help");
 	cr_assert_eq(r.code, 0);
 	cr_assert_not_null(strstr(r.out, "clusterDiff"));
+	run_free(&r);
+}
+
+Test(admin, version_of_both_binaries)
+{
+	struct run r = RUN("--version");
+	cr_assert_eq(r.code, 0);
+	cr_assert(strncmp(r.out, "rmqns-admin " RMQNS_VERSION " (", strlen("rmqns-admin " RMQNS_VERSION " (")) == 0,
+		  "%s", r.out);
+	cr_assert_not_null(strstr(r.out, " build, "), "the build type and compiler: %s", r.out);
+	run_free(&r);
+
+	char *out = NULL;
+	const char *args[] = { "--version", NULL };
+	int st = harness_run(args, T, &out);
+	cr_assert(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "rmqns --version: status %d", st);
+	cr_assert(out && strncmp(out, "rmqns " RMQNS_VERSION " (", strlen("rmqns " RMQNS_VERSION " (")) == 0,
+		  "%s", out ? out : "");
+	cr_assert_not_null(strstr(out, " build, "), "%s", out);
+	free(out);
+}
+
+Test(admin, subcommand_help)
+{
+	struct run r = RUN("deleteTopic", "-h");
+	cr_assert_eq(r.code, 0);
+	cr_assert(strncmp(r.out, "usage: rmqns-admin deleteTopic -t TOPIC -c CLUSTER", 50) == 0, "%s", r.out);
+	cr_assert_not_null(strstr(r.out, "DELETE_TOPIC_IN_BROKER"), "%s", r.out);
+	cr_assert_null(strstr(r.out, "getKvList"), "not the whole list: %s", r.out);
+	run_free(&r);
+	r = RUN("probe", "--help");
+	cr_assert_eq(r.code, 0);
+	cr_assert(strncmp(r.out, "usage: rmqns-admin probe", 24) == 0, "%s", r.out);
+	cr_assert_not_null(strstr(r.out, "--tls"), "the common options too: %s", r.out);
+	run_free(&r);
+}
+
+/* With --json every failure is a JSON document on stdout. */
+static void expect_json_error(struct run *r, int code, const char *needle)
+{
+	cr_assert_eq(r->code, code, "%s%s", r->out, r->err);
+	json_t *v = run_json(r);
+	cr_assert(json_is_false(json_object_get(v, "ok")), "%s", r->out);
+	cr_assert_eq(json_integer_value(json_object_get(v, "exit")), code, "%s", r->out);
+	cr_assert_not_null(strstr(json_string_value(json_object_get(v, "error")), needle), "%s", r->out);
+	json_decref(v);
+	run_free(r);
+}
+
+Test(admin, json_errors_are_json)
+{
+	start(0, NULL);
+	char dead[32];
+	snprintf(dead, sizeof dead, "127.0.0.1:%d", dead_port());
+	struct run r = RUN("topicRoute", "-t", "NoSuchTopic", "--json", "-n", addr_of(0));
+	expect_json_error(&r, 4, "code 17");
+	r = RUN("clusterList", "--json", "-n", dead);
+	expect_json_error(&r, 3, "connection refused");
+	r = RUN("topicRoute", "--json", "-n", addr_of(0));
+	expect_json_error(&r, 2, "topicRoute needs -t");
+	r = RUN("noSuchCommand", "--json");
+	expect_json_error(&r, 2, "unknown subcommand");
+	r = RUN("getKvConfig", "-s", "NS", "-k", "none", "--json", "-n", addr_of(0));
+	expect_json_error(&r, 4, "code 22");
+}
+
+/* ---- TLS ---- */
+
+/* A self-signed server certificate and a self-signed client certificate
+ * (the server trusts it directly), made with the openssl command. */
+static void make_certs(void)
+{
+	char *cmd = NULL;
+	cr_assert(asprintf(&cmd,
+			   "cd '%s' && { openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes "
+			   "-keyout srv.key -out srv.pem -days 2 -subj /CN=rmqns-admin-test && "
+			   "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes "
+			   "-keyout cli.key -out cli.pem -days 2 -subj /CN=rmqns-admin-client ; } >/dev/null 2>&1",
+			   dir) > 0);
+	int st = system(cmd);
+	free(cmd);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "cannot make the test certificates");
+}
+
+Test(admin, tls_against_an_enforcing_server)
+{
+	char cert[160], key[160], trust[160], srv_pem[128], cli_pem[128], cli_key[128];
+	make_certs();
+	snprintf(srv_pem, sizeof srv_pem, "%s/srv.pem", dir);
+	snprintf(cli_pem, sizeof cli_pem, "%s/cli.pem", dir);
+	snprintf(cli_key, sizeof cli_key, "%s/cli.key", dir);
+	snprintf(cert, sizeof cert, "--tls.server.certPath=%s", srv_pem);
+	snprintf(key, sizeof key, "--tls.server.keyPath=%s/srv.key", dir);
+	snprintf(trust, sizeof trust, "--tls.server.trustCertPath=%s", cli_pem);
+	const char *args[] = { "--tls.server.mode=enforcing", cert, key, trust,
+			       "--tls.server.need.client.auth=require", NULL };
+	start(0, args);
+
+	struct run r = RUN("clusterList", "-n", addr_of(0));
+	cr_assert_eq(r.code, 3, "plaintext is refused: %s%s", r.out, r.err);
+	cr_assert_not_null(strstr(r.err, "use --tls"), "%s", r.err);
+	run_free(&r);
+
+	r = RUN("clusterList", "--tls", "--tls-ca", srv_pem, "--tls-cert", cli_pem, "--tls-key", cli_key,
+		"-n", addr_of(0));
+	cr_assert_eq(r.code, 0, "%s%s", r.out, r.err);
+	cr_assert_not_null(strstr(r.out, "#Cluster Name"), "%s", r.out);
+	run_free(&r);
+
+	r = RUN("clusterList", "--tls", "--tls-ca", cli_pem, "--tls-cert", cli_pem, "--tls-key", cli_key,
+		"-n", addr_of(0));
+	cr_assert_eq(r.code, 3, "a server certificate the CA does not sign: %s%s", r.out, r.err);
+	cr_assert_not_null(strstr(r.err, "TLS handshake: server certificate"), "%s", r.err);
+	run_free(&r);
+
+	/* the Java client's property names */
+	char d_ca[160], d_cert[160], d_key[160];
+	snprintf(d_ca, sizeof d_ca, "tls.client.trustCertPath=%s", srv_pem);
+	snprintf(d_cert, sizeof d_cert, "tls.client.certPath=%s", cli_pem);
+	snprintf(d_key, sizeof d_key, "tls.client.keyPath=%s", cli_key);
+	r = RUN("updateKvConfig", "-s", "NS", "-k", "k", "-v", "v", "-D", "tls.enable=true", "-D", d_ca, "-D",
+		d_cert, "-D", d_key, "-n", addr_of(0));
+	cr_assert_eq(r.code, 0, "%s%s", r.out, r.err);
+	run_free(&r);
+
+	/* and tls.config.file */
+	char props[128], d_file[160];
+	snprintf(props, sizeof props, "%s/tls.properties", dir);
+	FILE *f = fopen(props, "w");
+	cr_assert_not_null(f);
+	fprintf(f, "tls.enable=true\n%s\n%s\n%s\ntls.server.mode=enforcing\n", d_ca, d_cert, d_key);
+	fclose(f);
+	snprintf(d_file, sizeof d_file, "-Dtls.config.file=%s", props);
+	r = RUN("getKvConfig", "-s", "NS", "-k", "k", d_file, "-n", addr_of(0));
+	cr_assert_eq(r.code, 0, "%s%s", r.out, r.err);
+	cr_assert_str_eq(r.out, "v\n");
+	run_free(&r);
+	r = RUN("probe", "--tls", "-n", addr_of(0));
+	cr_assert_eq(r.code, 3, "no client certificate for a server that requires one: %s", r.out);
+	cr_assert_not_null(strstr(r.out, "FAILED: "), "%s", r.out);
+	run_free(&r);
+	r = RUN("probe", "-Dtls.client.nonsense=1", "-n", addr_of(0));
+	cr_assert_eq(r.code, 2);
+	cr_assert_not_null(strstr(r.err, "not a TLS client setting"), "%s", r.err);
 	run_free(&r);
 }

@@ -3,7 +3,8 @@
  * register, churn and the storm leave the route path clean); queries for
  * topics nobody registered are counted as code 17. What the liveness
  * traffic wrote and what the mass disconnect removed is checked again on
- * the server with a client of the test's own. */
+ * the server with a client of the test's own; the disconnect plot draws
+ * every role's timeline. */
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -125,6 +126,78 @@ Test(bench_server, churn)
 	json_t *d = run(a);
 	bench_assert_clean(d, "churn");
 	json_decref(d);
+}
+
+static json_int_t jint(json_t *o, const char *k)
+{
+	return json_integer_value(json_object_get(o, k));
+}
+
+/* Many clients, each refreshing 10 seeded topics every 2 s, a tenth of them
+ * reconnecting per period, a small storm beside them: every connection
+ * opens, every refresh is answered in full, the server's RSS per
+ * connection is reported. */
+Test(bench_server, clients_refresh_with_churn_and_storm)
+{
+	char pid[16];
+	snprintf(pid, sizeof(pid), "%d", (int)srv.pid);
+	const char *a[] = { "clients", "-c", "2000", "--period-ms", "2000", "--churn", "0.1", "-d",
+			    "3s", "--connect-rate", "4000", "-b", "2", "-t", "20", "--source-addrs", "2",
+			    "--storm-brokers", "2", "--storm-topics", "500", "--server-pid", pid, NULL };
+	json_t *d = run(a);
+	bench_assert_clean(d, "clients");
+	json_t *c = json_object_get(d, "clients");
+	cr_assert_not_null(c);
+	cr_assert_eq(jint(c, "connections"), 2000);
+	cr_assert_eq(jint(c, "established"), 2000);
+	cr_assert_eq(jint(c, "failed"), 0);
+	cr_assert_eq(jint(c, "source_addresses"), 2);
+	/* the first refreshes spread over the first 2 s period: each connection
+	 * refreshed at least once in 3 s, some twice */
+	json_int_t refreshes = jint(c, "refreshes");
+	cr_assert(refreshes >= 2000 && refreshes <= 4400, "%lld refreshes", (long long)refreshes);
+	/* a refresh is 10 pipelined route queries, all answered */
+	json_t *route = json_object_get(json_object_get(d, "roles"), "route");
+	cr_assert_eq(jint(route, "ok"), 10 * refreshes);
+	cr_assert_eq(jint(route, "errors"), 0);
+	/* about a tenth of the refreshes ended in a reconnect */
+	json_int_t churned = jint(c, "churned");
+	cr_assert(churned > refreshes / 40 && churned < refreshes / 4, "%lld churned of %lld",
+		  (long long)churned, (long long)refreshes);
+	cr_assert_gt(jint(c, "reconnects"), 0);
+	cr_assert_leq(jint(c, "reconnects"), churned);
+	cr_assert_gt(json_number_value(json_object_get(c, "route_p99_us")), 0.0);
+	cr_assert_gt(json_number_value(json_object_get(c, "register_p99_us")), 0.0);
+	cr_assert_gt(jint(json_object_get(json_object_get(d, "roles"), "register_storm"), "ok"), 0);
+	/* the server holds memory for its connections */
+	cr_assert_gt(jint(c, "rss_kb_connected"), jint(c, "rss_kb_before"));
+	double per = json_number_value(json_object_get(c, "rss_bytes_per_connection"));
+	cr_assert(per > 0.0 && per < 1024.0 * 1024.0, "%f B per connection", per);
+	cr_assert_gt(json_number_value(json_object_get(c, "rss_bytes_per_connection_after")), 0.0);
+	json_decref(d);
+}
+
+/* A source address the machine does not have: no connection opens, the
+ * run says why and fails. */
+Test(bench_server, clients_from_a_foreign_source_fail)
+{
+	char addr[64];
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", srv.port);
+	char *argv[] = { RMQNS_BENCH_BIN, "clients", "-c", "20", "--period-ms", "500", "-d", "1s",
+			 "-b", "1", "-t", "10", "--source-addrs", "192.0.2.1", "-a", addr, "--json",
+			 "--quiet", NULL };
+	char *out = NULL;
+	int st = bench_run_capture(argv, 60000, &out);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 1, "a run with failed connections exits 1");
+	json_t *d = json_loads(out, 0, NULL);
+	cr_assert_not_null(d, "%s", out);
+	json_t *c = json_object_get(d, "clients");
+	cr_assert_eq(jint(c, "established"), 0);
+	cr_assert_eq(jint(c, "failed"), 20);
+	cr_assert_not_null(strstr(json_string_value(json_object_get(c, "failed_why")), "address"),
+			   "%s", json_string_value(json_object_get(c, "failed_why")));
+	json_decref(d);
+	free(out);
 }
 
 Test(bench_server, seed_with_server_figures)
@@ -273,6 +346,53 @@ Test(bench_server, mixed_storm_to_another_server)
 	int st = harness_stop(&other, SIGTERM, 10000, NULL);
 	harness_cleanup(&other);
 	cr_assert(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+/* The coordinate pairs of each <polyline> after `from` in an SVG text,
+ * into counts[] (at most max); the number of polylines. */
+static size_t svg_polyline_points(const char *svg, const char *from, size_t *counts, size_t max)
+{
+	const char *p = strstr(svg, from);
+	size_t n = 0;
+	while (p && (p = strstr(p, "<polyline")) != NULL && n < max) {
+		const char *pts = strstr(p, "points=\"");
+		cr_assert_not_null(pts);
+		pts += strlen("points=\"");
+		size_t pairs = 0;
+		for (const char *q = pts; *q && *q != '"'; q++)
+			if (*q == ',')
+				pairs++;
+		counts[n++] = pairs;
+		p = pts;
+	}
+	return n;
+}
+
+/* A run shorter than a second after the closes: route_before is one
+ * second, route_during and register_fresh a cut one. Each is a line. */
+Test(bench_server, disconnect_plot_draws_every_series)
+{
+	char dir[128], svg_path[200];
+	cr_assert_eq(harness_mkdtemp(dir, sizeof dir, "rmqns-plot"), 0);
+	snprintf(svg_path, sizeof svg_path, "%s/disconnect.svg", dir);
+	const char *a[] = { "disconnect", "-b", "3", "-t", "50", "-d", "30s", "--measure-for", "300ms",
+			    "--plot", svg_path, NULL };
+	json_t *d = run(a);
+	json_decref(d);
+	char *svg = harness_slurp(svg_path);
+	cr_assert_not_null(svg, "no plot written");
+	static const char *const roles[] = { "route_before", "route_during", "register_fresh" };
+	for (size_t i = 0; i < 3; i++)
+		cr_assert_not_null(strstr(svg, roles[i]), "%s is not in the legend", roles[i]);
+	size_t counts[8];
+	size_t n = svg_polyline_points(svg, "Latency by percentile", counts, 3);
+	cr_assert_eq(n, 3, "one latency line per role, not %zu", n);
+	n = svg_polyline_points(svg, "Answers per second", counts, 8);
+	cr_assert_eq(n, 3, "one throughput line per role, not %zu:\n%s", n, svg);
+	for (size_t i = 0; i < n; i++)
+		cr_assert_gt(counts[i], 1, "throughput line %zu (%s) has %zu point(s)", i, roles[i], counts[i]);
+	free(svg);
+	harness_rmdir(dir);
 }
 
 Test(bench_server, disconnect_removes_every_route)

@@ -225,6 +225,28 @@ Test(config_server, get_config_sorted_java_format)
 	free(file);
 }
 
+/* As Java writes every property of its configuration back, an update
+ * writes the effective configuration: a one-off --KEY=VALUE becomes part
+ * of the -c file (README, Configuration). */
+Test(config_server, update_writes_command_line_values_back)
+{
+	char *file = write_conf("n.conf", "enableTopicList=true\n");
+	char *kv = NULL;
+	cr_assert(asprintf(&kv, "--kvConfigPath=%s/kv.json", dir) > 0);
+	const char *args[] = { "-c", file, kv, "--orderMessageEnable=true", NULL };
+	cr_assert_eq(harness_start(&srv, args), 0, "the server did not start");
+	struct client *c = connect_or_fail();
+	expect_update(c, "enableTopicList=false\n", 0, NULL);
+	char *disk = harness_slurp(file);
+	cr_assert_not_null(strstr(disk, "\nenableTopicList=false\n"), "%s", disk);
+	cr_assert_not_null(strstr(disk, "\norderMessageEnable=true\n"), "the override is written: %s", disk);
+	cr_assert_not_null(strstr(disk, "\nlistenPort=0\n"), "the harness's --listenPort=0 too: %s", disk);
+	free(disk);
+	client_close(c);
+	free(kv);
+	free(file);
+}
+
 Test(config_server, update_round_trip_persists_with_bak)
 {
 	const char *original = "# my config\nlistenPort=19999\nmyOwnKey=old\n";
@@ -235,14 +257,18 @@ Test(config_server, update_round_trip_persists_with_bak)
 
 	start_with(file);
 	c = connect_or_fail();
-	expect_update(c, "enableTopicList=false\nlogLevel=debug\nmyOwnKey=new\nfooBar=1\nserverSocketBacklog=2048\n",
+	expect_update(c, "enableTopicList=false\nfooBar=1\n", 1, "unknown key: fooBar");
+	disk = harness_slurp(file);
+	cr_assert_str_eq(disk, original, "a refused update writes nothing");
+	free(disk);
+	expect_update(c, "enableTopicList=false\nlogLevel=debug\nmyOwnKey=new\nserverSocketBacklog=2048\n",
 		      0, NULL);
 	body = get_config(c, REMOTING_JSON);
 	cr_assert_not_null(strstr(body, "\nenableTopicList=false\n"));
 	cr_assert_not_null(strstr(body, "\nlogLevel=DEBUG\n"));
 	cr_assert_not_null(strstr(body, "\nmyOwnKey=new\n"));
 	cr_assert_not_null(strstr(body, "\nserverSocketBacklog=2048\n"), "restart-only values are shown");
-	cr_assert_null(strstr(body, "fooBar"), "unknown keys are dropped");
+	cr_assert_null(strstr(body, "fooBar"), "unknown keys are refused");
 	disk = harness_slurp(file);
 	cr_assert_str_eq(disk, body, "the -c file holds what GET shows");
 	free(disk);
@@ -343,7 +369,7 @@ Test(config_server, cve_2023_37582_sequence_creates_no_file_elsewhere)
 	snprintf(body, sizeof(body), "kvConfigPath=%s/evil.json\n", dir);
 	expect_update(c, body, 16, "black list");
 	snprintf(body, sizeof(body), "configStorePathName=%s/evil2.properties\n", dir);
-	expect_update(c, body, 0, NULL);
+	expect_update(c, body, 1, "unknown key: configStorePathName");
 	expect_update(c, "orderMessageEnable=true\n", 0, NULL);
 	expect_update(c, "orderMessageEnable=false\n", 0, NULL);
 	for (int i = 0; i < 2; i++) {

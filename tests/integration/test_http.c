@@ -36,6 +36,10 @@
 
 #define T HARNESS_IO_TIMEOUT_MS
 
+/* the labels of a request code: its number and its name */
+#define ROUTE_LABELS "code=\"105\",request=\"GET_ROUTEINFO_BY_TOPIC\""
+#define REGISTER_LABELS "code=\"103\",request=\"REGISTER_BROKER\""
+
 static struct harness_server srv;
 static int http_port_no;
 
@@ -281,14 +285,15 @@ Test(http, metrics_move_with_requests)
 	struct http_answer a = http_get("/metrics");
 	cr_assert_eq(a.status, 200);
 	cr_assert_not_null(strstr(a.raw, "Content-Type: text/plain; version=0.0.4"));
-	cr_assert_eq(metric(a.body, "rmqns_build_info{version=\"0.1.0\"}"), 1);
+	cr_assert_eq(metric(a.body, "rmqns_build_info{version=\"0.1.0\",build=\"" RMQNS_BUILD "\"}"),
+		     1);
 	cr_assert_not_null(strstr(a.body, "# TYPE rmqns_requests_total counter\n"));
 	cr_assert_not_null(strstr(a.body, "# TYPE rmqns_request_duration_seconds histogram\n"));
 	free(a.raw);
 
-	const char *miss = "rmqns_requests_total{code=\"105\",response=\"17\"}";
-	const char *hist = "rmqns_request_duration_seconds_count{code=\"105\"}";
-	const char *inf = "rmqns_request_duration_seconds_bucket{code=\"105\",le=\"+Inf\"}";
+	const char *miss = "rmqns_requests_total{" ROUTE_LABELS ",response=\"17\"}";
+	const char *hist = "rmqns_request_duration_seconds_count{" ROUTE_LABELS "}";
+	const char *inf = "rmqns_request_duration_seconds_bucket{" ROUTE_LABELS ",le=\"+Inf\"}";
 	double miss0 = scrape(miss), hist0 = scrape(hist);
 	double acc0 = scrape("rmqns_connections_accepted_total");
 	struct client *c = connect_or_fail();
@@ -314,7 +319,7 @@ Test(http, metrics_move_with_requests)
 	cr_assert_eq(scrape("rmqns_queue_entries"), 2);
 	/* the registrar times a mutation once it has run, its answer included */
 	cr_assert_geq(wait_metric_at_least("rmqns_registrar_apply_seconds_count", apply0 + 1), apply0 + 1);
-	cr_assert_eq(scrape("rmqns_requests_total{code=\"103\",response=\"0\"}"), 1);
+	cr_assert_eq(scrape("rmqns_requests_total{" REGISTER_LABELS ",response=\"0\"}"), 1);
 
 	/* the route cache: built once, then served from the bytes */
 	double built0 = scrape("rmqns_route_cache_lookups_total{result=\"built\"}");
@@ -324,7 +329,7 @@ Test(http, metrics_move_with_requests)
 	cr_assert_eq(scrape("rmqns_route_cache_lookups_total{result=\"built\"}"), built0 + 1);
 	cr_assert_eq(scrape("rmqns_route_cache_lookups_total{result=\"hit\"}"), hit0 + 1);
 	cr_assert_gt(scrape("rmqns_route_cache_bytes"), 0);
-	cr_assert_eq(scrape("rmqns_requests_total{code=\"105\",response=\"0\"}"), 2);
+	cr_assert_eq(scrape("rmqns_requests_total{" ROUTE_LABELS ",response=\"0\"}"), 2);
 
 	/* KV: one durable write per put */
 	double kv0 = scrape("rmqns_kv_writes_total");
@@ -346,6 +351,84 @@ Test(http, metrics_move_with_requests)
 	cr_assert_eq(wait_metric("rmqns_broker_removals_total{reason=\"connection_closed\"}", 1), 1);
 	cr_assert_eq(scrape("rmqns_brokers_live"), 0);
 	cr_assert_eq(scrape("rmqns_broker_removals_total{reason=\"expired\"}"), 0);
+	client_close(c);
+}
+
+/* Series of a family in a scrape. */
+static int series_count(const char *text, const char *family)
+{
+	size_t n = strlen(family);
+	int count = 0;
+	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		count += strncmp(p, family, n) == 0 && (p[n] == '{' || p[n] == ' ');
+	return count;
+}
+
+#define HB_AGE "rmqns_broker_heartbeat_age_seconds"
+#define HB_TIMEOUT "rmqns_broker_heartbeat_timeout_seconds"
+#define HB_LABELS(name, addr) \
+	"{cluster=\"HttpCluster\",broker=\"" name "\",id=\"0\",address=\"" addr "\"}"
+
+/* The request code's name beside its number (an unknown code keeps its
+ * number as the name); the process_* families with plausible values; one
+ * heartbeat-age series per live broker, gone with the broker. */
+Test(http, metrics_names_process_and_heartbeats)
+{
+	start(NULL);
+	struct client *c = connect_or_fail();
+	cr_assert_eq(simple_call(c, 777, NULL, 0), 3); /* no such code */
+	struct http_answer a = http_get("/metrics");
+	cr_assert_eq(a.status, 200);
+	cr_assert_eq(metric(a.body, "rmqns_requests_total{code=\"777\",request=\"777\",response=\"3\"}"),
+		     1, "%s", a.body);
+
+	/* process_*: what /proc says of the server, as client libraries name it */
+	cr_assert_not_null(strstr(a.body, "# TYPE process_cpu_seconds_total counter\n"));
+	double rss = metric(a.body, "process_resident_memory_bytes");
+	long vmrss_kb = harness_status_kb(&srv, "VmRSS");
+	cr_assert_gt(rss, 0);
+	cr_assert_gt(vmrss_kb, 0);
+	cr_assert(rss > vmrss_kb * 1024.0 / 4 && rss < vmrss_kb * 1024.0 * 4, "RSS %g, VmRSS %ld kB",
+		  rss, vmrss_kb);
+	cr_assert_gt(metric(a.body, "process_virtual_memory_bytes"), rss);
+	double fds = metric(a.body, "process_open_fds");
+	cr_assert_gt(fds, 3, "%g open fds", fds); /* stdio, epoll, listeners, our connection */
+	cr_assert_geq(metric(a.body, "process_max_fds"), fds);
+	cr_assert_geq(metric(a.body, "process_cpu_seconds_total"), 0);
+	double started = metric(a.body, "process_start_time_seconds");
+	double now = (double)time(NULL);
+	cr_assert(started > now - 300 && started <= now + 1, "started %f, now %f", started, now);
+	cr_assert_eq(series_count(a.body, HB_AGE), 0);
+	free(a.raw);
+
+	struct client *b1 = connect_or_fail(), *b2 = connect_or_fail();
+	register_broker(b1, "hb-one", "10.9.3.1:10911", "45000");
+	register_broker(b2, "hb-two", "10.9.3.2:10911", "60000");
+	a = http_get("/metrics");
+	cr_assert_eq(series_count(a.body, HB_AGE), 2, "%s", a.body);
+	cr_assert_eq(series_count(a.body, HB_TIMEOUT), 2, "%s", a.body);
+	double age = metric(a.body, HB_AGE HB_LABELS("hb-one", "10.9.3.1:10911"));
+	cr_assert(age >= 0 && age < 45, "age %g\n%s", age, a.body);
+	cr_assert_eq(metric(a.body, HB_TIMEOUT HB_LABELS("hb-one", "10.9.3.1:10911")), 45);
+	cr_assert_eq(metric(a.body, HB_TIMEOUT HB_LABELS("hb-two", "10.9.3.2:10911")), 60);
+	free(a.raw);
+
+	/* the age grows without heartbeats */
+	sleep_ms(1200);
+	cr_assert_geq(scrape(HB_AGE HB_LABELS("hb-one", "10.9.3.1:10911")), 1.0);
+
+	struct remoting_ext_field un[] = { { "clusterName", "HttpCluster" },
+					   { "brokerAddr", "10.9.3.1:10911" },
+					   { "brokerName", "hb-one" }, { "brokerId", "0" } };
+	cr_assert_eq(simple_call(b1, 104, un, 4), 0);
+	client_close(b2);
+	cr_assert_eq(wait_metric("rmqns_brokers_live", 0), 0);
+	a = http_get("/metrics");
+	cr_assert_eq(series_count(a.body, HB_AGE), 0, "%s", a.body);
+	cr_assert_eq(series_count(a.body, HB_TIMEOUT), 0, "%s", a.body);
+	cr_assert_not_null(strstr(a.body, "# TYPE " HB_AGE " gauge\n"));
+	free(a.raw);
+	client_close(b1);
 	client_close(c);
 }
 
@@ -399,7 +482,7 @@ Test(http, metrics_count_busy_answers)
 	buf_free(&frames);
 	cr_assert_gt(busy, 0, "no burst overflowed a one-slot lane");
 	cr_assert_eq(scrape("rmqns_system_busy_total{lane=\"route\"}"), (double)busy);
-	cr_assert_eq(scrape("rmqns_requests_total{code=\"105\",response=\"2\"}"), (double)busy);
+	cr_assert_eq(scrape("rmqns_requests_total{" ROUTE_LABELS ",response=\"2\"}"), (double)busy);
 	cr_assert_eq(scrape("rmqns_system_busy_total{lane=\"default\"}"), 0);
 	cr_assert_eq(scrape("rmqns_lane_queue_capacity"), 1);
 	client_close(c);
@@ -566,7 +649,7 @@ Test(http, brokers_lists_live_brokers)
 	cr_assert_str_eq(json_string_value(json_object_get(b, "cluster")), "HttpCluster");
 	cr_assert_str_eq(json_string_value(json_object_get(b, "brokerName")), "bk");
 	cr_assert_eq(json_integer_value(json_object_get(b, "brokerId")), 0);
-	cr_assert_str_eq(json_string_value(json_object_get(b, "role")), "MASTER");
+	cr_assert_str_eq(json_string_value(json_object_get(b, "role")), "master");
 	cr_assert_str_eq(json_string_value(json_object_get(b, "address")), "10.9.2.1:10911");
 	cr_assert_eq(json_integer_value(json_object_get(b, "heartbeatTimeoutMillis")), 45000);
 	cr_assert_eq(json_integer_value(json_object_get(b, "topicCount")), 2);

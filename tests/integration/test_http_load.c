@@ -18,6 +18,11 @@
 #include "harness.h"
 #include "rmqns/buf.h"
 
+/* the labels of a request code: its number and its name */
+#define ROUTE_LABELS "code=\"105\",request=\"GET_ROUTEINFO_BY_TOPIC\""
+#define REGISTER_LABELS "code=\"103\",request=\"REGISTER_BROKER\""
+#define HEARTBEAT_LABELS "code=\"904\",request=\"BROKER_HEARTBEAT\""
+
 #define T HARNESS_IO_TIMEOUT_MS
 #define QUERY_THREADS 3
 #define QUERIES 1500
@@ -176,8 +181,8 @@ static int test_scrape_under_load(struct harness_server *s)
 	/* exact counts once everything has been answered */
 	char *m = NULL;
 	HARNESS_CHECK(harness_http_get(port, "/metrics", &m) == 200, "final scrape");
-	double q = sample(m, "rmqns_requests_total{code=\"105\",response=\"17\"}");
-	double reg = sample(m, "rmqns_requests_total{code=\"103\",response=\"0\"}");
+	double q = sample(m, "rmqns_requests_total{" ROUTE_LABELS ",response=\"17\"}");
+	double reg = sample(m, "rmqns_requests_total{" REGISTER_LABELS ",response=\"0\"}");
 	double live = sample(m, "rmqns_brokers_live");
 	free(m);
 	HARNESS_CHECK(q == QUERY_THREADS * QUERIES, "route misses %g, sent %d", q,
@@ -195,7 +200,7 @@ static int test_scrape_under_load(struct harness_server *s)
 	/* one-way heartbeats are counted as they are handled */
 	for (int i = 0; i < 100; i++) {
 		HARNESS_CHECK(harness_http_get(port, "/metrics", &m) == 200, "scrape");
-		double hb = sample(m, "rmqns_requests_total{code=\"904\",response=\"0\"}");
+		double hb = sample(m, "rmqns_requests_total{" HEARTBEAT_LABELS ",response=\"0\"}");
 		free(m);
 		if (hb == HEARTBEATS)
 			return 0;

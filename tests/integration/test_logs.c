@@ -1,8 +1,13 @@
 /* The log lines an operator greps for: one INFO (or WARN) line per broker
  * registered, data version changed, broker removed with its reason, topic
  * deleted, write permission changed, KV change and config update, with the
- * fields needed to act on it; heartbeats that change nothing stay out. */
+ * fields needed to act on it; heartbeats that change nothing stay out.
+ * The line's form: the version first, ISO 8601 times with the offset,
+ * thread names (never a number), the boot line once; JSON lines in a
+ * logFile, and that file reopened on SIGHUP after a rotation. */
 #include <criterion/criterion.h>
+#include <jansson.h>
+#include <regex.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -117,4 +122,119 @@ Test(logs, every_change_an_operator_acts_on_has_its_line)
 	int st = harness_stop(&srv, SIGTERM, 10000, NULL);
 	cr_assert(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "unclean stop: %d", st);
 	harness_cleanup(&srv);
+}
+
+/* Every line starts with an ISO 8601 time (milliseconds, the zone's
+ * offset), a level and a thread name; the first names the version and
+ * build; a WARN about the options (logged before any thread was started)
+ * is main's; the boot line is on stdout, not repeated in the log. */
+Test(logs, lines_start_with_iso_time_level_and_thread_name)
+{
+	const char *args[] = { "--serverCallbackExecutorThreads=4", NULL }; /* accepted, no effect: a WARN */
+	cr_assert_eq(harness_start(&srv, args), 0);
+	expect_log("serverCallbackExecutorThreads");
+	char *log = harness_read_log(&srv);
+	cr_assert_not_null(log);
+	regex_t re;
+	cr_assert_eq(regcomp(&re,
+			     "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}[+-][0-9]{2}:[0-9]{2} "
+			     "(DEBUG|INFO |WARN |ERROR) \\[[a-z][a-z0-9-]*\\] ",
+			     REG_EXTENDED | REG_NEWLINE),
+		     0);
+	int lines = 0;
+	for (char *line = log; *line; line = strchr(line, '\n') + 1, lines++) {
+		cr_expect_eq(regexec(&re, line, 0, NULL, 0), 0, "line: %.*s", (int)strcspn(line, "\n"), line);
+		cr_assert_not_null(strchr(line, '\n'));
+	}
+	regfree(&re);
+	cr_expect_gt(lines, 3);
+	cr_expect_not_null(strstr(log, " INFO  [main] rmqns 0.1.0 (build " RMQNS_BUILD ") starting, pid "),
+			   "%s", log);
+	cr_expect_lt(strstr(log, "rmqns 0.1.0 (build"), strchr(log, '\n'), "not the first line:\n%s", log);
+	cr_expect_not_null(strstr(log, " WARN  [main] option serverCallbackExecutorThreads=4 is accepted"), "%s", log);
+	cr_expect_null(strstr(log, "boot success"), "the boot line is in the log:\n%s", log);
+	free(log);
+	char *out = harness_slurp(srv.out_path);
+	cr_assert_not_null(out);
+	cr_expect_not_null(strstr(out, "The Name Server boot success."), "%s", out);
+	free(out);
+	int st = harness_stop(&srv, SIGTERM, 10000, NULL);
+	cr_assert(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "unclean stop: %d", st);
+	harness_cleanup(&srv);
+}
+
+/* Each line of the file is one JSON object with the text line's fields. */
+static int expect_json_lines(const char *path)
+{
+	char *text = harness_slurp(path);
+	cr_assert_not_null(text, "cannot read %s", path);
+	int n = 0;
+	for (char *line = text; *line; line = strchr(line, '\n') + 1, n++) {
+		cr_assert_not_null(strchr(line, '\n'), "a cut line: %s", line);
+		json_error_t e;
+		json_t *o = json_loadb(line, strcspn(line, "\n"), 0, &e);
+		cr_assert_not_null(o, "%s: %.*s", e.text, (int)strcspn(line, "\n"), line);
+		cr_expect_eq(json_object_size(o), 4, "%.*s", (int)strcspn(line, "\n"), line);
+		const char *t = json_string_value(json_object_get(o, "time"));
+		cr_expect(t && strlen(t) == 29 && t[10] == 'T' && (t[23] == '+' || t[23] == '-'),
+			  "time %s", t ? t : "(none)");
+		cr_expect(json_is_string(json_object_get(o, "level")) &&
+				  json_is_string(json_object_get(o, "thread")) &&
+				  json_is_string(json_object_get(o, "message")),
+			  "%.*s", (int)strcspn(line, "\n"), line);
+		json_decref(o);
+	}
+	free(text);
+	return n;
+}
+
+/* logFormat=json into a logFile; logrotate renames the file and sends
+ * SIGHUP: the next lines go to a new file at the same path. */
+Test(logs, json_lines_in_a_file_reopened_on_sighup)
+{
+	char dir[256], arg[400];
+	cr_assert_eq(harness_mkdtemp(dir, sizeof dir, "rmqns-logfile"), 0);
+	char *path = harness_path_in(dir, "namesrv.log"), *moved = harness_path_in(dir, "namesrv.log.1");
+	cr_assert(path && moved);
+	snprintf(arg, sizeof arg, "--logFile=%s", path);
+	const char *args[] = { "--logFormat=json", arg, NULL };
+	cr_assert_eq(harness_start(&srv, args), 0);
+	struct client *c = harness_connect(&srv);
+	cr_assert(c);
+	reg(c, "lf-before", "10.8.1.1:10911", 1, "60000");
+	cr_assert(harness_wait_file(path, "name lf-before", T), "no registration line in the file");
+	char *head = harness_slurp(path);
+	cr_assert_not_null(head);
+	cr_expect_eq(strncmp(head, "{\"time\":\"", 9), 0, "%s", head);
+	cr_expect_not_null(strstr(head, "\"thread\":\"main\",\"message\":\"rmqns 0.1.0 (build"), "%s",
+			   head);
+	cr_expect_lt(strstr(head, "rmqns 0.1.0 (build"), strchr(head, '\n'), "not the first line:\n%s",
+		     head);
+	free(head);
+
+	cr_assert_eq(rename(path, moved), 0);
+	cr_assert_eq(kill(srv.pid, SIGHUP), 0);
+	cr_assert(harness_wait_file(path, "SIGHUP", T), "no new file after SIGHUP");
+	reg(c, "lf-after", "10.8.1.2:10911", 1, "60000");
+	cr_assert(harness_wait_file(path, "name lf-after", T),
+		  "the registration after SIGHUP is not in the new file");
+	char *old = harness_slurp(moved);
+	cr_assert_not_null(old);
+	cr_expect_not_null(strstr(old, "name lf-before"));
+	cr_expect_null(strstr(old, "lf-after"), "%s", old);
+	free(old);
+	cr_expect_gt(expect_json_lines(moved), 3);
+	cr_expect_geq(expect_json_lines(path), 2);
+	/* nothing on stderr but what comes before the options are read */
+	char *err = harness_read_log(&srv);
+	cr_expect(err && !strstr(err, "lf-before"), "%s", err ? err : "");
+	free(err);
+
+	client_close(c);
+	int st = harness_stop(&srv, SIGTERM, 10000, NULL);
+	cr_assert(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "unclean stop: %d", st);
+	harness_cleanup(&srv);
+	harness_rmdir(dir);
+	free(path);
+	free(moved);
 }

@@ -114,33 +114,76 @@ struct tu_reg {
 	"\"dirty\":false,\"epoch\":1700000000000,\"scope\":\"__global__\",\"topic\":\"S\","         \
 	"\"totalQueues\":2}}}}"
 
-static inline int tu_register(struct route_db *db, const struct tu_reg *r, const char *body, uint64_t now,
-			      struct route_reg_result *res)
+static inline void tu_reg_fill(struct route_broker_reg *reg, const struct tu_reg *r, const char *body)
+{
+	memset(reg, 0, sizeof(*reg));
+	reg->cluster = r->cluster ? r->cluster : "DefaultCluster";
+	reg->name = r->name;
+	reg->addr = r->addr;
+	reg->ha_addr = r->ha;
+	reg->id = r->id;
+	reg->new_style = r->new_style;
+	reg->acting_master = r->acting;
+	reg->zone = r->zone;
+	reg->timeout_ms = r->timeout;
+	reg->conn_id = r->conn;
+	reg->delete_missing_topics = r->delete_missing;
+	/* the body's identity, as the REGISTER_BROKER handler gives it */
+	reg->body_id.bytes = (const uint8_t *)body;
+	reg->body_id.len = body ? strlen(body) : 0;
+	reg->body_id.version = 441;
+	reg->body_id.max_bytes = REGBODY_DEFAULT_MAX_BYTES;
+	regbody_fingerprint(reg->body_id.bytes, reg->body_id.len, &reg->body_id.crc, &reg->body_id.hash);
+}
+
+/* Decodes `body` into rb and applies it with reg. */
+static inline int tu_apply_decoded(struct route_db *db, struct route_broker_reg *reg, const char *body,
+				   uint64_t now, struct route_reg_result *res)
 {
 	struct regbody rb;
 	char why[128];
-	struct route_broker_reg reg;
-	struct route_reg_result tmp;
 	int rc = regbody_decode((const uint8_t *)body, body ? strlen(body) : 0, false, 441, 0, &rb, why,
 				sizeof(why));
 	cr_assert_eq(rc, 0, "body does not decode: %s", why);
-	memset(&reg, 0, sizeof(reg));
-	reg.cluster = r->cluster ? r->cluster : "DefaultCluster";
-	reg.name = r->name;
-	reg.addr = r->addr;
-	reg.ha_addr = r->ha;
-	reg.id = r->id;
-	reg.new_style = r->new_style;
-	reg.acting_master = r->acting;
-	reg.zone = r->zone;
-	reg.timeout_ms = r->timeout;
-	reg.conn_id = r->conn;
-	reg.delete_missing_topics = r->delete_missing;
-	reg.body = &rb;
-	rc = route_apply_register(db, &reg, now, res ? res : &tmp);
+	reg->body = &rb;
+	rc = route_apply_register(db, reg, now, res);
+	regbody_free(&rb);
+	reg->body = NULL;
+	return rc;
+}
+
+static inline int tu_register(struct route_db *db, const struct tu_reg *r, const char *body, uint64_t now,
+			      struct route_reg_result *res)
+{
+	struct route_broker_reg reg;
+	struct route_reg_result tmp;
+	tu_reg_fill(&reg, r, body);
+	int rc = tu_apply_decoded(db, &reg, body, now, res ? res : &tmp);
 	if (!res)
 		route_reg_result_free(&tmp);
-	regbody_free(&rb);
+	return rc;
+}
+
+/* As the REGISTER_BROKER handler registers: a body identical to the
+ * broker's last on this connection goes undecoded (*undecoded = true when
+ * the registrar took it so); otherwise, or when the registrar finds that
+ * no longer holds, it is decoded and applied in full. */
+static inline int tu_register_as_handler(struct route_db *db, const struct tu_reg *r, const char *body,
+					 uint64_t now, bool *undecoded)
+{
+	struct route_broker_reg reg;
+	struct route_reg_result res;
+	int rc = RMQNS_ENOTFOUND;
+	tu_reg_fill(&reg, r, body);
+	route_read_lock();
+	bool same = route_body_is_last(db, reg.cluster, reg.addr, reg.conn_id, &reg.body_id);
+	route_read_unlock();
+	if (same)
+		rc = route_apply_register(db, &reg, now, &res);
+	*undecoded = rc != RMQNS_ENOTFOUND;
+	if (rc == RMQNS_ENOTFOUND)
+		rc = tu_apply_decoded(db, &reg, body, now, &res);
+	route_reg_result_free(&res);
 	return rc;
 }
 

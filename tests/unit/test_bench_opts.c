@@ -1,6 +1,7 @@
 /* rmqns-bench command line and /proc readers. */
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
@@ -220,6 +221,110 @@ Test(bench_opts, liveness_options)
 	cr_assert_neq(parse(&o, err, "register", "--kv-interval", "10ms", NULL), 0);
 }
 
+Test(bench_opts, clients_defaults)
+{
+	struct bench_opts o;
+	char err[256];
+	cr_assert_eq(parse(&o, err, "clients", NULL), 0, "%s", err);
+	cr_assert_eq(o.scenario, SC_CLIENTS);
+	cr_assert_str_eq(opts_scenario_name(o.scenario), "clients");
+	cr_assert_eq(o.conns, 1000);
+	/* a RocketMQ client's poll interval, 10 topics in one pipelined refresh */
+	cr_assert_eq(o.period_ns, 30000000000ull);
+	cr_assert_eq(o.topics_per_client, 10);
+	cr_assert_eq(o.depth, 10);
+	cr_assert_float_eq(o.jitter, 0.1, 1e-12);
+	cr_assert_float_eq(o.churn, 0.0, 1e-12);
+	cr_assert_eq(o.connect_rate, 5000);
+	/* two periods once the connections are open */
+	cr_assert_eq(o.duration_ns, 60000000000ull);
+	cr_assert(!o.storm_given, "no storm unless asked for");
+	/* a loopback target: one source address per 5,000 connections, from 127.0.0.2 */
+	cr_assert_eq(o.nsources, 1);
+	cr_assert_eq(o.sources[0], 0x7f000002u);
+	cr_assert_eq(parse(&o, err, "clients", "--connections", "50k", NULL), 0, "%s", err);
+	cr_assert_eq(o.conns, 50000);
+	cr_assert_eq(o.nsources, 10);
+	cr_assert_eq(o.sources[9], 0x7f00000bu);
+	cr_assert_eq(parse(&o, err, "clients", "-c", "100001", NULL), 0, "%s", err);
+	cr_assert_eq(o.nsources, 21);
+	/* not a loopback address: the kernel picks */
+	cr_assert_eq(parse(&o, err, "clients", "-a", "10.1.2.3:9876", NULL), 0, "%s", err);
+	cr_assert_eq(o.nsources, 0);
+	/* the period sets the default duration; -d wins */
+	cr_assert_eq(parse(&o, err, "clients", "--period-ms", "2000", NULL), 0, "%s", err);
+	cr_assert_eq(o.period_ns, 2000000000ull);
+	cr_assert_eq(o.duration_ns, 4000000000ull);
+	cr_assert_eq(parse(&o, err, "clients", "--period-ms", "2000", "-d", "3s", NULL), 0, "%s", err);
+	cr_assert_eq(o.duration_ns, 3000000000ull);
+}
+
+Test(bench_opts, clients_options)
+{
+	struct bench_opts o;
+	char err[256];
+	cr_assert_eq(parse(&o, err, "clients", "-c", "2000", "--period-ms", "500", "--jitter", "0.25",
+			   "--topics-per-client", "3", "--churn", "0.05", "--connect-rate", "800",
+			   "--source-addrs", "127.0.0.7,127.0.0.9", "--threads", "2", "--server-pid", "77",
+			   "--storm-topics", "500", NULL), 0, "%s", err);
+	cr_assert_eq(o.conns, 2000);
+	cr_assert_eq(o.period_ns, 500000000ull);
+	cr_assert_float_eq(o.jitter, 0.25, 1e-12);
+	cr_assert_eq(o.topics_per_client, 3);
+	cr_assert_eq(o.depth, 3, "a refresh's requests are in flight together");
+	cr_assert_float_eq(o.churn, 0.05, 1e-12);
+	cr_assert_eq(o.connect_rate, 800);
+	cr_assert_eq(o.nsources, 2);
+	cr_assert_eq(o.sources[0], 0x7f000007u);
+	cr_assert_eq(o.sources[1], 0x7f000009u);
+	cr_assert_eq(o.threads, 2);
+	cr_assert_eq(o.pid, 77, "--server-pid is --pid");
+	/* one storm option is enough; the other keeps its default */
+	cr_assert(o.storm_given);
+	cr_assert_eq(o.storm_topics, 500);
+	cr_assert_eq(o.storm_brokers, 4);
+	/* a count of sources from 127.0.0.2; 0 for none */
+	cr_assert_eq(parse(&o, err, "clients", "--source-addrs", "4", NULL), 0, "%s", err);
+	cr_assert_eq(o.nsources, 4);
+	cr_assert_eq(o.sources[3], 0x7f000005u);
+	cr_assert_eq(parse(&o, err, "clients", "-c", "60k", "--source-addrs", "0", NULL), 0, "%s", err);
+	cr_assert_eq(o.nsources, 0);
+	/* the storm options keep meaning nothing new to mixed */
+	cr_assert_eq(parse(&o, err, "mixed", "--storm-brokers", "2", NULL), 0, "%s", err);
+	cr_assert(!o.storm_given);
+}
+
+Test(bench_opts, clients_refusals)
+{
+	struct bench_opts o;
+	char err[256];
+	cr_assert_neq(parse(&o, err, "clients", "--jitter", "1.5", NULL), 0);
+	cr_assert_neq(parse(&o, err, "clients", "--jitter", "-0.1", NULL), 0);
+	cr_assert_neq(parse(&o, err, "clients", "--churn", "x", NULL), 0);
+	cr_assert_neq(parse(&o, err, "clients", "--churn", "2", NULL), 0);
+	cr_assert_neq(parse(&o, err, "clients", "--period-ms", "5", NULL), 0);
+	cr_assert_neq(parse(&o, err, "clients", "--period-ms", "1.5", NULL), 0);
+	cr_assert_neq(parse(&o, err, "clients", "--topics-per-client", "0", NULL), 0);
+	cr_assert_neq(parse(&o, err, "clients", "--topics-per-client", "1001", NULL), 0);
+	cr_assert_neq(parse(&o, err, "clients", "--connect-rate", "0", NULL), 0);
+	cr_assert_neq(parse(&o, err, "clients", "--source-addrs", "127.0.0.2,", NULL), 0);
+	cr_assert_neq(parse(&o, err, "clients", "--source-addrs", "127.0.0.300", NULL), 0);
+	cr_assert_neq(parse(&o, err, "clients", "--source-addrs", "65", NULL), 0);
+	cr_assert_neq(parse(&o, err, "clients", "--source-addrs", "::1", NULL), 0);
+	cr_assert_neq(parse(&o, err, "clients", "-a", "[::1]:9876", "--source-addrs", "2", NULL), 0);
+	cr_assert_not_null(strstr(err, "IPv4"));
+	/* an IPv6 target without sources is fine */
+	cr_assert_eq(parse(&o, err, "clients", "-a", "[::1]:9876", NULL), 0, "%s", err);
+	cr_assert_eq(o.nsources, 0);
+	cr_assert_neq(parse(&o, err, "clients", "-n", "1000", NULL), 0);
+	cr_assert_not_null(strstr(err, "--duration"));
+	cr_assert_neq(parse(&o, err, "clients", "-r", "1000", NULL), 0);
+	cr_assert_neq(parse(&o, err, "route", "--period-ms", "1000", NULL), 0);
+	cr_assert_not_null(strstr(err, "clients only"));
+	cr_assert_neq(parse(&o, err, "mixed", "--churn", "0.1", NULL), 0);
+	cr_assert_neq(parse(&o, err, "route", "--source-addrs", "2", NULL), 0);
+}
+
 Test(bench_opts, ratio_and_help)
 {
 	struct bench_opts o;
@@ -249,7 +354,9 @@ Test(bench_opts, ratio_and_help)
 		"--broker-prefix", "--topic-prefix", "--broker-port", "--storm-brokers",
 		"--storm-topics", "--storm-addr", "--no-idle", "--pid", "--json", "--plot", "--floor", "--progress",
 		"--quiet", "--exec", "--runs", "--help", "--heartbeats", "--heartbeat-interval",
-		"--kv-interval", "--poll-interval", "disconnect" };
+		"--kv-interval", "--poll-interval", "disconnect", "clients", "--connections",
+		"--period-ms", "--jitter", "--topics-per-client", "--churn", "--connect-rate",
+		"--source-addrs", "--server-pid" };
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		cr_assert_not_null(strstr(text, names[i]), "usage lacks %s", names[i]);
 	free(text);
@@ -278,6 +385,26 @@ Test(bench_procstat, parses_stat_and_status)
 	cr_assert_eq(procstat_read(getpid(), &ps), 0);
 	cr_assert_gt(ps.rss_kb, 0);
 	cr_assert_geq(ps.threads, 1);
+}
+
+Test(bench_procstat, parses_the_descriptor_limit)
+{
+	const char *limits =
+		"Limit                     Soft Limit           Hard Limit           Units     \n"
+		"Max cpu time              unlimited            unlimited            seconds   \n"
+		"Max open files            20000                200000               files     \n";
+	uint64_t soft = 0;
+	cr_assert_eq(procstat_parse_nofile(limits, &soft), 0);
+	cr_assert_eq(soft, 20000);
+	cr_assert_eq(procstat_parse_nofile("Max open files            unlimited            unlimited  files\n",
+					   &soft), 0);
+	cr_assert_eq(soft, UINT64_MAX);
+	cr_assert_neq(procstat_parse_nofile("Max cpu time   unlimited\n", &soft), 0);
+	/* this very process: what getrlimit says */
+	struct rlimit rl;
+	cr_assert_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	cr_assert_eq(procstat_read_nofile(getpid(), &soft), 0);
+	cr_assert_eq(soft, rl.rlim_cur == RLIM_INFINITY ? UINT64_MAX : (uint64_t)rl.rlim_cur);
 }
 
 Test(bench_opts, acl_credentials)

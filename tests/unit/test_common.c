@@ -1,18 +1,27 @@
 /* Unit tests of src/common: buffers, error texts, logging, yielding and
  * the usable CPU count. */
 #include <criterion/criterion.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <regex.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "rmqns/buf.h"
 #include "rmqns/cpus.h"
+#include "rmqns/crc.h"
 #include "rmqns/err.h"
+#include "rmqns/fairq.h"
 #include "rmqns/javahash.h"
 #include "rmqns/log.h"
+#include "rmqns/metrics.h"
+#include "rmqns/remoting.h"
 #include "rmqns/yield.h"
 
 /* ---- buf ---- */
@@ -160,15 +169,23 @@ Test(log, levels_names_and_file)
 	char *s = read_all(path);
 	cr_expect_null(strstr(s, "hidden"));
 	cr_expect_null(strstr(s, "stderr"));
-	cr_expect_not_null(strstr(s, "WARN  [unit-thread-wit] shown 3\n"), "%s", s);
+	cr_expect_not_null(strstr(s, " WARN  [unit-thread-wit] shown 3\n"), "%s", s);
 	cr_expect_not_null(strstr(s, "ERROR [unit-thread-wit] shown four\n"), "%s", s);
 	cr_expect_not_null(strstr(s, "DEBUG [unit-thread-wit] shown 5\n"), "%s", s);
 	int lines = 0;
 	for (char *p = s; *p; p++)
 		lines += *p == '\n';
 	cr_expect_eq(lines, 3);
-	/* "YYYY-MM-DD HH:MM:SS.mmm " starts every line. */
-	cr_expect(s[4] == '-' && s[7] == '-' && s[10] == ' ' && s[13] == ':' && s[19] == '.');
+	/* ISO 8601 with milliseconds and the offset starts every line */
+	regex_t re;
+	cr_assert_eq(regcomp(&re,
+			     "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}"
+			     "[+-][0-9]{2}:[0-9]{2} (WARN |ERROR|DEBUG) \\[unit-thread-wit\\] shown",
+			     REG_EXTENDED | REG_NEWLINE),
+		     0);
+	for (char *line = s; *line; line = strchr(line, '\n') + 1)
+		cr_expect_eq(regexec(&re, line, 0, NULL, 0), 0, "line: %s", line);
+	regfree(&re);
 	free(s);
 	unlink(path);
 }
@@ -255,6 +272,170 @@ Test(log, warn_limited_is_per_call_site)
 	cr_expect_null(strstr(s, "site a 10"), "%s", s);
 	free(s);
 	unlink(path);
+}
+
+/* The offset is the local zone's at that moment, written +HH:MM. */
+Test(log, iso_8601_time_with_the_zone_offset)
+{
+	char out[64];
+	const char *tz = getenv("TZ");
+	char *saved = tz ? strdup(tz) : NULL;
+	struct timespec ts = { .tv_sec = 1700000000, .tv_nsec = 123999999 };
+
+	setenv("TZ", "UTC0", 1);
+	tzset();
+	log_format_time(out, sizeof out, &ts);
+	cr_expect_str_eq(out, "2023-11-14T22:13:20.123+00:00");
+	setenv("TZ", "<+0530>-5:30", 1); /* POSIX signs are reversed: UTC+05:30 */
+	tzset();
+	log_format_time(out, sizeof out, &ts);
+	cr_expect_str_eq(out, "2023-11-15T03:43:20.123+05:30");
+	setenv("TZ", "<-0330>3:30", 1);
+	tzset();
+	log_format_time(out, sizeof out, &ts);
+	cr_expect_str_eq(out, "2023-11-14T18:43:20.123-03:30");
+	if (saved)
+		setenv("TZ", saved, 1);
+	else
+		unsetenv("TZ");
+	tzset();
+	free(saved);
+}
+
+/* One JSON object per line, with the text line's fields; what a message
+ * holds (quotes, control bytes, bytes that are not UTF-8) cannot break
+ * the line or the object. */
+Test(log, json_lines_parse_and_carry_the_text_fields)
+{
+	char path[128];
+	temp_path(path, sizeof(path));
+	cr_assert_eq(log_set_file(path), 0);
+	log_set_thread_name("json-thread");
+	log_info("plain %d", 1);
+	log_set_format(LOG_JSON);
+	log_info("plain %d", 1);
+	log_warn("quote \" back \\ newline \n tab \t bell \a bad \xff end");
+	struct log_limit lim = LOG_LIMIT_INIT(1, 60000);
+	log_write_limited(&lim, LOG_ERROR, "limited");
+	log_write_limited(&lim, LOG_ERROR, "limited");
+	log_set_format(LOG_TEXT);
+	cr_assert_eq(log_set_file(NULL), 0);
+
+	char *s = read_all(path);
+	cr_assert_eq(count_lines(s), 4, "%s", s);
+	char *text = s, *json = strchr(s, '\n') + 1;
+	/* the text line's time, level, thread and message, field for field */
+	json_error_t e;
+	json_t *o = json_loadb(json, strcspn(json, "\n"), 0, &e);
+	cr_assert_not_null(o, "%s: %s", e.text, json);
+	const char *when = json_string_value(json_object_get(o, "time"));
+	cr_assert_not_null(when);
+	cr_expect_eq(strlen(when), 29, "%s", when);
+	cr_expect_eq(strncmp(text, when, 10), 0, "%s vs %s", text, when); /* the same day */
+	cr_expect_str_eq(json_string_value(json_object_get(o, "level")), "INFO");
+	cr_expect_str_eq(json_string_value(json_object_get(o, "thread")), "json-thread");
+	cr_expect_str_eq(json_string_value(json_object_get(o, "message")), "plain 1");
+	cr_expect_eq(json_object_size(o), 4);
+	cr_expect_not_null(strstr(text, " INFO  [json-thread] plain 1\n"), "%s", text);
+	json_decref(o);
+
+	char *next = strchr(json, '\n') + 1;
+	o = json_loadb(next, strcspn(next, "\n"), 0, &e);
+	cr_assert_not_null(o, "%s: %s", e.text, next);
+	cr_expect_str_eq(json_string_value(json_object_get(o, "level")), "WARN");
+	cr_expect_str_eq(json_string_value(json_object_get(o, "message")),
+			 "quote \" back \\ newline \n tab \t bell \a bad \xef\xbf\xbd end");
+	json_decref(o);
+	next = strchr(next, '\n') + 1;
+	o = json_loadb(next, strcspn(next, "\n"), 0, &e);
+	cr_assert_not_null(o, "%s: %s", e.text, next);
+	cr_expect_str_eq(json_string_value(json_object_get(o, "message")), "limited");
+	json_decref(o);
+	free(s);
+	unlink(path);
+}
+
+Test(log, format_names_parse)
+{
+	cr_expect_eq(log_format_parse("text"), LOG_TEXT);
+	cr_expect_eq(log_format_parse("JSON"), LOG_JSON);
+	cr_expect_eq(log_format_parse("xml"), -1);
+	cr_expect_eq(log_format_parse(NULL), -1);
+}
+
+/* logrotate's way: rename the file, then SIGHUP (log_reopen). Lines
+ * before go to the renamed file, lines after to a new one at the path. */
+Test(log, reopen_after_a_rename_writes_a_new_file)
+{
+	char path[128], moved[160];
+	temp_path(path, sizeof(path));
+	snprintf(moved, sizeof moved, "%s.1", path);
+	cr_assert_eq(log_set_file(path), 0);
+	log_info("before the rotation");
+	cr_assert_eq(rename(path, moved), 0);
+	log_info("after the rename, before the reopen");
+	cr_assert_eq(log_reopen(), 0);
+	log_info("after the reopen");
+	cr_assert_eq(log_set_file(NULL), 0);
+	cr_expect_eq(log_reopen(), 0); /* on stderr: nothing to reopen */
+
+	char *old = read_all(moved), *now = read_all(path);
+	cr_assert(old && now);
+	cr_expect_not_null(strstr(old, "before the rotation"), "%s", old);
+	cr_expect_not_null(strstr(old, "before the reopen"), "%s", old);
+	cr_expect_null(strstr(old, "after the reopen"), "%s", old);
+	cr_expect_eq(count_lines(now), 1, "%s", now);
+	cr_expect_not_null(strstr(now, "after the reopen"), "%s", now);
+	free(old);
+	free(now);
+	unlink(path);
+	unlink(moved);
+}
+
+/* A thread nobody named (a library's) shows its kernel name, never t<tid>. */
+static void *log_unnamed_thread(void *path)
+{
+	prctl(PR_SET_NAME, "lib-worker", 0, 0, 0);
+	log_warn("from a thread of a library");
+	(void)path;
+	return NULL;
+}
+
+Test(log, unnamed_thread_shows_its_kernel_name)
+{
+	char path[128];
+	pthread_t t;
+	temp_path(path, sizeof(path));
+	cr_assert_eq(log_set_file(path), 0);
+	cr_assert_eq(pthread_create(&t, NULL, log_unnamed_thread, NULL), 0);
+	pthread_join(t, NULL);
+	cr_assert_eq(log_set_file(NULL), 0);
+	char *s = read_all(path);
+	cr_expect_not_null(strstr(s, " WARN  [lib-worker] from a thread of a library\n"), "%s", s);
+	free(s);
+	unlink(path);
+}
+
+/* ---- metrics label values ---- */
+
+/* Broker names come from the network: whatever they hold, the label
+ * stays one valid UTF-8 line (a scraper drops a whole answer otherwise). */
+Test(metrics, label_values_escaped_and_valid_utf8)
+{
+	struct buf b = BUF_INIT;
+	cr_assert_eq(metrics_escape_label(&b, "a\"b\\c\nd \xe4\xb8\xad \xff\xc0\x80 end"), 0);
+	cr_assert_eq(buf_terminate(&b), 0);
+	cr_expect_str_eq((char *)b.data,
+			 "a\\\"b\\\\c\\nd \xe4\xb8\xad \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd end");
+	buf_free(&b);
+}
+
+Test(metrics, request_code_names)
+{
+	cr_expect_str_eq(remoting_request_name(105), "GET_ROUTEINFO_BY_TOPIC");
+	cr_expect_str_eq(remoting_request_name(904), "BROKER_HEARTBEAT");
+	cr_expect_null(remoting_request_name(777));
+	cr_expect_null(remoting_request_name(-1));
 }
 
 Test(log, level_names_parse)
@@ -403,4 +584,104 @@ Test(cpus, follow_the_affinity_mask)
 	cr_assert_eq(cpus_usable(), 1, "one CPU allowed, one usable");
 	cr_assert_eq(sched_setaffinity(0, sizeof all, &all), 0);
 	cr_assert_eq(cpus_usable(), n);
+}
+
+/* ---- fairq: fair between flows ---- */
+
+struct fq_item {
+	struct fairq_item it;
+	int flow, seq;
+};
+
+Test(fairq, flows_take_turns_and_keep_their_own_order)
+{
+	struct fairq q;
+	cr_assert_eq(fairq_init(&q, 100), 0);
+	/* flow 1 queues 5 items before flows 2 and 3 queue one each */
+	struct fq_item items[7] = {
+		{ .flow = 1, .seq = 0 }, { .flow = 1, .seq = 1 }, { .flow = 1, .seq = 2 },
+		{ .flow = 1, .seq = 3 }, { .flow = 1, .seq = 4 }, { .flow = 2, .seq = 0 },
+		{ .flow = 3, .seq = 0 },
+	};
+	for (int i = 0; i < 7; i++)
+		cr_assert_eq(fairq_push(&q, (uint64_t)items[i].flow, &items[i].it), 0);
+	cr_assert_eq(fairq_count(&q), 7);
+	/* 1, 2, 3, then the rest of flow 1, in its order */
+	static const int want_flow[] = { 1, 2, 3, 1, 1, 1, 1 };
+	static const int want_seq[] = { 0, 0, 0, 1, 2, 3, 4 };
+	for (int i = 0; i < 7; i++) {
+		struct fairq_item *it = fairq_pop(&q);
+		cr_assert_not_null(it);
+		struct fq_item *f = (struct fq_item *)it;
+		cr_expect_eq(f->flow, want_flow[i], "pop %d: flow %d", i, f->flow);
+		cr_expect_eq(f->seq, want_seq[i], "pop %d: seq %d", i, f->seq);
+	}
+	cr_assert_null(fairq_pop(&q));
+	cr_assert(fairq_looks_empty(&q));
+	fairq_destroy(&q);
+}
+
+Test(fairq, bounded_in_items_and_flows_reused)
+{
+	struct fairq q;
+	cr_assert_eq(fairq_init(&q, 3), 0);
+	struct fq_item items[4];
+	for (int i = 0; i < 3; i++)
+		cr_assert_eq(fairq_push(&q, (uint64_t)i, &items[i].it), 0);
+	cr_assert_eq(fairq_push(&q, 9, &items[3].it), RMQNS_EFULL);
+	for (int round = 0; round < 1000; round++) { /* emptied flows come back from the spares */
+		struct fairq_item *it = fairq_pop(&q);
+		cr_assert_not_null(it);
+		cr_assert_eq(fairq_push(&q, (uint64_t)(round % 7), it), 0);
+	}
+	cr_assert_eq(fairq_count(&q), 3);
+	fairq_destroy(&q);
+	cr_assert_eq(fairq_init(&q, 0), RMQNS_EINVAL);
+}
+
+Test(fairq, a_flow_id_of_zero_and_many_flows)
+{
+	enum { FLOWS = 5000 };
+	struct fairq q;
+	cr_assert_eq(fairq_init(&q, 2 * FLOWS), 0);
+	static struct fq_item items[2 * FLOWS];
+	for (int i = 0; i < 2 * FLOWS; i++) {
+		items[i].flow = i % FLOWS;
+		items[i].seq = i / FLOWS;
+		cr_assert_eq(fairq_push(&q, (uint64_t)items[i].flow, &items[i].it), 0);
+	}
+	/* every flow's first item leaves before any flow's second */
+	for (int i = 0; i < 2 * FLOWS; i++) {
+		struct fq_item *f = (struct fq_item *)fairq_pop(&q);
+		cr_assert_not_null(f);
+		cr_assert_eq(f->seq, i / FLOWS, "pop %d: seq %d of flow %d", i, f->seq, f->flow);
+	}
+	fairq_destroy(&q);
+}
+
+/* ---- crc ---- */
+
+/* The folded CRC gives zlib's value for every length around its 16- and
+ * 64-byte blocks, at every alignment, continued from any value. */
+Test(crc, equals_zlib)
+{
+	enum { N = 1 << 17 };
+	uint8_t *b = malloc(N);
+	cr_assert_not_null(b);
+	uint32_t x = 12345;
+	for (size_t i = 0; i < N; i++) {
+		x = x * 1103515245u + 12345u;
+		b[i] = (uint8_t)(x >> 16);
+	}
+	for (size_t n = 0; n < 600; n++)
+		for (size_t off = 0; off < 4; off++) {
+			cr_assert_eq(crc32_update(0, b + off, n), (uint32_t)crc32(0, b + off, (uInt)n), "n %zu off %zu", n, off);
+			cr_assert_eq(crc32_update(0xDEADBEEF, b + off, n), (uint32_t)crc32(0xDEADBEEF, b + off, (uInt)n),
+				     "n %zu off %zu, continued", n, off);
+		}
+	cr_expect_eq(crc32_update(0, b, N), (uint32_t)crc32(0, b, N));
+	uint32_t split = crc32_update(crc32_update(0, b, 1000), b + 1000, N - 1000);
+	cr_expect_eq(split, (uint32_t)crc32(0, b, N), "in two pieces as in one");
+	cr_expect_eq(crc32_update(0, (const uint8_t *)"123456789", 9), 0xCBF43926u, "the check value");
+	free(b);
 }

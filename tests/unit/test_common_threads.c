@@ -1,13 +1,19 @@
 /* Logging from many threads at once: every line arrives whole and in each
- * thread's order, and a shared rate limit lets exactly its lines through. A plain program rather than a Criterion suite because
+ * thread's order, and a shared rate limit lets exactly its lines through;
+ * a fair queue used by producers and consumers at once keeps each flow's
+ * order. A plain program rather than a Criterion suite because
  * Criterion cannot start under ThreadSanitizer, which is where this runs. */
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "rmqns/err.h"
+#include "rmqns/fairq.h"
 #include "rmqns/log.h"
 
 #define LOG_THREADS 4
@@ -94,6 +100,77 @@ static int limited_from_threads(void)
 	return 0;
 }
 
+/* Producers and consumers on one fair queue: every item arrives once, and
+ * each flow's items in the order pushed. */
+#define FQ_PRODUCERS 4
+#define FQ_ITEMS 2000
+struct fq_item {
+	struct fairq_item it;
+	int flow, seq;
+};
+static struct fairq fq;
+static struct fq_item fq_items[FQ_PRODUCERS][FQ_ITEMS];
+static atomic_int fq_taken;
+static int fq_last_seq[FQ_PRODUCERS]; /* written by consumers under fq_order */
+static pthread_mutex_t fq_order = PTHREAD_MUTEX_INITIALIZER;
+static int fq_out_of_order;
+
+static void *fq_producer(void *arg)
+{
+	int flow = (int)(intptr_t)arg;
+	for (int i = 0; i < FQ_ITEMS; i++) {
+		fq_items[flow][i] = (struct fq_item){ .flow = flow, .seq = i };
+		while (fairq_push(&fq, (uint64_t)flow, &fq_items[flow][i].it) == RMQNS_EFULL)
+			sched_yield();
+	}
+	return NULL;
+}
+
+static void *fq_consumer(void *arg)
+{
+	(void)arg;
+	while (atomic_load(&fq_taken) < FQ_PRODUCERS * FQ_ITEMS) {
+		/* the lock makes take-and-check one step, so the order seen is the queue's */
+		pthread_mutex_lock(&fq_order);
+		struct fq_item *f = (struct fq_item *)fairq_pop(&fq);
+		if (f) {
+			if (f->seq != fq_last_seq[f->flow] + 1)
+				fq_out_of_order++;
+			fq_last_seq[f->flow] = f->seq;
+			atomic_fetch_add(&fq_taken, 1);
+		}
+		pthread_mutex_unlock(&fq_order);
+		if (!f)
+			sched_yield();
+	}
+	return NULL;
+}
+
+static int fairq_from_threads(void)
+{
+	pthread_t p[FQ_PRODUCERS], c[2];
+	if (fairq_init(&fq, 64) != 0)
+		return 2;
+	for (int i = 0; i < FQ_PRODUCERS; i++)
+		fq_last_seq[i] = -1;
+	for (int i = 0; i < 2; i++)
+		if (pthread_create(&c[i], NULL, fq_consumer, NULL) != 0)
+			return 2;
+	for (int i = 0; i < FQ_PRODUCERS; i++)
+		if (pthread_create(&p[i], NULL, fq_producer, (void *)(intptr_t)i) != 0)
+			return 2;
+	for (int i = 0; i < FQ_PRODUCERS; i++)
+		pthread_join(p[i], NULL);
+	for (int i = 0; i < 2; i++)
+		pthread_join(c[i], NULL);
+	CHECK(fq_out_of_order == 0, "%d items out of their flow's order", fq_out_of_order);
+	CHECK(atomic_load(&fq_taken) == FQ_PRODUCERS * FQ_ITEMS, "%d items taken",
+	      atomic_load(&fq_taken));
+	CHECK(fairq_looks_empty(&fq), "items left");
+	fairq_destroy(&fq);
+	return 0;
+}
+
 int main(void)
 {
 	char path[] = "/tmp/rmqns-log-threads-XXXXXX";
@@ -139,6 +216,8 @@ int main(void)
 	for (int i = 0; i < LOG_THREADS; i++)
 		CHECK(count[i] == LOG_LINES, "writer %d wrote %d lines", i, count[i]);
 	if (limited_from_threads() != 0)
+		return 2;
+	if (fairq_from_threads() != 0)
 		return 2;
 	if (failures)
 		return 1;

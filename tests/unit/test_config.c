@@ -342,6 +342,16 @@ static void expect_error(const char *what, const char *needle1, const char *need
 		cr_assert_not_null(strstr(err, needle2), "%s: '%s' lacks '%s'", what, err, needle2);
 }
 
+Test(config, options_rmqns_cannot_honour_are_refused_not_ignored)
+{
+	expect_error("embedded controller", "enableControllerInNamesrv", "no embedded controller",
+		     "--enableControllerInNamesrv=true", NULL);
+	expect_error("cluster test", "clusterTest", "not supported", "--clusterTest=true", NULL);
+	char *f = write_file("controller.properties", "enableControllerInNamesrv=true\n");
+	expect_error("embedded controller in a file", "enableControllerInNamesrv", NULL, "-c", f, NULL);
+	free(f);
+}
+
 Test(config, command_line_errors)
 {
 	expect_error("unknown key", "fooBar", "unknown", "--fooBar=1", NULL);
@@ -545,7 +555,8 @@ Test(config, update_black_list)
 	expect_refused(cfg, "enableTopicList=false\nconfigStorePath=/tmp/x", 16, black);
 	expect_refused(cfg, "listenPort=1234", 16, black);
 	expect_refused(cfg, "serverSocketBacklog=2048", 16, black);
-	config_update_free(prepare_ok(cfg, "configStorePathName=/tmp/x\n"));
+	/* not black-listed by its prefix: refused as the unknown key it is */
+	expect_refused(cfg, "configStorePathName=/tmp/x\n", 1, "unknown key: configStorePathName");
 	free(file);
 	config_destroy(cfg);
 }
@@ -572,7 +583,8 @@ Test(config, update_checks)
 	/* allowed */
 	cr_assert_null(prepare_ok(cfg, NULL), "no body: nothing to do");
 	config_update_free(prepare_ok(cfg, "serverWorkerThreads=0\n"));
-	config_update_free(prepare_ok(cfg, "fooBar=1\n"));
+	expect_refused(cfg, "fooBar=1\n", 1, "unknown key: fooBar");
+	expect_refused(cfg, "enableTopicList=false\nfooBar=1\n", 1, "unknown key: fooBar");
 	config_update_free(prepare_ok(cfg, "# only a comment\n"));
 	config_destroy(cfg);
 }
@@ -595,7 +607,8 @@ Test(config, update_applies_live_and_persists_with_bak)
 
 	cr_assert(asprintf(&bak, "%s.bak", file) > 0);
 	before = read_file(file);
-	cr_assert_eq(apply(cfg, "enableTopicList=false\nlistenPort=1234\nmyKey=new\nfooBar=1\nlogLevel=debug\n",
+	expect_refused(cfg, "enableTopicList=false\nfooBar=1\n", 1, "unknown key: fooBar");
+	cr_assert_eq(apply(cfg, "enableTopicList=false\nlistenPort=1234\nmyKey=new\nlogLevel=debug\n",
 			   remark, sizeof(remark)), 0, "%s", remark);
 	rcu_read_lock();
 	cr_assert_eq(config_current(cfg)->enableTopicList, false, "live option applied at once");
@@ -607,7 +620,7 @@ Test(config, update_applies_live_and_persists_with_bak)
 	cr_assert_not_null(strstr(text, "\nlistenPort=1234\n"), "GET shows the new value, as Java does");
 	cr_assert_not_null(strstr(text, "\nenableTopicList=false\n"));
 	cr_assert_not_null(strstr(text, "\nmyKey=new\n"), "a key of the -c file is updated");
-	cr_assert_null(strstr(text, "fooBar"), "an unknown key is not kept");
+	cr_assert_null(strstr(text, "fooBar"), "an unknown key is refused, not kept");
 	disk = read_file(file);
 	cr_assert_str_eq(disk, text, "the file holds exactly the GET text");
 	free(disk);

@@ -536,3 +536,64 @@ Test(json_reader, depth_bound)
 	cr_expect_eq(jp_end(&j), 0);
 	jp_fini(&j);
 }
+
+/* Views read what jp_obj_key and jp_string read, pointing into the input
+ * exactly when nothing is decoded: one special byte (an escape, a control
+ * character, a non-ASCII byte) at every place of strings of every length
+ * around the 8- and 16-byte steps of the scan. */
+Test(json_reader, views_read_what_copies_read)
+{
+	static const char *specials[] = { "", "\\\"", "\\\\", "\\n", "\x01", "\xC3\xA9", "\\u00e9", "\x7F", " " };
+	for (size_t s = 0; s < sizeof(specials) / sizeof(specials[0]); s++) {
+		for (size_t len = 0; len <= 40; len++) {
+			for (size_t at = 0; at <= len; at++) {
+				char str[128], text[300];
+				snprintf(str, sizeof(str), "%.*s%s%.*s", (int)at, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNO",
+					 specials[s], (int)(len - at), "0123456789012345678901234567890123456789xx");
+				snprintf(text, sizeof(text), "{\"%s\":\"%s\",\"x\":1}", str, str);
+				struct jp a, b;
+				const char *ka, *kb, *va, *vb;
+				size_t kla, klb, vla, vlb;
+				jp_init(&a, (const uint8_t *)text, strlen(text), 8);
+				jp_init(&b, (const uint8_t *)text, strlen(text), 8);
+				cr_assert_eq(jp_obj_begin(&a), 0);
+				cr_assert_eq(jp_obj_begin(&b), 0);
+				cr_assert_eq(jp_obj_key(&a, &ka, &kla), 1, "%s", text);
+				char *kcopy = strndup(ka, kla);
+				cr_assert_eq(jp_obj_key_view(&b, &kb, &klb), 1, "%s", text);
+				cr_assert_eq(klb, kla, "%s", text);
+				cr_assert(memcmp(kb, kcopy, kla) == 0, "%s", text);
+				bool plain = s == 0 || s == 7 || s == 8;
+				bool into_input = kb >= text && kb < text + strlen(text);
+				cr_assert_eq(into_input, plain, "%s: a view into the input iff plain", text);
+				cr_assert_eq(jp_string(&a, &va, &vla), 0);
+				char *vcopy = strndup(va, vla);
+				cr_assert_eq(jp_string_view(&b, &vb, &vlb), 0);
+				cr_assert_eq(vlb, vla);
+				cr_assert(memcmp(vb, vcopy, vla) == 0, "%s", text);
+				cr_assert_eq(jp_obj_key_view(&b, &kb, &klb), 1);
+				cr_assert(klb == 1 && kb[0] == 'x');
+				cr_assert_eq(jp_skip(&b), 0);
+				cr_assert_eq(jp_obj_key_view(&b, &kb, &klb), 0);
+				cr_assert_eq(jp_end(&b), 0);
+				free(kcopy);
+				free(vcopy);
+				jp_fini(&a);
+				jp_fini(&b);
+			}
+		}
+	}
+	/* a string cut off by the end of the text, and a bare integer key */
+	struct jp j;
+	const char *k;
+	size_t kl;
+	jp_init(&j, (const uint8_t *)"{\"abcdefghijklmnop", 18, 8);
+	cr_assert_eq(jp_obj_begin(&j), 0);
+	cr_expect_lt(jp_obj_key_view(&j, &k, &kl), 0);
+	jp_fini(&j);
+	jp_init(&j, (const uint8_t *)"{12:1}", 6, 8);
+	cr_assert_eq(jp_obj_begin(&j), 0);
+	cr_assert_eq(jp_obj_key_view(&j, &k, &kl), 1);
+	cr_expect(kl == 2 && memcmp(k, "12", 2) == 0);
+	jp_fini(&j);
+}

@@ -532,3 +532,85 @@ Test(kv, full_disk_answers_error_and_loses_nothing)
 	kv_close(kv);
 	free(path);
 }
+
+/* GET_KVLIST_BY_NAMESPACE as sent (kv_table_body) against a fresh build;
+ * NULL when the namespace is absent. *hit: it came from the cache. */
+static char *table_sent(struct kv_store *kv, const char *ns, bool *hit)
+{
+	struct buf scratch = BUF_INIT, sent = BUF_INIT;
+	const uint8_t *body;
+	size_t len;
+	int rc;
+
+	rcu_read_lock();
+	rc = kv_table_body(kv, ns, &body, &len, &scratch);
+	if (rc == 0) {
+		*hit = body != scratch.data;
+		rc = buf_append(&sent, body, len);
+	}
+	rcu_read_unlock();
+	buf_free(&scratch);
+	if (rc == RMQNS_ENOTFOUND)
+		return NULL;
+	cr_assert_eq(rc, 0);
+	cr_assert_eq(buf_terminate(&sent), 0);
+	char *fresh = table_json(kv, ns);
+	cr_assert_str_eq((char *)sent.data, fresh, "the answer sent is what a fresh build gives");
+	free(fresh);
+	return (char *)sent.data;
+}
+
+Test(kv, namespace_answers_are_cached_until_the_table_changes)
+{
+	char *path = path_in("kv.json"), err[256], *s;
+	struct kv_store *kv = open_ok(path);
+	bool hit = true;
+
+	put_ok(kv, "NS", "a", "1");
+	put_ok(kv, "OTHER", "x", "9");
+	s = table_sent(kv, "NS", &hit);
+	cr_expect_str_eq(s, "{\"table\":{\"a\":\"1\"}}");
+	cr_expect(!hit);
+	free(s);
+	for (int i = 0; i < 100; i++) {
+		s = table_sent(kv, "NS", &hit);
+		cr_assert(hit, "nothing changed: from the cache");
+		free(s);
+	}
+	free(table_sent(kv, "OTHER", &hit));
+
+	put_ok(kv, "NS", "a", "2");
+	s = table_sent(kv, "NS", &hit);
+	cr_expect_str_eq(s, "{\"table\":{\"a\":\"2\"}}", "a put shows at once");
+	cr_expect(!hit);
+	free(s);
+	put_ok(kv, "NS", "b", "3");
+	s = table_sent(kv, "NS", &hit);
+	cr_expect_str_eq(s, "{\"table\":{\"a\":\"2\",\"b\":\"3\"}}");
+	free(s);
+	cr_assert_eq(kv_delete(kv, "NS", "a", err, sizeof(err)), 0, "%s", err);
+	s = table_sent(kv, "NS", &hit);
+	cr_expect_str_eq(s, "{\"table\":{\"b\":\"3\"}}", "a delete shows at once");
+	free(s);
+	cr_assert_eq(kv_delete(kv, "NS", "b", err, sizeof(err)), 0, "%s", err);
+	s = table_sent(kv, "NS", &hit);
+	cr_expect_str_eq(s, "{\"table\":{}}", "the namespace stays, empty");
+	free(s);
+	put_ok(kv, "OTHER", "x", "10");
+	s = table_sent(kv, "OTHER", &hit);
+	cr_expect_str_eq(s, "{\"table\":{\"x\":\"10\"}}");
+	free(s);
+	cr_expect_null(table_sent(kv, "NOSUCH", &hit));
+	cr_expect_null(table_sent(kv, NULL, &hit));
+	kv_close(kv);
+
+	/* a reopened store starts again from generation 0: nothing cached
+	 * before survives into it */
+	kv = open_ok(path);
+	s = table_sent(kv, "OTHER", &hit);
+	cr_expect_str_eq(s, "{\"table\":{\"x\":\"10\"}}");
+	cr_expect(!hit);
+	free(s);
+	kv_close(kv);
+	free(path);
+}

@@ -1,6 +1,6 @@
-/* RCU readers against the single writer, for the KV store and the options
- * in force: readers never see a torn or freed version, and values only
- * move forward. A plain program (exit status 0 = pass) because Criterion
+/* RCU readers against the single writer, for the KV store (its cached
+ * namespace answers included) and the options in force: readers never see
+ * a torn or freed version, and values only move forward. A plain program (exit status 0 = pass) because Criterion
  * cannot start under ThreadSanitizer, which is where this is meant to run. */
 #include <stdatomic.h>
 #include <pthread.h>
@@ -35,7 +35,7 @@ static atomic_int failures;
 
 static void *reader(void *arg)
 {
-	long last = -1;
+	long last = -1, last_cached = -1;
 	unsigned long rounds = 0;
 	struct buf b = BUF_INIT;
 
@@ -57,6 +57,21 @@ static void *reader(void *arg)
 		if (kv_table_json(kv, "NS", &b) == 0)
 			CHECK(b.len > 10 && memcmp(b.data, "{\"table\":{", 10) == 0 && b.data[b.len - 1] == '}',
 			      "bad KVTable body");
+		/* the cached answer (installed and replaced by the readers) only
+		 * moves forward too */
+		const uint8_t *body;
+		size_t len;
+		b.len = 0;
+		if (kv_table_body(kv, "NS", &body, &len, &b) == 0) {
+			const char *at = memmem(body, len, "\"k\":\"value-", 11);
+			long n;
+			CHECK(len > 10 && body[len - 1] == '}' && at && sscanf(at + 11, "%ld", &n) == 1,
+			      "bad cached KVTable body");
+			if (at && sscanf(at + 11, "%ld", &n) == 1) {
+				CHECK(n >= last_cached, "cached answer went back from %ld to %ld", last_cached, n);
+				last_cached = n;
+			}
+		}
 		o = config_current(cfg);
 		CHECK(o->listenPort == 9876, "listenPort %d", o->listenPort);
 		CHECK(strcmp(o->logLevel, "ERROR") == 0 || strcmp(o->logLevel, "WARN") == 0, "logLevel '%s'",

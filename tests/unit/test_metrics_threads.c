@@ -12,6 +12,11 @@
 
 #include "rmqns/buf.h"
 #include "rmqns/metrics.h"
+#include "rmqns/remoting.h"
+
+/* the labels of a request code: its number and its name */
+#define ROUTE_LABELS "code=\"105\",request=\"GET_ROUTEINFO_BY_TOPIC\""
+#define QDV_LABELS "code=\"322\",request=\"QUERY_DATA_VERSION\""
 
 #define WRITERS 4
 #define PER_WRITER 20000
@@ -94,15 +99,15 @@ int main(void)
 	for (int round = 1; round <= 2; round++) {
 		CHECK(run_round() == 0, "threads");
 		char *t = scrape();
-		double ok = sample(t, "rmqns_requests_total{code=\"105\",response=\"0\"}");
-		double miss = sample(t, "rmqns_requests_total{code=\"105\",response=\"17\"}");
+		double ok = sample(t, "rmqns_requests_total{" ROUTE_LABELS ",response=\"0\"}");
+		double miss = sample(t, "rmqns_requests_total{" ROUTE_LABELS ",response=\"17\"}");
 		double total = (double)round * WRITERS * PER_WRITER;
 		CHECK(ok == total * 3 / 4, "round %d: code 0: %g of %g", round, ok, total * 3 / 4);
 		CHECK(miss == total / 4, "round %d: code 17: %g of %g", round, miss, total / 4);
 		CHECK(sample(t, "rmqns_route_cache_lookups_total{result=\"hit\"}") == total, "hits");
-		CHECK(sample(t, "rmqns_request_duration_seconds_count{code=\"105\"}") == total,
+		CHECK(sample(t, "rmqns_request_duration_seconds_count{" ROUTE_LABELS "}") == total,
 		      "latency count");
-		CHECK(sample(t, "rmqns_request_duration_seconds_bucket{code=\"105\",le=\"+Inf\"}") ==
+		CHECK(sample(t, "rmqns_request_duration_seconds_bucket{" ROUTE_LABELS ",le=\"+Inf\"}") ==
 			      total,
 		      "+Inf bucket");
 		double applies = (double)round * WRITERS * (PER_WRITER / 100);
@@ -123,24 +128,24 @@ int main(void)
 	for (int i = 0; i < 3; i++)
 		metrics_request(322, 0, t0);
 	char *t = scrape();
-	CHECK(sample(t, "rmqns_requests_total{code=\"322\",response=\"0\"}") == 3, "counted at once");
-	CHECK(sample(t, "rmqns_request_duration_seconds_count{code=\"322\"}") == -1, "not yet observed");
+	CHECK(sample(t, "rmqns_requests_total{" QDV_LABELS ",response=\"0\"}") == 3, "counted at once");
+	CHECK(sample(t, "rmqns_request_duration_seconds_count{" QDV_LABELS "}") == -1, "not yet observed");
 	free(t);
 	metrics_turn_end();
 	t = scrape();
-	CHECK(sample(t, "rmqns_request_duration_seconds_count{code=\"322\"}") == 3, "observed");
-	CHECK(sample(t, "rmqns_request_duration_seconds_bucket{code=\"322\",le=\"0.00025\"}") == 0,
+	CHECK(sample(t, "rmqns_request_duration_seconds_count{" QDV_LABELS "}") == 3, "observed");
+	CHECK(sample(t, "rmqns_request_duration_seconds_bucket{" QDV_LABELS ",le=\"0.00025\"}") == 0,
 	      "0.3 ms is not under 0.25 ms");
 	free(t);
 	for (int i = 0; i < 300; i++)
 		metrics_request(322, 0, t0);
 	t = scrape();
-	double seen = sample(t, "rmqns_request_duration_seconds_count{code=\"322\"}");
+	double seen = sample(t, "rmqns_request_duration_seconds_count{" QDV_LABELS "}");
 	CHECK(seen >= 3 + 256 && seen < 303, "full deferral room flushed: %g", seen);
 	free(t);
 	metrics_turn_end();
 	t = scrape();
-	CHECK(sample(t, "rmqns_request_duration_seconds_count{code=\"322\"}") == 303, "all observed");
+	CHECK(sample(t, "rmqns_request_duration_seconds_count{" QDV_LABELS "}") == 303, "all observed");
 	free(t);
 
 	/* more distinct codes than slots: the rest share code="other" */
@@ -150,20 +155,24 @@ int main(void)
 	t = scrape();
 	double named = 0;
 	for (int code = 200; code < 300; code++) {
-		char name[96];
-		snprintf(name, sizeof name, "rmqns_requests_total{code=\"%d\",response=\"0\"}", code);
+		char name[128], num[16];
+		/* a code the protocol names shows its name, any other its number */
+		snprintf(num, sizeof num, "%d", code);
+		const char *req = remoting_request_name(code);
+		snprintf(name, sizeof name, "rmqns_requests_total{code=\"%d\",request=\"%s\",response=\"0\"}",
+			 code, req ? req : num);
 		double v = sample(t, name);
 		CHECK(v == -1 || v == 1, "code %d counted %g times", code, v);
 		named += v == 1;
 	}
-	double other = sample(t, "rmqns_requests_total{code=\"other\",response=\"0\"}");
+	double other = sample(t, "rmqns_requests_total{code=\"other\",request=\"other\",response=\"0\"}");
 	CHECK(other > 0 && named + other == 100, "named %g + other %g", named, other);
 	/* a negative or huge code never takes a slot */
 	metrics_request(-5, 1, metrics_now_ns());
 	metrics_request(1 << 20, 1, metrics_now_ns());
 	free(t);
 	t = scrape();
-	CHECK(sample(t, "rmqns_requests_total{code=\"other\",response=\"1\"}") == 2, "outliers");
+	CHECK(sample(t, "rmqns_requests_total{code=\"other\",request=\"other\",response=\"1\"}") == 2, "outliers");
 	CHECK(strstr(t, "# TYPE rmqns_requests_total counter\n") != NULL, "TYPE line");
 	free(t);
 

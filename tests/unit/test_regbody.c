@@ -395,3 +395,64 @@ Test(regbody, big_bodies_yield_the_cpu_on_threads_that_opt_in)
 	free(body);
 	buf_free(&spec);
 }
+
+/* Compressed bodies are inflated as they are parsed: items longer than the
+ * window read whole, thousands of lines across its edges, and the cap
+ * counted over the whole stream (trailing bytes too). */
+Test(regbody, compressed_items_across_and_beyond_the_window)
+{
+	enum { LINES = 5000, NAME = 100000 };
+	char **lines = calloc(LINES + 1, sizeof(*lines));
+	cr_assert_not_null(lines);
+	for (int i = 0; i < LINES; i++) {
+		lines[i] = malloc(64);
+		snprintf(lines[i], 64, "Topic-%d %d %d 6 SINGLE_TAG {}", i, i % 16, (i + 1) % 16);
+	}
+	char *big = malloc(NAME + 32);
+	memset(big, 'n', NAME);
+	snprintf(big + NAME, 32, " 4 4 6 SINGLE_TAG");
+	lines[LINES] = big;
+	struct buf fl = BUF_INIT;
+	buf_append_str(&fl, "[");
+	for (int i = 0; i < 20000; i++)
+		buf_printf(&fl, "%s\"10.0.%d.%d:9999\"", i ? "," : "", i / 256, i % 256);
+	buf_append_str(&fl, "]");
+	buf_terminate(&fl);
+	size_t len;
+	uint8_t *z = compressed_body((const char *const *)lines, LINES + 1, (const char *)fl.data, 0, NULL, &len);
+	struct regbody rb;
+	char why[160];
+	cr_assert_eq(decode(z, len, true, 441, 0, &rb, why), 0, "%s", why);
+	cr_expect_eq(rb.n_topics, LINES + 1);
+	cr_expect_eq(rb.n_filters, 20000);
+	cr_expect_str_eq(rb.filters[19999], "10.0.78.31:9999");
+	const struct regbody_topic *t = regbody_find_topic(&rb, "Topic-4321");
+	cr_assert_not_null(t);
+	cr_expect(t->read_queues == 4321 % 16 && t->write_queues == 4322 % 16);
+	cr_expect_eq(strlen(rb.topics[LINES].name), NAME, "the long name read whole");
+	regbody_free(&rb);
+	/* a cap just below the inflated size refuses it, just above takes it */
+	size_t raw = 0;
+	cr_assert_eq(decode(z, len, true, 441, 1u << 30, &rb, why), 0);
+	regbody_free(&rb);
+	z_stream zs;
+	memset(&zs, 0, sizeof(zs));
+	uint8_t *out = malloc(8u << 20);
+	cr_assert_eq(inflateInit(&zs), Z_OK);
+	zs.next_in = z;
+	zs.avail_in = (uInt)len;
+	zs.next_out = out;
+	zs.avail_out = 8u << 20;
+	cr_assert_eq(inflate(&zs, Z_FINISH), Z_STREAM_END);
+	raw = zs.total_out;
+	inflateEnd(&zs);
+	cr_expect_eq(decode(z, len, true, 441, raw - 1, &rb, why), RMQNS_ETOOBIG, "%s", why);
+	cr_expect_eq(decode(z, len, true, 441, raw, &rb, why), 0, "%s", why);
+	regbody_free(&rb);
+	free(out);
+	buf_free(&fl);
+	free(z);
+	for (int i = 0; i <= LINES; i++)
+		free(lines[i]);
+	free(lines);
+}

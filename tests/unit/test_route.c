@@ -843,3 +843,389 @@ Test(route, min_broker_id_change_is_not_told_outside_acting_groups)
 	route_db_set_notify_hook(db, NULL, NULL);
 	free(body);
 }
+
+/* ---- the cached lists (route_list_body): after every kind of change the
+ * registrar makes, every list a client gets is byte for byte what a fresh
+ * build gives; between changes (heartbeats, same-version registrations)
+ * every list comes from the cache ---- */
+
+struct probe {
+	enum route_list kind;
+	const char *arg;
+};
+
+static const struct probe probes[] = {
+	{ ROUTE_LIST_CLUSTER_INFO, NULL },
+	{ ROUTE_LIST_TOPICS_ALL, NULL },
+	{ ROUTE_LIST_TOPICS_BY_CLUSTER, NULL },
+	{ ROUTE_LIST_TOPICS_BY_CLUSTER, "CX" },
+	{ ROUTE_LIST_TOPICS_BY_CLUSTER, "CY" },
+	{ ROUTE_LIST_TOPICS_BY_CLUSTER, "CZ" },
+	{ ROUTE_LIST_TOPICS_SYSTEM, NULL },
+	{ ROUTE_LIST_TOPICS_UNIT, NULL },
+	{ ROUTE_LIST_TOPICS_UNIT_SUB, NULL },
+	{ ROUTE_LIST_TOPICS_UNIT_SUB_NOT_UNIT, NULL },
+};
+#define N_PROBES ((int)(sizeof(probes) / sizeof(probes[0])))
+
+static int fresh_build(const struct probe *p, struct buf *out)
+{
+	switch (p->kind) {
+	case ROUTE_LIST_CLUSTER_INFO:
+		return route_cluster_info(db, out);
+	case ROUTE_LIST_TOPICS_ALL:
+		return route_topics_all(db, out);
+	case ROUTE_LIST_TOPICS_BY_CLUSTER:
+		return route_topics_by_cluster(db, p->arg, out);
+	case ROUTE_LIST_TOPICS_SYSTEM:
+		return route_topics_system(db, out);
+	case ROUTE_LIST_TOPICS_UNIT:
+		return route_topics_unit(db, ROUTE_UNIT, out);
+	case ROUTE_LIST_TOPICS_UNIT_SUB:
+		return route_topics_unit(db, ROUTE_UNIT_SUB, out);
+	case ROUTE_LIST_TOPICS_UNIT_SUB_NOT_UNIT:
+		return route_topics_unit(db, ROUTE_UNIT_SUB_NOT_UNIT, out);
+	}
+	return RMQNS_EINVAL;
+}
+
+/* Every list as sent against a fresh build of the same state; how many
+ * came from the cache. Compared once out of the read-side section: a
+ * failed assertion inside one would leave it open for the teardown. */
+static int check_lists(const char *after)
+{
+	int hits = 0;
+
+	for (int i = 0; i < N_PROBES; i++) {
+		struct buf scratch = BUF_INIT, fresh = BUF_INIT, sent = BUF_INIT;
+		const uint8_t *body;
+		size_t len;
+		int rc, frc;
+
+		route_read_lock();
+		rc = route_list_body(db, probes[i].kind, probes[i].arg, &body, &len, &scratch);
+		if (rc == 0) {
+			hits += body != scratch.data;
+			rc = buf_append(&sent, body, len);
+		}
+		frc = fresh_build(&probes[i], &fresh);
+		route_read_unlock();
+		cr_assert_eq(rc, 0);
+		cr_assert_eq(frc, 0);
+		cr_assert(sent.len == fresh.len && memcmp(sent.data, fresh.data, sent.len) == 0,
+			  "after %s, list %d (%s) is stale:\nsent  %.*s\nfresh %.*s", after, (int)probes[i].kind,
+			  probes[i].arg ? probes[i].arg : "-", (int)sent.len, (const char *)sent.data,
+			  (int)fresh.len, (const char *)fresh.data);
+		buf_free(&sent);
+		buf_free(&scratch);
+		buf_free(&fresh);
+	}
+	return hits;
+}
+
+/* Checks after a change, then that the next round comes from the cache. */
+static void changed(const char *what)
+{
+	check_lists(what);
+	cr_assert_eq(check_lists(what), N_PROBES, "after %s, the second round is all cached", what);
+}
+
+static void reg_in(const char *cluster, const char *name, const char *addr, int64_t id, int64_t counter,
+		const char *topics, uint64_t conn, int64_t timeout)
+{
+	struct tu_reg r = { .cluster = cluster, .name = name, .addr = addr, .id = id, .conn = conn,
+			    .timeout = timeout };
+	char *body = tu_body(counter, 1000 + counter, 0, topics);
+	cr_assert_eq(tu_register(db, &r, body, 1000, NULL), 0);
+	free(body);
+}
+
+Test(route, cached_lists_show_every_change_and_nothing_else_rebuilds)
+{
+	changed("nothing");
+
+	reg_in("CX", "gx", A, 0, 1, "X/4/4/6 U1/4/4/6/1 U2/4/4/6/2 U3/4/4/6/3", 1, 3000);
+	changed("the first registration");
+	reg_in("CY", "gy", B, 0, 1, "Y/4/4/6 X/4/4/6", 2, 120000);
+	changed("a second cluster");
+
+	/* liveness without change: every list stays cached */
+	route_read_lock();
+	cr_assert(route_heartbeat(db, "CX", A, 1500));
+	struct data_version dv = { 1, 1001, 0 }, st;
+	bool known, chg;
+	route_query_data_version(db, "CY", B, &dv, 1500, &known, &chg, &st);
+	route_read_unlock();
+	reg_in("CX", "gx", A, 0, 1, "X/4/4/6 U1/4/4/6/1 U2/4/4/6/2 U3/4/4/6/3", 1, 3000);
+	cr_assert_eq(check_lists("heartbeats and a same-version registration"), N_PROBES,
+		     "nothing changed, nothing rebuilt");
+
+	reg_in("CX", "gx", A, 0, 2, "X/4/4/6 U1/4/4/6/2 U3/4/4/6/3 X2/4/4/6", 1, 3000);
+	changed("a new data version (topic added, unit flags changed)");
+	reg_in("CX", "gx", C, 1, 2, "X/4/4/6 U1/4/4/6/2 U3/4/4/6/3 X2/4/4/6", 3, 120000);
+	changed("a slave joining");
+
+	cr_assert_gt(route_apply_write_perm(db, "gx", false), 0);
+	changed("wipe write perm");
+	cr_assert_gt(route_apply_write_perm(db, "gx", true), 0);
+	changed("add write perm");
+
+	struct route_queue_in q[1] = { { "gy", 2, 2, 6, 0 } };
+	route_apply_register_topic(db, "N", q, 1);
+	changed("a topic registered on the name server");
+	struct route_queue_in qu[1] = { { "gy", 2, 2, 6, 1 } };
+	route_apply_register_topic(db, "NU", qu, 1);
+	changed("a unit topic registered on the name server");
+
+	route_apply_delete_topic(db, "X", "CY");
+	changed("a topic deleted in one cluster");
+	route_apply_delete_topic(db, "X2", NULL);
+	changed("a topic deleted");
+
+	cr_assert_eq(route_apply_unregister(db, "CX", C, "gx", 3), 1);
+	changed("a slave unregistered");
+
+	reg_in("CZ", "gz", C, 0, 1, "Z/4/4/6 Z2/4/4/6", 9, 120000);
+	changed("a third cluster");
+	cr_assert_eq(route_apply_conn_closed(db, 9), 1);
+	changed("a connection closed");
+	tu_settle(db);
+	changed("the clean-up after a close");
+
+	cr_assert_eq(route_apply_expire(db, 5000), 1);
+	changed("an expiry");
+	tu_settle(db);
+	changed("the clean-up after an expiry");
+
+	reg_in("CX", "gy", B, 0, 3, "Y/4/4/6 Y2/4/4/6", 2, 120000);
+	changed("a group moving to another cluster");
+	cr_assert_eq(route_apply_unregister(db, "CX", B, "gy", 2), 1);
+	tu_settle(db);
+	changed("the last broker leaving");
+}
+
+/* ---- the identical-body shortcut: a re-send of the last body on the
+ * same connection goes undecoded; any difference is applied ---- */
+
+static void reg_handler(const struct tu_reg *r, const char *body, uint64_t now, bool want_undecoded,
+			const char *what)
+{
+	bool undecoded;
+	cr_assert_eq(tu_register_as_handler(db, r, body, now, &undecoded), 0, "%s", what);
+	cr_expect_eq(undecoded, want_undecoded, "%s: %s", what, want_undecoded ? "not decoded" : "decoded");
+}
+
+Test(route, identical_body_on_the_same_connection_only_refreshes_liveness)
+{
+	struct tu_reg r = { .name = "g", .addr = A, .id = 0, .timeout = 3000, .conn = 1, .ha = "ha:1" };
+	char *body = tu_body(1, 1, 0, "T/4/4/6 U/4/4/6");
+
+	reg_handler(&r, body, 1000, false, "first registration");
+	reg_handler(&r, body, 3500, true, "the same body again");
+	cr_expect_eq(route_apply_expire(db, 6500), 0, "seen at 3500: alive until 6500");
+	reg_handler(&r, body, 6000, true, "and again");
+	cr_expect_eq(route_apply_expire(db, 9000), 0);
+	/* the live entry takes the request's fields as Java's does */
+	r.ha = "ha:2";
+	reg_handler(&r, body, 8000, true, "a new HA address");
+	struct route_reg_result res;
+	struct tu_reg s = { .name = "g", .addr = B, .id = 1, .conn = 2 };
+	cr_assert_eq(tu_register(db, &s, body, 8000, &res), 0);
+	cr_expect_str_eq(res.ha_addr, "ha:2", "the slave hears the master's new HA address");
+	route_reg_result_free(&res);
+	cr_expect_eq(route_apply_expire(db, 11001), 1, "silent since 8000: expired at 11001");
+	char *rt = tu_route(db, "T", JW_STANDARD);
+	cr_assert_not_null(rt);
+	cr_expect_null(strstr(rt, A), "%s", rt);
+	free(rt);
+	free(body);
+}
+
+Test(route, identical_body_on_a_new_connection_is_applied_as_a_re_registration)
+{
+	struct tu_reg r = { .name = "g", .addr = A, .id = 0, .conn = 1 };
+	char *body = tu_body(1, 1, 0, "T/4/4/6 U/4/4/6");
+
+	reg_handler(&r, body, 100, false, "first registration");
+	r.conn = 2;
+	reg_handler(&r, body, 200, false, "the broker came back on another connection");
+	cr_expect_eq(route_apply_conn_closed(db, 1), 0, "the old connection no longer holds it");
+	reg_handler(&r, body, 300, true, "the same body on the new connection");
+	cr_expect_eq(route_apply_conn_closed(db, 2), 1, "the new one does");
+	cr_expect_null(tu_route(db, "T", JW_DEFAULT));
+	/* registered anew after the close: decoded, its topics back */
+	reg_handler(&r, body, 400, false, "after the broker was removed");
+	char *rt = tu_route(db, "T", JW_DEFAULT);
+	cr_expect_not_null(rt);
+	free(rt);
+	free(body);
+}
+
+Test(route, any_difference_from_the_last_body_is_applied)
+{
+	struct tu_reg r = { .name = "g", .addr = A, .id = 0, .conn = 1 };
+	char *body = tu_body(1, 1, 0, "T/4/4/6 U/4/4/6");
+	reg_handler(&r, body, 100, false, "first registration");
+	reg_handler(&r, body, 150, true, "identical");
+
+	/* a filter server list, under the same data version */
+	char *filtered = tu_body(1, 1, 0, "T/4/4/6 U/4/4/6");
+	const char *empty = "\"filterServerList\":[]";
+	char *at = strstr(filtered, empty);
+	cr_assert_not_null(at);
+	char *with = malloc(strlen(filtered) + 32);
+	sprintf(with, "%.*s\"filterServerList\":[\"10.0.0.9:1\"]%s", (int)(at - filtered), filtered,
+		at + strlen(empty));
+	reg_handler(&r, with, 200, false, "a new filter server list");
+	char *rt = tu_route(db, "T", JW_DEFAULT);
+	cr_expect(strstr(rt, "\"filterServerTable\":{\"" A "\":[\"10.0.0.9:1\"]}") != NULL, "%s", rt);
+	free(rt);
+	reg_handler(&r, with, 250, true, "that body again");
+	reg_handler(&r, body, 300, false, "the list emptied again");
+	rt = tu_route(db, "T", JW_DEFAULT);
+	cr_expect(strstr(rt, "\"filterServerTable\":{}") != NULL, "%s", rt);
+	free(rt);
+
+	/* a permission and a queue count, with the new data version a
+	 * broker sends them under */
+	char *perm = tu_body(2, 2, 0, "T/4/4/4 U/4/4/6");
+	reg_handler(&r, perm, 400, false, "a permission");
+	rt = tu_route(db, "T", JW_DEFAULT);
+	cr_expect_eq(tu_perm(rt, "g"), 4, "%s", rt);
+	free(rt);
+	char *queues = tu_body(3, 3, 0, "T/4/4/4 U/2/2/6");
+	reg_handler(&r, queues, 500, false, "a queue count");
+	rt = tu_route(db, "U", JW_STANDARD);
+	cr_expect(strstr(rt, "\"readQueueNums\":2") != NULL, "%s", rt);
+	free(rt);
+	/* a topic set, under the same data version: the new topic is taken */
+	char *more = tu_body(3, 3, 0, "T/4/4/4 U/2/2/6 V/1/1/6");
+	reg_handler(&r, more, 600, false, "a topic more");
+	rt = tu_route(db, "V", JW_DEFAULT);
+	cr_expect_not_null(rt);
+	free(rt);
+	free(more);
+	free(queues);
+	free(perm);
+	free(with);
+	free(filtered);
+	free(body);
+}
+
+Test(route, identical_body_after_a_topic_change_is_applied_in_full)
+{
+	struct tu_reg r = { .name = "g", .addr = A, .id = 0, .conn = 1 };
+	char *body = tu_body(1, 1, 0, "T/4/4/6 U/4/4/6");
+	reg_handler(&r, body, 100, false, "first registration");
+	cr_assert_eq(route_apply_delete_topic(db, "T", NULL), 0);
+	/* 5.x takes a topic missing from the table under an unchanged data
+	 * version: the body is read after all */
+	reg_handler(&r, body, 200, false, "the same body after T was deleted");
+	char *rt = tu_route(db, "T", JW_DEFAULT);
+	cr_expect_not_null(rt, "T is back");
+	free(rt);
+	reg_handler(&r, body, 300, true, "and the same body once more");
+	free(body);
+}
+
+/* CRC-32 (the bodyCrc32 one), bit by bit */
+static uint32_t crc32_bits(const uint8_t *p, size_t n)
+{
+	uint32_t c = 0xFFFFFFFFu;
+	for (size_t i = 0; i < n; i++) {
+		c ^= p[i];
+		for (int k = 0; k < 8; k++)
+			c = c & 1 ? (c >> 1) ^ 0xEDB88320u : c >> 1;
+	}
+	return ~c;
+}
+
+/* Rewrites the 4 bytes of m at off so that m's CRC-32 becomes want: the
+ * CRC of a fixed length is affine in the bits, so the 32 bits solve a
+ * linear system over GF(2). False when it has no solution. */
+static bool crc_forge(uint8_t *m, size_t n, size_t off, uint32_t want)
+{
+	uint32_t col[32], sol = 0;
+	memset(m + off, 0, 4);
+	uint32_t base = crc32_bits(m, n);
+	for (int b = 0; b < 32; b++) {
+		m[off + b / 8] = (uint8_t)(1u << (b % 8));
+		col[b] = crc32_bits(m, n) ^ base;
+		m[off + b / 8] = 0;
+	}
+	/* Gaussian elimination: row r of the system is bit r of the columns */
+	uint32_t rows[32], rhs = want ^ base;
+	for (int r = 0; r < 32; r++) {
+		rows[r] = 0;
+		for (int b = 0; b < 32; b++)
+			rows[r] |= ((col[b] >> r) & 1u) << b;
+	}
+	uint32_t rhsbits[32];
+	for (int r = 0; r < 32; r++)
+		rhsbits[r] = (rhs >> r) & 1u;
+	int pivot_row[32];
+	for (int b = 0, r = 0; b < 32; b++) {
+		int p = -1;
+		for (int k = r; k < 32; k++)
+			if (rows[k] >> b & 1u) {
+				p = k;
+				break;
+			}
+		if (p < 0)
+			return false;
+		uint32_t t = rows[p], tr = rhsbits[p];
+		rows[p] = rows[r], rhsbits[p] = rhsbits[r];
+		rows[r] = t, rhsbits[r] = tr;
+		for (int k = 0; k < 32; k++)
+			if (k != r && (rows[k] >> b & 1u)) {
+				rows[k] ^= rows[r];
+				rhsbits[k] ^= rhsbits[r];
+			}
+		pivot_row[b] = r++;
+	}
+	for (int b = 0; b < 32; b++)
+		sol |= rhsbits[pivot_row[b]] << b;
+	for (int b = 0; b < 32; b++)
+		m[off + b / 8] = (uint8_t)(m[off + b / 8] | ((sol >> b) & 1u) << (b % 8));
+	return crc32_bits(m, n) == want;
+}
+
+Test(route, a_body_whose_crc_collides_is_applied)
+{
+	struct tu_reg r = { .name = "g", .addr = A, .id = 0, .conn = 1 };
+	char *body = tu_body(1, 1, 0, "Tabcd/4/4/6 U/4/4/6");
+	uint32_t want = crc32_bits((const uint8_t *)body, strlen(body));
+	reg_handler(&r, body, 100, false, "first registration");
+
+	/* the same length and CRC, another topic: the 4 bytes after the first
+	 * letter of its map key are chosen (the topicName member names it),
+	 * with another first letter until none is a quote, backslash or NUL */
+	char *twin = NULL;
+	for (char c = 'V'; c <= 'Z' && !twin; c++) {
+		char spec[32];
+		snprintf(spec, sizeof(spec), "%cabcd/4/4/6 U/4/4/6", c);
+		char *t = tu_body(1, 1, 0, spec);
+		char *key = strstr(t, "\"topicConfigTable\":{\"") + strlen("\"topicConfigTable\":{\"");
+		size_t off = (size_t)(key + 1 - t);
+		if (crc_forge((uint8_t *)t, strlen(t), off, want) && !memchr(key + 1, '"', 4) &&
+		    !memchr(key + 1, '\\', 4) && !memchr(key + 1, 0, 4))
+			twin = t;
+		else
+			free(t);
+	}
+	cr_assert_not_null(twin, "no CRC twin found");
+	cr_assert_eq(strlen(twin), strlen(body));
+	cr_assert_eq(crc32_bits((const uint8_t *)twin, strlen(twin)), want);
+	cr_assert_str_neq(twin, body);
+
+	struct route_broker_reg ra, rb;
+	tu_reg_fill(&ra, &r, body);
+	tu_reg_fill(&rb, &r, twin);
+	cr_expect_eq(ra.body_id.crc, rb.body_id.crc, "the bodyCrc32 values are equal");
+	reg_handler(&r, twin, 200, false, "the CRC twin");
+	struct route_stats st;
+	route_stats(db, &st);
+	cr_expect_eq(st.topics, 3, "the twin's topic was taken beside Tabcd and U");
+	free(twin);
+	free(body);
+}

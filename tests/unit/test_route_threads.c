@@ -1,5 +1,6 @@
 /* Readers against the single writer: reader threads ask for routes (both
- * forms, cached and not), cluster info and topic lists, and refresh
+ * forms, cached and not), cluster info and topic lists (built and
+ * cached), and refresh
  * liveness, while the test thread, standing in for the registrar,
  * registers, re-registers with new versions, wipes and adds perms, deletes
  * topics, unregisters and trims a small cache. Every answer must parse and
@@ -81,7 +82,16 @@ static void *reader(void *arg)
 
 		out.len = 0;
 		route_read_lock();
-		switch (rand_r(&seed) % 4) {
+		switch (rand_r(&seed) % 6) {
+		case 4:
+		case 5: {
+			/* the cached lists: installed and replaced by the readers */
+			enum route_list kind = (enum route_list)(rand_r(&seed) % 7);
+			rc = route_list_body(db, kind, "C", &body, &len, &scratch);
+			if (rc == 0 && buf_append(&out, body, len))
+				rc = RMQNS_ENOMEM;
+			break;
+		}
 		case 0:
 			rc = route_cluster_info(db, &out);
 			break;

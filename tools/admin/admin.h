@@ -69,4 +69,16 @@ int admin_get_kv(struct admin_ctx *ctx, const char *ns, const char *key, bool or
 /* The exit code for a failed call (unreachable, refused, bad answer). */
 int admin_exit_for(const struct call_result *r);
 
+/* Reports a problem: "rmqns-admin: <message>" on stderr, and kept for the
+ * JSON error document (admin_json_error). */
+void admin_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The last message admin_error reported, or NULL. */
+const char *admin_last_error(void);
+
+/* With --json, when a run ends with a non-zero exit code and printed no
+ * JSON document: {"ok":false,"exit":N,"error":"<last message>",
+ * "errors":[...]} on stdout, so a script always gets JSON. */
+void admin_json_error(int exit_code);
+
 #endif

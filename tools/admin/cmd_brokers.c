@@ -31,7 +31,7 @@ static int read_rows(struct admin_ctx *ctx, struct broker_rows *rows, const stru
 		return ex;
 	if (broker_rows_build(info, rows) < 0) {
 		broker_rows_free(rows);
-		fprintf(stderr, "rmqns-admin: %s: the answer is not a ClusterInfo\n", (*who)->name);
+		admin_error("%s: the answer is not a ClusterInfo", (*who)->name);
 		return ADMIN_EXIT_BAD_ANSWER;
 	}
 	return ADMIN_EXIT_OK;
@@ -228,7 +228,7 @@ static bool brokers_from_http(struct admin_ctx *ctx, const struct target *who,
 
 	if (ctx->a.http) {
 		if (target_list_parse(ctx->a.http, &http, err, sizeof err) < 0 || http.n != 1) {
-			fprintf(stderr, "rmqns-admin: --http %s: want one HOST:PORT\n", ctx->a.http);
+			admin_error("--http %s: want one HOST:PORT", ctx->a.http);
 			return false;
 		}
 		host = http.v[0].host;
@@ -241,8 +241,8 @@ static bool brokers_from_http(struct admin_ctx *ctx, const struct target *who,
 	free(text);
 	json_t *list = json_object_get(doc, "brokers");
 	if (!json_is_array(list)) {
-		fprintf(stderr, "rmqns-admin: %s: no answer from the HTTP endpoint on %s:%d; "
-				"heartbeat columns left out\n", who->name, host, port);
+		admin_error("%s: no answer from the HTTP endpoint on %s:%d; "
+				"heartbeat columns left out", who->name, host, port);
 		json_decref(doc);
 		return false;
 	}
@@ -346,7 +346,7 @@ static void settle_acting_masters(struct admin_ctx *ctx, const struct target *wh
 		struct client *c = n ? target_connect(who, ctx->timeout_ms, &r) : NULL;
 		if (c) {
 			if (routes_fetch(c, topics, n, ctx->timeout_ms, acting_on_route, &scan, &r) < 0)
-				fprintf(stderr, "rmqns-admin: %s: route scan for acting masters stopped\n",
+				admin_error("%s: route scan for acting masters stopped",
 					who->name);
 			client_close(c);
 		}
@@ -368,7 +368,7 @@ int cmd_brokers(struct admin_ctx *ctx)
 	struct broker_extra *extra = calloc(rows.n + 1, sizeof *extra);
 	if (!extra) {
 		broker_rows_free(&rows);
-		fprintf(stderr, "rmqns-admin: out of memory\n");
+		admin_error("out of memory");
 		return ADMIN_EXIT_BAD_ANSWER;
 	}
 	bool http = brokers_from_http(ctx, who, &rows, extra);

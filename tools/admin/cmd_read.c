@@ -134,8 +134,10 @@ static double now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* Every listed server must answer GET_BROKER_CLUSTER_INFO with code 0:
- * exit 0, else the exit code of the first failure. */
+/* Every listed server must answer GET_BROKER_CLUSTER_INFO: any
+ * well-formed answer means it is alive, an error code included (an ACL
+ * refusal, code 16, comes from a working server). Exit 0, else the exit
+ * code of the first server that did not answer. */
 int cmd_probe(struct admin_ctx *ctx)
 {
 	json_t *arr = ctx->json ? json_array() : NULL;
@@ -151,21 +153,32 @@ int cmd_probe(struct admin_ctx *ctx)
 		target_request_init(&req, REQ_GET_BROKER_CLUSTER_INFO);
 		target_call(t, &req, ctx->timeout_ms, &r);
 		double ms = now_ms() - t0;
-		bool ok = call_ok(&r);
-		if (!ok && ex == ADMIN_EXIT_OK)
+		bool alive = r.status == CALL_ANSWERED;
+		bool refused = alive && r.reply->cmd.code != 0;
+		if (!alive && ex == ADMIN_EXIT_OK)
 			ex = admin_exit_for(&r);
 		call_describe(&r, why, sizeof why);
-		if (arr)
-			json_array_append_new(arr, ok ? json_pack("{s:s, s:b, s:f}", "server", t->name, "ok", 1, "ms", ms)
-						      : json_pack("{s:s, s:b, s:s}", "server", t->name, "ok", 0, "error", why));
-		else if (ok)
+		if (arr) {
+			json_t *item = json_pack("{s:s, s:b}", "server", t->name, "ok", alive);
+			if (alive)
+				json_object_set_new(item, "ms", json_real(ms));
+			if (refused) {
+				json_object_set_new(item, "code", json_integer(r.reply->cmd.code));
+				json_object_set_new(item, "answer", json_string(why));
+			}
+			if (!alive)
+				json_object_set_new(item, "error", json_string(why));
+			json_array_append_new(arr, item);
+		} else if (refused) {
+			printf("%s OK %.2f ms (alive: it answered with a refusal, %s)\n", t->name, ms, why);
+		} else if (alive) {
 			printf("%s OK %.2f ms\n", t->name, ms);
-		else
+		} else {
 			printf("%s FAILED: %s\n", t->name, why);
+		}
 		call_result_clear(&r);
 	}
 	if (arr)
 		ops_print_json(json_pack("{s:b, s:o}", "ok", ex == ADMIN_EXIT_OK, "results", arr));
 	return ex;
 }
-

@@ -306,7 +306,7 @@ int cmd_cluster_diff(struct admin_ctx *ctx)
 	int ex = ADMIN_EXIT_OK;
 
 	if (nn < 2) {
-		fprintf(stderr, "rmqns-admin: clusterDiff needs at least two NameServers (-n \"a:port;b:port\")\n");
+		admin_error("clusterDiff needs at least two NameServers (-n \"a:port;b:port\")");
 		return ADMIN_EXIT_USAGE;
 	}
 	memset(nodes, 0, sizeof nodes);
@@ -321,7 +321,7 @@ int cmd_cluster_diff(struct admin_ctx *ctx)
 		if (started[i])
 			pthread_join(threads[i], NULL);
 		if (nodes[i].failed) {
-			fprintf(stderr, "rmqns-admin: %s: %s\n", nodes[i].t->name, nodes[i].why);
+			admin_error("%s: %s", nodes[i].t->name, nodes[i].why);
 			if (ex == ADMIN_EXIT_OK)
 				ex = nodes[i].exit_code;
 		}

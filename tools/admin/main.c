@@ -9,60 +9,133 @@
 #include <jansson.h>
 
 #include "admin.h"
+#include "rmqns/version.h"
+#include "tlsopts.h"
 
 struct command {
 	const char *name;
 	const char *opts;     /* getopt letters of its own options */
 	const char *required; /* letters that must be given */
 	int (*run)(struct admin_ctx *ctx);
-	const char *synopsis;
+	const char *args;     /* its own options, for the usage line */
+	const char *synopsis; /* one line for the list */
+	const char *help;     /* more, for `rmqns-admin SUBCOMMAND -h` (may be "") */
 };
 
 static const struct command commands[] = {
-	{ "clusterList", "", "", cmd_cluster_list, "brokers by cluster: name, id, address" },
-	{ "brokers", "", "", cmd_brokers,
-	  "every broker with cluster, name, id, role and address; with the server's HTTP\n"
-	  "                       endpoint (its httpPort, or --http HOST:PORT) also heartbeat age,\n"
-	  "                       timeout and topic count" },
-	{ "topicRoute", "t:", "t", cmd_topic_route, "-t TOPIC: the topic's route" },
-	{ "topicList", "c", "", cmd_topic_list, "[-c]: every topic (with -c: by cluster)" },
-	{ "getNamesrvConfig", "", "", cmd_get_namesrv_config, "the server's options" },
-	{ "updateNamesrvConfig", "k:v:", "kv", cmd_update_namesrv_config, "-k KEY -v VALUE: change an option" },
-	{ "updateKvConfig", "s:k:v:", "skv", cmd_update_kv_config, "-s NAMESPACE -k KEY -v VALUE: set a KV entry" },
-	{ "deleteKvConfig", "s:k:", "sk", cmd_delete_kv_config, "-s NAMESPACE -k KEY: delete a KV entry" },
-	{ "getKvConfig", "s:k:", "sk", cmd_get_kv_config, "-s NAMESPACE -k KEY: one KV value" },
-	{ "getKvList", "s:", "s", cmd_get_kv_list, "-s NAMESPACE: every entry of a namespace" },
-	{ "wipeWritePerm", "b:", "b", cmd_wipe_write_perm, "-b BROKER: clear the write permission of its topics" },
-	{ "addWritePerm", "b:", "b", cmd_add_write_perm, "-b BROKER: give its topics read and write" },
-	{ "deleteTopic", "t:c:", "t", cmd_delete_topic, "-t TOPIC [-c CLUSTER]: drop the topic's routes" },
-	{ "updateOrderConf", "t:v:m:", "tm", cmd_update_order_conf,
-	  "-t TOPIC -m put|get|delete [-v broker:num;...]: order topic config" },
-	{ "probe", "", "", cmd_probe, "exit 0 when every listed server answers" },
-	{ "clusterDiff", "", "", cmd_cluster_diff, "where the listed servers disagree (exit 1 if they do)" },
+	{ "clusterList", "", "", cmd_cluster_list, "", "brokers by cluster: name, id, address", "" },
+	{ "brokers", "", "", cmd_brokers, "[--http HOST:PORT]",
+	  "every broker: cluster, name, id, role, address, heartbeat age",
+	  "Every broker with its cluster, name, id, role and address. With the server's\n"
+	  "HTTP endpoint (its httpPort, or --http HOST:PORT) also the heartbeat age, the\n"
+	  "timeout and the topic count.\n" },
+	{ "topicRoute", "t:", "t", cmd_topic_route, "-t TOPIC", "the topic's route",
+	  "  -t, --topic TOPIC       the topic\n"
+	  "Exit 4 (code 17 TOPIC_NOT_EXIST) when no server route has it.\n" },
+	{ "topicList", "c", "", cmd_topic_list, "[-c]", "every topic (with -c: by cluster)",
+	  "  -c                      list the cluster of every topic (retry and DLQ topics\n"
+	  "                          left out, as mqadmin does)\n" },
+	{ "getNamesrvConfig", "", "", cmd_get_namesrv_config, "", "the server's options", "" },
+	{ "updateNamesrvConfig", "k:v:", "kv", cmd_update_namesrv_config, "-k KEY -v VALUE",
+	  "change an option on every server",
+	  "  -k, --key KEY           the option (as getNamesrvConfig names it)\n"
+	  "  -v, --value VALUE       its new value\n"
+	  "A key the server does not know is refused (code 1, \"unknown key: KEY\"): exit 4.\n"
+	  "A server started with -c writes its whole effective configuration to that file.\n" },
+	{ "updateKvConfig", "s:k:v:", "skv", cmd_update_kv_config, "-s NAMESPACE -k KEY -v VALUE",
+	  "set a KV entry", "" },
+	{ "deleteKvConfig", "s:k:", "sk", cmd_delete_kv_config, "-s NAMESPACE -k KEY", "delete a KV entry", "" },
+	{ "getKvConfig", "s:k:", "sk", cmd_get_kv_config, "-s NAMESPACE -k KEY", "one KV value", "" },
+	{ "getKvList", "s:", "s", cmd_get_kv_list, "-s NAMESPACE", "every entry of a namespace", "" },
+	{ "wipeWritePerm", "b:", "b", cmd_wipe_write_perm, "-b BROKER",
+	  "clear the write permission of its topics",
+	  "  -b, --brokerName BROKER the broker name\n"
+	  "Each server answers how many topics it changed; when no server knows the\n"
+	  "broker (0 everywhere) the run ends with a warning and exit 4.\n" },
+	{ "addWritePerm", "b:", "b", cmd_add_write_perm, "-b BROKER", "give its topics read and write",
+	  "  -b, --brokerName BROKER the broker name\n"
+	  "As wipeWritePerm: 0 topics on every server is a warning and exit 4.\n" },
+	{ "deleteTopic", "t:c:", "tc", cmd_delete_topic, "-t TOPIC -c CLUSTER",
+	  "delete the topic on the cluster's masters, then on every server",
+	  "  -t, --topic TOPIC       the topic\n"
+	  "  -c, --clusterName NAME  its cluster\n"
+	  "As mqadmin: the master brokers of the cluster (from the first server that\n"
+	  "answers GET_BROKER_CLUSTER_INFO) delete the topic first (DELETE_TOPIC_IN_BROKER),\n"
+	  "so that their next registration does not bring it back; then every NameServer\n"
+	  "drops its route (DELETE_TOPIC_IN_NAMESRV). Each step is reported. Exit 5 when\n"
+	  "some step failed and others took effect.\n" },
+	{ "updateOrderConf", "t:v:m:", "tm", cmd_update_order_conf, "-t TOPIC -m put|get|delete [-v broker:num;...]",
+	  "order topic config", "" },
+	{ "probe", "", "", cmd_probe, "", "exit 0 when every listed server answers",
+	  "Sends GET_BROKER_CLUSTER_INFO to each server. Any well-formed answer means the\n"
+	  "server is alive, an error code included (an ACL refusal, code 16, says so).\n" },
+	{ "clusterDiff", "", "", cmd_cluster_diff, "", "where the listed servers disagree (exit 1 if they do)", "" },
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+static void usage_common(FILE *f)
+{
+	fprintf(f, "common options:\n"
+		   "  -n, --namesrvAddr LIST  NameServers, ';'-separated (default $NAMESRV_ADDR, else %s);\n"
+		   "                          reads ask the first that answers, writes go to all\n"
+		   "      --json              JSON output for scripts; failures too: {\"ok\":false,\n"
+		   "                          \"exit\":N,\"error\":...} on stdout\n"
+		   "      --timeout MS        per request, connect included (default %d)\n"
+		   "      --access-key AK     sign every request as an ACL 1.0 client (the server's\n"
+		   "      --secret-key SK     aclEnable); default $RMQNS_ACCESS_KEY / $RMQNS_SECRET_KEY\n"
+		   "      --tls               talk TLS; without a CA file the server's certificate\n"
+		   "                          is not checked\n"
+		   "      --tls-ca FILE       verify the server's certificate against this PEM CA\n"
+		   "      --tls-cert FILE     present this client certificate (PEM), with\n"
+		   "      --tls-key FILE      its key (a server with tls.server.need.client.auth)\n"
+		   "      --tls-key-password PW  the password of an encrypted key\n"
+		   "  -D NAME=VALUE           the Java client's TLS properties: tls.enable,\n"
+		   "                          tls.client.trustCertPath, tls.client.certPath,\n"
+		   "                          tls.client.keyPath, tls.client.keyPassword,\n"
+		   "                          tls.client.authServer, tls.config.file (a properties\n"
+		   "                          file of these; its values win)\n"
+		   "  -h, --help              help (after a subcommand: that subcommand's)\n",
+		ADMIN_DEFAULT_NAMESRV, ADMIN_DEFAULT_TIMEOUT_MS);
+	fprintf(f, "\nexit codes: 0 ok, 1 clusterDiff found differences, 2 usage, 3 no answer\n"
+		   "(refused, timed out, closed, TLS handshake failed), 4 a server answered with an\n"
+		   "error code (or a write changed nothing anywhere), 5 a write took effect on some\n"
+		   "servers only, 6 an unreadable answer\n");
+}
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: rmqns-admin <subcommand> [-n \"host:port;host:port\"] [--json] "
-		   "[--timeout MS] [options]\n\nsubcommands:\n");
-	for (size_t i = 0; i < NCOMMANDS; i++)
-		fprintf(f, "  %-20s %s\n", commands[i].name, commands[i].synopsis);
-	fprintf(f, "\ncommon options:\n"
-		   "  -n, --namesrvAddr LIST  NameServers, ';'-separated (default $NAMESRV_ADDR, else %s);\n"
-		   "                          reads ask the first that answers, writes go to all\n"
-		   "      --json              JSON output for scripts\n"
-		   "      --timeout MS        per request, connect included (default %d)\n"
-		   "      --access-key AK     sign every request as an ACL 1.0 client (the server's\n"
-		   "      --secret-key SK     aclEnable); default $RMQNS_ACCESS_KEY / $RMQNS_SECRET_KEY\n"
-		   "  -h, --help              this text\n"
-		   "\nexit codes: 0 ok, 1 clusterDiff found differences, 2 usage, 3 no answer\n"
-		   "(refused, timed out, closed), 4 a server answered with an error code,\n"
-		   "5 a write took effect on some servers only, 6 an unreadable answer\n",
-		ADMIN_DEFAULT_NAMESRV, ADMIN_DEFAULT_TIMEOUT_MS);
+		   "[--timeout MS] [options]\n"
+		   "       rmqns-admin <subcommand> -h\n"
+		   "       rmqns-admin --version\n\nsubcommands:\n");
+	for (size_t i = 0; i < NCOMMANDS; i++) {
+		char head[80];
+		snprintf(head, sizeof head, "%s%s%s", commands[i].name, *commands[i].args ? " " : "",
+			 commands[i].args);
+		if (strlen(head) > 22)
+			fprintf(f, "  %s\n  %-22s %s\n", head, "", commands[i].synopsis);
+		else
+			fprintf(f, "  %-22s %s\n", head, commands[i].synopsis);
+	}
+	fputc('\n', f);
+	usage_common(f);
 }
 
-enum { OPT_JSON = 1000, OPT_TIMEOUT, OPT_HTTP, OPT_ACCESS_KEY, OPT_SECRET_KEY };
+/* `rmqns-admin SUBCOMMAND -h` */
+static void usage_command(FILE *f, const struct command *cmd)
+{
+	fprintf(f, "usage: rmqns-admin %s%s%s [common options]\n\n%s: %s\n", cmd->name,
+		*cmd->args ? " " : "", cmd->args, cmd->name, cmd->synopsis);
+	if (*cmd->help)
+		fprintf(f, "\n%s", cmd->help);
+	fputc('\n', f);
+	usage_common(f);
+}
+
+enum {
+	OPT_JSON = 1000, OPT_TIMEOUT, OPT_HTTP, OPT_ACCESS_KEY, OPT_SECRET_KEY,
+	OPT_TLS, OPT_TLS_CA, OPT_TLS_CERT, OPT_TLS_KEY, OPT_TLS_KEY_PASSWORD,
+};
 
 static const struct option long_opts[] = {
 	{ "namesrvAddr", required_argument, NULL, 'n' },
@@ -71,8 +144,14 @@ static const struct option long_opts[] = {
 	{ "http", required_argument, NULL, OPT_HTTP },
 	{ "access-key", required_argument, NULL, OPT_ACCESS_KEY },
 	{ "secret-key", required_argument, NULL, OPT_SECRET_KEY },
+	{ "tls", no_argument, NULL, OPT_TLS },
+	{ "tls-ca", required_argument, NULL, OPT_TLS_CA },
+	{ "tls-cert", required_argument, NULL, OPT_TLS_CERT },
+	{ "tls-key", required_argument, NULL, OPT_TLS_KEY },
+	{ "tls-key-password", required_argument, NULL, OPT_TLS_KEY_PASSWORD },
 	{ "help", no_argument, NULL, 'h' },
 	{ "topic", required_argument, NULL, 't' },
+	{ "clusterName", required_argument, NULL, 'c' },
 	{ "namespace", required_argument, NULL, 's' },
 	{ "key", required_argument, NULL, 'k' },
 	{ "value", required_argument, NULL, 'v' },
@@ -89,7 +168,8 @@ static const struct command *find_command(const char *name)
 	return NULL;
 }
 
-static int parse(int argc, char **argv, const struct command *cmd, struct admin_ctx *ctx)
+static int parse(int argc, char **argv, const struct command *cmd, struct admin_ctx *ctx,
+		 struct admin_tls *tls)
 {
 	char optstring[64];
 	const char *namesrv = getenv("NAMESRV_ADDR");
@@ -98,7 +178,7 @@ static int parse(int argc, char **argv, const struct command *cmd, struct admin_
 
 	const char *access_key = getenv("RMQNS_ACCESS_KEY"), *secret_key = getenv("RMQNS_SECRET_KEY");
 
-	snprintf(optstring, sizeof optstring, ":hn:%s", cmd->opts);
+	snprintf(optstring, sizeof optstring, ":hn:D:%s", cmd->opts);
 	ctx->timeout_ms = ADMIN_DEFAULT_TIMEOUT_MS;
 	optind = 1;
 	int li = -1;
@@ -109,20 +189,32 @@ static int parse(int argc, char **argv, const struct command *cmd, struct admin_
 			given[ng + 1] = '\0';
 		}
 		/* long names reach every letter: keep each command to its own */
-		if (ch < 128 && ch != 'h' && ch != 'n' && ch != ':' && ch != '?' && !strchr(cmd->opts, ch)) {
+		if (ch < 128 && ch != 'h' && ch != 'n' && ch != 'D' && ch != ':' && ch != '?' &&
+		    !strchr(cmd->opts, ch)) {
 			if (li >= 0)
-				fprintf(stderr, "rmqns-admin: %s takes no option --%s\n", cmd->name, long_opts[li].name);
+				admin_error("%s takes no option --%s", cmd->name, long_opts[li].name);
 			else
-				fprintf(stderr, "rmqns-admin: %s takes no option -%c\n", cmd->name, ch);
+				admin_error("%s takes no option -%c", cmd->name, ch);
 			return -1;
 		}
 		switch (ch) {
-		case 'h': usage(stdout); exit(ADMIN_EXIT_OK);
+		case 'h': usage_command(stdout, cmd); exit(ADMIN_EXIT_OK);
 		case 'n': namesrv = optarg; break;
+		case 'D':
+			if (admin_tls_define(tls, optarg, err, sizeof err) < 0) {
+				admin_error("%s", err);
+				return -1;
+			}
+			break;
+		case OPT_TLS: tls->enable = true; break;
+		case OPT_TLS_CA: tls->ca = optarg; tls->enable = true; break;
+		case OPT_TLS_CERT: tls->cert = optarg; tls->enable = true; break;
+		case OPT_TLS_KEY: tls->key = optarg; tls->enable = true; break;
+		case OPT_TLS_KEY_PASSWORD: tls->password = optarg; break;
 		case OPT_JSON: ctx->json = true; break;
 		case OPT_HTTP:
 			if (strcmp(cmd->name, "brokers") != 0) {
-				fprintf(stderr, "rmqns-admin: %s takes no option --http\n", cmd->name);
+				admin_error("%s takes no option --http", cmd->name);
 				return -1;
 			}
 			ctx->a.http = optarg;
@@ -133,7 +225,7 @@ static int parse(int argc, char **argv, const struct command *cmd, struct admin_
 			char *end;
 			long v = strtol(optarg, &end, 10);
 			if (*end || v <= 0 || v > 3600000) {
-				fprintf(stderr, "rmqns-admin: --timeout wants milliseconds, not \"%s\"\n", optarg);
+				admin_error("--timeout wants milliseconds, not \"%s\"", optarg);
 				return -1;
 			}
 			ctx->timeout_ms = (int)v;
@@ -152,20 +244,20 @@ static int parse(int argc, char **argv, const struct command *cmd, struct admin_
 		case 'b': ctx->a.broker = optarg; break;
 		case 'm': ctx->a.method = optarg; break;
 		case ':':
-			fprintf(stderr, "rmqns-admin: %s: option %s needs a value\n", cmd->name, argv[optind - 1]);
+			admin_error("%s: option %s needs a value", cmd->name, argv[optind - 1]);
 			return -1;
 		default:
-			fprintf(stderr, "rmqns-admin: %s: unknown option %s\n", cmd->name, argv[optind - 1]);
+			admin_error("%s: unknown option %s", cmd->name, argv[optind - 1]);
 			return -1;
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "rmqns-admin: %s: unexpected argument \"%s\"\n", cmd->name, argv[optind]);
+		admin_error("%s: unexpected argument \"%s\"", cmd->name, argv[optind]);
 		return -1;
 	}
 	for (const char *r = cmd->required; *r; r++) {
 		if (!strchr(given, *r)) {
-			fprintf(stderr, "rmqns-admin: %s needs -%c (see rmqns-admin --help)\n", cmd->name, *r);
+			admin_error("%s needs -%c (see rmqns-admin --help)", cmd->name, *r);
 			return -1;
 		}
 	}
@@ -174,21 +266,40 @@ static int parse(int argc, char **argv, const struct command *cmd, struct admin_
 	if (secret_key && !*secret_key)
 		secret_key = NULL;
 	if (!access_key != !secret_key) {
-		fprintf(stderr, "rmqns-admin: --access-key and --secret-key go together\n");
+		admin_error("--access-key and --secret-key go together");
 		return -1;
 	}
 	target_set_credentials(access_key, secret_key);
+	struct ssl_ctx_st *tls_ctx = NULL;
+	if (admin_tls_ctx(tls, &tls_ctx, err, sizeof err) < 0) {
+		admin_error("TLS: %s", err);
+		return -1;
+	}
+	target_set_tls(tls_ctx);
 	if (target_list_parse(namesrv && *namesrv ? namesrv : ADMIN_DEFAULT_NAMESRV, &ctx->targets, err,
 			      sizeof err) < 0) {
-		fprintf(stderr, "rmqns-admin: %s\n", err);
+		admin_error("%s", err);
 		return -1;
 	}
 	return 0;
 }
 
+/* --json anywhere after the subcommand: usage errors are JSON too. */
+static bool wants_json(int argc, char **argv)
+{
+	for (int i = 2; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			break;
+		if (strcmp(argv[i], "--json") == 0)
+			return true;
+	}
+	return false;
+}
+
 int main(int argc, char **argv)
 {
 	static struct admin_ctx ctx;
+	static struct admin_tls tls = ADMIN_TLS_INIT;
 
 	if (argc < 2) {
 		usage(stderr);
@@ -198,14 +309,27 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return ADMIN_EXIT_OK;
 	}
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
+		version_print(stdout, "rmqns-admin");
+		return ADMIN_EXIT_OK;
+	}
+	ctx.json = wants_json(argc, argv);
 	const struct command *cmd = find_command(argv[1]);
 	if (!cmd) {
-		fprintf(stderr, "rmqns-admin: unknown subcommand \"%s\" (see rmqns-admin --help)\n", argv[1]);
+		admin_error("unknown subcommand \"%s\" (see rmqns-admin --help)", argv[1]);
+		if (ctx.json)
+			admin_json_error(ADMIN_EXIT_USAGE);
 		return ADMIN_EXIT_USAGE;
 	}
 	/* argv[1] stands in for the program name: options follow the subcommand */
-	if (parse(argc - 1, argv + 1, cmd, &ctx) < 0)
+	if (parse(argc - 1, argv + 1, cmd, &ctx, &tls) < 0) {
+		if (ctx.json)
+			admin_json_error(ADMIN_EXIT_USAGE);
 		return ADMIN_EXIT_USAGE;
+	}
 	json_object_seed(0); /* before clusterDiff's threads use jansson */
-	return cmd->run(&ctx);
+	int ex = cmd->run(&ctx);
+	if (ctx.json)
+		admin_json_error(ex);
+	return ex;
 }

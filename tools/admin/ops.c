@@ -8,6 +8,45 @@
 #include "rmqns/json_tree.h"
 #include "ops.h"
 
+/* What admin_error reported, for the JSON error document. */
+#define ADMIN_ERRORS_MAX 32
+static char *admin_errors[ADMIN_ERRORS_MAX];
+static size_t admin_nerrors;
+static bool admin_json_printed;
+
+void admin_error(const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "rmqns-admin: %s\n", msg);
+	if (admin_nerrors < ADMIN_ERRORS_MAX) {
+		admin_errors[admin_nerrors] = strdup(msg);
+		if (admin_errors[admin_nerrors])
+			admin_nerrors++;
+	}
+}
+
+const char *admin_last_error(void)
+{
+	return admin_nerrors ? admin_errors[admin_nerrors - 1] : NULL;
+}
+
+void admin_json_error(int exit_code)
+{
+	if (exit_code == ADMIN_EXIT_OK || admin_json_printed)
+		return;
+	json_t *errors = json_array();
+	for (size_t i = 0; i < admin_nerrors; i++)
+		json_array_append_new(errors, json_string(admin_errors[i]));
+	ops_print_json(json_pack("{s:b, s:i, s:s, s:o}", "ok", 0, "exit", exit_code, "error",
+				 admin_nerrors ? admin_errors[admin_nerrors - 1] : "failed", "errors",
+				 errors));
+}
+
 int admin_exit_for(const struct call_result *r)
 {
 	switch (r->status) {
@@ -31,7 +70,7 @@ int ops_read(struct admin_ctx *ctx, struct remoting_cmd *req, struct call_result
 		if (r->status == CALL_ANSWERED)
 			return (int)i;
 		call_describe(r, why, sizeof why);
-		fprintf(stderr, "rmqns-admin: %s: %s%s\n", t->name, why,
+		admin_error("%s: %s%s", t->name, why,
 			i + 1 < ctx->targets.n ? "; trying the next NameServer" : "");
 	}
 	return -1;
@@ -42,7 +81,7 @@ int ops_fail(const struct target *t, const struct call_result *r)
 	char why[512];
 
 	call_describe(r, why, sizeof why);
-	fprintf(stderr, "rmqns-admin: %s: %s\n", t->name, why);
+	admin_error("%s: %s", t->name, why);
 	return admin_exit_for(r);
 }
 
@@ -52,12 +91,12 @@ json_t *ops_body_json(const struct target *t, const struct call_result *r)
 	int err = 0;
 
 	if (!c->body || c->body_len == 0) {
-		fprintf(stderr, "rmqns-admin: %s: the answer has no body\n", t->name);
+		admin_error("%s: the answer has no body", t->name);
 		return NULL;
 	}
 	json_t *v = json_body_parse(c->body, c->body_len, &err);
 	if (!v)
-		fprintf(stderr, "rmqns-admin: %s: the answer's body is not JSON we can read\n", t->name);
+		admin_error("%s: the answer's body is not JSON we can read", t->name);
 	return v;
 }
 
@@ -65,6 +104,7 @@ int ops_print_json(json_t *v)
 {
 	if (!v)
 		return ADMIN_EXIT_BAD_ANSWER;
+	admin_json_printed = true;
 	char *s = json_dumps(v, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	json_decref(v);
 	if (!s)
@@ -97,65 +137,92 @@ void ops_set_ext(struct remoting_cmd *req, struct ops_ext *store, ...)
 	req->ext_present = n > 0;
 }
 
-int ops_write_all(struct admin_ctx *ctx, const char *what, struct remoting_cmd *req,
-		  ops_write_ok_fn on_ok, void *arg)
+void ops_write_begin(struct admin_ctx *ctx, struct ops_write *w)
 {
-	json_t *results = ctx->json ? json_array() : NULL;
-	size_t ok = 0, failed = 0;
-	int fail_exit = ADMIN_EXIT_OK;
+	memset(w, 0, sizeof *w);
+	w->results = ctx->json ? json_array() : NULL;
+}
+
+void ops_write_one(struct admin_ctx *ctx, const char *what, const struct target *t,
+		   struct remoting_cmd *req, ops_write_ok_fn on_ok, void *arg, struct ops_write *w)
+{
+	struct call_result r;
+	json_t *item = w->results ? json_object() : NULL;
 	char why[512], text[512];
 
-	for (size_t i = 0; i < ctx->targets.n; i++) {
-		const struct target *t = &ctx->targets.v[i];
-		struct call_result r;
-		json_t *item = results ? json_object() : NULL;
-
-		target_call(t, req, ctx->timeout_ms, &r);
-		if (item)
-			json_object_set_new(item, "server", json_string(t->name));
-		if (call_ok(&r)) {
-			ok++;
-			snprintf(text, sizeof text, "OK");
-			if (on_ok)
-				on_ok(arg, t, &r, text, sizeof text, item);
-			if (item)
-				json_object_set_new(item, "ok", json_true());
-			else
-				printf("%s %s %s\n", what, t->name, text);
+	target_call(t, req, ctx->timeout_ms, &r);
+	if (item)
+		json_object_set_new(item, "server", json_string(t->name));
+	if (call_ok(&r)) {
+		w->ok++;
+		snprintf(text, sizeof text, "OK");
+		bool changed = on_ok ? on_ok(arg, t, &r, text, sizeof text, item) : true;
+		if (!changed)
+			w->unchanged++;
+		if (item) {
+			json_object_set_new(item, "ok", json_true());
+			json_object_set_new(item, "changed", json_boolean(changed));
 		} else {
-			failed++;
-			int ex = admin_exit_for(&r);
-			/* A refusal says more than an unreachable server. */
-			if (fail_exit == ADMIN_EXIT_OK || ex == ADMIN_EXIT_REFUSED)
-				fail_exit = ex;
-			call_describe(&r, why, sizeof why);
-			if (item) {
-				json_object_set_new(item, "ok", json_false());
-				if (r.status == CALL_ANSWERED) {
-					json_object_set_new(item, "code", json_integer(r.reply->cmd.code));
-					json_object_set_new(item, "remark", r.reply->cmd.remark
-							    ? json_string(r.reply->cmd.remark) : json_null());
-				}
-				json_object_set_new(item, "error", json_string(why));
-			} else {
-				printf("%s %s FAILED: %s\n", what, t->name, why);
-			}
+			printf("%s %s %s\n", what, t->name, text);
 		}
-		if (item)
-			json_array_append_new(results, item);
-		call_result_clear(&r);
+	} else {
+		w->failed++;
+		int ex = admin_exit_for(&r);
+		/* A refusal says more than an unreachable server. */
+		if (w->fail_exit == ADMIN_EXIT_OK || ex == ADMIN_EXIT_REFUSED)
+			w->fail_exit = ex;
+		call_describe(&r, why, sizeof why);
+		if (item) {
+			json_object_set_new(item, "ok", json_false());
+			if (r.status == CALL_ANSWERED) {
+				json_object_set_new(item, "code", json_integer(r.reply->cmd.code));
+				json_object_set_new(item, "remark", r.reply->cmd.remark
+						    ? json_string(r.reply->cmd.remark) : json_null());
+			}
+			json_object_set_new(item, "error", json_string(why));
+		} else {
+			printf("%s %s FAILED: %s\n", what, t->name, why);
+		}
 	}
-	if (results) {
+	if (item)
+		json_array_append_new(w->results, item);
+	call_result_clear(&r);
+}
+
+int ops_write_exit(const struct ops_write *w, const char *nothing)
+{
+	if (w->failed == 0 && nothing && w->ok > 0 && w->unchanged == w->ok) {
+		admin_error("warning: %s", nothing);
+		return ADMIN_EXIT_REFUSED;
+	}
+	if (w->failed == 0)
+		return ADMIN_EXIT_OK;
+	return w->ok > 0 ? ADMIN_EXIT_PARTIAL : w->fail_exit;
+}
+
+int ops_write_all(struct admin_ctx *ctx, const char *what, struct remoting_cmd *req,
+		  ops_write_ok_fn on_ok, void *arg, const char *nothing)
+{
+	struct ops_write w;
+
+	ops_write_begin(ctx, &w);
+	for (size_t i = 0; i < ctx->targets.n; i++)
+		ops_write_one(ctx, what, &ctx->targets.v[i], req, on_ok, arg, &w);
+	int ex = ops_write_exit(&w, nothing);
+	if (w.results) {
 		json_t *top = json_object();
 		json_object_set_new(top, "command", json_string(what));
-		json_object_set_new(top, "results", results);
-		json_object_set_new(top, "succeeded", json_integer((json_int_t)ok));
-		json_object_set_new(top, "failed", json_integer((json_int_t)failed));
+		json_object_set_new(top, "results", w.results);
+		json_object_set_new(top, "succeeded", json_integer((json_int_t)w.ok));
+		json_object_set_new(top, "failed", json_integer((json_int_t)w.failed));
+		if (ex != ADMIN_EXIT_OK) {
+			json_object_set_new(top, "exit", json_integer(ex));
+			if (admin_last_error())
+				json_object_set_new(top, "warning", json_string(admin_last_error()));
+		}
 		ops_print_json(top);
 	}
-	if (failed == 0)
-		return ADMIN_EXIT_OK;
-	return ok > 0 ? ADMIN_EXIT_PARTIAL : fail_exit;
+	return ex;
 }
 
 /* Asks the first server that answers; on code 0 with a JSON body, *out

@@ -15,17 +15,40 @@
 int ops_read(struct admin_ctx *ctx, struct remoting_cmd *req, struct call_result *r);
 
 /* For a successful write on t: the text after "<server> " in the human
- * line (e.g. "OK, 3 topics"), and extra members for the JSON result. */
-typedef void (*ops_write_ok_fn)(void *arg, const struct target *t, const struct call_result *r,
+ * line (e.g. "OK, 3 topics"), and extra members for the JSON result.
+ * Returns false when the answer says nothing changed there (the line then
+ * says so instead of OK). */
+typedef bool (*ops_write_ok_fn)(void *arg, const struct target *t, const struct call_result *r,
 				char *text, size_t n, json_t *result);
 
-/* Sends req to every server. Human output: one line per server,
- * "<what> <server> OK..." or "<what> <server> FAILED: <reason>"; JSON:
- * {"results":[{"server":..,"ok":..,...}]}. Returns 0 when every server
- * took it, ADMIN_EXIT_PARTIAL when some did, else the exit code of the
- * failures. on_ok may be NULL. */
+/* The outcome of one write sent to several peers. */
+struct ops_write {
+	json_t *results;  /* --json: one object per peer, else NULL */
+	size_t ok, failed;
+	size_t unchanged; /* of ok: the answer said nothing changed */
+	int fail_exit;    /* the exit code the failures ask for */
+};
+
+/* Starts w (its results array only with --json). */
+void ops_write_begin(struct admin_ctx *ctx, struct ops_write *w);
+
+/* Sends req to t and reports it: "<what> <server> OK..." or "<what>
+ * <server> FAILED: <reason>", or an object in w->results. on_ok may be
+ * NULL. */
+void ops_write_one(struct admin_ctx *ctx, const char *what, const struct target *t,
+		   struct remoting_cmd *req, ops_write_ok_fn on_ok, void *arg, struct ops_write *w);
+
+/* 0 when every peer took it, ADMIN_EXIT_PARTIAL when some did, else the
+ * exit code of the failures; ADMIN_EXIT_REFUSED, with `nothing` as a
+ * warning, when every peer answered that nothing changed (nothing NULL:
+ * not a failure). */
+int ops_write_exit(const struct ops_write *w, const char *nothing);
+
+/* Sends req to every server (ops_write_one each), then with --json prints
+ * {"command":what,"results":[{"server":..,"ok":..,...}],"succeeded":..,
+ * "failed":..}. Returns ops_write_exit's code. */
 int ops_write_all(struct admin_ctx *ctx, const char *what, struct remoting_cmd *req,
-		  ops_write_ok_fn on_ok, void *arg);
+		  ops_write_ok_fn on_ok, void *arg, const char *nothing);
 
 /* ops_read, then the body: on code 0 with a JSON body, *out gets the body
  * and *who the server that answered. Otherwise the failure is reported on

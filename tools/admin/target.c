@@ -80,15 +80,28 @@ void target_request_init(struct remoting_cmd *req, int32_t code)
 	req->serialize = REMOTING_JSON;
 }
 
+/* Set once by main before any call, like the credentials below. */
+static struct ssl_ctx_st *tls_ctx;
+
+void target_set_tls(struct ssl_ctx_st *ctx)
+{
+	tls_ctx = ctx;
+}
+
 struct client *target_connect(const struct target *t, int timeout_ms, struct call_result *r)
 {
 	int err = 0;
 
 	memset(r, 0, sizeof *r);
 	r->timeout_ms = timeout_ms;
-	struct client *c = client_connect(t->host, t->port, timeout_ms, &err);
+	struct client *c = client_connect_tls(t->host, t->port, tls_ctx, timeout_ms, &err, r->tls_why,
+					      sizeof r->tls_why);
 	if (c)
 		return c;
+	if (r->tls_why[0]) {
+		r->status = err == RMQNS_ENOMEM ? CALL_NOMEM : CALL_TLS_FAILED;
+		return NULL;
+	}
 	switch (err) {
 	case RMQNS_ECLOSED: r->status = CALL_CONN_REFUSED; break;
 	case RMQNS_EAGAIN: r->status = CALL_CONN_TIMEOUT; break;
@@ -134,6 +147,11 @@ void target_call_on(struct client *c, struct remoting_cmd *req, int timeout_ms,
 	memset(r, 0, sizeof *r);
 	r->timeout_ms = timeout_ms;
 	int rc = target_client_call(c, req, &r->reply, timeout_ms);
+	if (rc < 0 && client_tls_error(c)) {
+		snprintf(r->tls_why, sizeof r->tls_why, "%s", client_tls_error(c));
+		r->status = CALL_TLS_FAILED;
+		return;
+	}
 	switch (rc) {
 	case RMQNS_OK: r->status = CALL_ANSWERED; break;
 	case RMQNS_EAGAIN: r->status = CALL_TIMEOUT; break;
@@ -184,10 +202,14 @@ void call_describe(const struct call_result *r, char *out, size_t n)
 		snprintf(out, n, "timed out after %d ms connecting", r->timeout_ms);
 		break;
 	case CALL_CONN_FAILED: snprintf(out, n, "cannot connect"); break;
+	case CALL_TLS_FAILED: snprintf(out, n, "%s", r->tls_why); break;
 	case CALL_TIMEOUT:
 		snprintf(out, n, "timed out after %d ms waiting for the answer", r->timeout_ms);
 		break;
-	case CALL_CLOSED: snprintf(out, n, "connection closed by the server"); break;
+	case CALL_CLOSED:
+		snprintf(out, n, "connection closed by the server%s",
+			 tls_ctx ? "" : " (if it enforces TLS, use --tls)");
+		break;
 	case CALL_BAD_FRAME: snprintf(out, n, "the answer is not a remoting frame"); break;
 	case CALL_NOMEM: snprintf(out, n, "out of memory"); break;
 	}

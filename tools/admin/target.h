@@ -35,6 +35,7 @@ enum call_status {
 	CALL_CONN_REFUSED,  /* nobody listens there */
 	CALL_CONN_TIMEOUT,  /* connect did not complete in time */
 	CALL_CONN_FAILED,   /* another connect error, or the name does not resolve */
+	CALL_TLS_FAILED,    /* connected, but the TLS handshake failed (reason in tls_why) */
 	CALL_TIMEOUT,       /* connected and sent, but no answer in time */
 	CALL_CLOSED,        /* the server closed the connection */
 	CALL_BAD_FRAME,     /* the answer was not a remoting frame */
@@ -45,6 +46,7 @@ struct call_result {
 	enum call_status status;
 	struct client_reply *reply; /* CALL_ANSWERED only; owned here */
 	int timeout_ms;             /* for the message */
+	char tls_why[256];          /* CALL_TLS_FAILED: OpenSSL's reason */
 };
 
 /* A request as rmqns-admin sends it: JSON header, this project's version. */
@@ -52,6 +54,11 @@ void target_request_init(struct remoting_cmd *req, int32_t code);
 
 /* Connects to t; NULL with r->status set on failure. */
 struct client *target_connect(const struct target *t, int timeout_ms, struct call_result *r);
+
+/* Every connection from now on speaks TLS with ctx (NULL: plaintext, the
+ * default); the context must outlive the calls. */
+struct ssl_ctx_st;
+void target_set_tls(struct ssl_ctx_st *ctx);
 
 /* Every request from now on is signed as an ACL 1.0 client signs it
  * (AccessKey and Signature ext fields); the strings must outlive the

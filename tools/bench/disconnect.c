@@ -294,6 +294,8 @@ struct dc_fresh {
 	double *each_ms;
 	size_t neach;
 	unsigned long long count;
+	uint64_t t0;          /* the route engine's time origin: one time axis */
+	uint32_t next_second; /* of the timeline (no engine closes its seconds) */
 };
 
 static void dc_fresh_send(struct dc_fresh *f, uint64_t now)
@@ -317,6 +319,8 @@ static void dc_fresh_answer(void *ctx, const struct remoting_cmd *cmd, size_t fr
 	if (!f->busy || cmd->opaque != f->opaque)
 		return;
 	uint64_t lat = now > f->sent_ns ? now - f->sent_ns : 0;
+	if (stats_advance(&f->st, f->t0, now, &f->next_second, false))
+		f->c.failed = true;
 	stats_record_answer(&f->st, cmd->code, lat, 0);
 	f->st.bytes_in += frame_size;
 	if (f->neach < DC_KEEP_EACH)
@@ -635,6 +639,7 @@ int disconnect_run(const struct bench_opts *o)
 		reqs_broker_free(&d.brokers[i]);
 
 	uint64_t t0 = bench_now_ns() + 20 * NS_PER_MS;
+	d.fr.t0 = t0;
 	engine_go(&d.route, t0);
 	uint64_t now = bench_now_ns();
 	if (now < t0 + DC_BASELINE_NS)
@@ -657,6 +662,8 @@ int disconnect_run(const struct bench_opts *o)
 	dc_loop(&d, d.fr.sent_ns + o->reg_timeout_ns, DL_DRAIN);
 	if (d.fr.busy)
 		stats_record_transport(&d.fr.st, STATS_ERR_TIMEOUT, 1);
+	if (stats_advance(&d.fr.st, d.fr.t0, bench_now_ns(), &d.fr.next_second, true))
+		d.fr.c.failed = true;
 	bool have_after = have_before && procstat_read(o->pid, &after) == RMQNS_OK;
 	uint64_t t_after = bench_now_ns();
 	if (o->progress != 0) {

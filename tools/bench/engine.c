@@ -27,6 +27,9 @@
 #define NS_PER_S 1000000000ull
 #define ENG_READ_CHUNK (64u * 1024u)
 #define ENG_RECONNECT_NS (100ull * 1000000ull)
+/* clients: a failed connection tries again this much later (tens of
+ * thousands failing at once must not turn into a connect storm) */
+#define ENG_CLIENT_RETRY_NS (1000ull * 1000000ull)
 #define ENG_SCAN_NS (50ull * 1000000ull)
 #define ENG_MAX_EVENTS 256
 /* keep at most this much buffer capacity on an idle connection */
@@ -88,6 +91,10 @@ struct bconn {
 	bool kind_busy[2];
 	bool needs_register;   /* a heartbeat broker on a new connection */
 	uint64_t kv_seq;
+	/* clients */
+	uint32_t topic_base;   /* the first of the connection's topics */
+	uint8_t ramp;          /* 0 not opened yet, 1 first attempt under way, 2 past it */
+	bool refresh_due;      /* came due while the last was unanswered or the connection down */
 	/* churn */
 	uint64_t cycle_start;
 	uint32_t answers_left;
@@ -172,6 +179,7 @@ void engine_destroy(struct engine *e)
 	}
 	free(e->conns);
 	e->conns = NULL;
+	due_free(&e->due);
 	if (e->epfd >= 0)
 		close(e->epfd);
 	e->epfd = -1;
@@ -324,6 +332,22 @@ static void conn_reset_slots(struct bconn *c, uint32_t depth)
 /* ---- connection lifecycle ---- */
 
 static void conn_down(struct engine *e, struct bconn *c, uint64_t now, int err);
+static void clients_on_connected(struct engine *e, struct bconn *c, uint64_t now);
+
+/* clients: connection k of the run leaves from source k mod n, so that
+ * each source address has the ephemeral ports to itself. */
+static int conn_bind_source(const struct engine *e, const struct bconn *c)
+{
+	const struct bench_opts *o = e->ctx->o;
+	if (e->kind != ENG_CLIENTS || !o->nsources || e->ctx->addr.ss_family != AF_INET)
+		return 0;
+	int one = 1;
+	/* the port is chosen at connect, per destination: not reserved by bind */
+	(void)setsockopt(c->fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof(one));
+	struct sockaddr_in src = { .sin_family = AF_INET };
+	src.sin_addr.s_addr = htonl(o->sources[(e->first_conn + c->index) % o->nsources]);
+	return bind(c->fd, (const struct sockaddr *)&src, sizeof(src));
+}
 
 static void conn_on_connected(struct engine *e, struct bconn *c, uint64_t now)
 {
@@ -339,6 +363,8 @@ static void conn_on_connected(struct engine *e, struct bconn *c, uint64_t now)
 		c->answers_left = e->ctx->o->churn_queries;
 		c->cycle_code = 0;
 	}
+	if (e->kind == ENG_CLIENTS)
+		clients_on_connected(e, c, now);
 }
 
 /* Drives the handshake; the connection is open when it completes. */
@@ -394,6 +420,10 @@ static void conn_connect(struct engine *e, struct bconn *c, uint64_t now)
 	(void)setsockopt(c->fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one));
 	c->have_pickup = false;
 	c->gen++;
+	if (conn_bind_source(e, c) != 0) {
+		conn_down(e, c, now, STATS_ERR_CONNECT);
+		return;
+	}
 	int rc = connect(c->fd, (const struct sockaddr *)&x->addr, x->addr_len);
 	if (rc != 0 && errno != EINPROGRESS) {
 		conn_down(e, c, now, STATS_ERR_CONNECT);
@@ -412,7 +442,9 @@ static void conn_connect(struct engine *e, struct bconn *c, uint64_t now)
  * in flight (or once if none); err < 0 is a deliberate close. */
 static void conn_down(struct engine *e, struct bconn *c, uint64_t now, int err)
 {
-	bool setup = engine_state(e) == ENG_STARTING && e->kind != ENG_CHURN;
+	/* a client that cannot connect is counted, not fatal */
+	bool setup = engine_state(e) == ENG_STARTING && e->kind != ENG_CHURN &&
+		     e->kind != ENG_CLIENTS;
 	bool handshaking = c->state == CS_HANDSHAKE;
 	if (c->ssl) {
 		bench_tls_free(c->ssl, err < 0);
@@ -454,8 +486,15 @@ static void conn_down(struct engine *e, struct bconn *c, uint64_t now, int err)
 				 errno ? strerror(errno)
 				 : handshaking && e->tls_err[0] ? e->tls_err : "no answer");
 	}
+	if (e->kind == ENG_CLIENTS && c->ramp == 1 && err >= 0) {
+		c->ramp = 2;
+		e->ramp_resolved++;
+		e->connect_failed++;
+		if (!e->connect_errno)
+			e->connect_errno = errno ? errno : ECONNREFUSED;
+	}
 	conn_reset_slots(c, e->depth);
-	c->retry_at = now + (err >= 0 ? ENG_RECONNECT_NS : 0);
+	c->retry_at = now + (err < 0 ? 0 : e->kind == ENG_CLIENTS ? ENG_CLIENT_RETRY_NS : ENG_RECONNECT_NS);
 	c->next_send_ns = 0; /* a broker re-registers at once on a new connection */
 	c->kind_busy[0] = c->kind_busy[1] = false;
 	if (e->kind == ENG_HEARTBEAT && c->registered_once)
@@ -651,6 +690,8 @@ static void conn_pump(struct engine *e, struct bconn *c, uint64_t t0, uint64_t n
 			conn_send_route(e, c, intended, now, eng_target(e, t0, intended));
 		}
 		break;
+	case ENG_CLIENTS:
+		break; /* timed by clients_tick */
 	case ENG_CHURN:
 		if (c->inflight == 0 && c->answers_left > 0)
 			conn_send_route(e, c, now, now, eng_target(e, t0, c->cycle_start));
@@ -750,6 +791,8 @@ static ssize_t conn_read_stamped(struct engine *e, struct bconn *c, void *dst, s
 	return n;
 }
 
+static void clients_refresh_done(struct engine *e, struct bconn *c, uint64_t now);
+
 static void conn_on_answer(struct engine *e, struct bconn *c, const struct remoting_cmd *cmd,
 			   size_t frame_size, uint64_t now)
 {
@@ -774,10 +817,13 @@ static void conn_on_answer(struct engine *e, struct bconn *c, const struct remot
 
 	switch (e->kind) {
 	case ENG_ROUTE:
+	case ENG_CLIENTS:
 		if (s) {
 			s->bytes_in += frame_size;
 			eng_record_answer(c, s, cmd->code, lat, svc);
 		}
+		if (e->kind == ENG_CLIENTS && c->inflight == 0)
+			clients_refresh_done(e, c, now);
 		break;
 	case ENG_CHURN:
 		if (s)
@@ -1020,6 +1066,143 @@ static void conn_on_event(struct engine *e, struct bconn *c, uint32_t events, ui
 		conn_flush(e, c, now);
 }
 
+/* ---- clients: many connections refreshing their routes ---- */
+
+/* A draw in [0, 1) (xorshift64*: the bench needs spread, not secrecy). */
+static double clients_draw(struct engine *e)
+{
+	e->rng ^= e->rng >> 12;
+	e->rng ^= e->rng << 25;
+	e->rng ^= e->rng >> 27;
+	return (double)((e->rng * 0x2545f4914f6cdd1dull) >> 11) / 9007199254740992.0;
+}
+
+/* A refresh: the connection's topics, every request in one write, as a
+ * client's route refresh sends them. */
+static void clients_send_refresh(struct engine *e, struct bconn *c, uint64_t now)
+{
+	c->refresh_due = false;
+	int8_t target = eng_target(e, eng_t0(e), now);
+	c->topic_cursor = c->topic_base;
+	for (uint32_t k = 0; k < e->depth && c->nfree && c->state == CS_OPEN; k++)
+		conn_send_route(e, c, now, now, target);
+	if (c->state == CS_OPEN)
+		conn_flush(e, c, now);
+}
+
+static void clients_on_connected(struct engine *e, struct bconn *c, uint64_t now)
+{
+	if (c->ramp == 1) {
+		c->ramp = 2;
+		e->ramp_resolved++;
+		e->established++;
+	} else {
+		e->reconnects++;
+	}
+	if (c->refresh_due && eng_window_open(e, eng_t0(e), now))
+		clients_send_refresh(e, c, now);
+}
+
+/* Every answer of a refresh is in: a fraction of the connections close
+ * and reconnect at once (a client restarting), the others wait for their
+ * next period or send the one that came due meanwhile. */
+static void clients_refresh_done(struct engine *e, struct bconn *c, uint64_t now)
+{
+	e->refreshes++;
+	double churn = e->ctx->o->churn;
+	if (churn > 0 && clients_draw(e) < churn) {
+		e->churned++;
+		conn_down(e, c, now, -1);
+		if (!eng_stopping(e))
+			conn_connect(e, c, now);
+		return;
+	}
+	if (c->refresh_due && eng_window_open(e, eng_t0(e), now))
+		clients_send_refresh(e, c, now);
+}
+
+/* After an event: a write the TLS layer put off, and the buffers of an
+ * idle connection handed back (tens of thousands of 64 KiB read buffers
+ * would be the bench's whole memory). */
+static void clients_after_event(struct engine *e, struct bconn *c, uint64_t now)
+{
+	if (c->dirty)
+		conn_flush(e, c, now);
+	if (c->in.len == 0)
+		buf_free(&c->in);
+	if (c->out.len == 0 && !c->xbody)
+		buf_free(&c->out);
+}
+
+/* One period of a connection, jitter included. */
+static uint64_t clients_period(struct engine *e)
+{
+	const struct bench_opts *o = e->ctx->o;
+	double f = 1.0 + o->jitter * (2.0 * clients_draw(e) - 1.0);
+	return (uint64_t)((double)o->period_ns * f);
+}
+
+/* The ramp (connection k opens k / rate after the first), then the
+ * refreshes that are due; lowers *wake to the next of either. */
+static void clients_tick(struct engine *e, uint64_t t0, uint64_t now, uint64_t *wake)
+{
+	const struct bench_opts *o = e->ctx->o;
+	if (e->ramp_next < e->nconns && !eng_stopping(e)) {
+		if (!e->ramp_start_ns)
+			e->ramp_start_ns = now;
+		/* this engine's share of the run's connect rate */
+		double per_s = (double)o->connect_rate * e->nconns / (e->total_conns ? e->total_conns : 1);
+		while (e->ramp_next < e->nconns) {
+			uint64_t at = e->ramp_start_ns + (uint64_t)((double)e->ramp_next * 1e9 / per_s);
+			if (at > now) {
+				if (at < *wake)
+					*wake = at;
+				break;
+			}
+			struct bconn *c = &e->conns[e->ramp_next++];
+			c->ramp = 1;
+			conn_connect(e, c, now);
+		}
+	}
+	if (!t0)
+		return;
+	if (!e->due_filled) {
+		/* the first refreshes spread evenly over the first period */
+		for (uint32_t i = 0; i < e->nconns; i++) {
+			uint64_t k = e->first_conn + i;
+			uint64_t at = t0 + (uint64_t)((double)o->period_ns * (double)k /
+						      (double)(e->total_conns ? e->total_conns : 1));
+			if (due_push(&e->due, at, i)) {
+				eng_fail(e, "out of memory (refresh schedule)");
+				return;
+			}
+		}
+		e->due_filled = true;
+	}
+	struct due_entry d;
+	while (due_peek(&e->due, &d)) {
+		if (d.at_ns > now) {
+			if (d.at_ns < *wake)
+				*wake = d.at_ns;
+			break;
+		}
+		if (!eng_window_open(e, t0, now))
+			break;
+		due_pop(&e->due, &d);
+		if (due_push(&e->due, d.at_ns + clients_period(e), d.idx)) {
+			eng_fail(e, "out of memory (refresh schedule)");
+			return;
+		}
+		struct bconn *c = &e->conns[d.idx];
+		if (c->state == CS_OPEN && c->inflight == 0) {
+			clients_send_refresh(e, c, now);
+		} else {
+			e->refreshes_late++;
+			c->refresh_due = true;
+		}
+	}
+}
+
 /* ---- the loop ---- */
 
 static void eng_close_seconds(struct engine *e, uint64_t t0, uint64_t now, bool final)
@@ -1039,6 +1222,9 @@ static void eng_close_seconds(struct engine *e, uint64_t t0, uint64_t now, bool 
 			int rc = RMQNS_OK;
 			if (ended && has)
 				rc = stats_fold_second(s, k);
+			else if (final && has)
+				/* the run was cut mid-second: say how much of it was measured */
+				rc = stats_close_second_span(s, k, now - (t0 + (uint64_t)(k - 1) * NS_PER_S));
 			else if (((int)(p % 2) == active && !final && started) || has)
 				rc = stats_close_second(s, k);
 			if (rc)
@@ -1053,10 +1239,18 @@ static void eng_close_seconds(struct engine *e, uint64_t t0, uint64_t now, bool 
 static void eng_scan_timeouts(struct engine *e, uint64_t now)
 {
 	const struct bench_opts *o = e->ctx->o;
-	bool queries = e->kind == ENG_ROUTE || e->kind == ENG_CHURN || e->kind == ENG_KV;
+	bool queries = e->kind == ENG_ROUTE || e->kind == ENG_CHURN || e->kind == ENG_KV ||
+		       e->kind == ENG_CLIENTS;
 	uint64_t limit = queries ? o->timeout_ns : o->reg_timeout_ns;
+	uint64_t t0 = eng_t0(e);
 	for (uint32_t i = 0; i < e->nconns; i++) {
 		struct bconn *c = &e->conns[i];
+		/* clients: a failed connection tries again here, not on a timer of its own */
+		if (e->kind == ENG_CLIENTS && c->state == CS_DOWN && c->ramp == 2 &&
+		    now >= c->retry_at && !eng_window_over(e, t0, now) && !eng_stopping(e)) {
+			conn_connect(e, c, now);
+			continue;
+		}
 		if ((c->state == CS_CONNECTING || c->state == CS_HANDSHAKE) &&
 		    now - c->connect_start > limit) {
 			errno = ETIMEDOUT;
@@ -1093,6 +1287,8 @@ static void eng_check_ready(struct engine *e)
 	if (e->kind == ENG_ROUTE || e->kind == ENG_KV) {
 		for (uint32_t i = 0; i < e->nconns; i++)
 			ready = ready && e->conns[i].state == CS_OPEN;
+	} else if (e->kind == ENG_CLIENTS) {
+		ready = e->ramp_resolved == e->nconns;
 	} else if (e->kind == ENG_REGISTER || e->kind == ENG_SEED || e->kind == ENG_HEARTBEAT) {
 		ready = atomic_load_explicit(&e->registered, memory_order_acquire) == e->nconns;
 	}
@@ -1112,7 +1308,7 @@ static void *eng_thread(void *arg)
 	uint64_t now = bench_now_ns();
 	bool pump_all = true;
 	e->next_timeout_scan = now + ENG_SCAN_NS;
-	if (e->kind != ENG_CHURN)
+	if (e->kind != ENG_CHURN && e->kind != ENG_CLIENTS)
 		for (uint32_t i = 0; i < e->nconns; i++)
 			conn_connect(e, &e->conns[i], now);
 	for (;;) {
@@ -1122,13 +1318,19 @@ static void *eng_thread(void *arg)
 			break;
 		/* closed-loop route connections refill as answers arrive; the
 		 * others are paced by time and looked at on every pass */
-		if (pump_all || e->kind != ENG_ROUTE || e->rate > 0)
+		if (e->kind == ENG_CLIENTS) {
+			/* tens of thousands of connections: only those due are looked at,
+			 * and they flush as they send */
+			clients_tick(e, t0, now, &wake);
+		} else {
+			if (pump_all || e->kind != ENG_ROUTE || e->rate > 0)
+				for (uint32_t i = 0; i < e->nconns; i++)
+					conn_pump(e, &e->conns[i], t0, now, &wake);
 			for (uint32_t i = 0; i < e->nconns; i++)
-				conn_pump(e, &e->conns[i], t0, now, &wake);
+				if (e->conns[i].dirty)
+					conn_flush(e, &e->conns[i], now);
+		}
 		pump_all = false;
-		for (uint32_t i = 0; i < e->nconns; i++)
-			if (e->conns[i].dirty)
-				conn_flush(e, &e->conns[i], now);
 		eng_check_ready(e);
 		if (engine_state(e) == ENG_STARTING && !t0)
 			wake = now + 1000000ull;
@@ -1202,6 +1404,8 @@ static void *eng_thread(void *arg)
 			conn_on_event(e, c, evs[i].events, now);
 			if (e->kind == ENG_ROUTE && c->state == CS_OPEN && e->rate <= 0)
 				conn_pump(e, c, t0, now, &wake);
+			if (e->kind == ENG_CLIENTS)
+				clients_after_event(e, c, now);
 		}
 	}
 	uint64_t t0 = eng_t0(e);
@@ -1211,6 +1415,8 @@ static void *eng_thread(void *arg)
 		eng_close_seconds(e, t0, e->window_end_ns, true);
 	for (uint32_t i = 0; i < e->nconns; i++) {
 		struct bconn *c = &e->conns[i];
+		if (c->state == CS_OPEN)
+			e->open_at_end++;
 		if (c->fd >= 0 && !e->keep_fds) {
 			bench_tls_free(c->ssl, 0);
 			c->ssl = NULL;
@@ -1228,7 +1434,7 @@ static void *eng_thread(void *arg)
 int engine_start(struct engine *e)
 {
 	const struct bench_ctx *x = e->ctx;
-	if (e->kind == ENG_ROUTE || e->kind == ENG_CHURN) {
+	if (e->kind == ENG_ROUTE || e->kind == ENG_CHURN || e->kind == ENG_CLIENTS) {
 		if (x->ntopics == 0)
 			return RMQNS_EINVAL;
 	} else if (e->kind == ENG_KV) {
@@ -1239,7 +1445,7 @@ int engine_start(struct engine *e)
 	}
 	if (e->kind == ENG_HEARTBEAT)
 		e->depth = 2; /* one 904 and one 322 */
-	else if (e->kind != ENG_ROUTE)
+	else if (e->kind != ENG_ROUTE && e->kind != ENG_CLIENTS)
 		e->depth = 1;
 	e->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (e->epfd < 0)
@@ -1254,7 +1460,9 @@ int engine_start(struct engine *e)
 		if (x->ntopics)
 			c->topic_cursor = (uint32_t)(((uint64_t)(e->first_conn + i) * x->ntopics) /
 						     (e->total_conns ? e->total_conns : 1));
+		c->topic_base = c->topic_cursor;
 	}
+	e->rng = 0x9e3779b97f4a7c15ull ^ ((uint64_t)e->first_conn + 1);
 	if (pthread_create(&e->thread, NULL, eng_thread, e) != 0)
 		return RMQNS_ENOMEM;
 	e->started = true;

@@ -1,7 +1,8 @@
 /* The load engine of rmqns-bench: one thread, one epoll set, non-blocking
  * sockets, many requests in flight per connection matched by opaque. An
  * engine drives one kind of load (route queries, broker registrations,
- * seeded brokers kept alive, or connect/query/close churn) and owns its
+ * seeded brokers kept alive, connect/query/close churn, or many clients
+ * refreshing their routes every period) and owns its
  * connections and statistics outright; the main thread only sets the start
  * time and the stop flag, and reads the last closed second under the
  * stats' mutex. */
@@ -14,6 +15,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "due.h"
 #include "opts.h"
 #include "reqs.h"
 #include "stats.h"
@@ -38,6 +40,8 @@ enum engine_kind {
 	ENG_CHURN,       /* connect, query, close */
 	ENG_HEARTBEAT,   /* brokers registered once, then 904 and 322 every interval */
 	ENG_KV,          /* one PUT_KV_CONFIG every interval */
+	ENG_CLIENTS,     /* many connections opened at a bounded rate, each sending
+			  * its topics' 105s together every period (clients) */
 };
 
 /* The stats of an engine: st[phase] for its requests, and for a heartbeat
@@ -92,6 +96,19 @@ struct engine {
 	bool ended_by_budget;
 	uint64_t window_end_ns;          /* when sending stopped */
 
+	/* clients: the ramp, the refresh schedule and what became of them;
+	 * the first-attempt counts are final once the engine is ready, the
+	 * others are read after join */
+	uint64_t ramp_start_ns;
+	uint64_t established;            /* first attempts that connected */
+	uint64_t connect_failed;         /* first attempts that did not */
+	int connect_errno;               /* why the first of them failed */
+	uint64_t reconnects;             /* connects after the first (churn, retries) */
+	uint64_t churned;                /* deliberate closes after a refresh */
+	uint64_t refreshes;              /* refreshes answered in full */
+	uint64_t refreshes_late;         /* came due with the last unanswered or the connection down */
+	uint32_t open_at_end;
+
 	/* private to the engine thread */
 	int epfd;
 	uint64_t woke_real_ns;           /* CLOCK_REALTIME when epoll last returned */
@@ -99,6 +116,11 @@ struct engine {
 	uint64_t next_timeout_scan;
 	uint64_t sent_total;
 	char tls_err[256];               /* why the last TLS handshake failed */
+	struct due_heap due;             /* clients: each connection's next refresh */
+	bool due_filled;
+	uint32_t ramp_next;              /* clients: the next connection to open */
+	uint32_t ramp_resolved;          /* clients: first attempts connected or failed */
+	uint64_t rng;                    /* clients: jitter and churn draws */
 	pthread_t thread;
 	bool started;
 };

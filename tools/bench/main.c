@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -390,6 +391,116 @@ static int run_start_liveness(struct run *r, uint64_t dur)
 	return rc;
 }
 
+/* clients: raises the descriptor limit to the hard limit; refuses, with
+ * the figure it needs, when that is still too low for the connections. */
+static int run_raise_nofile(const struct bench_opts *o)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0) {
+		fprintf(stderr, "rmqns-bench: getrlimit: %s\n", strerror(errno));
+		return RMQNS_EIO;
+	}
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) != 0 || getrlimit(RLIMIT_NOFILE, &rl) != 0) {
+			fprintf(stderr, "rmqns-bench: setrlimit: %s\n", strerror(errno));
+			return RMQNS_EIO;
+		}
+	}
+	/* the connections, the seeded and storm brokers', and a few of the bench's own */
+	unsigned long long need = (unsigned long long)o->conns + o->brokers +
+				  (o->storm_given ? o->storm_brokers : 0) + 64;
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need) {
+		fprintf(stderr, "rmqns-bench: %u connections need about %llu descriptors, but the "
+			"hard limit (RLIMIT_NOFILE) is %llu: raise it (ulimit -Hn as root, prlimit "
+			"--nofile, LimitNOFILE=) or ask for fewer connections\n", o->conns, need,
+			(unsigned long long)rl.rlim_cur);
+		return RMQNS_ETOOBIG;
+	}
+	return RMQNS_OK;
+}
+
+/* clients: the server's figures before any connection, the connections
+ * opened at the ramp's rate, then the server's figures with them open. */
+static int run_start_clients(struct run *r, struct procstat *before, struct procstat *connected,
+			     bool *have_server, uint64_t *t_before)
+{
+	const struct bench_opts *o = r->o;
+	if (o->pid) {
+		int rc = procstat_read(o->pid, before);
+		if (rc)
+			fprintf(stderr, "rmqns-bench: --pid %ld: %s\n", (long)o->pid, rmqns_strerror(rc));
+		*have_server = rc == RMQNS_OK;
+		*t_before = bench_now_ns();
+		uint64_t soft;
+		if (procstat_read_nofile(o->pid, &soft) == RMQNS_OK && soft < (uint64_t)o->conns + 64)
+			fprintf(stderr, "rmqns-bench: warning: the server (pid %ld) may open %llu "
+				"descriptors: it cannot hold %u connections\n", (long)o->pid,
+				(unsigned long long)soft, o->conns);
+	}
+	r->route = calloc(o->threads, sizeof(*r->route));
+	if (!r->route)
+		return RMQNS_ENOMEM;
+	int rc = RMQNS_OK;
+	uint32_t first = 0;
+	for (uint32_t i = 0; !rc && i < o->threads; i++) {
+		uint32_t n = o->conns / o->threads + (i < o->conns % o->threads ? 1 : 0);
+		struct engine *e = &r->route[i];
+		rc = engine_init(e, ENG_CLIENTS, &r->ctx, first, n, o->conns, "route", NULL);
+		r->nroute = i + 1;
+		first += n;
+		e->depth = o->topics_per_client;
+		e->duration_ns = o->duration_ns;
+		e->drain_ns = o->timeout_ns;
+		e->keep_fds = true; /* the server's RSS at the end is read with them open */
+		if (!rc)
+			rc = engine_start(e);
+	}
+	for (uint32_t i = 0; !rc && i < r->nroute; i++)
+		rc = run_wait_ready(&r->route[i], "connecting");
+	if (rc)
+		return rc;
+	unsigned long long ok = 0, failed = 0;
+	for (uint32_t i = 0; i < r->nroute; i++) {
+		ok += r->route[i].established;
+		failed += r->route[i].connect_failed;
+	}
+	if (o->progress != 0)
+		fprintf(stderr, "opened %llu of %u connections (%llu failed)\n", ok, o->conns, failed);
+	if (*have_server && procstat_read(o->pid, connected) != RMQNS_OK) {
+		fprintf(stderr, "rmqns-bench: --pid %ld: the process is gone\n", (long)o->pid);
+		*have_server = false;
+	}
+	return RMQNS_OK;
+}
+
+/* clients: what the engines counted, into the report's figures. */
+static void run_clients_figures(const struct run *r, struct report_clients *x)
+{
+	const struct bench_opts *o = r->o;
+	memset(x, 0, sizeof(*x));
+	x->connections = o->conns;
+	x->sources = o->nsources;
+	uint64_t start = UINT64_MAX, ready = 0;
+	for (uint32_t i = 0; i < r->nroute; i++) {
+		const struct engine *e = &r->route[i];
+		x->established += e->established;
+		x->failed += e->connect_failed;
+		if (e->connect_errno && !x->failed_why)
+			x->failed_why = strerror(e->connect_errno);
+		x->reconnects += e->reconnects;
+		x->churned += e->churned;
+		x->refreshes += e->refreshes;
+		x->refreshes_late += e->refreshes_late;
+		x->open_at_end += e->open_at_end;
+		if (e->ramp_start_ns && e->ramp_start_ns < start)
+			start = e->ramp_start_ns;
+		if (e->t_ready_ns > ready)
+			ready = e->t_ready_ns;
+	}
+	x->ramp_s = start != UINT64_MAX && ready > start ? (double)(ready - start) / 1e9 : 0.0;
+}
+
 static int run_scenario(struct bench_opts *o)
 {
 	struct run r;
@@ -410,7 +521,15 @@ static int run_scenario(struct bench_opts *o)
 		fprintf(stderr, "rmqns-bench: %s\n", tls_err);
 		return 2;
 	}
-	bool routes = o->scenario == SC_ROUTE || o->scenario == SC_MIXED || o->scenario == SC_CHURN;
+	bool clients = o->scenario == SC_CLIENTS;
+	bool routes = o->scenario == SC_ROUTE || o->scenario == SC_MIXED || o->scenario == SC_CHURN ||
+		      clients;
+	/* mixed always storms; clients when asked to */
+	bool storm = o->scenario == SC_MIXED || (clients && o->storm_given);
+	if (clients && run_raise_nofile(o) != RMQNS_OK) {
+		run_free(&r);
+		return 2;
+	}
 	bool seeding = o->scenario == SC_SEED || (routes && !o->no_seed);
 	rc = reqs_route_tpl_init(&r.ctx.tpl, o->version, o->serialize);
 	if (!rc && routes)
@@ -425,7 +544,7 @@ static int run_scenario(struct bench_opts *o)
 		rc = run_build_brokers(o, &r.load_brokers, r.nload, o->broker_prefix, o->topic_prefix,
 				       o->layout, o->broker_topics, o->dv_change, 0);
 	}
-	if (!rc && o->scenario == SC_MIXED) {
+	if (!rc && storm) {
 		char bp[96], tp[96];
 		snprintf(bp, sizeof(bp), "%s-storm", o->broker_prefix);
 		snprintf(tp, sizeof(tp), "%sStorm", o->topic_prefix);
@@ -484,6 +603,9 @@ static int run_scenario(struct bench_opts *o)
 	}
 	/* 2. the load */
 	uint64_t dur = o->duration_ns;
+	struct procstat connected = { 0 };
+	if (clients)
+		rc = run_start_clients(&r, &before, &connected, &have_server, &t_before);
 	if (o->scenario == SC_ROUTE || o->scenario == SC_MIXED) {
 		r.nroute = o->threads;
 		r.route = calloc(r.nroute, sizeof(*r.route));
@@ -510,8 +632,7 @@ static int run_scenario(struct bench_opts *o)
 				rc = engine_start(e);
 		}
 	}
-	if (!rc && (o->scenario == SC_REGISTER || o->scenario == SC_MIXED)) {
-		bool storm = o->scenario == SC_MIXED;
+	if (!rc && (o->scenario == SC_REGISTER || storm)) {
 		/* the address aside, the storm's context is the run's */
 		r.storm_ctx = r.ctx;
 		if (r.storm_addr_len) {
@@ -524,7 +645,7 @@ static int run_scenario(struct bench_opts *o)
 		r.load.brokers = r.load_brokers;
 		r.load.duration_ns = dur;
 		if (storm) {
-			r.load.send_from_ns = o->no_idle ? 0 : dur / 2;
+			r.load.send_from_ns = o->no_idle || clients ? 0 : dur / 2;
 		} else {
 			r.load.warmup_ns = o->warmup_ns;
 			r.load.drain_ns = o->reg_timeout_ns;
@@ -561,12 +682,21 @@ static int run_scenario(struct bench_opts *o)
 	}
 
 	/* 3. go */
-	if (o->pid && o->scenario != SC_SEED) {
+	if (o->pid && o->scenario != SC_SEED && !clients) {
 		rc = procstat_read(o->pid, &before);
 		if (rc)
 			fprintf(stderr, "rmqns-bench: --pid %ld: %s\n", (long)o->pid, rmqns_strerror(rc));
 		have_server = rc == RMQNS_OK;
 		t_before = bench_now_ns();
+	} else if (clients && have_server) {
+		/* the server's CPU counts from here; its RSS from before the connections */
+		struct procstat go;
+		if (procstat_read(o->pid, &go) == RMQNS_OK) {
+			before.cpu_s = go.cpu_s;
+			before.user_s = go.user_s;
+			before.sys_s = go.sys_s;
+			t_before = bench_now_ns();
+		}
 	}
 	r.t0 = bench_now_ns() + 20000000ull + o->warmup_ns;
 	if (r.have_seed)
@@ -587,8 +717,8 @@ static int run_scenario(struct bench_opts *o)
 		if (o->scenario == SC_SEED)
 			done = bench_now_ns() >= r.t0 + dur || engine_state(&r.seed) == ENG_FAILED;
 		else
-			done = group_done(r.route, r.nroute) && (o->scenario == SC_MIXED || !r.have_load ||
-								group_done(&r.load, 1)) &&
+			done = group_done(r.route, r.nroute) && (storm || !r.have_load ||
+								 group_done(&r.load, 1)) &&
 			       (!r.have_hb || group_done(&r.hb, 1)) && (!r.have_kv || group_done(&r.kv, 1));
 		if (done)
 			break;
@@ -710,6 +840,17 @@ stop:
 	}
 	if (o->scenario == SC_SEED)
 		report_add_role(&rep, "seed", &r.seed.st[0], (double)(t_after - t_seed) / 1e9);
+	struct report_clients clients_fig;
+	if (clients) {
+		run_clients_figures(&r, &clients_fig);
+		clients_fig.have_rss = have_server && connected.rss_kb;
+		clients_fig.rss_kb_before = before.rss_kb;
+		clients_fig.rss_kb_connected = connected.rss_kb;
+		clients_fig.rss_kb_after = after.rss_kb;
+		rep.clients = &clients_fig;
+		if (clients_fig.failed)
+			exit_code = 1; /* a connection that never opened is an error of the run */
+	}
 	if (have_server) {
 		rep.have_server = true;
 		rep.pid = (long)o->pid;

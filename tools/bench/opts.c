@@ -1,6 +1,7 @@
 /* rmqns-bench command line: parsing, per-scenario defaults, usage text. */
 #include "opts.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -13,7 +14,7 @@
 static const char *const scenario_names[] = {
 	[SC_ROUTE] = "route", [SC_REGISTER] = "register", [SC_MIXED] = "mixed",
 	[SC_CHURN] = "churn", [SC_SEED] = "seed", [SC_STARTUP] = "startup",
-	[SC_RATIO] = "ratio", [SC_DISCONNECT] = "disconnect",
+	[SC_RATIO] = "ratio", [SC_DISCONNECT] = "disconnect", [SC_CLIENTS] = "clients",
 };
 
 const char *opts_scenario_name(enum bench_scenario sc)
@@ -50,6 +51,12 @@ void opts_usage(FILE *f)
 "            broker's 100-topic registrations sent back to back meanwhile,\n"
 "            and of route queries on a broker that stays (-c x -p, 2 x 1).\n"
 "  churn     C concurrent cycles of connect, query, close.\n"
+"  clients   a RocketMQ estate's clients: -c connections (e.g. 50k), each\n"
+"            refreshing the routes of --topics-per-client topics every\n"
+"            --period-ms, a fraction reconnecting (--churn); with --storm-brokers\n"
+"            or --storm-topics, a registration storm beside it. Reports the\n"
+"            route (and registration) latencies and, with --pid, the server's\n"
+"            RSS per connection.\n"
 "  seed      register brokers and keep them alive (re-register every\n"
 "            --keepalive) until the run ends, so other tools have routes.\n"
 "  startup   time from exec of --exec CMD to the first successful answer\n"
@@ -59,7 +66,8 @@ void opts_usage(FILE *f)
 "Target and bounds:\n"
 "  -a, --addr HOST:PORT      server address (default 127.0.0.1:9876)\n"
 "  -d, --duration TIME       measured run time (default 10s; mixed: both phases;\n"
-"                            disconnect: the longest wait for the routes to go, 60s)\n"
+"                            disconnect: the longest wait for the routes to go, 60s;\n"
+"                            clients: two periods, after the connections are open)\n"
 "  -n, --requests N          stop after N requests of the measured load\n"
 "      --warmup TIME         load before measuring starts (default 0)\n"
 "      --timeout TIME        a query answer later than this is an error and the\n"
@@ -68,7 +76,8 @@ void opts_usage(FILE *f)
 "                            of 40,000 topics takes a server a while; disconnect\n"
 "                            180s, for 32 such bodies at once)\n"
 "Route load (route, mixed, churn):\n"
-"  -c, --conns N             connections (churn: concurrent cycles) (default 8)\n"
+"  -c, --conns N             connections (churn: concurrent cycles) (default 8;\n"
+"                            clients 1000; --connections is the same)\n"
 "  -p, --depth N             requests in flight per connection (default 4)\n"
 "  -r, --rate N              open loop: total requests per second (default 0 =\n"
 "                            closed loop); latency then counts from the intended\n"
@@ -97,7 +106,26 @@ void opts_usage(FILE *f)
 "      --broker-prefix NAME  broker names NAME-<i> (default bench-broker)\n"
 "      --topic-prefix NAME   topic names NAME-b<i>-t<j> / NAME-t<j> (default BenchTopic)\n"
 "      --broker-port N       fake broker address 127.0.0.1:N+i (default 20000)\n"
-"Registration storm (mixed):\n"
+"Many clients (clients):\n"
+"      --period-ms N         each connection refreshes its routes every N ms\n"
+"                            (default 30000, a RocketMQ client's poll interval)\n"
+"      --jitter F            a period varies by up to F of itself either way\n"
+"                            (0..1, default 0.1)\n"
+"      --topics-per-client N topics a refresh asks for: N GET_ROUTEINFO_BY_TOPIC\n"
+"                            pipelined on the connection (default 10)\n"
+"      --churn F             fraction of the connections that close after a\n"
+"                            refresh and reconnect, per period (0..1, default 0)\n"
+"      --connect-rate N      connections opened per second while ramping up\n"
+"                            (default 5000); the first refreshes are then\n"
+"                            spread evenly over the first period\n"
+"      --source-addrs LIST|N bind the connections in turn to these IPv4 source\n"
+"                            addresses (127.0.0.2,127.0.0.3,...) or to the N\n"
+"                            addresses from 127.0.0.2 up, so that each has its\n"
+"                            own ephemeral ports; 0: the kernel picks (default:\n"
+"                            one per 5,000 connections when --addr is 127.x)\n"
+"      The descriptor limit is raised to the hard limit; a hard limit below the\n"
+"      connections asked for is refused with the figure it needs.\n"
+"Registration storm (mixed; clients when one of these is given):\n"
 "      --storm-brokers N     brokers re-registering (default 4)\n"
 "      --storm-topics N      topics each (default 10000)\n"
 "      --storm-addr HOST:PORT  send the storm to another server: a control,\n"
@@ -130,6 +158,9 @@ void opts_usage(FILE *f)
 "      --tls-key FILE        its key (tls.server.need.client.auth)\n"
 "Server process (local only):\n"
 "      --pid PID             report the server's CPU time and RSS before/after\n"
+"      --server-pid PID      (clients: also with the connections open, and per\n"
+"                            connection; a descriptor limit of the server's\n"
+"                            below the connections is warned of)\n"
 "Output:\n"
 "      --json                print the result as JSON on stdout\n"
 "      --plot FILE.svg       latency-by-percentile and throughput-over-time plot\n"
@@ -243,6 +274,7 @@ enum {
 	OPT_HEARTBEATS, OPT_HEARTBEAT_INTERVAL, OPT_KV_INTERVAL, OPT_POLL_INTERVAL, OPT_MEASURE_FOR,
 	OPT_ACCESS_KEY, OPT_SECRET_KEY,
 	OPT_TLS, OPT_TLS_CA, OPT_TLS_CERT, OPT_TLS_KEY,
+	OPT_PERIOD_MS, OPT_JITTER, OPT_TOPICS_PER_CLIENT, OPT_CHURN, OPT_CONNECT_RATE, OPT_SOURCE_ADDRS,
 };
 
 static const struct option long_opts[] = {
@@ -253,6 +285,13 @@ static const struct option long_opts[] = {
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 	{ "register-timeout", required_argument, NULL, OPT_REG_TIMEOUT },
 	{ "conns", required_argument, NULL, 'c' },
+	{ "connections", required_argument, NULL, 'c' },
+	{ "period-ms", required_argument, NULL, OPT_PERIOD_MS },
+	{ "jitter", required_argument, NULL, OPT_JITTER },
+	{ "topics-per-client", required_argument, NULL, OPT_TOPICS_PER_CLIENT },
+	{ "churn", required_argument, NULL, OPT_CHURN },
+	{ "connect-rate", required_argument, NULL, OPT_CONNECT_RATE },
+	{ "source-addrs", required_argument, NULL, OPT_SOURCE_ADDRS },
 	{ "depth", required_argument, NULL, 'p' },
 	{ "rate", required_argument, NULL, 'r' },
 	{ "threads", required_argument, NULL, OPT_THREADS },
@@ -287,6 +326,7 @@ static const struct option long_opts[] = {
 	{ "tls-cert", required_argument, NULL, OPT_TLS_CERT },
 	{ "tls-key", required_argument, NULL, OPT_TLS_KEY },
 	{ "pid", required_argument, NULL, OPT_PID },
+	{ "server-pid", required_argument, NULL, OPT_PID },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "plot", required_argument, NULL, OPT_PLOT },
 	{ "floor", required_argument, NULL, OPT_FLOOR },
@@ -299,6 +339,51 @@ static const struct option long_opts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
+
+/* A fraction 0..1. */
+static int opts_fraction(const char *arg, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(arg, &end);
+	if (end == arg || *end || errno || !isfinite(v) || v < 0.0 || v > 1.0)
+		return RMQNS_EINVAL;
+	*out = v;
+	return RMQNS_OK;
+}
+
+/* "127.0.0.2,127.0.0.3" or a count N (127.0.0.2 up); "0": none. */
+static int opts_sources(const char *arg, uint32_t *out, uint32_t *n)
+{
+	if (!strchr(arg, '.')) {
+		uint32_t k;
+		if (opts_u32(arg, 0, OPTS_MAX_SOURCES, &k))
+			return RMQNS_EINVAL;
+		for (uint32_t i = 0; i < k; i++)
+			out[i] = 0x7f000002u + i;
+		*n = k;
+		return RMQNS_OK;
+	}
+	char one[INET_ADDRSTRLEN];
+	uint32_t k = 0;
+	for (const char *p = arg;;) {
+		const char *comma = strchr(p, ',');
+		size_t len = comma ? (size_t)(comma - p) : strlen(p);
+		struct in_addr a;
+		if (len == 0 || len >= sizeof(one) || k == OPTS_MAX_SOURCES)
+			return RMQNS_EINVAL;
+		memcpy(one, p, len);
+		one[len] = '\0';
+		if (inet_pton(AF_INET, one, &a) != 1)
+			return RMQNS_EINVAL;
+		out[k++] = ntohl(a.s_addr);
+		if (!comma)
+			break;
+		p = comma + 1;
+	}
+	*n = k;
+	return RMQNS_OK;
+}
 
 static void opts_defaults(struct bench_opts *o)
 {
@@ -313,6 +398,10 @@ static void opts_defaults(struct bench_opts *o)
 	o->pid = 0;
 	o->runs = 5;
 	o->churn_queries = 1;
+	o->period_ns = 30000000000ull;
+	o->jitter = 0.1;
+	o->topics_per_client = 10;
+	o->connect_rate = 5000;
 	o->broker_port = 20000;
 	snprintf(o->cluster, sizeof(o->cluster), "BenchCluster");
 	snprintf(o->broker_prefix, sizeof(o->broker_prefix), "bench-broker");
@@ -361,6 +450,7 @@ int opts_parse(int argc, char **argv, struct bench_opts *o, bool *help, char *er
 
 	/* 0 below means "not given": filled by the scenario's default after. */
 	bool dv_given = false, liveness_given = false, poll_given = false, keepalive_given = false;
+	bool clients_given = false, sources_given = false;
 	optind = 0; /* GNU: start afresh, so the parser can run more than once */
 	opterr = 0;
 	int c;
@@ -394,8 +484,41 @@ int opts_parse(int argc, char **argv, struct bench_opts *o, bool *help, char *er
 				return opts_fail(err, err_len, "bad --register-timeout '%s' (at least 1ms)", a);
 			break;
 		case 'c':
-			if (opts_u32(a, 1, 100000, &o->conns))
-				return opts_fail(err, err_len, "bad --conns '%s' (1..100000)", a);
+			if (opts_u32(a, 1, 1000000, &o->conns))
+				return opts_fail(err, err_len, "bad --conns '%s' (1..1000000)", a);
+			break;
+		case OPT_PERIOD_MS:
+			if (opts_parse_count(a, &v) || v < 10 || v > 3600000)
+				return opts_fail(err, err_len, "bad --period-ms '%s' (10..3600000)", a);
+			o->period_ns = v * 1000000ull;
+			clients_given = true;
+			break;
+		case OPT_JITTER:
+			if (opts_fraction(a, &o->jitter))
+				return opts_fail(err, err_len, "bad --jitter '%s' (0..1)", a);
+			clients_given = true;
+			break;
+		case OPT_TOPICS_PER_CLIENT:
+			if (opts_u32(a, 1, 1000, &o->topics_per_client))
+				return opts_fail(err, err_len, "bad --topics-per-client '%s' (1..1000)", a);
+			clients_given = true;
+			break;
+		case OPT_CHURN:
+			if (opts_fraction(a, &o->churn))
+				return opts_fail(err, err_len, "bad --churn '%s' (0..1)", a);
+			clients_given = true;
+			break;
+		case OPT_CONNECT_RATE:
+			if (opts_u32(a, 1, 1000000, &o->connect_rate))
+				return opts_fail(err, err_len, "bad --connect-rate '%s' (1..1000000)", a);
+			clients_given = true;
+			break;
+		case OPT_SOURCE_ADDRS:
+			if (opts_sources(a, o->sources, &o->nsources))
+				return opts_fail(err, err_len,
+						 "bad --source-addrs '%s' (IPv4 addresses split by commas, or a count up to %d)",
+						 a, OPTS_MAX_SOURCES);
+			clients_given = sources_given = true;
 			break;
 		case 'p':
 			if (opts_u32(a, 1, 65536, &o->depth))
@@ -499,10 +622,12 @@ int opts_parse(int argc, char **argv, struct bench_opts *o, bool *help, char *er
 		case OPT_STORM_BROKERS:
 			if (opts_u32(a, 1, 100000, &o->storm_brokers))
 				return opts_fail(err, err_len, "bad --storm-brokers '%s'", a);
+			o->storm_given = true;
 			break;
 		case OPT_STORM_TOPICS:
 			if (opts_u32(a, 2, 10000000, &o->storm_topics))
 				return opts_fail(err, err_len, "bad --storm-topics '%s' (at least 2)", a);
+			o->storm_given = true;
 			break;
 		case OPT_STORM_ADDR:
 			if (strlen(a) == 0 || strlen(a) >= sizeof(o->storm_addr) || !strrchr(a, ':'))
@@ -634,6 +759,28 @@ int opts_parse(int argc, char **argv, struct bench_opts *o, bool *help, char *er
 		if (!o->depth) o->depth = 1;
 		if (!keepalive_given)
 			o->keepalive_ns = 100000000000ull; /* no re-registration while seeding */
+	}
+	if (clients_given && o->scenario != SC_CLIENTS)
+		return opts_fail(err, err_len,
+				 "--period-ms, --jitter, --topics-per-client, --churn, --connect-rate and "
+				 "--source-addrs apply to clients only");
+	if (o->scenario == SC_CLIENTS) {
+		if (o->requests)
+			return opts_fail(err, err_len, "clients runs for a time: bound it with --duration");
+		if (!o->duration_ns) o->duration_ns = 2 * o->period_ns;
+		if (!o->conns) o->conns = 1000;
+		o->depth = o->topics_per_client; /* a refresh's requests in flight at once */
+		if (!sources_given && strncmp(o->addr, "127.", 4) == 0) {
+			o->nsources = (o->conns + OPTS_CONNS_PER_SOURCE - 1) / OPTS_CONNS_PER_SOURCE;
+			if (o->nsources > OPTS_MAX_SOURCES)
+				o->nsources = OPTS_MAX_SOURCES;
+			for (uint32_t i = 0; i < o->nsources; i++)
+				o->sources[i] = 0x7f000002u + i;
+		}
+		if (o->nsources && (o->addr[0] == '[' || strchr(o->addr, ':') != strrchr(o->addr, ':')))
+			return opts_fail(err, err_len, "--source-addrs needs an IPv4 --addr");
+	} else {
+		o->storm_given = false;
 	}
 	if (!o->heartbeat_interval_ns) o->heartbeat_interval_ns = 10000000ull;
 	if (!o->poll_interval_ns) o->poll_interval_ns = 5000000ull;

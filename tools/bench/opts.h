@@ -19,7 +19,17 @@ enum bench_scenario {
 	SC_STARTUP,
 	SC_RATIO,
 	SC_DISCONNECT,
+	SC_CLIENTS,
 };
+
+/* clients: source addresses a connection may be bound to */
+#define OPTS_MAX_SOURCES 64
+/* clients: connections per source address by default. connect() looks
+ * for a free port in the source's ephemeral range (28,232 ports by
+ * default); with 19,500 connections on one source each connect cost the
+ * bench milliseconds of kernel time and SYNs timed out, with 1,950 per
+ * source none did. */
+#define OPTS_CONNS_PER_SOURCE 5000
 
 enum bench_layout {
 	LAYOUT_DISTINCT = 0, /* every broker has its own topics */
@@ -65,6 +75,15 @@ struct bench_opts {
 	uint64_t measure_for_ns;   /* disconnect: keep registering and querying this long after the closes */
 	/* churn */
 	uint32_t churn_queries;
+	/* clients: -c connections, each refreshing its routes every period */
+	uint64_t period_ns;
+	double jitter;             /* a period varies by up to this fraction either way */
+	uint32_t topics_per_client; /* GET_ROUTEINFO_BY_TOPIC per refresh, pipelined */
+	double churn;              /* fraction of connections closing and reopening per period */
+	uint32_t connect_rate;     /* new connections per second while ramping up */
+	uint32_t sources[OPTS_MAX_SOURCES]; /* IPv4 source addresses, host order */
+	uint32_t nsources;         /* 0: the kernel picks the source */
+	bool storm_given;          /* clients: a registration storm beside the refreshes */
 	/* names */
 	char cluster[64];
 	char broker_prefix[64];

@@ -126,3 +126,35 @@ int procstat_read(pid_t pid, struct procstat *out)
 		return rc;
 	return procstat_parse_status(text, out);
 }
+
+int procstat_parse_nofile(const char *text, uint64_t *soft)
+{
+	static const char key[] = "Max open files";
+	const char *line = text ? strstr(text, key) : NULL;
+	if (!line)
+		return RMQNS_EINVAL;
+	const char *p = line + sizeof(key) - 1;
+	while (*p == ' ')
+		p++;
+	if (strncmp(p, "unlimited", 9) == 0) {
+		*soft = UINT64_MAX;
+		return RMQNS_OK;
+	}
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(p, &end, 10);
+	if (end == p || errno)
+		return RMQNS_EINVAL;
+	*soft = v;
+	return RMQNS_OK;
+}
+
+int procstat_read_nofile(pid_t pid, uint64_t *soft)
+{
+	char path[64], text[4096];
+	snprintf(path, sizeof(path), "/proc/%ld/limits", (long)pid);
+	int rc = procstat_slurp(path, text, sizeof(text));
+	if (rc)
+		return rc;
+	return procstat_parse_nofile(text, soft);
+}

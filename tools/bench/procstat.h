@@ -25,5 +25,9 @@ int procstat_parse_stat(const char *text, long ticks_per_s, struct procstat *out
 int procstat_parse_status(const char *text, struct procstat *out);
 /* Reads both files of `pid`. RMQNS_ENOTFOUND when the process is gone. */
 int procstat_read(pid_t pid, struct procstat *out);
+/* The soft "Max open files" limit from the text of /proc/PID/limits
+ * (UINT64_MAX for "unlimited"). */
+int procstat_parse_nofile(const char *text, uint64_t *soft);
+int procstat_read_nofile(pid_t pid, uint64_t *soft);
 
 #endif

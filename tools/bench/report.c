@@ -128,6 +128,58 @@ fail:
 	return o;
 }
 
+/* Bytes of server RSS per connection between two readings (0 when none). */
+static double report_rss_per_conn(unsigned long long from_kb, unsigned long long to_kb,
+				  unsigned long long conns)
+{
+	if (!conns || to_kb < from_kb)
+		return 0.0;
+	return (double)(to_kb - from_kb) * 1024.0 / (double)conns;
+}
+
+static json_t *report_json_clients(const struct report *r)
+{
+	const struct report_clients *x = r->clients;
+	const struct report_role *route = report_role(r, "route");
+	const struct report_role *reg = report_role(r, "register_storm");
+	json_t *o = json_object();
+	if (!o)
+		return NULL;
+	int bad = 0;
+	bad |= jset(o, "connections", json_integer(x->connections));
+	bad |= jset(o, "source_addresses", json_integer(x->sources));
+	bad |= jset(o, "established", json_integer((json_int_t)x->established));
+	bad |= jset(o, "failed", json_integer((json_int_t)x->failed));
+	if (x->failed_why)
+		bad |= jset(o, "failed_why", json_string(x->failed_why));
+	bad |= jset(o, "ramp_s", json_real(x->ramp_s));
+	bad |= jset(o, "open_at_end", json_integer(x->open_at_end));
+	bad |= jset(o, "reconnects", json_integer((json_int_t)x->reconnects));
+	bad |= jset(o, "churned", json_integer((json_int_t)x->churned));
+	bad |= jset(o, "refreshes", json_integer((json_int_t)x->refreshes));
+	bad |= jset(o, "refreshes_late", json_integer((json_int_t)x->refreshes_late));
+	if (route)
+		bad |= jset(o, "route_p99_us", json_real(us(hist_percentile(&route->st->lat, 99.0))));
+	if (reg)
+		bad |= jset(o, "register_p99_us", json_real(us(hist_percentile(&reg->st->lat, 99.0))));
+	if (x->have_rss) {
+		bad |= jset(o, "rss_kb_before", json_integer((json_int_t)x->rss_kb_before));
+		bad |= jset(o, "rss_kb_connected", json_integer((json_int_t)x->rss_kb_connected));
+		bad |= jset(o, "rss_kb_after", json_integer((json_int_t)x->rss_kb_after));
+		bad |= jset(o, "rss_bytes_per_connection",
+			    json_real(report_rss_per_conn(x->rss_kb_before, x->rss_kb_connected,
+							  x->established)));
+		bad |= jset(o, "rss_bytes_per_connection_after",
+			    json_real(report_rss_per_conn(x->rss_kb_before, x->rss_kb_after,
+							  x->open_at_end)));
+	}
+	if (bad) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
 static json_t *report_json_config(const struct bench_opts *o)
 {
 	json_t *c = json_object();
@@ -155,6 +207,14 @@ static json_t *report_json_config(const struct bench_opts *o)
 	if (o->storm_addr[0])
 		bad |= jset(c, "storm_addr", json_string(o->storm_addr));
 	bad |= jset(c, "no_seed", json_boolean(o->no_seed));
+	if (o->scenario == SC_CLIENTS) {
+		bad |= jset(c, "period_s", json_real((double)o->period_ns / 1e9));
+		bad |= jset(c, "jitter", json_real(o->jitter));
+		bad |= jset(c, "topics_per_client", json_integer(o->topics_per_client));
+		bad |= jset(c, "churn", json_real(o->churn));
+		bad |= jset(c, "connect_rate", json_integer(o->connect_rate));
+		bad |= jset(c, "storm", json_boolean(o->storm_given));
+	}
 	if (bad) {
 		json_decref(c);
 		return NULL;
@@ -359,7 +419,7 @@ json_t *report_to_json(const struct report *r)
 	const struct report_role *idle = report_role(r, "route_idle");
 	const struct report_role *storm = report_role(r, "route_storm");
 	/* mixed: the storm/idle ratios, and the liveness roles (also without an idle phase) */
-	bool liveness = report_role(r, "register_storm") != NULL;
+	bool liveness = report_role(r, "register_storm") != NULL && !r->clients;
 	if ((idle && storm) || liveness) {
 		json_t *m = json_object();
 		bad |= !m;
@@ -380,6 +440,8 @@ json_t *report_to_json(const struct report *r)
 	}
 	if (r->disconnect && !bad)
 		bad |= jset(doc, "disconnect", report_json_disconnect(r));
+	if (r->clients && !bad)
+		bad |= jset(doc, "clients", report_json_clients(r));
 	if (r->have_server)
 		bad |= jset(doc, "server", report_json_server(r));
 	if (r->nstartup)
@@ -536,13 +598,35 @@ static void report_print_disconnect(FILE *f, const struct report *r)
 			(double)rd->st->lat.max / 1e6);
 }
 
+/* Lines in a fixed form: "clients: ...", "server rss per connection: N B". */
+static void report_print_clients(FILE *f, const struct report *r)
+{
+	const struct report_clients *x = r->clients;
+	fprintf(f, "clients: %llu of %u connections opened in %.2f s from %u source address(es), "
+		"%llu failed%s%s%s\n", x->established, x->connections, x->ramp_s, x->sources, x->failed,
+		x->failed_why ? " (" : "", x->failed_why ? x->failed_why : "", x->failed_why ? ")" : "");
+	fprintf(f, "  %llu refreshes answered in full, %llu came due late; %llu churned, "
+		"%llu reconnects; %u open at the end\n", x->refreshes, x->refreshes_late, x->churned,
+		x->reconnects, x->open_at_end);
+	if (x->have_rss)
+		fprintf(f, "server rss: %llu kB before the connections, %llu kB with them open, "
+			"%llu kB at the end\nserver rss per connection: %.0f B open, %.0f B at the end\n",
+			x->rss_kb_before, x->rss_kb_connected, x->rss_kb_after,
+			report_rss_per_conn(x->rss_kb_before, x->rss_kb_connected, x->established),
+			report_rss_per_conn(x->rss_kb_before, x->rss_kb_after, x->open_at_end));
+}
+
 void report_print_text(FILE *f, const struct report *r)
 {
 	const struct bench_opts *o = r->opts;
 	fprintf(f, "rmqns-bench %s -> %s\n", r->scenario ? r->scenario : "?", r->target ? r->target : "?");
 	bool queries = o && (o->scenario == SC_ROUTE || o->scenario == SC_MIXED ||
 			     o->scenario == SC_CHURN || o->scenario == SC_DISCONNECT);
-	if (queries) {
+	if (o && o->scenario == SC_CLIENTS) {
+		fprintf(f, "  %u connections, each %u topics every %.3g s (jitter %.0f%%, churn %.1f%%), "
+			"%u thread(s)\n", o->conns, o->topics_per_client, (double)o->period_ns / 1e9,
+			100.0 * o->jitter, 100.0 * o->churn, o->threads);
+	} else if (queries) {
 		fprintf(f, "  %u conns x depth %u, %s, version %d, %s headers, %u thread(s)\n", o->conns,
 			o->scenario == SC_CHURN ? 1 : o->depth,
 			o->rate > 0 ? "open loop" : "closed loop", o->version,
@@ -556,7 +640,7 @@ void report_print_text(FILE *f, const struct report *r)
 		fprintf(f, "  brokers %u x %u topics x %u queues, %s topics, %s bodies\n", o->brokers,
 			o->broker_topics, o->queues, o->layout == LAYOUT_SHARED ? "shared" : "distinct",
 			o->compressed ? "compressed" : "plain");
-		if (o->scenario == SC_MIXED)
+		if (o->scenario == SC_MIXED || o->storm_given)
 			fprintf(f, "  storm: %u brokers x %u topics re-registering%s%s\n",
 				o->storm_brokers, o->storm_topics, o->storm_addr[0] ? " at " : "",
 				o->storm_addr);
@@ -581,9 +665,12 @@ void report_print_text(FILE *f, const struct report *r)
 				iw > 0 ? sw / iw : 0.0, iw / 1e3, sw / 1e3);
 		}
 	}
-	report_print_liveness(f, r);
+	if (!r->clients)
+		report_print_liveness(f, r);
 	if (r->disconnect)
 		report_print_disconnect(f, r);
+	if (r->clients)
+		report_print_clients(f, r);
 	if (r->have_server) {
 		double cpu = r->after.cpu_s - r->before.cpu_s;
 		fprintf(f, "server pid %ld: cpu %.2f s (user %.2f, sys %.2f) = %.0f%% of one core, "
@@ -755,6 +842,17 @@ static void report_svg_latency(FILE *f, const struct report *r, double top, doub
 	}
 }
 
+/* The answers per second of a timeline entry: a second cut short (the
+ * last one of a run) counts for the part of it that was measured. */
+static double report_second_rate(const struct stats_second *sec)
+{
+	double span = sec->span_ms ? (double)sec->span_ms / 1e3 : 1.0;
+	return (double)sec->ok / span;
+}
+
+/* Each second is drawn as a step across the time it covers, so a role of
+ * one second is a visible segment and a second cut short is neither a
+ * drop to nothing nor stretched. */
 static void report_svg_throughput(FILE *f, const struct report *r, double top, double bottom)
 {
 	uint32_t tmax = 1;
@@ -764,8 +862,8 @@ static void report_svg_throughput(FILE *f, const struct report *r, double top, d
 		for (uint32_t k = 0; k < s->nseconds; k++) {
 			if (s->seconds[k].t > tmax)
 				tmax = s->seconds[k].t;
-			if ((double)s->seconds[k].ok > ymax_v)
-				ymax_v = (double)s->seconds[k].ok;
+			if (report_second_rate(&s->seconds[k]) > ymax_v)
+				ymax_v = report_second_rate(&s->seconds[k]);
 		}
 	}
 	double ymax = report_nice_ceil(ymax_v);
@@ -783,10 +881,12 @@ static void report_svg_throughput(FILE *f, const struct report *r, double top, d
 		fprintf(f, "<polyline fill=\"none\" stroke-width=\"2\" stroke=\"%s\" points=\"",
 			report_colors[i % 6]);
 		for (uint32_t k = 0; k < s->nseconds; k++) {
-			/* a second's count is drawn at its end */
-			double x = SVG_L + (SVG_R - SVG_L) * s->seconds[k].t / tmax;
-			double y = bottom - (bottom - top) * ((double)s->seconds[k].ok / ymax);
-			fprintf(f, "%.1f,%.1f ", x, y);
+			const struct stats_second *sec = &s->seconds[k];
+			double from = (double)(sec->t - 1);
+			double to = from + (sec->span_ms ? (double)sec->span_ms / 1e3 : 1.0);
+			double y = bottom - (bottom - top) * (report_second_rate(sec) / ymax);
+			fprintf(f, "%.1f,%.1f %.1f,%.1f ", SVG_L + (SVG_R - SVG_L) * from / tmax, y,
+				SVG_L + (SVG_R - SVG_L) * to / tmax, y);
 		}
 		fputs("\"/>\n", f);
 	}
@@ -855,6 +955,9 @@ size_t report_figures(json_t *doc, struct report_figure *out, size_t cap)
 	json_t *fr = json_object_get(dc, "fresh_registration");
 	report_fig(out, cap, &n, "disconnect", "fresh_p50_ms", json_object_get(fr, "p50_ms"), false);
 	report_fig(out, cap, &n, "disconnect", "fresh_max_ms", json_object_get(fr, "max_ms"), false);
+	json_t *cl = json_object_get(doc, "clients");
+	report_fig(out, cap, &n, "clients", "rss_bytes_per_connection",
+		   json_object_get(cl, "rss_bytes_per_connection"), false);
 	json_t *s = json_object_get(doc, "server");
 	report_fig(out, cap, &n, "server", "cpu_pct", json_object_get(s, "cpu_pct"), false);
 	report_fig(out, cap, &n, "server", "rss_kb_after", json_object_get(s, "rss_kb_after"), false);

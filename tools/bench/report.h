@@ -41,6 +41,20 @@ struct report_disconnect {
 	unsigned long long fresh_count;
 };
 
+/* The clients scenario's own figures. */
+struct report_clients {
+	unsigned connections, sources;
+	unsigned long long established, failed; /* first attempts */
+	const char *failed_why;                 /* the first failure's reason, or NULL */
+	double ramp_s;                          /* first connect to the last first attempt */
+	unsigned long long reconnects, churned, refreshes, refreshes_late;
+	unsigned open_at_end;
+	/* the server's RSS before the connections, with them open (before the
+	 * load), and at the end (with them open) */
+	bool have_rss;
+	unsigned long long rss_kb_before, rss_kb_connected, rss_kb_after;
+};
+
 struct report {
 	const struct bench_opts *opts; /* may be NULL (tests) */
 	const char *scenario;
@@ -62,6 +76,8 @@ struct report {
 	unsigned long long startup_rss_kb; /* RSS at the first answer of the last run */
 	/* disconnect */
 	const struct report_disconnect *disconnect;
+	/* clients */
+	const struct report_clients *clients;
 };
 
 void report_add_role(struct report *r, const char *key, struct stats *st, double wall_s);

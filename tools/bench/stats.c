@@ -77,10 +77,17 @@ void stats_record_transport(struct stats *s, enum stats_transport what, uint64_t
 
 int stats_close_second(struct stats *s, uint32_t t)
 {
+	return stats_close_second_span(s, t, 1000000000ull);
+}
+
+int stats_close_second_span(struct stats *s, uint32_t t, uint64_t span_ns)
+{
+	uint64_t span_ms = (span_ns + 999999ull) / 1000000ull;
 	struct stats_second sec = {
 		.t = t, .ok = s->cur_ok, .errors = s->cur_errors,
 		.p50_ns = hist_percentile(&s->cur, 50.0),
 		.p99_ns = hist_percentile(&s->cur, 99.0),
+		.span_ms = span_ms == 0 ? 1 : span_ms > 1000 ? 1000 : (uint32_t)span_ms,
 	};
 	hist_init(&s->cur);
 	s->cur_ok = 0;
@@ -98,6 +105,30 @@ int stats_close_second(struct stats *s, uint32_t t)
 		s->cap_seconds = cap;
 	}
 	s->seconds[s->nseconds++] = sec;
+	return RMQNS_OK;
+}
+
+int stats_advance(struct stats *s, uint64_t t0, uint64_t now, uint32_t *next, bool final)
+{
+	const uint64_t sec_ns = 1000000000ull;
+	if (*next == 0)
+		*next = 1;
+	while (now >= t0 + (uint64_t)*next * sec_ns) {
+		bool has = s->cur.count || s->cur_ok || s->cur_errors;
+		if (has || s->nseconds) {
+			int rc = stats_close_second(s, *next);
+			if (rc)
+				return rc;
+		}
+		(*next)++;
+	}
+	if (final && (s->cur.count || s->cur_ok || s->cur_errors)) {
+		uint64_t start = t0 + (uint64_t)(*next - 1) * sec_ns;
+		int rc = stats_close_second_span(s, *next, now > start ? now - start : 1);
+		if (rc)
+			return rc;
+		(*next)++;
+	}
 	return RMQNS_OK;
 }
 
@@ -186,6 +217,8 @@ int stats_merge(struct stats *dst, const struct stats *src)
 		}
 		ds->ok += ss->ok;
 		ds->errors += ss->errors;
+		if (ss->span_ms > ds->span_ms)
+			ds->span_ms = ss->span_ms;
 		if (ss->p50_ns > ds->p50_ns)
 			ds->p50_ns = ss->p50_ns;
 		if (ss->p99_ns > ds->p99_ns)

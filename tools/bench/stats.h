@@ -34,6 +34,8 @@ struct stats_second {
 	uint64_t errors;  /* other codes and transport errors */
 	uint64_t p50_ns;
 	uint64_t p99_ns;
+	uint32_t span_ms; /* how much of the second was measured: 1000, less for the
+			   * last one of a run cut mid-second */
 };
 
 struct stats {
@@ -77,6 +79,13 @@ void stats_record_wire(struct stats *s, uint64_t wire_ns);
 void stats_record_transport(struct stats *s, enum stats_transport what, uint64_t n);
 /* Closes second t (1-based): appends it to the timeline and publishes it. */
 int stats_close_second(struct stats *s, uint32_t t);
+/* The same for a second measured for span_ns only (a run cut mid-second). */
+int stats_close_second_span(struct stats *s, uint32_t t, uint64_t span_ns);
+/* For a role no engine drives: closes every second that ended by `now`
+ * (t0: the run's time origin; *next: the next second to close, from 1),
+ * the seconds before the role's first answer or error left out; with
+ * `final`, also the second in progress, as a partial one. */
+int stats_advance(struct stats *s, uint64_t t0, uint64_t now, uint32_t *next, bool final);
 /* Adds what the current second holds to the last closed one (answers that
  * straggle in after a phase has ended); a new second if there is none. */
 int stats_fold_second(struct stats *s, uint32_t t);

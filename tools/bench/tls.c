@@ -1,4 +1,5 @@
-/* rmqns-bench TLS: the client context and non-blocking session steps. */
+/* rmqns-bench TLS: the client context (client.h's, with partial writes)
+ * and non-blocking session steps. */
 #include "tls.h"
 
 #include <errno.h>
@@ -10,61 +11,21 @@
 #include <openssl/ssl.h>
 #include <openssl/x509_vfy.h>
 
+#include "rmqns/client.h"
 #include "rmqns/err.h"
-
-/* The oldest error on this thread's OpenSSL queue, or `fallback`. */
-static void tls_reason(char *err, size_t err_len, const char *what, const char *fallback)
-{
-	if (!err || !err_len)
-		return;
-	unsigned long e = ERR_get_error();
-	char buf[200];
-	if (e)
-		ERR_error_string_n(e, buf, sizeof(buf));
-	snprintf(err, err_len, "%s: %s", what, e ? buf : fallback);
-	ERR_clear_error();
-}
 
 int bench_tls_ctx_new(const struct bench_opts *o, SSL_CTX **out, char *err, size_t err_len)
 {
 	*out = NULL;
 	if (!o->tls)
 		return RMQNS_OK;
-	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
-	if (!ctx) {
-		tls_reason(err, err_len, "TLS context", "out of memory");
-		return RMQNS_ENOMEM;
-	}
-	(void)SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
-	/* a server that closes without close_notify has just closed */
-	SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
+	const struct client_tls_opts t = { .ca = o->tls_ca, .cert = o->tls_cert, .key = o->tls_key };
+	int rc = client_tls_ctx_new(&t, out, err, err_len);
+	if (rc < 0)
+		return rc;
 	/* requests are appended to a connection's buffer while an earlier write
 	 * waits: the retried bytes may have moved and grown */
-	SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
-	if (o->tls_ca) {
-		if (SSL_CTX_load_verify_locations(ctx, o->tls_ca, NULL) != 1) {
-			tls_reason(err, err_len, o->tls_ca, "cannot load the CA certificates");
-			SSL_CTX_free(ctx);
-			return RMQNS_EINVAL;
-		}
-		SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
-	} else {
-		SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, NULL);
-	}
-	if (o->tls_cert) {
-		if (SSL_CTX_use_certificate_chain_file(ctx, o->tls_cert) != 1) {
-			tls_reason(err, err_len, o->tls_cert, "cannot load the certificate");
-			SSL_CTX_free(ctx);
-			return RMQNS_EINVAL;
-		}
-		if (SSL_CTX_use_PrivateKey_file(ctx, o->tls_key, SSL_FILETYPE_PEM) != 1 ||
-		    SSL_CTX_check_private_key(ctx) != 1) {
-			tls_reason(err, err_len, o->tls_key, "the key does not load or does not match");
-			SSL_CTX_free(ctx);
-			return RMQNS_EINVAL;
-		}
-	}
-	*out = ctx;
+	SSL_CTX_set_mode(*out, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
 	return RMQNS_OK;
 }
 
@@ -122,7 +83,7 @@ int bench_tls_handshake(SSL *ssl, uint32_t *want, char *err, size_t err_len)
 			 X509_verify_cert_error_string(SSL_get_verify_result(ssl)));
 		ERR_clear_error();
 	} else {
-		tls_reason(err, err_len, "TLS handshake",
+		client_tls_reason(err, err_len, "TLS handshake",
 			   sslerr == SSL_ERROR_SYSCALL && errno ? strerror(errno)
 								: "the server closed the connection");
 	}

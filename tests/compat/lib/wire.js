@@ -139,7 +139,8 @@ function registrationBody(topics, dataVersion) {
   });
 }
 
-// Registers a synthetic broker the way a 5.x master or slave does. Resolves
+// Registers a synthetic broker the way a 5.x master or slave does (optionally
+// with enableActingMaster and heartbeatTimeoutMillis). Resolves
 // to the answer frame; rejects unless the answer is code 0.
 async function registerBroker(conn, b) {
   const body = Buffer.from(registrationBody(b.topics, b.dataVersion || { counter: 1, timestamp: Date.now() }), 'utf8');
@@ -149,10 +150,11 @@ async function registerBroker(conn, b) {
     clusterName: b.cluster,
     haServerAddr: b.haServerAddr || b.brokerAddr,
     brokerId: String(b.brokerId),
-    enableActingMaster: 'false',
+    enableActingMaster: String(!!b.enableActingMaster),
     compressed: 'false',
     bodyCrc32: String(b.zeroCrc ? 0 : crc32(body) & 0x7FFFFFFF),
   };
+  if (b.heartbeatTimeoutMillis) ext.heartbeatTimeoutMillis = String(b.heartbeatTimeoutMillis);
   const answer = await conn.request({ code: 103, ext, body, version: b.version || 479 });
   if (!answer.header || answer.header.code !== 0) {
     throw new Error(`REGISTER_BROKER answered ${answer.headerBytes.toString()}`);
