@@ -205,6 +205,19 @@ healthcheck "$NAME-tls" >/dev/null && { podman kill --signal CONT "$NAME-tls" >/
 podman kill --signal CONT "$NAME-tls" >/dev/null
 podman_q rm -f -v -t 2 "$NAME-tls" >/dev/null
 
+# Without httpPort the check asks the protocol port itself: rmqns-admin probe,
+# with --tls under enforcing, an ACL refusal counting as an answer.
+step "health check without httpPort, with ACL on reads and with TLS enforcing"
+podman_q run -d --name "$NAME-acl" --network none -e RMQNS_httpPort=0 -e RMQNS_aclEnable=true \
+	-e RMQNS_aclReadRequests=true -e RMQNS_aclFile=/usr/local/share/rmqns/etc/plain_acl.yml "$TAG" >/dev/null
+podman_q run -d --name "$NAME-tls" --network none "$TAG" --httpPort=0 --tls.server.mode=enforcing \
+	--tls.test.mode.enable=true >/dev/null
+for c in "$NAME-acl" "$NAME-tls"; do
+	wait_healthy "$c" || fail "$c: unhealthy without httpPort"
+	echo "container-test: ${c##*-}: $(health_output "$c")"
+done
+podman_q rm -f -v -t 2 "$NAME-acl" "$NAME-tls" >/dev/null
+
 # `mqnamesrv -c FILE`: that file, not the image's (so no httpPort: the health
 # check falls back to a protocol request); RMQNS_* over the file; the JVM
 # settings of apache/rocketmq's charts are named as ignored.
