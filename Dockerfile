@@ -12,7 +12,7 @@ FROM debian:12-slim AS build
 RUN apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends \
       meson ninja-build pkg-config gcc libc6-dev libjansson-dev liburcu-dev zlib1g-dev \
-      libyaml-dev libssl-dev \
+      libyaml-dev libssl-dev libraft-dev libuv1-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY meson.build meson_options.txt ./
@@ -30,7 +30,7 @@ RUN meson setup /build -Dtests=false -Dsystem_files=false -Dbuildtype=release \
 # broker simulator below.
 FROM debian:12-slim AS base
 RUN apt-get update -qq \
- && apt-get install -y -qq --no-install-recommends libjansson4 liburcu8 zlib1g libyaml-0-2 libssl3 \
+ && apt-get install -y -qq --no-install-recommends libjansson4 liburcu8 zlib1g libyaml-0-2 libssl3 libraft2 libuv1 \
  && apt-get clean \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /var/log/apt /var/log/dpkg.log \
  && groupadd --system --gid 10001 rmqns \

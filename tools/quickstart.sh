@@ -9,7 +9,8 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(meson ninja-build pkg-config gcc libc6-dev libjansson-dev liburcu-dev zlib1g-dev
           libyaml-dev libcriterion-dev python3
-          libssl-dev openssl)  # OpenSSL: TLS and ACL signatures; the tests' certificates
+          libssl-dev openssl  # OpenSSL: TLS and ACL signatures; the tests' certificates
+          libraft-dev libuv1-dev)  # the embedded controller's Raft group
 
 install_missing() {
 	local missing=()

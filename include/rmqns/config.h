@@ -92,6 +92,16 @@ struct options {
 	char *tlsServerNeedClientAuth;     /* none, optional or require */
 	char *tlsConfigFile;               /* Java properties holding the keys above */
 	bool tlsTestModeEnable;            /* self-signed certificate when no certPath */
+	/* the embedded controller (controller.md §1.4), Java's names; read at
+	 * start, no effect while enableControllerInNamesrv is refused */
+	char *controllerDLegerGroup;
+	char *controllerDLegerPeers;       /* n0-host:port;n1-host:port;... */
+	char *controllerDLegerSelfId;
+	char *controllerStorePath;         /* the Raft log and snapshots */
+	bool enableElectUncleanMaster;
+	bool notifyBrokerRoleChanged;
+	int64_t scanInactiveMasterInterval; /* ms */
+	int32_t controllerRaftPortOffset;  /* Raft port = peer port + this */
 };
 
 /* ---- the options table ---- */

@@ -189,6 +189,26 @@ static const struct config_option options_table[] = {
 	  "a Java properties file with tls.* keys, as Java's tls.properties; its values win" },
 	{ "tls.test.mode.enable", CONFIG_BOOL, 0, OFF(tlsTestModeEnable), "false", 0, 0, 0, NULL,
 	  "no tls.server.certPath: a self-signed certificate made at start (tests only)" },
+
+	/* the embedded controller (controller.md §1.4): Java's names, read at
+	 * start; the controller itself is not served yet (enableControllerInNamesrv
+	 * is refused), so none of them has an effect */
+	{ "controllerDLegerGroup", CONFIG_STR, CONFIG_UNUSED, OFF(controllerDLegerGroup), "", 0, 0, 0, NULL,
+	  "embedded controller: the Raft group's name, reported by CONTROLLER_GET_METADATA_INFO" },
+	{ "controllerDLegerPeers", CONFIG_STR, CONFIG_UNUSED, OFF(controllerDLegerPeers), "", 0, 0, 0, NULL,
+	  "embedded controller: the group, id-host:port;... (brokers reach each node at its host:port)" },
+	{ "controllerDLegerSelfId", CONFIG_STR, CONFIG_UNUSED, OFF(controllerDLegerSelfId), "", 0, 0, 0, NULL,
+	  "embedded controller: this node's id in controllerDLegerPeers" },
+	{ "controllerStorePath", CONFIG_STR, CONFIG_PATH | CONFIG_UNUSED, OFF(controllerStorePath), NULL,
+	  0, 0, 0, NULL, "embedded controller: directory of the Raft log and snapshots (default $HOME/DledgerController)" },
+	{ "enableElectUncleanMaster", CONFIG_BOOL, CONFIG_UNUSED, OFF(enableElectUncleanMaster), "false",
+	  0, 0, 0, NULL, "embedded controller: may elect a replica outside the sync-state set (may lose messages)" },
+	{ "notifyBrokerRoleChanged", CONFIG_BOOL, CONFIG_UNUSED, OFF(notifyBrokerRoleChanged), "true",
+	  0, 0, 0, NULL, "embedded controller: tell a set's live brokers of a new master (code 1008)" },
+	{ "scanInactiveMasterInterval", CONFIG_I64, CONFIG_UNUSED, OFF(scanInactiveMasterInterval), "5000",
+	  100, 3600000, 1000, NULL, "embedded controller: ms between the leader's scans for masters no longer live" },
+	{ "controllerRaftPortOffset", CONFIG_I32, CONFIG_UNUSED, OFF(controllerRaftPortOffset), "1000",
+	  1, 64535, 0, NULL, "embedded controller: a node's Raft port is its controllerDLegerPeers port plus this" },
 };
 
 #define OPTIONS_COUNT (sizeof(options_table) / sizeof(options_table[0]))
@@ -416,7 +436,9 @@ int options_init(struct options *o, const struct options_env *env)
 	o->kvConfigPath = path_join(home, "/namesrv/kvConfig.json");
 	o->configStorePath = path_join(home, "/namesrv/namesrv.properties");
 	o->aclFile = path_join(o->rocketmqHome ? o->rocketmqHome : "", "/conf/plain_acl.yml");
-	if (!o->rocketmqHome || !o->kvConfigPath || !o->configStorePath || !o->aclFile) {
+	o->controllerStorePath = path_join(home, "/DledgerController");
+	if (!o->rocketmqHome || !o->kvConfigPath || !o->configStorePath || !o->aclFile ||
+	    !o->controllerStorePath) {
 		options_free(o);
 		return RMQNS_ENOMEM;
 	}

@@ -58,6 +58,43 @@ def compressed_layout(topics, filters, mappings):
     return out
 
 
+def ctl_text(t):
+    return struct.pack('>I', len(t)) + t
+
+
+def ctl_ids(ids):
+    return struct.pack('>I', len(ids)) + b''.join(struct.pack('>q', i) for i in ids)
+
+
+def ctl_events():
+    """Controller log entries (controller.h, version 1), in the order a
+    broker set lives through them."""
+    apply1 = (b'\x01\x02' + ctl_text(b'C1') + ctl_text(b'broker-a') + ctl_text(b'127.0.0.1:30911')
+              + struct.pack('>q', 1) + ctl_text(b'127.0.0.1:30911;1796175749448'))
+    apply2 = (b'\x01\x02' + ctl_text(b'C1') + ctl_text(b'broker-a') + ctl_text(b'127.0.0.1:30921')
+              + struct.pack('>q', 2) + ctl_text(b'127.0.0.1:30921;1796175749999'))
+    elect1 = b'\x01\x03' + ctl_text(b'broker-a') + b'\x01' + struct.pack('>q', 1)
+    alter = b'\x01\x01' + ctl_text(b'broker-a') + ctl_ids([1, 2])
+    nobody = b'\x01\x03' + ctl_text(b'broker-a') + b'\x00' + struct.pack('>q', 0)
+    update = (b'\x01\x06' + ctl_text(b'C1') + ctl_text(b'broker-a') + ctl_text(b'127.0.0.1:30931')
+              + struct.pack('>q', 2))
+    clean = b'\x01\x05' + ctl_text(b'broker-a') + ctl_ids([2])
+    clean_all = b'\x01\x05' + ctl_text(b'broker-a') + ctl_ids([])
+    return [('apply-first', apply1), ('apply-second', apply2), ('elect', elect1), ('alter', alter),
+            ('elect-nobody', nobody), ('update-address', update), ('clean-id', clean),
+            ('clean-set', clean_all)]
+
+
+def ctl_snapshot():
+    """A snapshot of broker-a with replicas 1 and 2, master 1, set {1,2}."""
+    s = b'RMQC\x01' + struct.pack('>I', 1)
+    s += ctl_text(b'broker-a') + ctl_text(b'C1') + b'\x07' + struct.pack('>qI', 3, 2)
+    s += struct.pack('>q', 1) + ctl_text(b'127.0.0.1:30911') + ctl_text(b'127.0.0.1:30911;1')
+    s += struct.pack('>q', 2) + ctl_text(b'127.0.0.1:30921') + ctl_text(b'127.0.0.1:30921;2')
+    s += struct.pack('>qii', 1, 1, 2) + ctl_ids([1, 2])
+    return s
+
+
 def main():
     n = {}
     for path, head, body in frames():
@@ -109,6 +146,14 @@ def main():
                                              3, 0x00, 0x80, 10, 0x04]))
     put('fuzz_route', 'failing-allocations', bytes([0x80, 3, 0x00, 0x00, 0x03, 1, 0, 0,
                                                    0x80, 7, 0x00, 0x00, 0x03, 1, 0, 0, 0x88, 1, 2, 1, 0x33]))
+    # fuzz_controller: mode byte (0 entry, 1 snapshot, 2 log of u16-length entries)
+    log = b''
+    for name, entry in ctl_events():
+        put('fuzz_controller', 'entry-' + name, b'\x00' + entry)
+        log += struct.pack('>H', len(entry)) + entry
+    put('fuzz_controller', 'log-lifecycle', b'\x02' + log)
+    put('fuzz_controller', 'snapshot-one-set', b'\x01' + ctl_snapshot())
+    put('fuzz_controller', 'snapshot-empty', b'\x01RMQC\x01\x00\x00\x00\x00')
     for t in sorted(os.listdir(OUT)):
         print(t, len(os.listdir(os.path.join(OUT, t))))
 

@@ -67,14 +67,14 @@ static void harness_untrack(pid_t pid)
 			harness_live[i] = 0;
 }
 
-static int64_t harness_now_ms(void)
+int64_t harness_now_ms(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void harness_sleep_ms(int ms)
+void harness_sleep_ms(int ms)
 {
 	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)

@@ -95,6 +95,10 @@ int harness_mkdtemp(char *dir, size_t n, const char *prefix);
 /* A loopback port nobody listens on now (the kernel's pick, bound and
  * released); -1 when the socket calls fail. */
 int harness_free_port(void);
+
+/* CLOCK_MONOTONIC in ms, and a sleep that resumes after signals. */
+int64_t harness_now_ms(void);
+void harness_sleep_ms(int ms);
 void harness_rmdir(const char *dir);
 /* "dir/name", malloc'd (NULL on allocation failure). */
 char *harness_path_in(const char *dir, const char *name);

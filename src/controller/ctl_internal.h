@@ -1,0 +1,34 @@
+/* Private to src/controller: helpers its files share. */
+#ifndef RMQNS_CONTROLLER_CTL_INTERNAL_H
+#define RMQNS_CONTROLLER_CTL_INTERNAL_H
+
+#include "rmqns/controller.h"
+
+/* Frees a set and everything it owns (NULL is fine). */
+void ctl_set_free(struct ctl_set *set);
+
+/* ---- building answers (ctl_answer.c); each returns 0 or RMQNS_ENOMEM ---- */
+
+/* Sets the code and a printf-formatted remark (NULL fmt = no remark). */
+int ctl_answer_set(struct ctl_answer *ans, int32_t code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Adds an ext field (key is a literal; the value is copied; NULL = left out). */
+int ctl_answer_ext(struct ctl_answer *ans, const char *key, const char *value);
+int ctl_answer_ext_i64(struct ctl_answer *ans, const char *key, int64_t v);
+int ctl_answer_ext_bool(struct ctl_answer *ans, const char *key, bool v);
+struct remoting_cmd;
+/* Encodes cmd (code, flag, opaque... set by the caller) with the answer's
+ * ext fields and body. */
+int ctl_answer_encode_cmd(const struct ctl_answer *ans, struct remoting_cmd *cmd, struct buf *out);
+/* The body {"syncStateSet":[...],"syncStateSetEpoch":E}. */
+int ctl_answer_body_sss(struct ctl_answer *ans, const int64_t *ids, uint32_t n, int32_t epoch);
+
+/* Election (ctl_elect.c) and its liveness view. */
+bool ctl_env_alive(const struct ctl_env *env, const char *cluster, const char *broker_name,
+		   int64_t id);
+
+/* The one-way NOTIFY_BROKER_ROLE_CHANGED (1008) frame for a set's current
+ * master (controller.md §3.13). */
+int ctl_notify_encode(const struct ctl_set *set, int32_t opaque, struct buf *out);
+
+#endif

@@ -1,0 +1,975 @@
+/* A controller node: one thread with its own libuv loop running a member of
+ * the Raft group (libraft: TCP transport, on-disk log and snapshots), the
+ * FSM that applies committed events to the node's ctl_state, and the one
+ * queue of work that touches that state: requests, connection closes,
+ * elections the node starts itself. Like Java's event thread, work is
+ * done strictly in order and a write is answered only once its event is
+ * committed and applied. Other threads talk to it through the inbox. */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <raft.h>
+#include <raft/uv.h>
+#include <uv.h>
+
+#include "ctl_internal.h"
+#include "rmqns/err.h"
+#include "rmqns/log.h"
+#include "rmqns/remoting.h"
+
+#define TICK_MS 20
+#define FIRST_EXPIRY_SCAN_MS 2000
+
+enum job_kind { JOB_REQUEST, JOB_CLOSE, JOB_ELECT, JOB_INSPECT };
+
+struct job {
+	struct job *next;
+	enum job_kind kind;
+	struct ctl_node *node;
+	/* JOB_REQUEST */
+	uint8_t *frame;
+	size_t len;
+	uint64_t conn;
+	ctl_reply_fn reply;
+	void *reply_arg;
+	struct remoting_cmd req;
+	bool decoded;
+	struct ctl_answer ans;
+	struct raft_apply apply;
+	/* JOB_ELECT */
+	char *broker_name;
+	/* JOB_INSPECT: the caller waits on the node's cond for *done */
+	void (*inspect)(void *arg, const struct ctl_state *s);
+	void *inspect_arg;
+	bool *done;
+};
+
+struct job_queue {
+	struct job *head;
+	struct job **tail;
+};
+
+struct ctl_node {
+	/* set before the thread starts, read-only after */
+	struct ctl_peer *peers;
+	unsigned n_peers;
+	unsigned self;
+	char *group;
+	char *peers_desc;
+	char *dir;
+	char raft_address[200];
+	char bind_address[200];
+	unsigned election_timeout_ms, heartbeat_timeout_ms, snapshot_threshold, snapshot_trailing;
+	int raft_port_offset;
+	int64_t scan_not_active_ms, scan_inactive_master_ms;
+	void (*notify)(void *arg, const char *address, const uint8_t *frame, size_t len);
+	void *notify_arg;
+
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	/* under lock */
+	struct job_queue inbox;
+	bool stopping;
+	bool started;
+	int start_rc;
+	char start_err[512];
+	struct ctl_node_status status;
+
+	/* the loop thread's own */
+	uv_loop_t loop;
+	uv_async_t wake;
+	uv_timer_t tick;
+	struct raft_uv_transport transport;
+	struct raft_io io;
+	struct raft raft;
+	struct raft_fsm fsm;
+	struct ctl_state state;
+	struct ctl_live live;
+	struct properties options;
+	struct job_queue pending;
+	struct job *inflight;
+	struct raft_barrier barrier;
+	bool barrier_pending;
+	raft_term barrier_term;
+	raft_term serving_term;  /* the term whose no-op is applied; 0 = none */
+	bool closing;
+	int64_t next_expiry_scan;
+	int64_t next_master_scan;
+	int32_t next_opaque;
+	struct buf out;
+};
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void queue_init(struct job_queue *q)
+{
+	q->head = NULL;
+	q->tail = &q->head;
+}
+
+static void queue_push(struct job_queue *q, struct job *j)
+{
+	j->next = NULL;
+	*q->tail = j;
+	q->tail = &j->next;
+}
+
+static struct job *queue_pop(struct job_queue *q)
+{
+	struct job *j = q->head;
+	if (j) {
+		q->head = j->next;
+		if (!q->head)
+			q->tail = &q->head;
+	}
+	return j;
+}
+
+static void job_free(struct job *j)
+{
+	if (j->decoded)
+		remoting_cmd_release(&j->req);
+	ctl_answer_clear(&j->ans);
+	free(j->frame);
+	free(j->broker_name);
+	free(j);
+}
+
+/* Hands a job its end: the answer (or none) to its requester, a waiting
+ * inspector released. */
+static void job_finish(struct ctl_node *n, struct job *j, bool answer)
+{
+	if (j->kind == JOB_REQUEST && j->reply) {
+		buf_reset(&n->out);
+		if (answer && !j->ans.no_answer && j->decoded &&
+		    ctl_answer_encode(&j->ans, &j->req, &n->out) == 0)
+			j->reply(j->reply_arg, n->out.data, n->out.len);
+		else
+			j->reply(j->reply_arg, NULL, 0);
+	}
+	if (j->kind == JOB_INSPECT) {
+		pthread_mutex_lock(&n->lock);
+		*j->done = true;
+		pthread_cond_broadcast(&n->cond);
+		pthread_mutex_unlock(&n->lock);
+	}
+	job_free(j);
+}
+
+static bool node_serving(struct ctl_node *n)
+{
+	return !n->closing && raft_state(&n->raft) == RAFT_LEADER && n->serving_term != 0 &&
+	       n->serving_term == n->raft.current_term;
+}
+
+static int leader_index(struct ctl_node *n)
+{
+	raft_id id = 0;
+	const char *addr = NULL;
+
+	raft_leader(&n->raft, &id, &addr);
+	return id >= 1 && id <= n->n_peers ? (int)id - 1 : -1;
+}
+
+static void publish_status(struct ctl_node *n)
+{
+	struct ctl_node_status st = {
+		.is_leader = raft_state(&n->raft) == RAFT_LEADER,
+		.serving = node_serving(n),
+		.term = n->raft.current_term,
+		.last_applied = raft_last_applied(&n->raft),
+		.leader = leader_index(n),
+	};
+	pthread_mutex_lock(&n->lock);
+	n->status = st;
+	pthread_mutex_unlock(&n->lock);
+}
+
+/* ---- the FSM ---- */
+
+/* A log entry: u32 length of the event, the event (ctl_event_encode),
+ * zeros up to a multiple of 8 bytes: libraft's segment files keep entry
+ * sizes in 8-byte words and read back unpadded sizes wrong. */
+static int entry_wrap(const struct ctl_event *ev, struct raft_buffer *out)
+{
+	struct buf b = BUF_INIT;
+	int rc = buf_put_be32(&b, 0);
+
+	if (!rc)
+		rc = ctl_event_encode(ev, &b);
+	if (rc) {
+		buf_free(&b);
+		return rc;
+	}
+	wr_be32(b.data, (uint32_t)(b.len - 4));
+	size_t padded = (b.len + 7) & ~(size_t)7;
+	out->base = raft_malloc(padded);
+	if (!out->base) {
+		buf_free(&b);
+		return RMQNS_ENOMEM;
+	}
+	memcpy(out->base, b.data, b.len);
+	memset((uint8_t *)out->base + b.len, 0, padded - b.len);
+	out->len = padded;
+	buf_free(&b);
+	return 0;
+}
+
+static int entry_unwrap(const struct raft_buffer *buf, struct ctl_event *ev)
+{
+	const uint8_t *p = buf->base;
+
+	if (buf->len < 4 || buf->len % 8)
+		return RMQNS_EINVAL;
+	size_t n = rd_be32(p);
+	if (n > buf->len - 4 || buf->len - 4 - n >= 8)
+		return RMQNS_EINVAL;
+	for (size_t i = 4 + n; i < buf->len; i++)
+		if (p[i])
+			return RMQNS_EINVAL;
+	return ctl_event_decode(p + 4, n, ev);
+}
+
+static int fsm_apply(struct raft_fsm *fsm, const struct raft_buffer *buf, void **result)
+{
+	struct ctl_node *n = fsm->data;
+	struct ctl_event ev;
+	int rc;
+
+	*result = NULL;
+	if (buf->len == 0)
+		return 0; /* an empty entry is a no-op */
+	if (entry_unwrap(buf, &ev) != 0) {
+		/* every node refuses it alike: the states stay equal */
+		log_error("controller: log entry of %zu bytes is not an event; skipped", buf->len);
+		return RAFT_MALFORMED;
+	}
+	rc = ctl_state_apply(&n->state, &ev);
+	ctl_event_clear(&ev);
+	if (rc == RMQNS_ENOMEM) {
+		/* this node's state would part from the others' for good */
+		log_error("controller: out of memory applying a committed event; stopping");
+		abort();
+	}
+	return rc ? RAFT_MALFORMED : 0;
+}
+
+static int fsm_snapshot(struct raft_fsm *fsm, struct raft_buffer *bufs[], unsigned *n_bufs)
+{
+	struct ctl_node *n = fsm->data;
+	struct buf img = BUF_INIT;
+	struct raft_buffer *b = malloc(sizeof *b);
+
+	if (!b)
+		return RAFT_NOMEM;
+	if (ctl_state_snapshot(&n->state, &img) != 0) {
+		free(b);
+		buf_free(&img);
+		return RAFT_NOMEM;
+	}
+	b->base = img.data;
+	b->len = img.len;
+	*bufs = b;
+	*n_bufs = 1;
+	return 0;
+}
+
+static int fsm_snapshot_finalize(struct raft_fsm *fsm, struct raft_buffer *bufs[], unsigned *n_bufs)
+{
+	(void)fsm;
+	for (unsigned i = 0; i < *n_bufs; i++)
+		free((*bufs)[i].base);
+	free(*bufs);
+	*bufs = NULL;
+	*n_bufs = 0;
+	return 0;
+}
+
+static int fsm_restore(struct raft_fsm *fsm, struct raft_buffer *buf)
+{
+	struct ctl_node *n = fsm->data;
+
+	if (ctl_state_restore(&n->state, buf->base, buf->len) != 0) {
+		log_error("controller: snapshot of %zu bytes does not restore", buf->len);
+		return RAFT_MALFORMED;
+	}
+	raft_free(buf->base);
+	return 0;
+}
+
+/* ---- work ---- */
+
+static void pump(struct ctl_node *n);
+
+static struct ctl_env node_env(struct ctl_node *n, struct ctl_meta *meta, uint64_t conn)
+{
+	int leader = leader_index(n);
+
+	*meta = (struct ctl_meta){
+		.group = n->group,
+		.leader_id = leader >= 0 ? n->peers[leader].id : NULL,
+		.leader_address = leader >= 0 ? n->peers[leader].address : NULL,
+		.is_leader = raft_state(&n->raft) == RAFT_LEADER,
+		.peers = n->peers_desc,
+	};
+	return (struct ctl_env){ &n->state, &n->live, &n->options, meta, now_ms(), node_serving(n), conn };
+}
+
+static void notify_brokers(struct ctl_node *n, const char *broker_name)
+{
+	const struct ctl_set *set = ctl_state_find(&n->state, broker_name);
+
+	if (!n->notify || !ctl_set_exists(set) || !set->has_master ||
+	    !ctl_config_flag(&n->options, "notifyBrokerRoleChanged", true))
+		return;
+	buf_reset(&n->out);
+	if (ctl_notify_encode(set, n->next_opaque++, &n->out) != 0) {
+		log_warn("controller: role change of %s not encoded", broker_name);
+		return;
+	}
+	for (uint32_t i = 0; i < set->replica_count; i++) {
+		const struct ctl_replica *r = &set->replicas[i];
+		if (ctl_live_alive(&n->live, set->cluster, set->name, r->id, now_ms()))
+			n->notify(n->notify_arg, r->address, n->out.data, n->out.len);
+	}
+}
+
+static void on_applied(struct raft_apply *req, int status, void *result)
+{
+	struct job *j = req->data;
+	struct ctl_node *n = j->node;
+
+	(void)result;
+	n->inflight = NULL;
+	if (status != 0) {
+		/* not committed (lost leadership, stopping): say so, as Java's code 1 */
+		log_warn("controller: event for %s not committed: %s",
+			 j->ans.event.broker_name ? j->ans.event.broker_name : "?", raft_strerror(status));
+		char *name = j->ans.event.broker_name;
+		j->ans.event.broker_name = NULL;
+		ctl_answer_clear(&j->ans);
+		ctl_answer_set(&j->ans, RSP_SYSTEM_ERROR, "The change was not committed: %s",
+			       raft_strerror(status));
+		free(name);
+	} else if (j->ans.notify_role_change) {
+		notify_brokers(n, j->ans.event.broker_name);
+	}
+	publish_status(n);
+	job_finish(n, j, true);
+	pump(n);
+}
+
+/* Appends the answer's event to the log; the job waits in n->inflight. */
+static bool commit_event(struct ctl_node *n, struct job *j)
+{
+	struct raft_buffer rb;
+	int rc = entry_wrap(&j->ans.event, &rb);
+
+	if (rc == 0) {
+		j->apply.data = j;
+		rc = raft_apply(&n->raft, &j->apply, &rb, 1, on_applied);
+		if (rc != 0) {
+			raft_free(rb.base);
+			log_warn("controller: event not appended: %s", raft_strerror(rc));
+		}
+	}
+	if (rc != 0) {
+		ctl_answer_clear(&j->ans);
+		ctl_answer_set(&j->ans, RSP_SYSTEM_ERROR, "The change could not be appended to the log");
+		return false;
+	}
+	n->inflight = j;
+	return true;
+}
+
+static void enqueue_election(struct ctl_node *n, const char *broker_name)
+{
+	struct job *j = calloc(1, sizeof *j);
+
+	if (!j || !(j->broker_name = strdup(broker_name))) {
+		free(j);
+		log_error("controller: no memory to elect a master for %s", broker_name);
+		return;
+	}
+	j->kind = JOB_ELECT;
+	j->node = n;
+	queue_push(&n->pending, j);
+}
+
+/* Brokers this node no longer sees: a master among them is replaced, by
+ * the leader only (controller.md §2.4). */
+static void brokers_inactive(struct ctl_node *n, struct ctl_broker_key *keys, uint32_t count)
+{
+	for (uint32_t i = 0; i < count; i++) {
+		const struct ctl_set *set = ctl_state_find(&n->state, keys[i].broker_name);
+		log_info("controller: broker %s/%s id %" PRId64 " is no longer live", keys[i].cluster,
+			 keys[i].broker_name, keys[i].broker_id);
+		if (node_serving(n) && ctl_set_exists(set) && set->has_master &&
+		    set->master_id == keys[i].broker_id && strcmp(set->cluster, keys[i].cluster) == 0)
+			enqueue_election(n, set->name);
+	}
+	ctl_broker_keys_free(keys, count);
+}
+
+static void run_request(struct ctl_node *n, struct job *j)
+{
+	struct ctl_meta meta;
+	struct ctl_env env;
+
+	if (remoting_decode(j->frame, j->len, &j->req) != 0) {
+		job_finish(n, j, false);
+		return;
+	}
+	j->decoded = true;
+	env = node_env(n, &meta, j->conn);
+	if (ctl_handle(&env, &j->req, &j->ans) != 0) {
+		ctl_answer_clear(&j->ans);
+		ctl_answer_set(&j->ans, RSP_SYSTEM_ERROR, "The controller ran out of memory");
+	}
+	if (j->ans.has_event && commit_event(n, j))
+		return;
+	job_finish(n, j, true);
+}
+
+static void run_job(struct ctl_node *n, struct job *j)
+{
+	struct ctl_meta meta;
+	struct ctl_env env;
+	struct ctl_broker_key *gone;
+	uint32_t count;
+
+	switch (j->kind) {
+	case JOB_REQUEST:
+		run_request(n, j);
+		return;
+	case JOB_CLOSE:
+		if (ctl_live_remove_conn(&n->live, j->conn, &gone, &count) == 0)
+			brokers_inactive(n, gone, count);
+		break;
+	case JOB_ELECT:
+		env = node_env(n, &meta, 0);
+		if (!env.serving)
+			break;
+		if (ctl_elect_master(&env, j->broker_name, false, 0, false, &j->ans) == 0) {
+			log_info("controller: master of %s is gone: %d %s", j->broker_name, j->ans.code,
+				 j->ans.remark ? j->ans.remark : "");
+			if (j->ans.has_event && commit_event(n, j))
+				return;
+		}
+		break;
+	case JOB_INSPECT:
+		j->inspect(j->inspect_arg, &n->state);
+		break;
+	}
+	job_finish(n, j, true);
+}
+
+static void pump(struct ctl_node *n)
+{
+	struct job *j;
+
+	while (!n->inflight && (j = queue_pop(&n->pending))) {
+		if (n->closing)
+			job_finish(n, j, false);
+		else
+			run_job(n, j);
+	}
+}
+
+/* ---- the loop ---- */
+
+static void on_barrier(struct raft_barrier *req, int status)
+{
+	struct ctl_node *n = req->data;
+
+	n->barrier_pending = false;
+	if (status == 0 && raft_state(&n->raft) == RAFT_LEADER &&
+	    n->raft.current_term == n->barrier_term) {
+		n->serving_term = n->barrier_term;
+		n->next_master_scan = now_ms() + n->scan_inactive_master_ms;
+		log_info("controller %s: leader of term %llu, serving", n->peers[n->self].id,
+			 (unsigned long long)n->serving_term);
+	}
+	publish_status(n);
+}
+
+/* A new leader serves only once a no-op of its term is applied: then
+ * every earlier entry is applied too. */
+static void watch_role(struct ctl_node *n)
+{
+	if (raft_state(&n->raft) != RAFT_LEADER) {
+		if (n->serving_term)
+			log_info("controller %s: no longer leader", n->peers[n->self].id);
+		n->serving_term = 0;
+		return;
+	}
+	if (n->serving_term == n->raft.current_term || n->barrier_pending)
+		return;
+	n->barrier.data = n;
+	n->barrier_term = n->raft.current_term;
+	if (raft_barrier(&n->raft, &n->barrier, on_barrier) == 0)
+		n->barrier_pending = true;
+}
+
+static void scan(struct ctl_node *n)
+{
+	int64_t now = now_ms();
+	struct ctl_broker_key *gone;
+	uint32_t count;
+
+	if (now >= n->next_expiry_scan) {
+		n->next_expiry_scan = now + n->scan_not_active_ms;
+		if (ctl_live_remove_expired(&n->live, now, &gone, &count) == 0)
+			brokers_inactive(n, gone, count);
+	}
+	if (node_serving(n) && now >= n->next_master_scan) {
+		n->next_master_scan = now + n->scan_inactive_master_ms;
+		for (uint32_t i = 0; i < n->state.count; i++) {
+			const struct ctl_set *set = n->state.sets[i];
+			if (!ctl_set_exists(set) || !set->has_master ||
+			    ctl_live_alive(&n->live, set->cluster, set->name, set->master_id, now))
+				continue;
+			bool any = false;
+			for (uint32_t k = 0; k < set->replica_count && !any; k++)
+				any = ctl_live_alive(&n->live, set->cluster, set->name, set->replicas[k].id, now);
+			if (any)
+				enqueue_election(n, set->name);
+		}
+	}
+}
+
+static void on_tick(uv_timer_t *t)
+{
+	struct ctl_node *n = t->data;
+
+	watch_role(n);
+	scan(n);
+	publish_status(n);
+	pump(n);
+}
+
+static void on_handle_closed(uv_handle_t *h)
+{
+	(void)h;
+}
+
+static void on_raft_closed(struct raft *r)
+{
+	struct ctl_node *n = r->data;
+
+	raft_uv_close(&n->io);
+	raft_uv_tcp_close(&n->transport);
+	uv_close((uv_handle_t *)&n->tick, on_handle_closed);
+	uv_close((uv_handle_t *)&n->wake, on_handle_closed);
+}
+
+static void on_wake(uv_async_t *a)
+{
+	struct ctl_node *n = a->data;
+	struct job_queue in;
+	bool stopping;
+	struct job *j;
+
+	pthread_mutex_lock(&n->lock);
+	in = n->inbox;
+	queue_init(&n->inbox);
+	if (!in.head)
+		in.tail = &in.head;
+	stopping = n->stopping;
+	pthread_mutex_unlock(&n->lock);
+	while ((j = queue_pop(&in)))
+		queue_push(&n->pending, j);
+	if (stopping && !n->closing) {
+		n->closing = true;
+		uv_timer_stop(&n->tick);
+		pump(n); /* drops what waits; the one in flight ends in raft_close */
+		raft_close(&n->raft, on_raft_closed);
+		return;
+	}
+	pump(n);
+}
+
+static int mkdir_p(const char *path)
+{
+	char *copy = strdup(path);
+	int rc = 0;
+
+	if (!copy)
+		return RMQNS_ENOMEM;
+	for (char *p = copy + 1; *p && !rc; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(copy, 0755) != 0 && errno != EEXIST)
+			rc = RMQNS_EIO;
+		*p = '/';
+	}
+	if (!rc && mkdir(copy, 0755) != 0 && errno != EEXIST)
+		rc = RMQNS_EIO;
+	free(copy);
+	return rc;
+}
+
+/* Closes what node_open opened after raft_init, and runs the loop dry. */
+static void node_close_raft(struct ctl_node *n)
+{
+	n->closing = true;
+	raft_close(&n->raft, on_raft_closed);
+	uv_run(&n->loop, UV_RUN_DEFAULT);
+	uv_loop_close(&n->loop);
+}
+
+static int node_bootstrap(struct ctl_node *n, char *err, size_t errlen)
+{
+	struct raft_configuration conf;
+	char addr[300];
+	int rc = 0;
+
+	/* the same configuration on every node; a node with a log keeps its own */
+	raft_configuration_init(&conf);
+	for (unsigned i = 0; i < n->n_peers && rc == 0; i++) {
+		if (ctl_peer_raft_address(&n->peers[i], n->raft_port_offset, addr, sizeof addr) != 0) {
+			snprintf(err, errlen, "raft port of %s is past 65535", n->peers[i].address);
+			raft_configuration_close(&conf);
+			return RMQNS_EINVAL;
+		}
+		rc = raft_configuration_add(&conf, i + 1, addr, RAFT_VOTER);
+	}
+	if (rc == 0)
+		rc = raft_bootstrap(&n->raft, &conf);
+	raft_configuration_close(&conf);
+	if (rc != 0 && rc != RAFT_CANTBOOTSTRAP) {
+		snprintf(err, errlen, "raft bootstrap in %s: %s", n->dir, raft_errmsg(&n->raft));
+		return RMQNS_EIO;
+	}
+	return 0;
+}
+
+/* Brings up the loop, the Raft member and the timer; on failure what was
+ * opened is closed again and err says why. */
+static int node_open(struct ctl_node *n, char *err, size_t errlen)
+{
+	int rc;
+
+	if (mkdir_p(n->dir) != 0) {
+		snprintf(err, errlen, "cannot create %s: %s", n->dir, strerror(errno));
+		return RMQNS_EIO;
+	}
+	if (uv_loop_init(&n->loop) != 0) {
+		snprintf(err, errlen, "cannot start an event loop");
+		return RMQNS_EIO;
+	}
+	uv_async_init(&n->loop, &n->wake, on_wake);
+	n->wake.data = n;
+	uv_timer_init(&n->loop, &n->tick);
+	n->tick.data = n;
+	if ((rc = raft_uv_tcp_init(&n->transport, &n->loop)) != 0) {
+		snprintf(err, errlen, "raft transport: %s", raft_strerror(rc));
+		goto fail_handles;
+	}
+	if ((rc = raft_uv_tcp_set_bind_address(&n->transport, n->bind_address)) != 0) {
+		snprintf(err, errlen, "raft bind address %s: %s", n->bind_address, raft_strerror(rc));
+		goto fail_transport;
+	}
+	if ((rc = raft_uv_init(&n->io, &n->loop, n->dir, &n->transport)) != 0) {
+		snprintf(err, errlen, "raft log in %s: %s", n->dir, raft_strerror(rc));
+		goto fail_transport;
+	}
+	n->fsm = (struct raft_fsm){ .version = 2, .data = n, .apply = fsm_apply,
+				    .snapshot = fsm_snapshot, .restore = fsm_restore,
+				    .snapshot_finalize = fsm_snapshot_finalize };
+	if ((rc = raft_init(&n->raft, &n->io, &n->fsm, n->self + 1, n->raft_address)) != 0) {
+		snprintf(err, errlen, "raft: %s", raft_strerror(rc));
+		goto fail_io;
+	}
+	n->raft.data = n;
+	if (node_bootstrap(n, err, errlen) != 0) {
+		node_close_raft(n);
+		return RMQNS_EIO;
+	}
+	raft_set_election_timeout(&n->raft, n->election_timeout_ms);
+	raft_set_heartbeat_timeout(&n->raft, n->heartbeat_timeout_ms);
+	raft_set_snapshot_threshold(&n->raft, n->snapshot_threshold);
+	raft_set_snapshot_trailing(&n->raft, n->snapshot_trailing);
+	raft_set_pre_vote(&n->raft, true);
+	if ((rc = raft_start(&n->raft)) != 0) {
+		snprintf(err, errlen, "raft start in %s: %s", n->dir, raft_errmsg(&n->raft));
+		node_close_raft(n);
+		return RMQNS_EIO;
+	}
+	n->next_expiry_scan = now_ms() + FIRST_EXPIRY_SCAN_MS;
+	uv_timer_start(&n->tick, on_tick, TICK_MS, TICK_MS);
+	return 0;
+
+fail_io:
+	raft_uv_close(&n->io);
+fail_transport:
+	raft_uv_tcp_close(&n->transport);
+fail_handles:
+	uv_close((uv_handle_t *)&n->tick, on_handle_closed);
+	uv_close((uv_handle_t *)&n->wake, on_handle_closed);
+	uv_run(&n->loop, UV_RUN_DEFAULT);
+	uv_loop_close(&n->loop);
+	return RMQNS_EIO;
+}
+
+static void *node_main(void *arg)
+{
+	struct ctl_node *n = arg;
+	char err[512] = "";
+	int rc;
+
+	log_set_thread_name("controller");
+	/* a peer that went away must be a write error here, not the end of the
+	 * process (the library writes to sockets without MSG_NOSIGNAL) */
+	sigset_t pipe;
+	sigemptyset(&pipe);
+	sigaddset(&pipe, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe, NULL);
+	rc = node_open(n, err, sizeof err);
+	pthread_mutex_lock(&n->lock);
+	n->started = true;
+	n->start_rc = rc;
+	snprintf(n->start_err, sizeof n->start_err, "%s", err);
+	pthread_cond_broadcast(&n->cond);
+	pthread_mutex_unlock(&n->lock);
+	if (rc)
+		return NULL;
+	publish_status(n);
+	uv_run(&n->loop, UV_RUN_DEFAULT);
+	uv_loop_close(&n->loop);
+	/* what arrived after the close: no answer */
+	struct job *j;
+	pthread_mutex_lock(&n->lock);
+	struct job_queue left = n->inbox;
+	queue_init(&n->inbox);
+	pthread_mutex_unlock(&n->lock);
+	if (!left.head)
+		left.tail = &left.head;
+	while ((j = queue_pop(&left)))
+		queue_push(&n->pending, j);
+	while ((j = queue_pop(&n->pending)))
+		job_finish(n, j, false);
+	return NULL;
+}
+
+static void node_free(struct ctl_node *n)
+{
+	ctl_peers_free(n->peers, n->n_peers);
+	free(n->group);
+	free(n->peers_desc);
+	free(n->dir);
+	ctl_state_free(&n->state);
+	ctl_live_free(&n->live);
+	properties_free(&n->options);
+	buf_free(&n->out);
+	pthread_mutex_destroy(&n->lock);
+	pthread_cond_destroy(&n->cond);
+	free(n);
+}
+
+static int node_options(struct ctl_node *n, const struct ctl_node_config *cfg)
+{
+	int rc = cfg->options ? properties_copy(&n->options, cfg->options) : 0;
+
+	/* the flags 1009 may change must be there to be changed */
+	if (!rc && !properties_has(&n->options, "enableElectUncleanMaster"))
+		rc = properties_set(&n->options, "enableElectUncleanMaster", "false");
+	if (!rc && !properties_has(&n->options, "notifyBrokerRoleChanged"))
+		rc = properties_set(&n->options, "notifyBrokerRoleChanged", "true");
+	return rc;
+}
+
+static int node_configure(struct ctl_node *n, const struct ctl_node_config *cfg, char *err,
+			  size_t errlen)
+{
+	int rc;
+
+	if (!cfg->self_id || !*cfg->self_id || !cfg->store_path || !*cfg->store_path) {
+		snprintf(err, errlen, "controllerDLegerSelfId and controllerStorePath must be set");
+		return RMQNS_EINVAL;
+	}
+	if ((rc = ctl_peers_parse(cfg->peers, &n->peers, &n->n_peers, err, errlen)))
+		return rc;
+	for (n->self = 0; n->self < n->n_peers; n->self++)
+		if (strcmp(n->peers[n->self].id, cfg->self_id) == 0)
+			break;
+	if (n->self == n->n_peers) {
+		snprintf(err, errlen, "controllerDLegerSelfId %s is not in controllerDLegerPeers",
+			 cfg->self_id);
+		return RMQNS_EINVAL;
+	}
+	n->raft_port_offset = cfg->raft_port_offset ? cfg->raft_port_offset : CTL_DEFAULT_RAFT_PORT_OFFSET;
+	const struct ctl_peer *me = &n->peers[n->self];
+	if (ctl_peer_raft_address(me, n->raft_port_offset, n->raft_address, sizeof n->raft_address)) {
+		snprintf(err, errlen, "raft port of %s (+%d) is past 65535", me->address, n->raft_port_offset);
+		return RMQNS_EINVAL;
+	}
+	snprintf(n->bind_address, sizeof n->bind_address, "%s:%d",
+		 cfg->bind_host && *cfg->bind_host ? cfg->bind_host : me->host, me->port + n->raft_port_offset);
+	n->group = strdup(cfg->group ? cfg->group : "");
+	n->peers_desc = ctl_peers_describe(n->peers, n->n_peers);
+	if (asprintf(&n->dir, "%s/raft-%s", cfg->store_path, me->id) < 0)
+		n->dir = NULL;
+	if (!n->group || !n->peers_desc || !n->dir || node_options(n, cfg)) {
+		snprintf(err, errlen, "out of memory");
+		return RMQNS_ENOMEM;
+	}
+	n->election_timeout_ms = cfg->election_timeout_ms ? cfg->election_timeout_ms : 800;
+	n->heartbeat_timeout_ms = cfg->heartbeat_timeout_ms ? cfg->heartbeat_timeout_ms : 100;
+	n->snapshot_threshold = cfg->snapshot_threshold ? cfg->snapshot_threshold : 1024;
+	n->snapshot_trailing = cfg->snapshot_trailing ? cfg->snapshot_trailing : 128;
+	n->scan_not_active_ms = cfg->scan_not_active_ms > 0 ? cfg->scan_not_active_ms : 5000;
+	n->scan_inactive_master_ms = cfg->scan_inactive_master_ms > 0 ? cfg->scan_inactive_master_ms : 5000;
+	n->notify = cfg->notify;
+	n->notify_arg = cfg->notify_arg;
+	return 0;
+}
+
+struct ctl_node *ctl_node_start(const struct ctl_node_config *cfg, char *err, size_t errlen)
+{
+	struct ctl_node *n = calloc(1, sizeof *n);
+
+	if (!n) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	pthread_mutex_init(&n->lock, NULL);
+	pthread_cond_init(&n->cond, NULL);
+	queue_init(&n->inbox);
+	queue_init(&n->pending);
+	ctl_state_init(&n->state);
+	ctl_live_init(&n->live);
+	n->options = (struct properties)PROPERTIES_INIT;
+	n->next_opaque = 1;
+	if (node_configure(n, cfg, err, errlen) != 0) {
+		node_free(n);
+		return NULL;
+	}
+	if (pthread_create(&n->thread, NULL, node_main, n) != 0) {
+		snprintf(err, errlen, "cannot start the controller thread");
+		node_free(n);
+		return NULL;
+	}
+	pthread_mutex_lock(&n->lock);
+	while (!n->started)
+		pthread_cond_wait(&n->cond, &n->lock);
+	int rc = n->start_rc;
+	snprintf(err, errlen, "%s", n->start_err);
+	pthread_mutex_unlock(&n->lock);
+	if (rc) {
+		pthread_join(n->thread, NULL);
+		node_free(n);
+		return NULL;
+	}
+	log_info("controller %s: raft member %s, log in %s, peers %s", n->peers[n->self].id,
+		 n->raft_address, n->dir, n->peers_desc);
+	return n;
+}
+
+void ctl_node_stop(struct ctl_node *n)
+{
+	if (!n)
+		return;
+	pthread_mutex_lock(&n->lock);
+	n->stopping = true;
+	uv_async_send(&n->wake);
+	pthread_mutex_unlock(&n->lock);
+	pthread_join(n->thread, NULL);
+	node_free(n);
+}
+
+/* Puts a job in the inbox and wakes the loop; RMQNS_ECLOSED once stopping. */
+static int node_post(struct ctl_node *n, struct job *j)
+{
+	pthread_mutex_lock(&n->lock);
+	if (n->stopping) {
+		pthread_mutex_unlock(&n->lock);
+		return RMQNS_ECLOSED;
+	}
+	queue_push(&n->inbox, j);
+	/* under the lock: once stopping is set nobody touches the handle the
+	 * loop is about to close */
+	uv_async_send(&n->wake);
+	pthread_mutex_unlock(&n->lock);
+	return 0;
+}
+
+/* Posts j, or frees it when the node no longer takes work. */
+static int node_post_or_free(struct ctl_node *n, struct job *j)
+{
+	int rc = node_post(n, j);
+
+	if (rc)
+		job_free(j);
+	return rc;
+}
+
+int ctl_node_submit(struct ctl_node *n, const uint8_t *frame, size_t len, uint64_t conn,
+		    ctl_reply_fn reply, void *arg)
+{
+	struct job *j = calloc(1, sizeof *j);
+
+	if (!j || !(j->frame = malloc(len ? len : 1))) {
+		free(j);
+		return RMQNS_ENOMEM;
+	}
+	memcpy(j->frame, frame, len);
+	*j = (struct job){ .kind = JOB_REQUEST, .node = n, .frame = j->frame, .len = len,
+			   .conn = conn, .reply = reply, .reply_arg = arg };
+	return node_post_or_free(n, j);
+}
+
+int ctl_node_conn_closed(struct ctl_node *n, uint64_t conn)
+{
+	struct job *j = calloc(1, sizeof *j);
+
+	if (!j)
+		return RMQNS_ENOMEM;
+	*j = (struct job){ .kind = JOB_CLOSE, .node = n, .conn = conn };
+	return node_post_or_free(n, j);
+}
+
+void ctl_node_status(struct ctl_node *n, struct ctl_node_status *out)
+{
+	pthread_mutex_lock(&n->lock);
+	*out = n->status;
+	pthread_mutex_unlock(&n->lock);
+}
+
+int ctl_node_inspect(struct ctl_node *n, void (*fn)(void *arg, const struct ctl_state *s), void *arg)
+{
+	struct job *j = calloc(1, sizeof *j);
+	bool done = false;
+
+	if (!j)
+		return RMQNS_ENOMEM;
+	j->kind = JOB_INSPECT;
+	j->node = n;
+	j->inspect = fn;
+	j->inspect_arg = arg;
+	j->done = &done;
+	int rc = node_post(n, j);
+	if (rc) {
+		job_free(j);
+		return rc;
+	}
+	pthread_mutex_lock(&n->lock);
+	while (!done)
+		pthread_cond_wait(&n->cond, &n->lock);
+	pthread_mutex_unlock(&n->lock);
+	return 0;
+}
