@@ -93,7 +93,7 @@ for a in ${ADDRS//;/ }; do
 	echo "compose-test: $a lists demo-broker-0 and demo-broker-1"
 done
 admin clusterDiff -n "$ADDRS" || fail "the nodes disagree"
-admin topicRoute -n "$ADDRS" -t DemoTopic-b1-t7 --json | grep -q '"demo-broker-1"' || fail "no route for DemoTopic-b1-t7"
+grep -q '"demo-broker-1"' <<<"$(admin topicRoute -n "$ADDRS" -t DemoTopic-b1-t7 --json)" || fail "no route for DemoTopic-b1-t7"
 
 step "podman-compose -f deploy/compose.yaml down -v"
 compose down -v || { tail -40 "$PODMAN_DIR/compose.log" >&2; fail "podman-compose down"; }

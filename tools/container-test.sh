@@ -12,6 +12,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . tools/podman-env.sh
+# Output is captured before grep -q looks at it: with pipefail, a writer cut
+# off by grep's early exit (SIGPIPE) would fail the check.
 
 TAG=${RMQNS_IMAGE:-localhost/rmqns:ci}
 SIM_TAG=${RMQNS_SIM_IMAGE:-localhost/rmqns-broker-sim:ci}
@@ -103,7 +105,7 @@ label() { podman image inspect "$TAG" --format "{{index .Labels \"org.opencontai
 version=$(sed -n "s/^ *version *: *'\([^']*\)'.*/\1/p" meson.build | head -n 1)
 [ "$(label version)" = "$version" ] || fail "label version '$(label version)', meson.build says '$version'"
 [ "$(label licenses)" = Apache-2.0 ] || fail "label licenses '$(label licenses)'"
-podman image inspect "$TAG" --format '{{json .Labels}}' | grep -q '"org.opencontainers.image.source"' || fail "no source label"
+grep -q '"org.opencontainers.image.source"' <<<"$(podman image inspect "$TAG" --format '{{json .Labels}}')" || fail "no source label"
 echo "container-test: labels version $(label version), licenses $(label licenses), revision $(label revision)"
 
 PORT=$(free_port)
@@ -171,7 +173,7 @@ got=$(admin getKvConfig -n "127.0.0.1:$PORT" -s CT_NS -k ct.key)
 [ "$got" = "kept-$$" ] || fail "KV after restart: '$got'"
 
 step "config from arguments"
-podman exec "$NAME" rmqns-admin getNamesrvConfig --json | grep -q '"scanNotActiveBrokerInterval": *"1000"' ||
+grep -q '"scanNotActiveBrokerInterval": *"1000"' <<<"$(podman exec "$NAME" rmqns-admin getNamesrvConfig --json)" ||
 	fail "--scanNotActiveBrokerInterval=1000 not in force"
 podman_q stop -t 30 "$NAME" >/dev/null
 
@@ -197,7 +199,7 @@ podman_q run -d --name "$NAME-tls" --network slirp4netns:port_handler=slirp4netn
 	"$TAG" sh mqnamesrv --tls.server.mode=enforcing --tls.test.mode.enable=true >/dev/null
 wait_healthy "$NAME-tls" || fail "unhealthy with TLS enforcing"
 echo "container-test: $(health_output "$NAME-tls")"
-podman logs "$NAME-tls" 2>&1 | grep -q "load config properties file OK, /var/lib/rmqns/rmqns.conf" ||
+grep -q "load config properties file OK, /var/lib/rmqns/rmqns.conf" <<<"$(podman logs "$NAME-tls" 2>&1)" ||
 	fail "sh mqnamesrv did not start rmqns with the image's config"
 admin probe -n "127.0.0.1:$TPORT" --timeout 2000 >/dev/null 2>&1 && fail "a plaintext client was answered under enforcing"
 podman kill --signal STOP "$NAME-tls" >/dev/null
@@ -232,7 +234,7 @@ echo "container-test: $(health_output "$NAME-mq")"
 conf=$(admin getNamesrvConfig -n "127.0.0.1:$MPORT" --json)
 grep -q '"scanNotActiveBrokerInterval": *"2500"' <<<"$conf" || fail "RMQNS_scanNotActiveBrokerInterval not in force"
 grep -q '"httpPort": *"0"' <<<"$conf" || fail "mqnamesrv -c FILE did not use FILE"
-podman logs "$NAME-mq" 2>&1 | grep -q "JAVA_OPT_EXT is a JVM setting" || fail "JAVA_OPT_EXT not reported as ignored"
+grep -q "JAVA_OPT_EXT is a JVM setting" <<<"$(podman logs "$NAME-mq" 2>&1)" || fail "JAVA_OPT_EXT not reported as ignored"
 podman_q rm -f -v -t 2 "$NAME-mq" >/dev/null
 
 # Started with a CPU limit, the server sizes its threads to it (one reactor
