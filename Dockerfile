@@ -1,9 +1,11 @@
 # rmqns container: built on Debian 12, run as an unprivileged user.
 #   podman build --format docker -t rmqns .      (docker build -t rmqns . works too)
 #   podman run --rm -p 127.0.0.1:9876:9876 -v rmqns-data:/var/lib/rmqns rmqns
-# Options: append --KEY=VALUE arguments, or mount a directory holding rmqns.conf
-# at /var/lib/rmqns (the file must be writable by uid 10001: UPDATE_NAMESRV_CONFIG
-# rewrites it). `--format docker` keeps the HEALTHCHECK under podman.
+# Options: append --KEY=VALUE arguments, set RMQNS_<option> variables, or
+# mount a directory holding rmqns.conf at /var/lib/rmqns (the file must be
+# writable by uid 10001: UPDATE_NAMESRV_CONFIG rewrites it). apache/rocketmq's
+# commands work too: `sh mqnamesrv`, `mqnamesrv -c FILE`.
+# `--format docker` keeps the HEALTHCHECK under podman.
 # tools/container-test.sh builds and checks this image in CI.
 
 FROM debian:12-slim AS build
@@ -20,7 +22,7 @@ COPY src src
 COPY tools/meson.build tools/
 COPY tools/admin tools/admin
 COPY tools/bench tools/bench
-RUN meson setup /build -Dtests=false -Dbuildtype=release \
+RUN meson setup /build -Dtests=false -Dsystem_files=false -Dbuildtype=release \
  && ninja -C /build rmqns tools/admin/rmqns-admin tools/bench/rmqns-bench \
  && strip /build/rmqns /build/tools/admin/rmqns-admin /build/tools/bench/rmqns-bench
 
@@ -49,21 +51,38 @@ COPY etc/ /usr/local/share/rmqns/etc/
 # volume; UPDATE_NAMESRV_CONFIG persists to the config file, next to its .bak.
 # With aclEnable=true the accounts file is $ROCKETMQ_HOME/conf/plain_acl.yml,
 # i.e. /var/lib/rmqns/conf/plain_acl.yml (a sample: etc/plain_acl.yml).
-# httpPort is the metrics and health endpoint (/metrics, /healthz, /readyz);
-# a server without it logs the option as unknown and keeps going.
-RUN install -d -o rmqns -g rmqns -m 0750 /var/lib/rmqns/namesrv \
- && install -o rmqns -g rmqns -m 0640 /usr/local/share/rmqns/etc/rmqns.conf /var/lib/rmqns/rmqns.conf \
- && printf '\n# Container image: HTTP endpoint on 8080.\nhttpPort=8080\n' >>/var/lib/rmqns/rmqns.conf
+# httpPort is the metrics and health endpoint (/metrics, /healthz, /readyz).
+# /usr/local/share/rmqns/rmqns.conf is the image's default; mqnamesrv copies
+# it into a volume that has none.
+RUN printf '\n# Container image: HTTP endpoint on 8080.\nhttpPort=8080\n' \
+      | cat /usr/local/share/rmqns/etc/rmqns.conf - >/usr/local/share/rmqns/rmqns.conf \
+ && install -d -o rmqns -g rmqns -m 0750 /var/lib/rmqns/namesrv \
+ && install -o rmqns -g rmqns -m 0640 /usr/local/share/rmqns/rmqns.conf /var/lib/rmqns/rmqns.conf
+# The entrypoint (mqnamesrv) and the health check; apart from the binaries,
+# so that a change to them rebuilds nothing else.
+COPY deploy/image/mqnamesrv deploy/image/rmqns-healthcheck /usr/local/bin/
 VOLUME /var/lib/rmqns
 USER rmqns
-WORKDIR /var/lib/rmqns
+# As apache/rocketmq's image, start in the directory holding mqnamesrv, so
+# that `sh mqnamesrv` finds it; every path rmqns uses is absolute.
+WORKDIR /usr/local/bin
 ENV HOME=/var/lib/rmqns ROCKETMQ_HOME=/var/lib/rmqns NAMESRV_ADDR=127.0.0.1:9876
 # 9876: the RocketMQ protocol; 8080: HTTP (httpPort, port name "http" in deploy/k8s).
 EXPOSE 9876 8080
 # A real request, not a TCP connect: a frozen server (SIGSTOP) still accepts
-# connections in the kernel but answers nothing. Another --listenPort needs
-# --health-cmd to match.
+# connections in the kernel but answers nothing. rmqns-healthcheck reads the
+# server's options in force (ports, httpPort, tls.server.mode) itself.
 HEALTHCHECK --interval=10s --timeout=5s --start-period=5s --retries=3 \
-  CMD ["/usr/local/bin/rmqns-admin", "probe", "-n", "127.0.0.1:9876", "--timeout", "2000"]
+  CMD ["/usr/local/bin/rmqns-healthcheck"]
 STOPSIGNAL SIGTERM
-ENTRYPOINT ["/usr/local/bin/rmqns", "-c", "/var/lib/rmqns/rmqns.conf"]
+ENTRYPOINT ["/usr/local/bin/mqnamesrv"]
+# OCI labels; the version is meson.build's project version (CI checks it).
+ARG RMQNS_VERSION=0.1.0
+ARG RMQNS_REVISION=
+ARG RMQNS_SOURCE=
+LABEL org.opencontainers.image.title="rmqns" \
+      org.opencontainers.image.description="A RocketMQ NameServer in C" \
+      org.opencontainers.image.version="${RMQNS_VERSION}" \
+      org.opencontainers.image.licenses="Apache-2.0" \
+      org.opencontainers.image.revision="${RMQNS_REVISION}" \
+      org.opencontainers.image.source="${RMQNS_SOURCE}"

@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # Builds the image with podman and proves it: a route query through the port
 # published on 127.0.0.1, the health check turning unhealthy under SIGSTOP and
-# healthy after SIGCONT, KV surviving a restart with the same volume, the
-# non-root user, and `podman stop` ending it with exit 0 well under its timeout.
+# healthy after SIGCONT, and healthy with ACL read checks and with TLS
+# enforcing, KV surviving a restart with the same volume, the non-root user,
+# `podman stop` ending it with exit 0 well under its timeout, apache/rocketmq's
+# start commands (`sh mqnamesrv`, `mqnamesrv -c FILE`), RMQNS_* variables and
+# the OCI labels.
 # Removes what it made. If podman cannot run here, this fails: it never skips.
 #   tools/container-test.sh            build and check
 #   KEEP_IMAGE=1 tools/container-test.sh   leave the images (deploy tests reuse them)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . tools/podman-env.sh
+# Output is captured before grep -q looks at it: with pipefail, a writer cut
+# off by grep's early exit (SIGPIPE) would fail the check.
 
 TAG=${RMQNS_IMAGE:-localhost/rmqns:ci}
 SIM_TAG=${RMQNS_SIM_IMAGE:-localhost/rmqns-broker-sim:ci}
@@ -20,7 +25,7 @@ step() { echo "container-test: $* ($(( $(date +%s) - t0 )) s)"; }
 fail() { echo "container-test: FAIL: $*" >&2; exit 1; }
 
 cleanup() {
-	podman rm -f -t 0 "$NAME" "$SIM" "$NAME-cpu" >/dev/null 2>&1 || true
+	podman rm -f -v -t 0 "$NAME" "$SIM" "$NAME-cpu" "$NAME-acl" "$NAME-tls" "$NAME-mq" >/dev/null 2>&1 || true
 	podman volume rm -f "$VOL" >/dev/null 2>&1 || true
 	if [ -z "${KEEP_IMAGE:-}" ]; then
 		podman rmi -f "$TAG" "$SIM_TAG" >/dev/null 2>&1 || true
@@ -38,8 +43,22 @@ admin() { timeout 30 podman run --rm --network host --entrypoint /usr/local/bin/
 
 # The health check on demand (no systemd timer here); podman's systemd
 # complaints go to the log, the verdict is the exit code.
-healthcheck() { timeout 30 podman healthcheck run "$NAME" 2>>"$PODMAN_DIR/healthcheck.log"; }
-health_status() { podman inspect "$NAME" --format '{{.State.Health.Status}}'; }
+healthcheck() { timeout 30 podman healthcheck run "${1:-$NAME}" 2>>"$PODMAN_DIR/healthcheck.log"; }
+health_status() { podman inspect "${1:-$NAME}" --format '{{.State.Health.Status}}'; }
+# The last health check's output (what rmqns-healthcheck printed).
+health_output() { podman inspect "$1" --format '{{range .State.Health.Log}}{{.Output}}{{end}}' | tail -n 1; }
+
+# Waits until the container's health check passes (up to 60 s).
+wait_healthy() {
+	local deadline=$(( $(date +%s) + 60 ))
+	while [ "$(date +%s)" -lt "$deadline" ]; do
+		healthcheck "$1" >/dev/null && [ "$(health_status "$1")" = healthy ] && return 0
+		sleep 1
+	done
+	podman logs "$1" 2>&1 | tail -20 >&2
+	echo "container-test: last check of $1: $(health_output "$1")" >&2
+	return 1
+}
 
 # Up to 60 s: a loaded machine starts containers and slirp4netns slowly.
 wait_probe() {
@@ -73,8 +92,21 @@ extra=$(podman run --rm --network none --entrypoint /bin/sh "$TAG" -c \
 	'ls -A /var/lib/apt/lists | grep -vx -e lock -e partial; ls /var/cache/apt/archives/*.deb /var/cache/apt/*.bin 2>/dev/null;
 	 for b in gcc cc meson ninja rmqns-bench; do command -v "$b"; done; ls -d /src /build 2>/dev/null; true' 2>/dev/null)
 [ -z "$extra" ] || fail "the runtime image holds: $extra"
-podman run --rm --network none --entrypoint /bin/sh "$TAG" -c 'test -x /usr/local/bin/rmqns && test -x /usr/local/bin/rmqns-admin' ||
-	fail "rmqns or rmqns-admin missing"
+podman run --rm --network none --entrypoint /bin/sh "$TAG" -c \
+	'for b in rmqns rmqns-admin mqnamesrv rmqns-healthcheck; do test -x /usr/local/bin/$b || exit 1; done' ||
+	fail "rmqns, rmqns-admin, mqnamesrv or rmqns-healthcheck missing"
+# The runtime libraries the README counts: the packages the base stage installs.
+libs=$(podman run --rm --network none --entrypoint /bin/sh "$TAG" -c \
+	'ldd /usr/local/bin/rmqns /usr/local/bin/rmqns-admin | awk "/=>/ { print \$3 }" | sort -u |
+	 while read -r f; do dpkg -S "$(readlink -f "$f")" 2>/dev/null || dpkg -S "$f"; done | cut -d: -f1 | sort -u |
+	 grep -v -x -e libc6' 2>/dev/null | tr '\n' ' ')
+echo "container-test: runtime libraries beyond libc: $libs"
+label() { podman image inspect "$TAG" --format "{{index .Labels \"org.opencontainers.image.$1\"}}"; }
+version=$(sed -n "s/^ *version *: *'\([^']*\)'.*/\1/p" meson.build | head -n 1)
+[ "$(label version)" = "$version" ] || fail "label version '$(label version)', meson.build says '$version'"
+[ "$(label licenses)" = Apache-2.0 ] || fail "label licenses '$(label licenses)'"
+grep -q '"org.opencontainers.image.source"' <<<"$(podman image inspect "$TAG" --format '{{json .Labels}}')" || fail "no source label"
+echo "container-test: labels version $(label version), licenses $(label licenses), revision $(label revision)"
 
 PORT=$(free_port)
 run_server() {
@@ -141,9 +173,69 @@ got=$(admin getKvConfig -n "127.0.0.1:$PORT" -s CT_NS -k ct.key)
 [ "$got" = "kept-$$" ] || fail "KV after restart: '$got'"
 
 step "config from arguments"
-podman exec "$NAME" rmqns-admin getNamesrvConfig --json | grep -q '"scanNotActiveBrokerInterval": *"1000"' ||
+grep -q '"scanNotActiveBrokerInterval": *"1000"' <<<"$(podman exec "$NAME" rmqns-admin getNamesrvConfig --json)" ||
 	fail "--scanNotActiveBrokerInterval=1000 not in force"
 podman_q stop -t 30 "$NAME" >/dev/null
+
+# The health check reads the server's options: with ACL checks on reads and
+# with TLS enforced on the protocol port it still sees a healthy server (it
+# asks /healthz on the HTTP port, which neither guards), while a plaintext
+# client of the protocol port is refused. Options from RMQNS_* variables here,
+# and the apache/rocketmq form `sh mqnamesrv` for the TLS one.
+step "health check with aclEnable and aclReadRequests (RMQNS_* variables)"
+APORT=$(free_port)
+podman_q run -d --name "$NAME-acl" --network slirp4netns:port_handler=slirp4netns -p "127.0.0.1:$APORT:9876" \
+	-e RMQNS_aclEnable=true -e RMQNS_aclReadRequests=true \
+	-e RMQNS_aclFile=/usr/local/share/rmqns/etc/plain_acl.yml "$TAG" >/dev/null
+wait_healthy "$NAME-acl" || fail "unhealthy with ACL on reads"
+echo "container-test: $(health_output "$NAME-acl")"
+out=$(admin getNamesrvConfig -n "127.0.0.1:$APORT" 2>&1) && fail "an unsigned read was answered with ACL on: $out"
+grep -q "code 16" <<<"$out" || fail "expected an ACL refusal (code 16): $out"
+podman_q rm -f -v -t 2 "$NAME-acl" >/dev/null
+
+step "health check with tls.server.mode=enforcing (sh mqnamesrv)"
+TPORT=$(free_port)
+podman_q run -d --name "$NAME-tls" --network slirp4netns:port_handler=slirp4netns -p "127.0.0.1:$TPORT:9876" \
+	"$TAG" sh mqnamesrv --tls.server.mode=enforcing --tls.test.mode.enable=true >/dev/null
+wait_healthy "$NAME-tls" || fail "unhealthy with TLS enforcing"
+echo "container-test: $(health_output "$NAME-tls")"
+grep -q "load config properties file OK, /var/lib/rmqns/rmqns.conf" <<<"$(podman logs "$NAME-tls" 2>&1)" ||
+	fail "sh mqnamesrv did not start rmqns with the image's config"
+admin probe -n "127.0.0.1:$TPORT" --timeout 2000 >/dev/null 2>&1 && fail "a plaintext client was answered under enforcing"
+podman kill --signal STOP "$NAME-tls" >/dev/null
+healthcheck "$NAME-tls" >/dev/null && { podman kill --signal CONT "$NAME-tls" >/dev/null; fail "healthy while stopped (TLS)"; }
+podman kill --signal CONT "$NAME-tls" >/dev/null
+podman_q rm -f -v -t 2 "$NAME-tls" >/dev/null
+
+# Without httpPort the check asks the protocol port itself: rmqns-admin probe,
+# with --tls under enforcing, an ACL refusal counting as an answer.
+step "health check without httpPort, with ACL on reads and with TLS enforcing"
+podman_q run -d --name "$NAME-acl" --network none -e RMQNS_httpPort=0 -e RMQNS_aclEnable=true \
+	-e RMQNS_aclReadRequests=true -e RMQNS_aclFile=/usr/local/share/rmqns/etc/plain_acl.yml "$TAG" >/dev/null
+podman_q run -d --name "$NAME-tls" --network none "$TAG" --httpPort=0 --tls.server.mode=enforcing \
+	--tls.test.mode.enable=true >/dev/null
+for c in "$NAME-acl" "$NAME-tls"; do
+	wait_healthy "$c" || fail "$c: unhealthy without httpPort"
+	echo "container-test: ${c##*-}: $(health_output "$c")"
+done
+podman_q rm -f -v -t 2 "$NAME-acl" "$NAME-tls" >/dev/null
+
+# `mqnamesrv -c FILE`: that file, not the image's (so no httpPort: the health
+# check falls back to a protocol request); RMQNS_* over the file; the JVM
+# settings of apache/rocketmq's charts are named as ignored.
+step "mqnamesrv -c FILE, RMQNS_* over the file, JAVA_OPT_EXT ignored"
+MPORT=$(free_port)
+podman_q run -d --name "$NAME-mq" --network slirp4netns:port_handler=slirp4netns -p "127.0.0.1:$MPORT:9876" \
+	-e RMQNS_scanNotActiveBrokerInterval=2500 -e "JAVA_OPT_EXT=-Xms256m -Xmx256m" \
+	"$TAG" mqnamesrv -c /usr/local/share/rmqns/etc/rmqns.conf >/dev/null
+wait_probe "$MPORT" || { podman logs "$NAME-mq" >&2; fail "mqnamesrv -c: no answer"; }
+wait_healthy "$NAME-mq" || fail "unhealthy without httpPort"
+echo "container-test: $(health_output "$NAME-mq")"
+conf=$(admin getNamesrvConfig -n "127.0.0.1:$MPORT" --json)
+grep -q '"scanNotActiveBrokerInterval": *"2500"' <<<"$conf" || fail "RMQNS_scanNotActiveBrokerInterval not in force"
+grep -q '"httpPort": *"0"' <<<"$conf" || fail "mqnamesrv -c FILE did not use FILE"
+grep -q "JAVA_OPT_EXT is a JVM setting" <<<"$(podman logs "$NAME-mq" 2>&1)" || fail "JAVA_OPT_EXT not reported as ignored"
+podman_q rm -f -v -t 2 "$NAME-mq" >/dev/null
 
 # Started with a CPU limit, the server sizes its threads to it (one reactor
 # and one worker per usable CPU), not to the host's CPUs.
@@ -160,6 +252,6 @@ case "$threads" in
 *" threads: 1 reactors, 1 processor workers"*"; 1 CPUs usable"*) ;;
 *) podman logs "$NAME-cpu" | tail -20 >&2; fail "with --cpus 1: '${threads:-no threads line}'" ;;
 esac
-podman_q rm -f -t 2 "$NAME-cpu" >/dev/null
+podman_q rm -f -v -t 2 "$NAME-cpu" >/dev/null
 
 step "passed"

@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
-# Checks deploy/k8s: every manifest against the Kubernetes schemas
-# (kubernetes-models, tools/k8s-validate) and their cross-references; then runs
-# the StatefulSet's pod template with `podman kube play`, ports published on
-# 127.0.0.1, and probes its protocol port with rmqns-admin. The HTTP probes
-# (/healthz, /readyz) are checked by the schema pass only: podman runs no
-# kubelet probes. Fails (never skips) when node, npm or podman cannot run.
+# Checks deploy/k8s: renders the kustomize base, the Prometheus variant and the
+# example overlay with `kubectl kustomize` of Debian's kubernetes-client (the
+# kubectl of Debian 12: 1.20 and its kustomize), checks every rendered object
+# against the Kubernetes schemas (kubernetes-models, tools/k8s-validate) and
+# their cross-references, and that the base needs no CRD. Then runs the
+# StatefulSet's pod template with `podman kube play`, ports published on
+# 127.0.0.1, probes its protocol port with rmqns-admin, changes a value of the
+# ConfigMap, rolls the pod (kube down and play, same data volume) and sees the
+# new value in force. The HTTP probes (/healthz, /readyz) are checked by the
+# schema pass only here: podman runs no kubelet probes (tools/container-test.sh
+# checks /healthz with ACL and TLS on). Fails (never skips) when node, npm,
+# kubectl or podman cannot run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . tools/podman-env.sh
@@ -19,16 +25,66 @@ fail() { echo "k8s-test: FAIL: $*" >&2; exit 1; }
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 command -v node >/dev/null && command -v npm >/dev/null || fail "node and npm are needed"
-step "schema check"
 mkdir -p "$WORK"
+
+# Debian's kubectl, unpacked beside the build: a kubectl already installed
+# (another version, or another package owning /usr/bin/kubectl) is left alone.
+KUBECTL=$WORK/kubernetes-client/usr/bin/kubectl
+if [ ! -x "$KUBECTL" ]; then
+	step "Debian's kubernetes-client"
+	rm -rf "$WORK/kubernetes-client" "$WORK"/kubernetes-client_*.deb
+	(cd "$WORK" && { apt-get download kubernetes-client >/dev/null 2>&1 ||
+		{ apt-get update -qq && apt-get download kubernetes-client >/dev/null; }; }) || fail "apt-get download kubernetes-client"
+	dpkg-deb -x "$WORK"/kubernetes-client_*.deb "$WORK/kubernetes-client" || fail "unpack kubernetes-client"
+fi
+echo "k8s-test: $("$KUBECTL" version --client --short 2>/dev/null || "$KUBECTL" version --client | head -n 1)"
+
+step "kustomize: base, prometheus, overlays/example"
+render() { "$KUBECTL" kustomize "$1" >"$2" 2>"$2.err" || { cat "$2.err" >&2; fail "kubectl kustomize $1"; }; }
+render deploy/k8s/base "$WORK/base.yaml"
+render deploy/k8s/prometheus "$WORK/prometheus.yaml"
+render deploy/k8s/overlays/example "$WORK/example.yaml"
+# apply -k on a cluster without the Prometheus Operator: no ServiceMonitor in the base.
+! grep -q '^kind: ServiceMonitor' "$WORK/base.yaml" || fail "the base holds a ServiceMonitor (needs the operator's CRDs)"
+[ "$(grep -c '^kind: ServiceMonitor' "$WORK/prometheus.yaml")" = 1 ] || fail "prometheus/ holds no ServiceMonitor"
+[ "$(grep -c '^  namespace: messaging' "$WORK/example.yaml")" = "$(grep -c '^kind:' "$WORK/example.yaml")" ] ||
+	fail "the example overlay leaves objects outside its namespace"
+
+step "schema check"
 cp tools/k8s-validate/package.json tools/k8s-validate/package-lock.json tools/k8s-validate/validate.mjs "$WORK/"
 if [ ! -d "$WORK/node_modules/kubernetes-models" ]; then
 	(cd "$WORK" && timeout 300 npm ci --no-audit --no-fund --loglevel=error >npm.log 2>&1) ||
 		{ tail -20 "$WORK/npm.log" >&2; fail "npm ci"; }
 fi
+node "$WORK/validate.mjs" "$WORK/prometheus.yaml" || fail "prometheus manifests"
+node "$WORK/validate.mjs" "$WORK/example.yaml" || fail "example overlay manifests"
 PORT=$(free_port) HTTP=$(free_port)
-node "$WORK/validate.mjs" deploy/k8s --pod "$WORK/pod.yaml" --image "$TAG" --port "$PORT" --http-port "$HTTP" \
-	--claim "$CLAIM" --name "$POD" || fail "manifests"
+node "$WORK/validate.mjs" "$WORK/base.yaml" --pod "$WORK/pod.yaml" --image "$TAG" --port "$PORT" --http-port "$HTTP" \
+	--claim "$CLAIM" --name "$POD" || fail "base manifests"
+
+# A config edit as an operator makes it: an overlay replacing rmqns.conf with
+# one value changed. Its ConfigMap gets another name, so the StatefulSet's pod
+# template changes and a cluster rolls the pods.
+step "a changed ConfigMap value (overlay)"
+rm -rf "$WORK/edit" && mkdir -p "$WORK/edit"
+sed 's/^scanNotActiveBrokerInterval=5000$/scanNotActiveBrokerInterval=6000/' deploy/k8s/base/rmqns.conf >"$WORK/edit/rmqns.conf"
+grep -q '^scanNotActiveBrokerInterval=6000$' "$WORK/edit/rmqns.conf" || fail "base/rmqns.conf has no scanNotActiveBrokerInterval=5000"
+cat >"$WORK/edit/kustomization.yaml" <<YAML
+bases:
+  - $(realpath --relative-to="$WORK/edit" deploy/k8s/base)
+configMapGenerator:
+  - name: rmqns-config
+    behavior: replace
+    files:
+      - rmqns.conf
+YAML
+render "$WORK/edit" "$WORK/edit.yaml"
+cm_name() { sed -n '/^kind: StatefulSet/,$p' "$1" | grep -A1 'configMap:' | sed -n 's/^ *name: //p'; }
+[ "$(cm_name "$WORK/base.yaml")" != "$(cm_name "$WORK/edit.yaml")" ] ||
+	fail "the pod template names the same ConfigMap after the edit: no rollout"
+echo "k8s-test: the pod template's ConfigMap: $(cm_name "$WORK/base.yaml") -> $(cm_name "$WORK/edit.yaml")"
+node "$WORK/validate.mjs" "$WORK/edit.yaml" --pod "$WORK/pod-edit.yaml" --image "$TAG" --port "$PORT" --http-port "$HTTP" \
+	--claim "$CLAIM" --name "$POD" >/dev/null || fail "edited manifests"
 
 step "podman kube play"
 podman_install catatonit   # kube play builds its local pause image from it
@@ -41,25 +97,42 @@ fi
 cleanup() {
 	podman_q kube down "$WORK/pod.yaml" >/dev/null 2>&1 || true
 	podman pod rm -f "$POD" >/dev/null 2>&1 || true
-	podman volume rm -f "$CLAIM" rmqns-config >/dev/null 2>&1 || true
+	podman volume rm -f "$CLAIM" >/dev/null 2>&1 || true
+	podman volume ls --format '{{.Name}}' | grep '^rmqns-config' | xargs -r podman volume rm -f >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
 trap 'exit 143' INT TERM   # a timeout still cleans up
 admin() { timeout 30 podman run --rm --network host --entrypoint /usr/local/bin/rmqns-admin "$TAG" "$@" 2> >(grep -v "unable to get systemd connection" >&2); }
 
-podman_q kube play --network slirp4netns:port_handler=slirp4netns "$WORK/pod.yaml" >"$WORK/play.log" 2>&1 ||
-	{ cat "$WORK/play.log" >&2; fail "podman kube play"; }
-ok=
-deadline=$(( $(date +%s) + 60 ))
-while [ "$(date +%s)" -lt "$deadline" ]; do
-	admin probe -n "127.0.0.1:$PORT" --timeout 2000 >/dev/null 2>&1 && { ok=1; break; }
-	sleep 0.5
-done
-[ -n "$ok" ] || { podman logs "$POD-rmqns" >&2 || true; fail "no answer on 127.0.0.1:$PORT"; }
+# Plays a pod file and waits for the protocol port.
+play() {
+	podman_q kube play --network slirp4netns:port_handler=slirp4netns "$1" >"$WORK/play.log" 2>&1 ||
+		{ cat "$WORK/play.log" >&2; fail "podman kube play $1"; }
+	local deadline=$(( $(date +%s) + 60 ))
+	while [ "$(date +%s)" -lt "$deadline" ]; do
+		admin probe -n "127.0.0.1:$PORT" --timeout 2000 >/dev/null 2>&1 && return 0
+		sleep 0.5
+	done
+	podman logs "$POD-rmqns" >&2 || true
+	fail "no answer on 127.0.0.1:$PORT"
+}
+scan_interval() {
+	admin getNamesrvConfig -n "127.0.0.1:$PORT" --json | sed -n 's/.*"scanNotActiveBrokerInterval": *"\([0-9]*\)".*/\1/p'
+}
+
+play "$WORK/pod.yaml"
 admin probe -n "127.0.0.1:$PORT"
-admin getNamesrvConfig -n "127.0.0.1:$PORT" --json | grep -q '"scanNotActiveBrokerInterval": *"5000"' ||
-	fail "the ConfigMap's rmqns.conf is not in force"
+[ "$(scan_interval)" = 5000 ] || fail "the ConfigMap's rmqns.conf is not in force: scanNotActiveBrokerInterval=$(scan_interval)"
 uid=$(podman exec "$POD-rmqns" id -u)
 [ "$uid" = 10001 ] || fail "runs as uid $uid"
 echo "k8s-test: pod $POD answers on 127.0.0.1:$PORT, config from the ConfigMap, uid $uid"
+
+step "rollout with the edited ConfigMap (same data volume)"
+podman_q kube down "$WORK/pod.yaml" >/dev/null
+podman volume exists "$CLAIM" || fail "the data volume went with the pod"
+play "$WORK/pod-edit.yaml"
+[ "$(scan_interval)" = 6000 ] || fail "after the rollout scanNotActiveBrokerInterval=$(scan_interval), the ConfigMap says 6000"
+podman exec "$POD-rmqns" test -f /var/lib/rmqns/rmqns.conf.previous || fail "no rmqns.conf.previous kept"
+echo "k8s-test: after the rollout the ConfigMap's new value is in force"
+podman_q kube down "$WORK/pod-edit.yaml" >/dev/null
 step "passed"

@@ -86,7 +86,10 @@ podman_base_image() {
 
 podman_build_image() {
 	# --format docker keeps HEALTHCHECK; --network host keeps the build's apt off the bridge.
-	podman build --format docker --network host --pull=never -t "$1" .
+	# The revision label is the last layer's: a new commit rebuilds nothing else.
+	local rev
+	rev=$(git rev-parse HEAD 2>/dev/null || true)
+	podman build --format docker --network host --pull=never --build-arg "RMQNS_REVISION=$rev" -t "$1" .
 }
 
 # podman without systemd complains at every health-check timer it cannot add

@@ -137,6 +137,10 @@ struct config_option {
  * then rmqns's own options. */
 const struct config_option *config_options(size_t *count);
 const struct config_option *config_option_find(const char *name);
+/* The environment variable that sets opt: RMQNS_ and its name, each '.'
+ * written '_' (RMQNS_listenPort, RMQNS_tls_server_mode). RMQNS_EINVAL
+ * when out is too short. */
+int config_option_env_name(const struct config_option *opt, char *out, size_t outlen);
 
 struct config;
 struct registrar;
@@ -149,7 +153,7 @@ enum config_action {
 };
 
 /* Parses `rmqns [-c FILE] [-p] [-h] [--KEY=VALUE ...]`: defaults, then the
- * file, then the overrides. On failure returns a negative rmqns_err and a
+ * file, then the environment (RMQNS_<option>), then the overrides. On failure returns a negative rmqns_err and a
  * one-line reason in err (exit status 1). Like Java it prints
  * `load config properties file OK, FILE` on stdout once -c is read; it also
  * sets the log level (logLevel) and logs a warning for each option given a

@@ -35,6 +35,7 @@ struct config {
 	struct config_state *state;   /* RCU */
 	char *file;                   /* -c FILE, or NULL */
 	struct properties overrides;  /* --KEY=VALUE, re-applied on SIGHUP */
+	struct properties env;        /* RMQNS_<option> at start, keyed by option name */
 	char *env_home;
 	char *env_rocketmq_home;
 	bool deferred_frees;          /* call_rcu was used: wait for it at destroy */
@@ -156,8 +157,8 @@ static void warn_unused(const struct options *o, const struct options_env *env)
 	options_free(&def);
 }
 
-/* defaults <- file <- overrides, checked. On failure err names the key,
- * the value and where it came from. */
+/* defaults <- file <- environment <- overrides, checked. On failure err
+ * names the key, the value and where it came from. */
 static int config_build(const struct config *cfg, struct options *conf, struct properties *extra,
 			char *err, size_t errlen)
 {
@@ -192,6 +193,17 @@ static int config_build(const struct config *cfg, struct options *conf, struct p
 				snprintf(err, errlen, "%s: %s", cfg->file, why);
 				goto fail;
 			}
+		}
+	}
+	for (size_t i = 0; i < cfg->env.count; i++) {
+		const struct config_option *opt = config_option_find(cfg->env.items[i].key);
+		char name[128];
+
+		rc = options_set_text(conf, opt, cfg->env.items[i].value, why, sizeof(why));
+		if (rc < 0) {
+			config_option_env_name(opt, name, sizeof(name));
+			snprintf(err, errlen, "environment %s: %s", name, why);
+			goto fail;
 		}
 	}
 	for (size_t i = 0; i < cfg->overrides.count; i++) {
@@ -247,6 +259,39 @@ static const char *user_home(void)
 	return pw && pw->pw_dir ? pw->pw_dir : NULL;
 }
 
+int config_option_env_name(const struct config_option *opt, char *out, size_t outlen)
+{
+	int n = snprintf(out, outlen, "RMQNS_%s", opt->name);
+
+	if (n < 0 || (size_t)n >= outlen)
+		return RMQNS_EINVAL;
+	for (char *c = out; *c; c++)
+		if (*c == '.')
+			*c = '_';
+	return RMQNS_OK;
+}
+
+/* Every option set in the environment, read once: SIGHUP applies the
+ * same values again. Other RMQNS_ variables are not options and are left
+ * alone. */
+static int env_options_read(struct properties *env)
+{
+	const struct config_option *tab;
+	char name[128];
+	size_t n;
+
+	tab = config_options(&n);
+	for (size_t i = 0; i < n; i++) {
+		const char *v;
+
+		if (config_option_env_name(&tab[i], name, sizeof(name)) < 0 || !(v = getenv(name)))
+			continue;
+		if (properties_set(env, tab[i].name, v) < 0)
+			return RMQNS_ENOMEM;
+	}
+	return RMQNS_OK;
+}
+
 static struct config *config_new(void)
 {
 	struct config *cfg = calloc(1, sizeof(*cfg));
@@ -256,7 +301,8 @@ static struct config *config_new(void)
 		return NULL;
 	cfg->env_home = strdup(home ? home : "");
 	cfg->env_rocketmq_home = rh ? strdup(rh) : NULL;
-	if (!cfg->env_home || (rh && !cfg->env_rocketmq_home)) {
+	if (!cfg->env_home || (rh && !cfg->env_rocketmq_home) || env_options_read(&cfg->env) < 0) {
+		properties_free(&cfg->env);
 		free(cfg->env_home);
 		free(cfg->env_rocketmq_home);
 		free(cfg);
@@ -467,7 +513,9 @@ void config_print_usage(FILE *out)
 	      " -n,--namesrvAddr <addr>  Accepted for compatibility with mqnamesrv, ignored\n"
 	      " -p,--printConfigItem     Print all config items and exit\n"
 	      " -v,--version             Print the version, commit and build, and exit\n"
-	      " --KEY=VALUE              Set an option (applied after the -c file)\n"
+	      " --KEY=VALUE              Set an option (applied after the -c file and the environment)\n"
+	      "Environment: RMQNS_<option> sets an option after the -c file, before --KEY=VALUE\n"
+	      "             ('.' in a name as '_': RMQNS_listenPort, RMQNS_tls_server_mode).\n"
 	      "Signals: SIGHUP re-reads the -c file (live options change at once); SIGTERM/SIGINT stop.\n",
 	      out);
 	fflush(out);
@@ -487,6 +535,7 @@ void config_destroy(struct config *cfg)
 	state_free(cfg->state);
 	options_free(&cfg->startup);
 	properties_free(&cfg->overrides);
+	properties_free(&cfg->env);
 	free(cfg->file);
 	free(cfg->env_home);
 	free(cfg->env_rocketmq_home);

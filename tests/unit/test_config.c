@@ -369,6 +369,79 @@ Test(config, command_line_errors)
 		     "--outboundPauseBytes=8388608", "--outboundCloseBytes=4194304", NULL);
 }
 
+/* ---- the environment: RMQNS_<option> ---- */
+
+Test(config, env_names_are_prefixed_and_unique)
+{
+	size_t n;
+	const struct config_option *tab = config_options(&n);
+	char a[128], b[128];
+
+	cr_assert_eq(config_option_env_name(config_option_find("listenPort"), a, sizeof(a)), 0);
+	cr_assert_str_eq(a, "RMQNS_listenPort");
+	cr_assert_eq(config_option_env_name(config_option_find("tls.server.mode"), a, sizeof(a)), 0);
+	cr_assert_str_eq(a, "RMQNS_tls_server_mode");
+	cr_assert_lt(config_option_env_name(config_option_find("listenPort"), a, 8), 0, "too short");
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = i + 1; j < n; j++) {
+			cr_assert_eq(config_option_env_name(&tab[i], a, sizeof(a)), 0);
+			cr_assert_eq(config_option_env_name(&tab[j], b, sizeof(b)), 0);
+			cr_assert_str_neq(a, b, "%s and %s share a variable", tab[i].name, tab[j].name);
+		}
+}
+
+Test(config, env_between_file_and_command_line)
+{
+	char *file = write_file("n.properties",
+				"listenPort=19999\nenableTopicList=true\nscanNotActiveBrokerInterval=7000\n");
+	struct config *cfg;
+	const struct options *o;
+
+	setenv("RMQNS_listenPort", "20002", 1);
+	setenv("RMQNS_enableTopicList", "false", 1);
+	setenv("RMQNS_tls_server_need_client_auth", "optional", 1);
+	setenv("RMQNS_fooBar", "1", 1);        /* not an option: left alone */
+	setenv("RMQNS_listenport", "1", 1);    /* names are case-sensitive */
+	cfg = start(file, "--listenPort=20003", NULL);
+	o = config_startup(cfg);
+	cr_assert_eq(o->listenPort, 20003, "the command line wins over the environment");
+	cr_assert_eq(o->enableTopicList, false, "the environment wins over the file");
+	cr_assert_eq(o->scanNotActiveBrokerInterval, 7000, "the file wins over the defaults");
+	cr_assert_str_eq(o->tlsServerNeedClientAuth, "optional");
+	config_destroy(cfg);
+
+	cfg = start(NULL, NULL);
+	cr_assert_eq(config_startup(cfg)->listenPort, 20002, "without a file or argument");
+	config_destroy(cfg);
+	free(file);
+}
+
+Test(config, env_value_errors_name_the_variable)
+{
+	setenv("RMQNS_listenPort", "oops", 1);
+	expect_error("bad int from env", "RMQNS_listenPort", "oops", NULL);
+	setenv("RMQNS_listenPort", "9876", 1);
+	setenv("RMQNS_tls_server_mode", "sometimes", 1);
+	expect_error("bad choice from env", "RMQNS_tls_server_mode", "sometimes", NULL);
+}
+
+Test(config, env_still_applies_after_sighup)
+{
+	char *file = write_file("n.properties", "enableTopicList=true\n");
+	struct config *cfg;
+
+	setenv("RMQNS_enableTopicList", "false", 1);
+	cfg = start(file, NULL);
+	free(write_file("n.properties", "enableTopicList=true\norderMessageEnable=true\n"));
+	cr_assert_eq(config_reload(cfg), 0);
+	rcu_read_lock();
+	cr_assert_eq(config_current(cfg)->enableTopicList, false, "the environment still wins");
+	cr_assert_eq(config_current(cfg)->orderMessageEnable, true);
+	rcu_read_unlock();
+	config_destroy(cfg);
+	free(file);
+}
+
 Test(config, file_value_errors_name_key_and_value)
 {
 	char *f1 = write_file("a.properties", "listenPort=9876 \n");

@@ -1,9 +1,10 @@
-// Checks every manifest under the given directory against the Kubernetes
-// schemas of kubernetes-models (types, required fields, enums, formats), then
-// the references between them: probe and Service ports name container ports,
-// selectors select the pod template, the ConfigMap a volume names exists.
-//   node validate.mjs DIR                    exit 1 on any problem
-//   node validate.mjs DIR --pod OUT.yaml --image IMG --port P --http-port H
+// Checks every manifest in the given file (e.g. `kubectl kustomize` output)
+// or directory against the Kubernetes schemas of kubernetes-models (types,
+// required fields, enums, formats), then the references between them: probe
+// and Service ports name container ports, selectors select the pod template,
+// the ConfigMap a volume names exists.
+//   node validate.mjs FILE|DIR               exit 1 on any problem
+//   node validate.mjs FILE|DIR --pod OUT.yaml --image IMG --port P --http-port H
 //     also writes the StatefulSet's pod template as one Pod, with its
 //     ConfigMap and ports published on 127.0.0.1, for `podman kube play`.
 import fs from "node:fs";
@@ -26,12 +27,16 @@ const models = {
 const args = process.argv.slice(2);
 const dir = args[0];
 const opt = (name) => { const i = args.indexOf(name); return i > 0 ? args[i + 1] : undefined; };
-if (!dir) { console.error("usage: validate.mjs DIR [--pod OUT --image IMG --port P --http-port H]"); process.exit(2); }
+if (!dir) { console.error("usage: validate.mjs FILE|DIR [--pod OUT --image IMG --port P --http-port H]"); process.exit(2); }
 
 const problems = [];
 const docs = [];
-for (const f of fs.readdirSync(dir).filter((f) => /\.ya?ml$/.test(f)).sort()) {
-  for (const d of YAML.parseAllDocuments(fs.readFileSync(path.join(dir, f), "utf8"))) {
+const files = fs.statSync(dir).isDirectory()
+  ? fs.readdirSync(dir).filter((f) => /\.ya?ml$/.test(f) && !/^kustomization\.ya?ml$/.test(f)).sort().map((f) => path.join(dir, f))
+  : [dir];
+for (const file of files) {
+  const f = path.basename(file);
+  for (const d of YAML.parseAllDocuments(fs.readFileSync(file, "utf8"))) {
     if (d.errors.length) { problems.push(`${f}: ${d.errors[0].message}`); continue; }
     const obj = d.toJS();
     if (!obj) continue;
@@ -65,6 +70,8 @@ for (const { f, obj: sts } of of("StatefulSet")) {
     }
     if (!c.resources?.requests?.memory || !c.resources?.limits?.memory) problems.push(`${f}: ${c.name} has no memory request and limit`);
   }
+  for (const c of tpl.spec.topologySpreadConstraints || [])
+    if (!matches(c.labelSelector?.matchLabels, labels)) problems.push(`${f}: a topology spread constraint does not select the pods`);
   for (const v of tpl.spec.volumes || [])
     if (v.configMap && !of("ConfigMap").some((m) => m.obj.metadata.name === v.configMap.name))
       problems.push(`${f}: ConfigMap ${v.configMap.name} is not defined here`);
@@ -96,6 +103,7 @@ for (const { f, obj: sts } of of("StatefulSet")) {
     for (const t of sts.spec.volumeClaimTemplates || [])
       (pod.spec.volumes ||= []).push({ name: t.metadata.name, persistentVolumeClaim: { claimName: opt("--claim") || `${sts.metadata.name}-${t.metadata.name}` } });
     delete pod.spec.affinity;
+    delete pod.spec.topologySpreadConstraints;
     // podman 4.3 removes a finished "once" init container racily ("cannot
     // remove container ... as it is running"); "always" keeps it.
     const annotations = { ...(pod.metadata.annotations || {}), "io.podman.annotations.init.container.type": "always" };
