@@ -51,10 +51,11 @@ COPY etc/ /usr/local/share/rmqns/etc/
 # volume; UPDATE_NAMESRV_CONFIG persists to the config file, next to its .bak.
 # With aclEnable=true the accounts file is $ROCKETMQ_HOME/conf/plain_acl.yml,
 # i.e. /var/lib/rmqns/conf/plain_acl.yml (a sample: etc/plain_acl.yml).
-# httpPort is the metrics and health endpoint (/metrics, /healthz, /readyz).
+# httpPort is the metrics and health endpoint (/metrics, /healthz, /readyz);
+# the route snapshot (warm restart) lives in the data volume too.
 # /usr/local/share/rmqns/rmqns.conf is the image's default; mqnamesrv copies
 # it into a volume that has none.
-RUN printf '\n# Container image: HTTP endpoint on 8080.\nhttpPort=8080\n' \
+RUN printf '\n# Container image: HTTP endpoint on 8080, routes kept across restarts.\nhttpPort=8080\nrouteSnapshotPath=/var/lib/rmqns/namesrv/routes.snapshot\n' \
       | cat /usr/local/share/rmqns/etc/rmqns.conf - >/usr/local/share/rmqns/rmqns.conf \
  && install -d -o rmqns -g rmqns -m 0750 /var/lib/rmqns/namesrv \
  && install -o rmqns -g rmqns -m 0640 /usr/local/share/rmqns/rmqns.conf /var/lib/rmqns/rmqns.conf
