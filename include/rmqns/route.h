@@ -187,6 +187,19 @@ struct route_queue_in {
 int route_apply_register_topic(struct route_db *db, const char *topic,
 			       const struct route_queue_in *q, uint32_t n);
 
+/* A TopicRouteData body's queueDatas, as REGISTER_TOPIC_IN_NAMESRV sends
+ * them: the queues' group names point into `names`. */
+struct route_topic_queues {
+	struct route_queue_in *items;
+	uint32_t n;
+	char *names;
+};
+/* Reads the queueDatas of a TopicRouteData body (as fastjson would take it,
+ * bare integer keys included); q->n is 0 when it has none. RMQNS_EJSON for
+ * a body that is not a readable object, RMQNS_ENOMEM. */
+int route_decode_topic_queues(const uint8_t *body, size_t len, struct route_topic_queues *q);
+void route_topic_queues_free(struct route_topic_queues *q);
+
 /* ---- reader side (inside rcu_read_lock) ---- */
 
 /* rcu_read_lock()/rcu_read_unlock() plus the annotation ThreadSanitizer

@@ -54,7 +54,7 @@ static void kv_request_done(struct kv_change *c, int rc, const char *err)
 	free(kr);
 }
 
-static void kv_submit(struct app *app, struct request *req, enum kv_change_op op, const char *ns,
+static void submit_kv_change(struct app *app, struct request *req, enum kv_change_op op, const char *ns,
 		      const char *key, const char *value)
 {
 	struct kv_request *kr = calloc(1, sizeof(*kr));
@@ -91,14 +91,14 @@ static void handle_put_kv(struct app *app, struct request *req)
 		request_free(req);
 		return;
 	}
-	kv_submit(app, req, KV_CHANGE_PUT, ns, key, value);
+	submit_kv_change(app, req, KV_CHANGE_PUT, ns, key, value);
 }
 
 static void handle_delete_kv(struct app *app, struct request *req)
 {
 	/* As in Java, a missing namespace or key removes nothing and still
 	 * rewrites the file, code 0. */
-	kv_submit(app, req, KV_CHANGE_DELETE, remoting_ext_get(&req->cmd, "namespace"),
+	submit_kv_change(app, req, KV_CHANGE_DELETE, remoting_ext_get(&req->cmd, "namespace"),
 		  remoting_ext_get(&req->cmd, "key"), NULL);
 }
 
