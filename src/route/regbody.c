@@ -251,9 +251,12 @@ static int parse_dv(struct jp *j, struct data_version *dv)
 	return rc;
 }
 
-/* The TopicConfig members the NameServer keeps, told apart by length
- * first (keys are compared without a copy or a terminator). */
-enum tc_member { TC_OTHER, TC_NAME, TC_READ, TC_WRITE, TC_PERM, TC_SYSFLAG };
+/* The members of a TopicConfig (REGISTER_BROKER) and of a QueueData
+ * (REGISTER_TOPIC_IN_NAMESRV) the NameServer keeps: the one table both
+ * readers go by. Told apart by length first (keys are compared without a
+ * copy or a terminator). topicSynFlag is the misspelling older brokers
+ * write in a QueueData. */
+enum tc_member { TC_OTHER, TC_NAME, TC_BROKER_NAME, TC_READ, TC_WRITE, TC_PERM, TC_SYSFLAG, TC_SYNFLAG };
 
 static enum tc_member tc_member_of(const char *k, size_t n)
 {
@@ -261,7 +264,8 @@ static enum tc_member tc_member_of(const char *k, size_t n)
 	switch (n) {
 	case 4: return TC_IS("perm") ? TC_PERM : TC_OTHER;
 	case 9: return TC_IS("topicName") ? TC_NAME : TC_OTHER;
-	case 12: return TC_IS("topicSysFlag") ? TC_SYSFLAG : TC_OTHER;
+	case 10: return TC_IS("brokerName") ? TC_BROKER_NAME : TC_OTHER;
+	case 12: return TC_IS("topicSysFlag") ? TC_SYSFLAG : TC_IS("topicSynFlag") ? TC_SYNFLAG : TC_OTHER;
 	case 13: return TC_IS("readQueueNums") ? TC_READ : TC_OTHER;
 	case 14: return TC_IS("writeQueueNums") ? TC_WRITE : TC_OTHER;
 	default: return TC_OTHER;
@@ -315,6 +319,8 @@ static int parse_topic_config(struct rb_build *b, struct jp *j, const char *key,
 		case TC_WRITE: dst = &t.write_queues; break;
 		case TC_PERM: dst = &t.perm; break;
 		case TC_SYSFLAG: dst = &t.sysflag; break;
+		case TC_BROKER_NAME:
+		case TC_SYNFLAG:
 		case TC_OTHER: break;
 		}
 		rc = dst && jp_peek(j) != JP_NULL ? jp_int32(j, dst) : jp_skip(j);
@@ -1167,7 +1173,7 @@ int data_version_format(const struct data_version *dv, char *out, size_t outlen)
 /* perm, readQueueNums, writeQueueNums, topicSysFlag: an integer (cut to
  * 32 bits) or integer text; anything else is 0. An integer past int64 or
  * a real past a double makes the body unreadable. */
-static int topic_int_member(struct jp *j, int32_t *out)
+static int queue_number(struct jp *j, int32_t *out)
 {
 	const char *s;
 	size_t n;
@@ -1206,8 +1212,9 @@ static int topic_int_member(struct jp *j, int32_t *out)
 }
 
 /* One QueueData: brokerName (its offset in `names`, or -1 when it is not
- * a string) and the four numbers. topicSysFlag wins over the misspelt
- * topicSynFlag older brokers write, whenever it is present. */
+ * a string) and the four numbers, read more leniently than a TopicConfig's
+ * (queue_number). topicSysFlag wins over the misspelt topicSynFlag
+ * whenever it is present. */
 static int topic_queue(struct jp *j, struct buf *names, struct route_queue_in *in, ptrdiff_t *name)
 {
 	const char *k, *s;
@@ -1222,7 +1229,8 @@ static int topic_queue(struct jp *j, struct buf *names, struct route_queue_in *i
 	if (jp_obj_begin(j))
 		return j->err;
 	while ((rc = jp_obj_key(j, &k, NULL)) == 1) {
-		if (strcmp(k, "brokerName") == 0) {
+		switch (tc_member_of(k, strlen(k))) {
+		case TC_BROKER_NAME:
 			*name = -1;
 			if (jp_peek(j) != JP_STRING) {
 				rc = jp_skip(j);
@@ -1231,19 +1239,17 @@ static int topic_queue(struct jp *j, struct buf *names, struct route_queue_in *i
 				if (buf_append(names, s, n + 1))
 					return RMQNS_ENOMEM;
 			}
-		} else if (strcmp(k, "perm") == 0) {
-			rc = topic_int_member(j, &in->perm);
-		} else if (strcmp(k, "readQueueNums") == 0) {
-			rc = topic_int_member(j, &in->read_queues);
-		} else if (strcmp(k, "writeQueueNums") == 0) {
-			rc = topic_int_member(j, &in->write_queues);
-		} else if (strcmp(k, "topicSysFlag") == 0) {
+			break;
+		case TC_PERM: rc = queue_number(j, &in->perm); break;
+		case TC_READ: rc = queue_number(j, &in->read_queues); break;
+		case TC_WRITE: rc = queue_number(j, &in->write_queues); break;
+		case TC_SYSFLAG:
 			has_sys = true;
-			rc = topic_int_member(j, &in->sysflag);
-		} else if (strcmp(k, "topicSynFlag") == 0) {
-			rc = topic_int_member(j, &syn);
-		} else {
-			rc = jp_skip(j);
+			rc = queue_number(j, &in->sysflag);
+			break;
+		case TC_SYNFLAG: rc = queue_number(j, &syn); break;
+		case TC_NAME:
+		case TC_OTHER: rc = jp_skip(j); break;
 		}
 		if (rc)
 			return rc;
@@ -1252,8 +1258,6 @@ static int topic_queue(struct jp *j, struct buf *names, struct route_queue_in *i
 		in->sysflag = syn;
 	return rc;
 }
-
-/* ---- TopicRouteData (REGISTER_TOPIC_IN_NAMESRV, route.h) ---- */
 
 int route_decode_topic_queues(const uint8_t *body, size_t len, struct route_topic_queues *q)
 {

@@ -8,6 +8,7 @@
 
 #include "route_writer.h"
 #include "rmqns/err.h"
+#include "rmqns/javahash.h"
 #include "rmqns/log.h"
 
 /* ---- NOTIFY_MIN_BROKER_ID_CHANGE ---- */
@@ -233,7 +234,7 @@ static int register_apply(struct route_db *db, const struct route_broker_reg *re
 			return RMQNS_ENOMEM;
 		}
 		ng->n_addrs++;
-		uint32_t cap = rt_java_cap(ng->n_addrs);
+		uint32_t cap = java_map_cap(ng->n_addrs);
 		if (cap > ng->map_cap)
 			ng->map_cap = cap;
 		register_first = true;

@@ -370,14 +370,6 @@ struct rt_live_key {
 	const char *addr;
 };
 
-/* Java HashMap iteration order: sorts idx[0..n) (positions in insertion
- * order) by bucket of hashes[idx] in a table of `cap` buckets, stable. */
-void rt_java_order(const int32_t *hashes, uint32_t n, uint32_t cap, uint32_t *idx);
-/* The capacity a HashMap reaches holding n entries (from 16, doubling
- * past 0.75 load). */
-uint32_t rt_java_cap(uint32_t n);
-int32_t rt_java_long_hash(int64_t v);
-
 /* Serialized pieces of a group (route_json.c). */
 int rt_group_render(struct route_group *g);
 void rt_group_free(struct route_group *g);
