@@ -5,7 +5,7 @@
  * exactly the topics a change touches.
  *
  * Read functions (route_topic_body ... route_query_data_version) must be
- * called inside rcu_read_lock(); what they return by pointer is valid until
+ * called inside state_read_lock() (race.h); what they return by pointer is valid until
  * rcu_read_unlock(). Writer functions (route_apply_*, route_hook_*) must be
  * called from the registrar thread only (or a test thread standing in for
  * it), registered with urcu, outside any read-side section. */
@@ -16,9 +16,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "rmqns/buf.h"
-#include "rmqns/json_body.h"
-#include "rmqns/regbody.h"
+#include "rmqns/json_body_types.h"
+#include "rmqns/regbody_types.h"
+
+struct buf;
 
 struct route_db;
 
@@ -202,10 +203,7 @@ void route_topic_queues_free(struct route_topic_queues *q);
 
 /* ---- reader side (inside rcu_read_lock) ---- */
 
-/* rcu_read_lock()/rcu_read_unlock() plus the annotation ThreadSanitizer
- * needs to see grace periods; readers of route state should use these. */
-void route_read_lock(void);
-void route_read_unlock(void);
+/* Readers enclose these in state_read_lock()/state_read_unlock() (race.h). */
 
 struct route_query {
 	const char *topic;

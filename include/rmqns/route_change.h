@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "rmqns/mutation.h"
+#include "rmqns/regbody.h"
 #include "rmqns/route.h"
 
 enum route_change_kind {

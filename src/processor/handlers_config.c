@@ -5,7 +5,7 @@
  * answer leaves. */
 #include <stdlib.h>
 
-#include <urcu.h>
+#include <urcu/compiler.h>
 
 #include "rmqns/app.h"
 #include "rmqns/buf.h"
@@ -41,11 +41,10 @@ static void handle_update_config(struct app *app, struct request *req)
 	int32_t code;
 	int rc;
 
-	rcu_read_lock();
+	state_read_lock();
 	rc = config_update_prepare(app->config, req->cmd.body, req->cmd.body_len, &u, &code,
 				   remark, sizeof(remark));
-	race_reader_done();
-	rcu_read_unlock();
+	state_read_unlock();
 	if (rc < 0) {
 		log_warn("UPDATE_NAMESRV_CONFIG from %s refused (code %d): %s", req->peer, code, remark);
 		request_reply_code(req, code, remark);
@@ -77,10 +76,9 @@ static void handle_get_config(struct app *app, struct request *req)
 	struct buf body = BUF_INIT;
 	int rc;
 
-	rcu_read_lock();
+	state_read_lock();
 	rc = config_properties_text(app->config, &body);
-	race_reader_done();
-	rcu_read_unlock();
+	state_read_unlock();
 	/* The Java admin client reads the body unconditionally. */
 	if (rc == 0)
 		request_reply_body(req, RSP_SUCCESS, body.data ? body.data : (const uint8_t *)"", body.len);

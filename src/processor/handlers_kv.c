@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include <urcu.h>
+#include <urcu/compiler.h>
 
 #include "rmqns/app.h"
 #include "rmqns/buf.h"
@@ -111,7 +111,7 @@ static void handle_get_kv(struct app *app, struct request *req)
 	char remark[512];
 	const char *value;
 
-	rcu_read_lock();
+	state_read_lock();
 	value = kv_get(app->kv, ns, key);
 	if (value) {
 		remoting_response_init(&rsp, &req->cmd, RSP_SUCCESS, NULL);
@@ -126,8 +126,7 @@ static void handle_get_kv(struct app *app, struct request *req)
 	}
 	rsp.ext_present = true; /* the answer has a header type: "extFields":{} on a miss */
 	request_reply(req, &rsp);
-	race_reader_done();
-	rcu_read_unlock();
+	state_read_unlock();
 	request_free(req);
 }
 
@@ -140,12 +139,11 @@ static void handle_get_kvlist(struct app *app, struct request *req)
 	char remark[512];
 	int rc;
 
-	rcu_read_lock();
+	state_read_lock();
 	rc = kv_table_body(app->kv, ns, &body, &len, &scratch);
 	if (rc == 0)
 		request_reply_body(req, RSP_SUCCESS, body, len); /* copied out before the unlock */
-	race_reader_done();
-	rcu_read_unlock();
+	state_read_unlock();
 	if (rc == RMQNS_ENOTFOUND) {
 		snprintf(remark, sizeof(remark), "No config item, Namespace: %s", ns ? ns : "null");
 		request_reply_code(req, RSP_QUERY_NOT_FOUND, remark);

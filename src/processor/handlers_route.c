@@ -18,6 +18,7 @@
 #include "rmqns/log.h"
 #include "rmqns/metrics.h"
 #include "rmqns/processor.h"
+#include "rmqns/race.h"
 #include "rmqns/regbody.h"
 #include "rmqns/registrar.h"
 #include "rmqns/remoting.h"
@@ -83,11 +84,11 @@ static void handle_get_route(struct app *app, struct request *req)
 	if (remoting_ext_get_bool(cmd, "__ZONE_MODE") && !is_blank(zone))
 		q.zone = zone;
 
-	route_read_lock();
+	state_read_lock();
 	const struct options *o = config_current(app->config);
 	if (o->needWaitForService && !route_db_warm(app->route) &&
 	    route_uptime_ms(app->route, route_now_ms()) < (uint64_t)(o->waitSecondsForService > 0 ? o->waitSecondsForService : 0) * 1000u) {
-		route_read_unlock();
+		state_read_unlock();
 		reply_free(req, RSP_SYSTEM_ERROR, "name server not ready");
 		return;
 	}
@@ -104,7 +105,7 @@ static void handle_get_route(struct app *app, struct request *req)
 		rsp.body_len = (uint32_t)len;
 		request_reply(req, &rsp);
 	}
-	route_read_unlock();
+	state_read_unlock();
 	buf_free(&scratch);
 	if (rc == RMQNS_ENOTFOUND) {
 		char *remark = NULL;
@@ -137,7 +138,7 @@ static void reply_read(struct app *app, struct request *req, body_fn fn, const c
 	size_t len = 0;
 	int rc;
 
-	route_read_lock();
+	state_read_lock();
 	rc = fn(app, req, &scratch, &body, &len);
 	if (rc == 0) {
 		remoting_response_init(&rsp, &req->cmd, RSP_SUCCESS, remark);
@@ -145,7 +146,7 @@ static void reply_read(struct app *app, struct request *req, body_fn fn, const c
 		rsp.body_len = (uint32_t)len;
 		request_reply(req, &rsp);
 	}
-	route_read_unlock();
+	state_read_unlock();
 	buf_free(&scratch);
 	if (rc) {
 		reply_free(req, RSP_SYSTEM_ERROR, rmqns_strerror(rc));
@@ -160,10 +161,10 @@ static bool list_disabled(struct app *app, bool all)
 {
 	bool off;
 
-	route_read_lock();
+	state_read_lock();
 	const struct options *o = config_current(app->config);
 	off = all ? !o->enableAllTopicList : !o->enableTopicList;
-	route_read_unlock();
+	state_read_unlock();
 	return off;
 }
 
@@ -254,10 +255,10 @@ static void handle_member_group(struct app *app, struct request *req)
 
 static void handle_heartbeat(struct app *app, struct request *req)
 {
-	route_read_lock();
+	state_read_lock();
 	route_heartbeat(app->route, remoting_ext_get(&req->cmd, "clusterName"),
 			remoting_ext_get(&req->cmd, "brokerAddr"), route_now_ms());
-	route_read_unlock();
+	state_read_unlock();
 	reply_free(req, RSP_SUCCESS, NULL);
 }
 
@@ -277,11 +278,11 @@ static void handle_query_data_version(struct app *app, struct request *req)
 		reply_free(req, RSP_SYSTEM_ERROR, "QUERY_DATA_VERSION body is not a DataVersion");
 		return;
 	}
-	route_read_lock();
+	state_read_lock();
 	route_query_data_version(app->route, remoting_ext_get(&req->cmd, "clusterName"),
 				 remoting_ext_get(&req->cmd, "brokerAddr"), &dv, route_now_ms(), &known, &changed,
 				 &stored);
-	route_read_unlock();
+	state_read_unlock();
 	remoting_response_init(&rsp, &req->cmd, RSP_SUCCESS, NULL);
 	ext[0].key = "changed";
 	ext[0].value = changed ? "true" : "false";
@@ -398,14 +399,14 @@ static void reply_register_broker(struct route_change *c)
 		ext[rsp.ext_count].key = "haServerAddr";
 		ext[rsp.ext_count++].value = res->ha_addr;
 	}
-	route_read_lock();
+	state_read_lock();
 	const struct options *o = config_current(app->config);
 	if (o->returnOrderTopicConfigToBroker && !remoting_is_oneway(&rr->req->cmd) &&
 	    kv_table_json(app->kv, KV_NAMESPACE_ORDER_TOPIC_CONFIG, &kv) == 0) {
 		rsp.body = kv.data;
 		rsp.body_len = (uint32_t)kv.len;
 	}
-	route_read_unlock();
+	state_read_unlock();
 	request_reply(rr->req, &rsp);
 	buf_free(&kv);
 	route_request_free(rr);
@@ -468,7 +469,7 @@ static void handle_register_broker(struct app *app, struct request *req)
 		.compressed = remoting_ext_get_bool(cmd, "compressed"),
 	};
 
-	route_read_lock();
+	state_read_lock();
 	const struct options *o = config_current(app->config);
 	reg->body_id.max_bytes = o->registerInflateMaxBytes > 0 ? (size_t)o->registerInflateMaxBytes
 								: REGBODY_DEFAULT_MAX_BYTES;
@@ -476,7 +477,7 @@ static void handle_register_broker(struct app *app, struct request *req)
 	/* the broker's last body again, on the same connection: nothing in
 	 * it needs reading (the registrar makes sure, docs/architecture.md) */
 	bool same = route_body_is_last(app->route, cluster, addr, req->conn.id, &reg->body_id);
-	route_read_unlock();
+	state_read_unlock();
 
 	if (!same && (rc = route_change_decode_body(&rr->change, why, sizeof(why))) != 0) {
 		log_warn("route: undecodable registration from %s (%s): %s", addr, req->peer, why);

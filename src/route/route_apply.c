@@ -485,7 +485,7 @@ static int unregister_apply(struct route_db *db, const char *cluster, const char
  * it still does, else the first found (as Java looks it up). */
 static uint32_t group_of_addr(struct route_db *db, const char *cluster, const char *addr, uint32_t hint)
 {
-	uint32_t hwm = db->g_hwm;
+	uint32_t hwm = db->groups_high_water;
 
 	for (uint32_t pass = 0; pass < 2; pass++) {
 		for (uint32_t i = pass ? 0 : hint; i < (pass ? hwm : hint + 1) && i < hwm; i++) {

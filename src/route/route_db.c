@@ -1,6 +1,5 @@
-/* The bottom of the route database: its clock, the read-side section,
- * the tables' hashes and look-ups, and the counts. Calls no other file of
- * route/; creation, teardown and the registrar hooks are in
+/* The bottom of the route database: its clock, the tables' hashes and
+ * look-ups, and the counts. Calls no other file of route/; creation, teardown and the registrar hooks are in
  * route_lifecycle.c, the changes in route_apply.c, the reads in
  * route_read.c. */
 #include <string.h>
@@ -29,17 +28,6 @@ bool route_db_warm(const struct route_db *db)
 uint64_t route_db_changes(const struct route_db *db)
 {
 	return __atomic_load_n(&db->changes, __ATOMIC_ACQUIRE);
-}
-
-void route_read_lock(void)
-{
-	rcu_read_lock();
-}
-
-void route_read_unlock(void)
-{
-	rt_tsan_reader_done();
-	rcu_read_unlock();
 }
 
 /* ---- hashing ---- */

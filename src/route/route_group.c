@@ -105,7 +105,7 @@ static struct route_group *group_new(struct route_db *db, uint32_t gidx, const c
 int rt_group_intern(struct route_db *db, const char *name, uint32_t *out)
 {
 	uint32_t i = rt_group_lookup(db, name);
-	uint32_t hwm = db->g_hwm;
+	uint32_t hwm = db->groups_high_water;
 	struct route_group *g;
 	struct route_gname *gn;
 	size_t nl;
@@ -143,7 +143,7 @@ int rt_group_intern(struct route_db *db, const char *name, uint32_t *out)
 	db->gpriv[i].gname = gn;
 	rt_assign(db->gdir[i], g);
 	if (i == hwm)
-		__atomic_store_n(&db->g_hwm, hwm + 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&db->groups_high_water, hwm + 1, __ATOMIC_RELEASE);
 	rt_lists_changed(db);
 	memcpy(gn->name, name, nl + 1);
 	cds_lfht_node_init(&gn->node);

@@ -257,7 +257,7 @@ struct route_db {
 	struct cds_lfht *live;
 	struct cds_lfht *gnames;     /* struct route_gname by name */
 	struct route_group **gdir;   /* ROUTE_MAX_GROUPS published slots */
-	uint32_t g_hwm;              /* atomic: slots in use are below it */
+	uint32_t groups_high_water;              /* atomic: slots in use are below it */
 	struct route_clusters *clusters;
 	struct route_filters *filters;
 	struct route_maps *maps;

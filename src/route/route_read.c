@@ -361,7 +361,7 @@ int route_topic_body(struct route_db *db, const struct route_query *q, const uin
 /* Present groups (or all interned slots when all=true) as a vector. */
 static struct route_group **groups_vec(struct route_db *db, bool all, uint32_t *count)
 {
-	uint32_t hwm = __atomic_load_n(&db->g_hwm, __ATOMIC_ACQUIRE), n = 0;
+	uint32_t hwm = __atomic_load_n(&db->groups_high_water, __ATOMIC_ACQUIRE), n = 0;
 	struct route_group **v = malloc(((size_t)hwm + 1) * sizeof(*v));
 
 	*count = 0;
