@@ -211,10 +211,10 @@ int32_t config_update_apply(struct config *cfg, const struct config_update *u, c
 			    char *remark, size_t remark_len);
 void config_update_free(struct config_update *u);
 
-/* An update as the registrar applies it: the requester sets u, peer and
- * done and submits m; config_change_apply (m.apply) runs
- * config_update_apply into code and remark, then calls done, which
- * answers and frees (config_change_fini, then the change itself). */
+/* An update as the registrar applies it: the requester sets u, peer, done
+ * and release and submits m; config_change_apply (m.apply) runs
+ * config_update_apply into code and remark, calls done (which answers),
+ * frees u and calls release (which frees the rest, the change included). */
 struct config_change {
 	struct mutation m;
 	struct config *cfg;
@@ -223,10 +223,10 @@ struct config_change {
 	int32_t code;
 	char remark[768];
 	void (*done)(struct config_change *c);
+	void (*release)(struct config_change *c);
 };
 void config_change_init(struct config_change *c, struct config *cfg, struct config_update *u);
 void config_change_apply(struct mutation *m);
-void config_change_fini(struct config_change *c);
 
 /* Registrar thread only: the SIGHUP work (re-read the -c file, apply what
  * can change live, log the rest). RMQNS_OK, or an error when the file

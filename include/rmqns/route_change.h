@@ -1,8 +1,10 @@
 /* Route changes as the registrar applies them. The requester fills one in
- * (route_change_init, then the inputs of its kind), sets `done`,
- * `cancelled` and the mutation's drop, and submits it; route_change_apply runs on the registrar
- * thread, makes the change, records the outcome and calls done, which
- * answers and frees. The route module never sees the request. */
+ * (route_change_init, then the inputs of its kind), sets done, release,
+ * cancelled and the mutation's drop (for the shutdown deadline: fini, then
+ * release), and submits it. route_change_apply runs on the registrar
+ * thread: makes the change, records the outcome, calls done (which
+ * answers), frees its own part and calls release. The route module never
+ * sees the request; the requester's callbacks never call back into it. */
 #ifndef RMQNS_ROUTE_CHANGE_H
 #define RMQNS_ROUTE_CHANGE_H
 
@@ -39,12 +41,16 @@ struct route_change {
 	int count; /* topics touched (WRITE_PERM), brokers removed (UNREGISTER) */
 	struct route_reg_result res; /* REGISTER_BROKER */
 	/* Called on the registrar thread once the change is made (or failed):
-	 * answers, then frees through route_change_fini. */
+	 * answers from the outcome; frees nothing. */
 	void (*done)(struct route_change *c);
+	/* Frees what the requester owns, c included, once route_change_fini
+	 * has freed the rest: called by route_change_apply after done, or
+	 * instead of it for a cancelled change. */
+	void (*release)(struct route_change *c);
 	/* NULL, or true when whoever asked is gone (its connection closed):
-	 * the change is then dropped through m.drop, unmade and unanswered
-	 * (nobody reads the answer, and a registration would tie a broker to
-	 * a connection already gone). */
+	 * the change is then released unmade and unanswered (nobody reads the
+	 * answer, and a registration would tie a broker to a connection
+	 * already gone). */
 	bool (*cancelled)(const struct route_change *c);
 };
 
@@ -55,7 +61,8 @@ void route_change_init(struct route_change *c, struct route_db *db, enum route_c
 int route_change_decode_body(struct route_change *c, char *why, size_t whylen);
 /* The mutation's apply (registrar thread). */
 void route_change_apply(struct mutation *m);
-/* Frees what the change owns (not c itself). */
+/* Frees what the change owns (not c itself): for a requester that gives
+ * up a change it never submitted, and for the mutation's drop. */
 void route_change_fini(struct route_change *c);
 
 #endif

@@ -1,6 +1,6 @@
 /* UPDATE_NAMESRV_CONFIG on the registrar thread (config.h, struct
- * config_change): applies a checked update, keeps the verdict for the
- * requester's done callback, which answers. */
+ * config_change): applies a checked update, hands the verdict to the
+ * requester's done callback, which answers, and frees the update. */
 #include <string.h>
 
 #include <urcu/compiler.h>
@@ -21,10 +21,7 @@ void config_change_apply(struct mutation *m)
 
 	c->code = config_update_apply(c->cfg, c->u, c->peer, c->remark, sizeof(c->remark));
 	c->done(c);
-}
-
-void config_change_fini(struct config_change *c)
-{
 	config_update_free(c->u);
 	c->u = NULL;
+	c->release(c);
 }

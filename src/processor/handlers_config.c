@@ -28,7 +28,12 @@ static void reply_config_change(struct config_change *c)
 	struct config_request *cr = caa_container_of(c, struct config_request, change);
 
 	request_reply_code(cr->req, c->code, c->code == 0 ? NULL : c->remark);
-	config_change_fini(c);
+}
+
+static void release_config_change(struct config_change *c)
+{
+	struct config_request *cr = caa_container_of(c, struct config_request, change);
+
 	request_free(cr->req);
 	free(cr);
 }
@@ -67,6 +72,7 @@ static void handle_update_config(struct app *app, struct request *req)
 	config_change_init(&cr->change, app->config, u);
 	cr->change.peer = req->peer;
 	cr->change.done = reply_config_change;
+	cr->change.release = release_config_change;
 	cr->req = req;
 	registrar_submit(app->registrar, &cr->change.m);
 }

@@ -313,14 +313,24 @@ static struct route_request *route_request_of(struct route_change *c)
 	return caa_container_of(c, struct route_request, change);
 }
 
-static void route_request_free(struct route_request *rr)
+/* Frees the request's side of a change (route_change_fini frees the rest). */
+static void route_request_release(struct route_change *c)
 {
+	struct route_request *rr = route_request_of(c);
+
 	if (rr->handoff && rr->app->pool)
 		processor_pool_handoff_end(rr->app->pool);
-	route_change_fini(&rr->change);
 	if (rr->req)
 		request_free(rr->req);
 	free(rr);
+}
+
+/* A change given up before it was submitted, or dropped at the shutdown
+ * deadline: both sides freed, nothing answered. */
+static void route_request_free(struct route_request *rr)
+{
+	route_change_fini(&rr->change);
+	route_request_release(&rr->change);
 }
 
 static void route_request_drop(struct mutation *m)
@@ -348,6 +358,7 @@ static struct route_request *route_request_new(struct app *app, struct request *
 	rr->change.m.drop = route_request_drop;
 	rr->change.cancelled = route_request_cancelled;
 	rr->change.done = done;
+	rr->change.release = route_request_release;
 	rr->change.peer = req->peer;
 	rr->app = app;
 	rr->req = req;
@@ -360,7 +371,6 @@ static void reply_change_rc(struct route_change *c)
 	struct route_request *rr = route_request_of(c);
 
 	request_reply_code(rr->req, c->rc ? RSP_SYSTEM_ERROR : RSP_SUCCESS, c->rc ? rmqns_strerror(c->rc) : NULL);
-	route_request_free(rr);
 }
 
 static void reply_register_broker(struct route_change *c)
@@ -378,14 +388,12 @@ static void reply_register_broker(struct route_change *c)
 		remoting_response_init(&rsp, &rr->req->cmd, RSP_SYSTEM_ERROR, remark);
 		rsp.ext_present = true;
 		request_reply(rr->req, &rsp);
-		route_request_free(rr);
 		return;
 	}
 	if (res->outcome == ROUTE_REG_REFUSED) {
 		remoting_response_init(&rsp, &rr->req->cmd, RSP_SYSTEM_ERROR, "register broker failed");
 		rsp.ext_present = true;
 		request_reply(rr->req, &rsp);
-		route_request_free(rr);
 		return;
 	}
 	remoting_response_init(&rsp, &rr->req->cmd, RSP_SUCCESS, NULL);
@@ -409,7 +417,6 @@ static void reply_register_broker(struct route_change *c)
 	state_read_unlock();
 	request_reply(rr->req, &rsp);
 	buf_free(&kv);
-	route_request_free(rr);
 }
 
 static void handle_register_broker(struct app *app, struct request *req)
@@ -499,7 +506,6 @@ static void reply_unregister_broker(struct route_change *c)
 	struct route_request *rr = route_request_of(c);
 
 	request_reply_code(rr->req, RSP_SUCCESS, NULL);
-	route_request_free(rr);
 }
 
 static void submit_change(struct route_request *rr)
@@ -534,7 +540,6 @@ static void reply_write_perm(struct route_change *c)
 
 	if (c->rc) {
 		request_reply_code(rr->req, RSP_SYSTEM_ERROR, rmqns_strerror(c->rc));
-		route_request_free(rr);
 		return;
 	}
 	snprintf(count, sizeof(count), "%d", c->count);
@@ -545,7 +550,6 @@ static void reply_write_perm(struct route_change *c)
 	rsp.ext_count = 1;
 	rsp.ext_present = true;
 	request_reply(rr->req, &rsp);
-	route_request_free(rr);
 }
 
 static void handle_write_perm(struct app *app, struct request *req)

@@ -1,6 +1,6 @@
 /* Route changes on the registrar thread (route_change.h): runs the change a
- * requester described, counts and logs its outcome, and hands it back
- * through the requester's done callback, which answers. */
+ * requester described, counts and logs its outcome, hands it back through
+ * the requester's done callback, which answers, and frees it. */
 #include "rmqns/route_change.h"
 
 #include <string.h>
@@ -62,7 +62,8 @@ void route_change_apply(struct mutation *m)
 
 	if (c->cancelled && c->cancelled(c)) {
 		metrics_add(MC_REQ_DROPPED_CLOSED, 1);
-		c->m.drop(&c->m);
+		route_change_fini(c);
+		c->release(c);
 		return;
 	}
 	switch (c->kind) {
@@ -87,6 +88,8 @@ void route_change_apply(struct mutation *m)
 		break;
 	}
 	c->done(c);
+	route_change_fini(c);
+	c->release(c);
 }
 
 void route_change_fini(struct route_change *c)
