@@ -5,10 +5,11 @@
  * exactly the topics a change touches.
  *
  * Read functions (route_topic_body ... route_query_data_version) must be
- * called inside state_read_lock() (race.h); what they return by pointer is valid until
- * rcu_read_unlock(). Writer functions (route_apply_*, route_hook_*) must be
- * called from the registrar thread only (or a test thread standing in for
- * it), registered with urcu, outside any read-side section. */
+ * called inside state_read_lock() (race.h); what they return by pointer is
+ * valid until state_read_unlock(). Writer functions (route_apply_*,
+ * route_hook_*, route_change_apply) must be called from the registrar
+ * thread only (or a test thread standing in for it), registered with urcu,
+ * outside any read-side section. */
 #ifndef RMQNS_ROUTE_H
 #define RMQNS_ROUTE_H
 

@@ -60,7 +60,7 @@ struct route_group {
 	bool present;
 	/* atomic, set once in place when the group leaves: readers then skip
 	 * it and every queue entry naming it, while the registrar removes
-	 * those entries in slices (route_group.c) */
+	 * those entries in slices (route_group_topics.c) */
 	uint8_t dead;
 	bool acting_master;      /* enableActingMaster */
 	uint32_t map_cap;        /* the Java HashMap capacity of the id map */
@@ -372,6 +372,7 @@ struct rt_live_key {
 
 /* Serialized pieces of a group (route_json.c). */
 int rt_group_render(struct route_group *g);
+/* Frees a group and its serialized pieces (route_group.c). */
 void rt_group_free(struct route_group *g);
 /* An id map {id:addr,...} in w's form: Java HashMap order for the default
  * form (cap = the map's capacity), ascending ids for the standard one. */
