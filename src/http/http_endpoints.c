@@ -23,6 +23,7 @@
 #include "rmqns/processor.h"
 #include "rmqns/race.h"
 #include "rmqns/registrar.h"
+#include "rmqns/remoting.h"
 #include "rmqns/route.h"
 
 #define TEXT_PLAIN "text/plain; charset=utf-8"
@@ -319,7 +320,7 @@ static void ep_metrics(void *arg, const struct http_request *req, struct http_re
 	(void)req;
 	rsp->content_type = PROMETHEUS_TEXT;
 	if (ep_gauges(arg, &rsp->body) < 0 || metrics_write_process(&rsp->body) < 0 ||
-	    metrics_write(&rsp->body) < 0)
+	    metrics_write(&rsp->body, remoting_request_name) < 0)
 		ep_oom(rsp);
 }
 
