@@ -147,7 +147,6 @@ const char *acl_verdict_name(enum acl_verdict v);
 /* ---- the running check (acl_watch.c) ---- */
 
 struct acl;
-struct request;
 
 struct acl_params {
 	bool enable;          /* aclEnable */
@@ -170,9 +169,11 @@ void acl_request_reload(struct acl *acl);
 int acl_reload(struct acl *acl);
 
 /* The check before a request's handler runs, on a reactor or a worker
- * (RCU-registered) thread. true: run the handler. false: the request was
- * refused and answered code 16; the caller frees it. A NULL acl, or one
- * not enabled, lets everything through. */
-bool acl_authorize(struct acl *acl, const struct request *req);
+ * (RCU-registered) thread, for a command from peer ("ip:port"). true: run
+ * the handler. false: refused (counted, logged); remark says why, for the
+ * caller's code 16 answer. A NULL acl, or one not enabled, lets everything
+ * through. */
+bool acl_authorize(struct acl *acl, const struct remoting_cmd *cmd, const char *peer, char *remark,
+		   size_t remark_len);
 
 #endif

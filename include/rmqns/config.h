@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "rmqns/buf.h"
+#include "rmqns/mutation.h"
 
 struct options {
 	/* NamesrvConfig (protocol.md §8.1) */
@@ -213,6 +214,23 @@ int config_update_prepare(const struct config *cfg, const void *body, size_t len
 int32_t config_update_apply(struct config *cfg, const struct config_update *u, const char *peer,
 			    char *remark, size_t remark_len);
 void config_update_free(struct config_update *u);
+
+/* An update as the registrar applies it: the requester sets u, peer, done
+ * and release and submits m; config_change_apply (m.apply) runs
+ * config_update_apply into code and remark, calls done (which answers),
+ * frees u and calls release (which frees the rest, the change included). */
+struct config_change {
+	struct mutation m;
+	struct config *cfg;
+	struct config_update *u; /* owned */
+	const char *peer;
+	int32_t code;
+	char remark[768];
+	void (*done)(struct config_change *c);
+	void (*release)(struct config_change *c);
+};
+void config_change_init(struct config_change *c, struct config *cfg, struct config_update *u);
+void config_change_apply(struct mutation *m);
 
 /* Registrar thread only: the SIGHUP work (re-read the -c file, apply what
  * can change live, log the rest). RMQNS_OK, or an error when the file

@@ -1,7 +1,7 @@
-/* The files rmqns persists (the KV config and the -c config file): durable
- * whole-file replacement, so that a reader after a crash at any moment finds
- * either the old or the new content, never a mix or nothing; and the
- * bounded whole-file read that loads them. */
+/* The files rmqns persists (the KV config, the -c config file, the route
+ * snapshot): durable whole-file replacement, so that a reader after a crash
+ * at any moment finds either the old or the new content, never a mix or
+ * nothing; and the bounded whole-file read that loads them. */
 #ifndef RMQNS_DURABLE_H
 #define RMQNS_DURABLE_H
 

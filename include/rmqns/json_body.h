@@ -17,7 +17,7 @@
 
 #include "rmqns/buf.h"
 
-enum jw_form { JW_DEFAULT = 0, JW_STANDARD = 1 };
+#include "rmqns/json_body_types.h"
 
 #define JW_MAX_DEPTH 32
 

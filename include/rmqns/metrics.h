@@ -76,9 +76,13 @@ void metrics_registrar_apply(uint64_t ns);
 /* CLOCK_MONOTONIC in ns. */
 uint64_t metrics_now_ns(void);
 
+/* The name of a request code (remoting_request_name), or NULL when it has
+ * none: the request label. Passed in, so that metrics knows no protocol. */
+typedef const char *(*metrics_code_name_fn)(int32_t code);
 /* Appends every counter and histogram above in the text exposition
- * format; 0 or a negative rmqns_err (out of memory). */
-int metrics_write(struct buf *out);
+ * format, request codes named by name_of (NULL: by number); 0 or a
+ * negative rmqns_err (out of memory). */
+int metrics_write(struct buf *out, metrics_code_name_fn name_of);
 
 /* For figures others compute (gauges): a family's HELP and TYPE lines,
  * then its samples; labels is NULL or the inside of the braces

@@ -30,15 +30,9 @@ static inline uint32_t net_conn_reactor(uint64_t id) { return (uint32_t)(id >> 5
 static inline uint32_t net_conn_slot(uint64_t id) { return (uint32_t)(id >> 32) & (NET_MAX_SLOTS - 1); }
 static inline uint32_t net_conn_gen(uint64_t id) { return (uint32_t)id; }
 
-/* A reference to a connection, for whoever answers on it: the server and
- * the connection's id. Copied freely; it never dangles (see above). */
-struct net_conn {
-	struct server *server;
-	uint64_t id;
-};
-
-/* "ip:port" of a peer, NUL included. */
-#define NET_PEER_LEN 64
+/* struct net_conn (a reference to a connection, for whoever answers on
+ * it: copied freely, it never dangles, see above) and NET_PEER_LEN. */
+#include "rmqns/net_types.h"
 
 /* What an accepted connection shares with the requests it has queued on
  * other threads: how many are in flight (past serverMaxInflight the owning

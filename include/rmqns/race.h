@@ -1,4 +1,5 @@
-/* Hand-off annotations for ThreadSanitizer. liburcu's queues synchronise
+/* Hand-off annotations for ThreadSanitizer, and the read-side section
+ * over RCU-published state. liburcu's queues synchronise
  * with inline assembly TSan cannot see, so a producer marks an object
  * released before it queues it and the consumer marks it acquired after it
  * takes it. Outside TSan builds the macros compile to nothing. */
@@ -31,6 +32,12 @@ void __tsan_release(void *addr);
 extern int race_grace_token;
 #define race_reader_done() race_release(&race_grace_token)
 #define race_grace_passed() race_acquire(&race_grace_token)
+/* A read-side section over the state published through RCU (route tables,
+ * options, KV tables): rcu_read_lock()/rcu_read_unlock() plus
+ * race_reader_done. Readers of any of it use these. */
+void state_read_lock(void);
+void state_read_unlock(void);
+
 #if defined(RMQNS_TSAN) && !defined(RMQNS_TSAN_RECLAIM)
 #define RMQNS_TSAN_KEEP 1
 #endif

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rmqns/regbody_types.h"
+
 /* Sender versions that change the body layout (§2.5). */
 #define REGBODY_VERSION_WRAPPER_ONLY 37 /* below: the body is a bare wrapper */
 #define REGBODY_VERSION_MAPPINGS 413    /* from: compressed bodies carry mappings */
@@ -18,18 +20,6 @@
 #define REGBODY_DEFAULT_MAX_BYTES (64u << 20)
 /* Nesting allowed in the JSON of a body; deeper is refused, not recursed. */
 #define REGBODY_MAX_DEPTH 64
-
-struct data_version {
-	int64_t counter;
-	int64_t timestamp;
-	int64_t state_version; /* 0 when the sender has none (4.x) */
-};
-
-static inline bool data_version_equal(const struct data_version *a, const struct data_version *b)
-{
-	return a->counter == b->counter && a->timestamp == b->timestamp &&
-	       a->state_version == b->state_version;
-}
 
 /* One TopicConfig, reduced to what the NameServer keeps. */
 struct regbody_topic {

@@ -12,22 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include <urcu/wfcqueue.h>
-
-struct mutation;
-
-/* Runs on the registrar thread; applies the change, answers whoever waits,
- * and frees the mutation. */
-typedef void (*mutation_apply_fn)(struct mutation *m);
-
-struct mutation {
-	struct cds_wfcq_node node;
-	mutation_apply_fn apply;
-	/* Frees the mutation unapplied and unanswered: used for what is still
-	 * queued at the shutdown deadline (registrar_set_deadline). NULL = the
-	 * mutation is always applied (it is cheap, or must not be lost). */
-	mutation_apply_fn drop;
-};
+#include "rmqns/mutation.h"
 
 struct registrar_hooks {
 	/* Called on the registrar thread every tick_ms (broker expiry scan). */

@@ -6,11 +6,12 @@
 #ifndef RMQNS_REQUEST_H
 #define RMQNS_REQUEST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "rmqns/fairq.h"
-#include "rmqns/net.h"
+#include "rmqns/net_types.h"
 #include "rmqns/remoting.h"
 
 struct handler;
@@ -37,10 +38,7 @@ struct request {
  * answer: queued work is then dropped. A one-way request is never stale:
  * its sender counted it done when it was sent (a one-way registration
  * must still apply). */
-static inline bool request_is_stale(const struct request *req)
-{
-	return req->share && !remoting_is_oneway(&req->cmd) && net_share_closed(req->share);
-}
+bool request_is_stale(const struct request *req);
 
 /* Copies a frame, decodes it and fills a new request. NULL with *err set
  * when the frame does not decode (the caller closes the connection) or on

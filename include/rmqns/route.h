@@ -5,10 +5,11 @@
  * exactly the topics a change touches.
  *
  * Read functions (route_topic_body ... route_query_data_version) must be
- * called inside rcu_read_lock(); what they return by pointer is valid until
- * rcu_read_unlock(). Writer functions (route_apply_*, route_hook_*) must be
- * called from the registrar thread only (or a test thread standing in for
- * it), registered with urcu, outside any read-side section. */
+ * called inside state_read_lock() (race.h); what they return by pointer is
+ * valid until state_read_unlock(). Writer functions (route_apply_*,
+ * route_hook_*, route_change_apply) must be called from the registrar
+ * thread only (or a test thread standing in for it), registered with urcu,
+ * outside any read-side section. */
 #ifndef RMQNS_ROUTE_H
 #define RMQNS_ROUTE_H
 
@@ -16,9 +17,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "rmqns/buf.h"
-#include "rmqns/json_body.h"
-#include "rmqns/regbody.h"
+#include "rmqns/json_body_types.h"
+#include "rmqns/regbody_types.h"
+
+struct buf;
 
 struct route_db;
 
@@ -187,12 +189,22 @@ struct route_queue_in {
 int route_apply_register_topic(struct route_db *db, const char *topic,
 			       const struct route_queue_in *q, uint32_t n);
 
+/* A TopicRouteData body's queueDatas, as REGISTER_TOPIC_IN_NAMESRV sends
+ * them: the queues' group names point into `names`. */
+struct route_topic_queues {
+	struct route_queue_in *items;
+	uint32_t n;
+	char *names;
+};
+/* Reads the queueDatas of a TopicRouteData body (as fastjson would take it,
+ * bare integer keys included); q->n is 0 when it has none. RMQNS_EJSON for
+ * a body that is not a readable object, RMQNS_ENOMEM. */
+int route_decode_topic_queues(const uint8_t *body, size_t len, struct route_topic_queues *q);
+void route_topic_queues_free(struct route_topic_queues *q);
+
 /* ---- reader side (inside rcu_read_lock) ---- */
 
-/* rcu_read_lock()/rcu_read_unlock() plus the annotation ThreadSanitizer
- * needs to see grace periods; readers of route state should use these. */
-void route_read_lock(void);
-void route_read_unlock(void);
+/* Readers enclose these in state_read_lock()/state_read_unlock() (race.h). */
 
 struct route_query {
 	const char *topic;

@@ -56,7 +56,7 @@ int route_snapshot_load_bytes(struct route_db *db, const uint8_t *p, size_t len,
  * RMQNS_ENOMEM only when no empty db could be made either. */
 int route_snapshot_restore(struct route_db **db, const char *path);
 
-/* ---- the writer thread (route_snapshot_writer.c) ---- */
+/* ---- the writer thread (route_snapshot_file.c) ---- */
 
 struct route_snapshot_writer;
 

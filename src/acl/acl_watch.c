@@ -1,8 +1,9 @@
 /* The running ACL (acl.h): the accounts snapshot published through RCU,
  * the thread that re-reads the file when it changes or on SIGHUP (so no
  * reload ever runs on a reactor, a worker or the registrar), and the check
- * the processor pool calls before each handler, with its refusals counted
- * and logged at most once per client address and minute. */
+ * the processor pool calls before each handler: a verdict, with refusals
+ * counted and logged at most once per client address and minute (the pool
+ * answers them). */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -21,7 +22,6 @@
 #include "rmqns/metrics.h"
 #include "rmqns/race.h"
 #include "rmqns/remoting.h"
-#include "rmqns/request.h"
 
 #define ACL_POLL_MS 1000
 /* Slots of the refusal-log table: a collision only costs an extra line
@@ -275,22 +275,22 @@ static bool acl_log_first(struct acl *acl, const struct acl_ip *ip)
 						       memory_order_relaxed);
 }
 
-bool acl_authorize(struct acl *acl, const struct request *req)
+bool acl_authorize(struct acl *acl, const struct remoting_cmd *cmd, const char *peer, char *remark,
+		   size_t remark_len)
 {
 	if (!acl || !acl->enable)
 		return true;
-	enum acl_class cls = acl_class_of(req->cmd.code);
+	enum acl_class cls = acl_class_of(cmd->code);
 	if ((cls == ACL_CLASS_READ && !acl->read_requests) ||
 	    (cls == ACL_CLASS_BROKER && !acl->broker_requests))
 		return true;
 
 	struct acl_ip ip;
-	char remark[256];
-	(void)acl_ip_of_peer(req->peer, &ip);
+	(void)acl_ip_of_peer(peer, &ip);
 	rcu_read_lock();
 	const struct acl_accounts *a = rcu_dereference(acl->current);
 	race_acquire(a);
-	enum acl_verdict v = acl_check(a, &req->cmd, &ip, cls == ACL_CLASS_ADMIN, remark, sizeof remark);
+	enum acl_verdict v = acl_check(a, cmd, &ip, cls == ACL_CLASS_ADMIN, remark, remark_len);
 	race_reader_done();
 	rcu_read_unlock();
 	if (v == ACL_PASS)
@@ -299,9 +299,6 @@ bool acl_authorize(struct acl *acl, const struct request *req)
 	metrics_add(acl_counter(v), 1);
 	if (acl_log_first(acl, &ip))
 		log_warn("ACL: refused code %d from %s: %s (more refusals from this address are not logged "
-			 "for a minute)", req->cmd.code, req->peer, remark);
-	int rc = request_reply_code(req, RSP_NO_PERMISSION, remark);
-	if (rc < 0 && rc != RMQNS_ECLOSED)
-		log_debug("%s: ACL refusal not sent: %s", req->peer, rmqns_strerror(rc));
+			 "for a minute)", cmd->code, peer, remark);
 	return false;
 }

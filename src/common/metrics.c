@@ -15,7 +15,6 @@
 
 #include "rmqns/err.h"
 #include "rmqns/metrics.h"
-#include "rmqns/remoting.h"
 #include "rmqns/utf8.h"
 
 /* Distinct request codes counted on their own; the rest share the last
@@ -325,16 +324,15 @@ static bool metrics_slot_name(_Atomic int32_t *by_slot, atomic_uint *used, unsig
 /* The labels of a request-code slot: code="105",request="GET_ROUTEINFO_BY_TOPIC";
  * a code not in the protocol's list keeps its number as the name, so the
  * label set stays bounded by the slots. */
-static bool metrics_code_labels(unsigned slot, char *lb, size_t n)
+static bool metrics_code_labels(unsigned slot, metrics_code_name_fn name_of, char *lb, size_t n)
 {
 	char cname[16];
 	if (!metrics_slot_name(slot_code, &code_slots_used, METRICS_CODE_SLOTS, slot, cname,
 			       sizeof cname))
 		return false;
-	const char *req = slot == METRICS_CODE_SLOTS - 1
+	const char *req = slot == METRICS_CODE_SLOTS - 1 || !name_of
 				  ? NULL
-				  : remoting_request_name(atomic_load_explicit(
-					    &slot_code[slot], memory_order_relaxed));
+				  : name_of(atomic_load_explicit(&slot_code[slot], memory_order_relaxed));
 	snprintf(lb, n, "code=\"%s\",request=\"%s\"", cname, req ? req : cname);
 	return true;
 }
@@ -449,7 +447,7 @@ static const struct metrics_simple metrics_simple[] = {
 	  MC_ACCEPT_PAUSES },
 };
 
-int metrics_write(struct buf *out)
+int metrics_write(struct buf *out, metrics_code_name_fn name_of)
 {
 	struct metrics_totals *t = malloc(sizeof *t);
 	char rname[16], cl[96], lb[128];
@@ -471,7 +469,7 @@ int metrics_write(struct buf *out)
 					  "Requests answered, by request code (number and name) and "
 					  "response code.");
 	for (unsigned c = 0; c < METRICS_CODE_SLOTS && rc == 0; c++) {
-		if (!metrics_code_labels(c, cl, sizeof cl))
+		if (!metrics_code_labels(c, name_of, cl, sizeof cl))
 			continue;
 		for (unsigned r = 0; r < METRICS_RSP_SLOTS && rc == 0; r++) {
 			if (!t->req[c][r] || !metrics_slot_name(slot_rsp, &rsp_slots_used,
@@ -490,7 +488,7 @@ int metrics_write(struct buf *out)
 		uint64_t n = 0;
 		for (unsigned b = 0; b < METRICS_BUCKETS; b++)
 			n += t->latency[c][b];
-		if (!n || !metrics_code_labels(c, cl, sizeof cl))
+		if (!n || !metrics_code_labels(c, name_of, cl, sizeof cl))
 			continue;
 		rc = metrics_write_hist(out, "rmqns_request_duration_seconds", cl, t->latency[c]);
 	}

@@ -21,7 +21,9 @@
 #include "rmqns/metrics.h"
 #include "rmqns/net.h"
 #include "rmqns/processor.h"
+#include "rmqns/race.h"
 #include "rmqns/registrar.h"
+#include "rmqns/remoting.h"
 #include "rmqns/route.h"
 
 #define TEXT_PLAIN "text/plain; charset=utf-8"
@@ -117,14 +119,14 @@ static void ep_readyz(void *arg, const struct http_request *req, struct http_res
 		if (rc >= 0)
 			rc = buf_append(&rsp->body, detail.data, detail.len);
 	} else {
-		route_read_lock();
+		state_read_lock();
 		const struct options *o = config_current(e->app->config);
 		/* restored from a route snapshot: the routes are known already */
 		uint64_t wait_ms = o->needWaitForService && o->waitSecondsForService > 0 &&
 					   !route_db_warm(e->app->route)
 					   ? (uint64_t)o->waitSecondsForService * 1000u
 					   : 0;
-		route_read_unlock();
+		state_read_unlock();
 		uint64_t up = route_uptime_ms(e->app->route, route_now_ms());
 		if (up < wait_ms) {
 			rsp->status = 503;
@@ -195,7 +197,7 @@ static int ep_broker_gauges(struct http_endpoints *e, struct buf *out)
 	struct ep_broker_gauge g = { .out = out, .lb = BUF_INIT };
 	int rc = metrics_write_family(out, "rmqns_broker_heartbeat_age_seconds", "gauge",
 				      "Seconds since a live broker's last registration or heartbeat.");
-	route_read_lock();
+	state_read_lock();
 	g.now = route_now_ms();
 	g.name = "rmqns_broker_heartbeat_age_seconds";
 	if (rc == 0)
@@ -208,7 +210,7 @@ static int ep_broker_gauges(struct http_endpoints *e, struct buf *out)
 	g.timeout = true;
 	if (rc == 0)
 		rc = route_brokers(e->app->route, ep_broker_gauge_one, &g);
-	route_read_unlock();
+	state_read_unlock();
 	buf_free(&g.lb);
 	return rc;
 }
@@ -221,9 +223,9 @@ static int ep_gauges(struct http_endpoints *e, struct buf *out)
 	uint64_t now = route_now_ms();
 	int rc;
 
-	route_read_lock();
+	state_read_lock();
 	route_stats(app->route, &st);
-	route_read_unlock();
+	state_read_unlock();
 
 	rc = metrics_write_family(out, "rmqns_build_info", "gauge",
 				  "Always 1; the version and build type are in its labels.");
@@ -318,7 +320,7 @@ static void ep_metrics(void *arg, const struct http_request *req, struct http_re
 	(void)req;
 	rsp->content_type = PROMETHEUS_TEXT;
 	if (ep_gauges(arg, &rsp->body) < 0 || metrics_write_process(&rsp->body) < 0 ||
-	    metrics_write(&rsp->body) < 0)
+	    metrics_write(&rsp->body, remoting_request_name) < 0)
 		ep_oom(rsp);
 }
 
@@ -368,10 +370,10 @@ static void ep_brokers(void *arg, const struct http_request *req, struct http_re
 	jw_obj_begin(&eb.w);
 	jw_key(&eb.w, "brokers");
 	jw_arr_begin(&eb.w);
-	route_read_lock();
+	state_read_lock();
 	eb.now = route_now_ms();
 	int rc = route_brokers(e->app->route, ep_broker_one, &eb);
-	route_read_unlock();
+	state_read_unlock();
 	jw_arr_end(&eb.w);
 	jw_obj_end(&eb.w);
 	rsp->content_type = "application/json";

@@ -17,6 +17,7 @@
 #include "rmqns/json_body.h"
 #include "rmqns/kv.h"
 #include "rmqns/net.h"
+#include "rmqns/race.h"
 #include "rmqns/regbody.h"
 #include "rmqns/route.h"
 
@@ -216,7 +217,7 @@ static int api_brokers(struct app *app, const struct http_request *req, struct b
 	struct jw w;
 	(void)req;
 
-	route_read_lock();
+	state_read_lock();
 	bool sam = config_current(app->config)->supportActingMaster;
 	uint64_t now = route_now_ms();
 	int rc = route_brokers(app->route, brokers_collect, &rows);
@@ -236,7 +237,7 @@ static int api_brokers(struct app *app, const struct http_request *req, struct b
 		jw_obj_end(&w);
 		rc = jw_error(&w);
 	}
-	route_read_unlock();
+	state_read_unlock();
 	free(rows.r);
 	return rc;
 }
@@ -333,7 +334,7 @@ static int api_topics(struct app *app, const struct http_request *req, struct bu
 	/* early pages keep a heap of offset + limit names; later ones sort all */
 	if ((size_t)offset + (size_t)limit <= HEAP_PAGES_MAX)
 		tp.keep = (size_t)offset + (size_t)limit;
-	route_read_lock();
+	state_read_lock();
 	int rc = route_topic_names(app->route, topics_collect, &tp);
 	if (rc == 0) {
 		if (tp.n)
@@ -356,7 +357,7 @@ static int api_topics(struct app *app, const struct http_request *req, struct bu
 		jw_obj_end(&w);
 		rc = jw_error(&w);
 	}
-	route_read_unlock();
+	state_read_unlock();
 	free(tp.v);
 	return rc;
 }
@@ -378,7 +379,7 @@ static void api_topic(struct app *app, const struct http_request *req, struct ht
 		return;
 	}
 	struct route_query q = { .topic = name, .form = JW_STANDARD };
-	route_read_lock();
+	state_read_lock();
 	const struct options *o = config_current(app->config);
 	q.support_acting_master = o->supportActingMaster;
 	if (o->orderMessageEnable && app->kv)
@@ -386,7 +387,7 @@ static void api_topic(struct app *app, const struct http_request *req, struct ht
 	int rc = route_topic_body(app->route, &q, &body, &len, &scratch);
 	if (rc == 0 && buf_append(&rsp->body, body, len) < 0)
 		rc = RMQNS_ENOMEM;
-	route_read_unlock();
+	state_read_unlock();
 	buf_free(&scratch);
 	if (rc == RMQNS_ENOTFOUND) {
 		rsp->status = 404;
@@ -497,7 +498,7 @@ static int api_node(struct app *app, const struct http_request *req, struct buf 
 	(void)req;
 
 	jw_init(&w, out, JW_STANDARD);
-	route_read_lock();
+	state_read_lock();
 	uint64_t now = route_now_ms();
 	route_stats(app->route, &st);
 	int rc = route_topic_names(app->route, digest_add, &d);
@@ -543,7 +544,7 @@ static int api_node(struct app *app, const struct http_request *req, struct buf 
 	if (rc == 0)
 		rc = node_config(app, &w);
 	jw_obj_end(&w);
-	route_read_unlock();
+	state_read_unlock();
 	return rc < 0 ? rc : jw_error(&w);
 }
 
@@ -554,9 +555,9 @@ static int api_kv(struct app *app, const struct http_request *req, struct buf *o
 	(void)req;
 	if (!app->kv)
 		return buf_append_str(out, "{\"configTable\":{}}");
-	route_read_lock();
+	state_read_lock();
 	int rc = kv_file_json(app->kv, out);
-	route_read_unlock();
+	state_read_unlock();
 	return rc;
 }
 
@@ -578,10 +579,10 @@ static const struct {
  * other nodes' pages read its JSON from the browser. */
 static const char *api_headers(struct app *app)
 {
-	route_read_lock();
+	state_read_lock();
 	const char *peers = config_current(app->config)->statusPeers;
 	bool cors = peers && *peers;
-	route_read_unlock();
+	state_read_unlock();
 	return cors ? API_HEADERS_CORS : API_HEADERS;
 }
 

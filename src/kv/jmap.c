@@ -15,9 +15,7 @@
 
 uint32_t jmap_hash(const char *key)
 {
-	uint32_t h = (uint32_t)java_string_hash(key);
-
-	return h ^ (h >> 16);
+	return java_map_spread(java_string_hash(key));
 }
 
 struct jmap_entry *jmap_find(const struct jmap *m, const char *key)

@@ -1,10 +1,11 @@
 /* Handlers for GET_NAMESRV_CONFIG (319) and UPDATE_NAMESRV_CONFIG (318).
  * The update is checked here (parse, black list, paths, line breaks,
- * values) and applied by the registrar, which persists it to the -c file
- * before the answer leaves. */
+ * values) and made by the config module on the registrar thread
+ * (config_change_apply), which persists it to the -c file before the
+ * answer leaves. */
 #include <stdlib.h>
 
-#include <urcu.h>
+#include <urcu/compiler.h>
 
 #include "rmqns/app.h"
 #include "rmqns/buf.h"
@@ -16,38 +17,39 @@
 #include "rmqns/remoting.h"
 #include "rmqns/request.h"
 
-struct config_mutation {
-	struct mutation m;
-	struct app *app;
-	struct request *req;      /* owned */
-	struct config_update *u;  /* owned */
+/* A configuration change with the request it answers. */
+struct config_request {
+	struct config_change change;
+	struct request *req; /* owned */
 };
 
-static void config_mutation_apply(struct mutation *m)
+static void reply_config_change(struct config_change *c)
 {
-	struct config_mutation *cm = caa_container_of(m, struct config_mutation, m);
-	char remark[768];
-	int32_t code = config_update_apply(cm->app->config, cm->u, cm->req->peer, remark, sizeof(remark));
+	struct config_request *cr = caa_container_of(c, struct config_request, change);
 
-	request_reply_code(cm->req, code, code == 0 ? NULL : remark);
-	config_update_free(cm->u);
-	request_free(cm->req);
-	free(cm);
+	request_reply_code(cr->req, c->code, c->code == 0 ? NULL : c->remark);
+}
+
+static void release_config_change(struct config_change *c)
+{
+	struct config_request *cr = caa_container_of(c, struct config_request, change);
+
+	request_free(cr->req);
+	free(cr);
 }
 
 static void handle_update_config(struct app *app, struct request *req)
 {
 	struct config_update *u = NULL;
-	struct config_mutation *cm;
+	struct config_request *cr;
 	char remark[768];
 	int32_t code;
 	int rc;
 
-	rcu_read_lock();
+	state_read_lock();
 	rc = config_update_prepare(app->config, req->cmd.body, req->cmd.body_len, &u, &code,
 				   remark, sizeof(remark));
-	race_reader_done();
-	rcu_read_unlock();
+	state_read_unlock();
 	if (rc < 0) {
 		log_warn("UPDATE_NAMESRV_CONFIG from %s refused (code %d): %s", req->peer, code, remark);
 		request_reply_code(req, code, remark);
@@ -60,18 +62,19 @@ static void handle_update_config(struct app *app, struct request *req)
 		request_free(req);
 		return;
 	}
-	cm = calloc(1, sizeof(*cm));
-	if (!cm) {
+	cr = calloc(1, sizeof(*cr));
+	if (!cr) {
 		config_update_free(u);
 		request_reply_code(req, RSP_SYSTEM_ERROR, "out of memory");
 		request_free(req);
 		return;
 	}
-	cm->m.apply = config_mutation_apply;
-	cm->app = app;
-	cm->req = req;
-	cm->u = u;
-	registrar_submit(app->registrar, &cm->m);
+	config_change_init(&cr->change, app->config, u);
+	cr->change.peer = req->peer;
+	cr->change.done = reply_config_change;
+	cr->change.release = release_config_change;
+	cr->req = req;
+	registrar_submit(app->registrar, &cr->change.m);
 }
 
 static void handle_get_config(struct app *app, struct request *req)
@@ -79,10 +82,9 @@ static void handle_get_config(struct app *app, struct request *req)
 	struct buf body = BUF_INIT;
 	int rc;
 
-	rcu_read_lock();
+	state_read_lock();
 	rc = config_properties_text(app->config, &body);
-	race_reader_done();
-	rcu_read_unlock();
+	state_read_unlock();
 	/* The Java admin client reads the body unconditionally. */
 	if (rc == 0)
 		request_reply_body(req, RSP_SUCCESS, body.data ? body.data : (const uint8_t *)"", body.len);

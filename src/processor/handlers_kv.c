@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include <urcu.h>
+#include <urcu/compiler.h>
 
 #include "rmqns/app.h"
 #include "rmqns/buf.h"
@@ -54,7 +54,7 @@ static void kv_request_done(struct kv_change *c, int rc, const char *err)
 	free(kr);
 }
 
-static void kv_submit(struct app *app, struct request *req, enum kv_change_op op, const char *ns,
+static void submit_kv_change(struct app *app, struct request *req, enum kv_change_op op, const char *ns,
 		      const char *key, const char *value)
 {
 	struct kv_request *kr = calloc(1, sizeof(*kr));
@@ -91,14 +91,14 @@ static void handle_put_kv(struct app *app, struct request *req)
 		request_free(req);
 		return;
 	}
-	kv_submit(app, req, KV_CHANGE_PUT, ns, key, value);
+	submit_kv_change(app, req, KV_CHANGE_PUT, ns, key, value);
 }
 
 static void handle_delete_kv(struct app *app, struct request *req)
 {
 	/* As in Java, a missing namespace or key removes nothing and still
 	 * rewrites the file, code 0. */
-	kv_submit(app, req, KV_CHANGE_DELETE, remoting_ext_get(&req->cmd, "namespace"),
+	submit_kv_change(app, req, KV_CHANGE_DELETE, remoting_ext_get(&req->cmd, "namespace"),
 		  remoting_ext_get(&req->cmd, "key"), NULL);
 }
 
@@ -111,7 +111,7 @@ static void handle_get_kv(struct app *app, struct request *req)
 	char remark[512];
 	const char *value;
 
-	rcu_read_lock();
+	state_read_lock();
 	value = kv_get(app->kv, ns, key);
 	if (value) {
 		remoting_response_init(&rsp, &req->cmd, RSP_SUCCESS, NULL);
@@ -126,8 +126,7 @@ static void handle_get_kv(struct app *app, struct request *req)
 	}
 	rsp.ext_present = true; /* the answer has a header type: "extFields":{} on a miss */
 	request_reply(req, &rsp);
-	race_reader_done();
-	rcu_read_unlock();
+	state_read_unlock();
 	request_free(req);
 }
 
@@ -140,12 +139,11 @@ static void handle_get_kvlist(struct app *app, struct request *req)
 	char remark[512];
 	int rc;
 
-	rcu_read_lock();
+	state_read_lock();
 	rc = kv_table_body(app->kv, ns, &body, &len, &scratch);
 	if (rc == 0)
 		request_reply_body(req, RSP_SUCCESS, body, len); /* copied out before the unlock */
-	race_reader_done();
-	rcu_read_unlock();
+	state_read_unlock();
 	if (rc == RMQNS_ENOTFOUND) {
 		snprintf(remark, sizeof(remark), "No config item, Namespace: %s", ns ? ns : "null");
 		request_reply_code(req, RSP_QUERY_NOT_FOUND, remark);

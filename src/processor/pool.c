@@ -253,7 +253,11 @@ static void pool_run(struct processor_pool *pool, const struct handler *h, struc
 		request_free(req);
 		return;
 	}
-	if (pool->app && !acl_authorize(pool->app->acl, req)) {
+	char remark[256];
+	if (pool->app && !acl_authorize(pool->app->acl, &req->cmd, req->peer, remark, sizeof remark)) {
+		int rc = request_reply_code(req, RSP_NO_PERMISSION, remark);
+		if (rc < 0 && rc != RMQNS_ECLOSED)
+			log_debug("%s: ACL refusal not sent: %s", req->peer, rmqns_strerror(rc));
 		request_free(req);
 		return;
 	}

@@ -130,3 +130,8 @@ int request_reply_body(const struct request *req, int32_t code, const void *body
 	rsp.body_len = (uint32_t)len;
 	return request_reply(req, &rsp);
 }
+
+bool request_is_stale(const struct request *req)
+{
+	return req->share && !remoting_is_oneway(&req->cmd) && net_share_closed(req->share);
+}

@@ -1,9 +1,9 @@
 /* The command model of remoting.h: whole-frame decode and encode around the
- * two header codecs, responses (§2.6), typed ext-field reads (§2.7) and the
- * language table (§2.4). The header byte formats live in header_*.c. */
+ * two header codecs, responses (§2.6) and typed ext-field reads (§2.7). The
+ * header byte formats live in header_*.c, the language table in
+ * language.c. */
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "rmqns/err.h"
 #include "rmqns/remoting.h"
@@ -238,41 +238,4 @@ const char *remoting_request_name(int32_t code)
 		if (remoting_request_names[i].code == code)
 			return remoting_request_names[i].name;
 	return NULL;
-}
-
-/* ---- languages ---- */
-
-static const char *const remoting_language_names[] = {
-	"JAVA", "CPP", "DOTNET", "PYTHON", "DELPHI", "ERLANG", "RUBY",
-	"OTHER", "HTTP", "GO", "PHP", "OMS", "RUST", "NODE_JS",
-};
-#define REMOTING_LANGUAGE_COUNT (sizeof(remoting_language_names) / sizeof(remoting_language_names[0]))
-
-const char *remoting_language_name(int32_t language)
-{
-	if (language >= 0 && (size_t)language < REMOTING_LANGUAGE_COUNT)
-		return remoting_language_names[language];
-	return "UNKNOWN";
-}
-
-int32_t remoting_language_parse_n(const char *name, size_t n)
-{
-	for (size_t i = 0; i < REMOTING_LANGUAGE_COUNT; i++) {
-		const char *k = remoting_language_names[i];
-		if (strlen(k) == n && memcmp(k, name, n) == 0)
-			return (int32_t)i;
-	}
-	for (size_t i = 0; i < REMOTING_LANGUAGE_COUNT; i++) {
-		const char *k = remoting_language_names[i];
-		if (strlen(k) == n && strncasecmp(k, name, n) == 0)
-			return (int32_t)i;
-	}
-	return LANG_UNKNOWN;
-}
-
-int32_t remoting_language_parse(const char *name)
-{
-	if (!name)
-		return LANG_UNKNOWN;
-	return remoting_language_parse_n(name, strlen(name));
 }

@@ -17,8 +17,8 @@
 
 /* ======================= fast path ======================= */
 
-#define JH_BAIL REMOTING_JSON_BAIL
-#define JH_FAST_MAX_EXT 64u
+#define JSON_HEADER_BAIL REMOTING_JSON_BAIL
+#define JSON_HEADER_FAST_MAX_EXT 64u
 
 struct jh {
 	const uint8_t *p, *end;
@@ -26,13 +26,13 @@ struct jh {
 	char *strs_end;
 };
 
-static inline void jh_ws(struct jh *j)
+static inline void json_header_ws(struct jh *j)
 {
 	while (j->p < j->end && (*j->p == ' ' || *j->p == '\n' || *j->p == '\r' || *j->p == '\t'))
 		j->p++;
 }
 
-static inline int jh_hex(uint8_t c)
+static inline int json_header_hex(uint8_t c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -42,13 +42,13 @@ static inline int jh_hex(uint8_t c)
 	return -1;
 }
 
-static bool jh_hex4(const uint8_t *p, const uint8_t *end, uint32_t *u)
+static bool json_header_hex4(const uint8_t *p, const uint8_t *end, uint32_t *u)
 {
 	if (end - p < 4)
 		return false;
 	uint32_t v = 0;
 	for (int i = 0; i < 4; i++) {
-		int h = jh_hex(p[i]);
+		int h = json_header_hex(p[i]);
 		if (h < 0)
 			return false;
 		v = (v << 4) | (uint32_t)h;
@@ -57,7 +57,7 @@ static bool jh_hex4(const uint8_t *p, const uint8_t *end, uint32_t *u)
 	return true;
 }
 
-static size_t jh_utf8_put(uint32_t u, char *o)
+static size_t json_header_utf8_put(uint32_t u, char *o)
 {
 	if (u < 0x80) {
 		o[0] = (char)u;
@@ -82,14 +82,14 @@ static size_t jh_utf8_put(uint32_t u, char *o)
 }
 
 /* Bytes a JSON string may hold as they are: printable ASCII but '"' and '\\'. */
-static const bool jh_plain[256] = {
+static const bool json_header_plain[256] = {
 	[0x20 ... 0x21] = true, [0x23 ... 0x5B] = true, [0x5D ... 0x7F] = true,
 };
 
 /* Whether any of the 8 bytes at p is '"', '\\', a control or non-ASCII:
  * the usual has-zero-byte and has-less-than word tricks, exact for the
  * question "is there any". */
-static inline bool jh_word_special(const uint8_t *p)
+static inline bool json_header_word_special(const uint8_t *p)
 {
 	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
 	uint64_t w;
@@ -103,7 +103,7 @@ static inline bool jh_word_special(const uint8_t *p)
  * far (an escaped or quoted token never grows when decoded, and a number's
  * NUL is paid for by the key before it). Checked at each token anyway so a
  * mistake in that reasoning costs a fallback, not an overflow. */
-static inline bool jh_room(const struct jh *j)
+static inline bool json_header_room(const struct jh *j)
 {
 	return (size_t)(j->strs_end - j->strs) >= (size_t)(j->end - j->p) + 1;
 }
@@ -114,9 +114,9 @@ static inline bool jh_room(const struct jh *j)
 /* Aligned, as is the decoder's entry point: where the linker happened to
  * place these loops moved the header decode time by 5% between builds
  * whose code for them was identical. */
-__attribute__((aligned(64))) static ptrdiff_t jh_string(struct jh *j)
+__attribute__((aligned(64))) static ptrdiff_t json_header_string(struct jh *j)
 {
-	if (!jh_room(j))
+	if (!json_header_room(j))
 		return -1;
 	const uint8_t *p = j->p + 1, *end = j->end;
 	char *o = j->strs;
@@ -124,9 +124,9 @@ __attribute__((aligned(64))) static ptrdiff_t jh_string(struct jh *j)
 		/* Copy the run of plain ASCII in one go, finding its end eight
 		 * bytes at a time. */
 		const uint8_t *run = p;
-		while (end - p >= 8 && !jh_word_special(p))
+		while (end - p >= 8 && !json_header_word_special(p))
 			p += 8;
-		while (p < end && jh_plain[*p])
+		while (p < end && json_header_plain[*p])
 			p++;
 		memcpy(o, run, (size_t)(p - run));
 		o += p - run;
@@ -162,11 +162,11 @@ __attribute__((aligned(64))) static ptrdiff_t jh_string(struct jh *j)
 		default: return -1;
 		}
 		uint32_t u, lo;
-		if (!jh_hex4(p + 2, end, &u))
+		if (!json_header_hex4(p + 2, end, &u))
 			return -1;
 		p += 6;
 		if (u >= 0xD800 && u <= 0xDBFF && end - p >= 6 && p[0] == '\\' && p[1] == 'u' &&
-		    jh_hex4(p + 2, end, &lo) && lo >= 0xDC00 && lo <= 0xDFFF) {
+		    json_header_hex4(p + 2, end, &lo) && lo >= 0xDC00 && lo <= 0xDFFF) {
 			u = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00);
 			p += 6;
 		} else if (u == 0 || (u >= 0xD800 && u <= 0xDFFF)) {
@@ -174,7 +174,7 @@ __attribute__((aligned(64))) static ptrdiff_t jh_string(struct jh *j)
 			 * is not UTF-8: both read as U+FFFD (remoting.h). */
 			u = 0xFFFD;
 		}
-		o += jh_utf8_put(u, o);
+		o += json_header_utf8_put(u, o);
 	}
 	j->p = p + 1;
 	*o = 0;
@@ -184,7 +184,7 @@ __attribute__((aligned(64))) static ptrdiff_t jh_string(struct jh *j)
 
 /* A JSON integer within int64, limited to 18 digits so it cannot
  * overflow; fractions and exponents are left to the general path. */
-static bool jh_int(struct jh *j, int64_t *v)
+static bool json_header_int(struct jh *j, int64_t *v)
 {
 	const uint8_t *p = j->p, *end = j->end;
 	bool neg = false;
@@ -213,7 +213,7 @@ static bool jh_int(struct jh *j, int64_t *v)
  * 100.0 (fastjson converts it), within int32. Anything else (exponents,
  * other fractions, too many digits) is left to the general path, which
  * takes integral reals and refuses the rest. */
-static inline bool jh_int32(struct jh *j, int32_t *out)
+static inline bool json_header_int32(struct jh *j, int32_t *out)
 {
 	const uint8_t *p = j->p, *end = j->end;
 	bool neg = p < end && *p == '-';
@@ -245,7 +245,7 @@ static inline bool jh_int32(struct jh *j, int32_t *out)
 	return true;
 }
 
-static bool jh_lit(struct jh *j, const char *lit, size_t n)
+static bool json_header_lit(struct jh *j, const char *lit, size_t n)
 {
 	if ((size_t)(j->end - j->p) < n || memcmp(j->p, lit, n) != 0)
 		return false;
@@ -254,18 +254,18 @@ static bool jh_lit(struct jh *j, const char *lit, size_t n)
 }
 
 /* Copies a scalar ext value's text into the string area and claims it. */
-static inline const char *jh_ext_value(struct jh *j)
+static inline const char *json_header_ext_value(struct jh *j)
 {
 	char *s = j->strs;
 	uint8_t c = *j->p;
 	if (c == '"') {
-		ptrdiff_t n = jh_string(j);
+		ptrdiff_t n = json_header_string(j);
 		if (n < 0)
 			return NULL;
 		j->strs += n + 1;
 		return s;
 	}
-	if (!jh_room(j))
+	if (!json_header_room(j))
 		return NULL;
 	const uint8_t *start = j->p;
 	if (c == '-' || (c >= '0' && c <= '9')) {
@@ -277,7 +277,7 @@ static inline const char *jh_ext_value(struct jh *j)
 		if (!len)
 			return NULL;
 		j->p += len;
-	} else if (!jh_lit(j, "true", 4) && !jh_lit(j, "false", 5)) {
+	} else if (!json_header_lit(j, "true", 4) && !json_header_lit(j, "false", 5)) {
 		return NULL;
 	}
 	size_t n = (size_t)(j->p - start);
@@ -287,12 +287,12 @@ static inline const char *jh_ext_value(struct jh *j)
 	return s;
 }
 
-static int jh_ext(struct jh *j, struct remoting_ext_field *ext, uint32_t slots, uint32_t *count)
+static int json_header_ext(struct jh *j, struct remoting_ext_field *ext, uint32_t slots, uint32_t *count)
 {
-	uint32_t keylen[JH_FAST_MAX_EXT];
+	uint32_t keylen[JSON_HEADER_FAST_MAX_EXT];
 	uint32_t n = 0;
 	j->p++; /* '{' */
-	jh_ws(j);
+	json_header_ws(j);
 	if (j->p < j->end && *j->p == '}') {
 		j->p++;
 		*count = 0;
@@ -300,102 +300,102 @@ static int jh_ext(struct jh *j, struct remoting_ext_field *ext, uint32_t slots, 
 	}
 	for (;;) {
 		if (j->p >= j->end || *j->p != '"' || n == slots)
-			return JH_BAIL;
+			return JSON_HEADER_BAIL;
 		char *key = j->strs;
-		ptrdiff_t kl = jh_string(j);
+		ptrdiff_t kl = json_header_string(j);
 		if (kl < 0)
-			return JH_BAIL;
+			return JSON_HEADER_BAIL;
 		/* a repeated key keeps its first position and its last value;
 		 * rather than mimic that here, let the general path decide. */
 		for (uint32_t i = 0; i < n; i++)
 			if (keylen[i] == (uint32_t)kl && memcmp(ext[i].key, key, (size_t)kl) == 0)
-				return JH_BAIL;
+				return JSON_HEADER_BAIL;
 		j->strs += kl + 1;
-		jh_ws(j);
+		json_header_ws(j);
 		if (j->p >= j->end || *j->p != ':')
-			return JH_BAIL;
+			return JSON_HEADER_BAIL;
 		j->p++;
-		jh_ws(j);
+		json_header_ws(j);
 		if (j->p >= j->end)
-			return JH_BAIL;
-		const char *val = jh_ext_value(j);
+			return JSON_HEADER_BAIL;
+		const char *val = json_header_ext_value(j);
 		if (!val)
-			return JH_BAIL;
+			return JSON_HEADER_BAIL;
 		ext[n].key = key;
 		ext[n].value = val;
 		keylen[n++] = (uint32_t)kl;
-		jh_ws(j);
+		json_header_ws(j);
 		if (j->p >= j->end)
-			return JH_BAIL;
+			return JSON_HEADER_BAIL;
 		if (*j->p == '}') {
 			j->p++;
 			*count = n;
 			return 0;
 		}
 		if (*j->p != ',')
-			return JH_BAIL;
+			return JSON_HEADER_BAIL;
 		j->p++;
-		jh_ws(j);
+		json_header_ws(j);
 	}
 }
 
 /* Skips the value of a member we ignore; only scalars stay on this path. */
-static bool jh_skip_value(struct jh *j)
+static bool json_header_skip_value(struct jh *j)
 {
 	uint8_t c = *j->p;
 	if (c == '"')
-		return jh_string(j) >= 0;
+		return json_header_string(j) >= 0;
 	if (c == '-' || (c >= '0' && c <= '9')) {
 		size_t len = json_number_len(j->p, j->end);
 		j->p += len;
 		return len > 0;
 	}
-	return jh_lit(j, "true", 4) || jh_lit(j, "false", 5) || jh_lit(j, "null", 4);
+	return json_header_lit(j, "true", 4) || json_header_lit(j, "false", 5) || json_header_lit(j, "null", 4);
 }
 
-static int jh_member_value(struct jh *j, enum jh_member m, struct remoting_cmd *cmd,
+static int json_header_member_value(struct jh *j, enum json_header_member m, struct remoting_cmd *cmd,
 			   struct remoting_ext_field *ext, uint32_t slots)
 {
 	uint8_t c = *j->p;
 	switch (m) {
-	case JH_CODE: return jh_int32(j, &cmd->code) ? 0 : JH_BAIL;
-	case JH_FLAG: return jh_int32(j, &cmd->flag) ? 0 : JH_BAIL;
-	case JH_VERSION: return jh_int32(j, &cmd->version) ? 0 : JH_BAIL;
-	case JH_OPAQUE: return jh_int32(j, &cmd->opaque) ? 0 : JH_BAIL;
-	case JH_LANGUAGE:
+	case JSON_HEADER_CODE: return json_header_int32(j, &cmd->code) ? 0 : JSON_HEADER_BAIL;
+	case JSON_HEADER_FLAG: return json_header_int32(j, &cmd->flag) ? 0 : JSON_HEADER_BAIL;
+	case JSON_HEADER_VERSION: return json_header_int32(j, &cmd->version) ? 0 : JSON_HEADER_BAIL;
+	case JSON_HEADER_OPAQUE: return json_header_int32(j, &cmd->opaque) ? 0 : JSON_HEADER_BAIL;
+	case JSON_HEADER_LANGUAGE:
 		if (c == '"') {
-			ptrdiff_t n = jh_string(j);
+			ptrdiff_t n = json_header_string(j);
 			if (n < 0)
-				return JH_BAIL;
+				return JSON_HEADER_BAIL;
 			cmd->language = remoting_language_parse_n(j->strs, (size_t)n);
 			return 0;
 		}
 		/* an ordinal is an integer; the general path judges the rest */
 		int64_t ord;
-		if (!jh_int(j, &ord) || ord < 0 || ord > LANG_NODE_JS)
-			return JH_BAIL;
+		if (!json_header_int(j, &ord) || ord < 0 || ord > LANG_NODE_JS)
+			return JSON_HEADER_BAIL;
 		cmd->language = (int32_t)ord;
 		return 0;
-	case JH_REMARK:
-		if (jh_lit(j, "null", 4))
+	case JSON_HEADER_REMARK:
+		if (json_header_lit(j, "null", 4))
 			return 0;
 		/* a scalar remark is its text, as for an ext value */
-		return (cmd->remark = jh_ext_value(j)) ? 0 : JH_BAIL;
-	case JH_EXT:
+		return (cmd->remark = json_header_ext_value(j)) ? 0 : JSON_HEADER_BAIL;
+	case JSON_HEADER_EXT:
 		if (c != '{')
-			return jh_lit(j, "null", 4) ? 0 : JH_BAIL;
+			return json_header_lit(j, "null", 4) ? 0 : JSON_HEADER_BAIL;
 		cmd->ext_present = true;
 		cmd->ext = ext;
-		return jh_ext(j, ext, slots, &cmd->ext_count);
-	case JH_OTHER:
-		return jh_skip_value(j) ? 0 : JH_BAIL;
+		return json_header_ext(j, ext, slots, &cmd->ext_count);
+	case JSON_HEADER_OTHER:
+		return json_header_skip_value(j) ? 0 : JSON_HEADER_BAIL;
 	}
-	return JH_BAIL;
+	return JSON_HEADER_BAIL;
 }
 
-static int jh_fast_decode(const uint8_t *hdr, size_t len, struct remoting_cmd *cmd)
+static int json_header_fast_decode(const uint8_t *hdr, size_t len, struct remoting_cmd *cmd)
 {
-	uint32_t slots = len / 4 + 1 < JH_FAST_MAX_EXT ? (uint32_t)(len / 4 + 1) : JH_FAST_MAX_EXT;
+	uint32_t slots = len / 4 + 1 < JSON_HEADER_FAST_MAX_EXT ? (uint32_t)(len / 4 + 1) : JSON_HEADER_FAST_MAX_EXT;
 	size_t ext_bytes = (size_t)slots * sizeof(struct remoting_ext_field);
 	uint8_t *storage = malloc(ext_bytes + len + 1);
 	if (!storage)
@@ -407,11 +407,11 @@ static int jh_fast_decode(const uint8_t *hdr, size_t len, struct remoting_cmd *c
 	};
 	unsigned seen = 0;
 
-	jh_ws(&j);
+	json_header_ws(&j);
 	if (j.p >= j.end || *j.p != '{')
 		goto bail;
 	j.p++;
-	jh_ws(&j);
+	json_header_ws(&j);
 	if (j.p < j.end && *j.p == '}') {
 		j.p++;
 		goto done;
@@ -419,21 +419,21 @@ static int jh_fast_decode(const uint8_t *hdr, size_t len, struct remoting_cmd *c
 	for (;;) {
 		if (j.p >= j.end || *j.p != '"')
 			goto bail;
-		ptrdiff_t kl = jh_string(&j);
+		ptrdiff_t kl = json_header_string(&j);
 		if (kl < 0)
 			goto bail;
-		enum jh_member m = jh_member_of(j.strs, (size_t)kl);
+		enum json_header_member m = json_header_member_of(j.strs, (size_t)kl);
 		if (m & seen)
 			goto bail; /* repeated member: the general path's last-wins rule decides */
 		seen |= m;
-		jh_ws(&j);
+		json_header_ws(&j);
 		if (j.p >= j.end || *j.p != ':')
 			goto bail;
 		j.p++;
-		jh_ws(&j);
-		if (j.p >= j.end || jh_member_value(&j, m, cmd, ext, slots))
+		json_header_ws(&j);
+		if (j.p >= j.end || json_header_member_value(&j, m, cmd, ext, slots))
 			goto bail;
-		jh_ws(&j);
+		json_header_ws(&j);
 		if (j.p >= j.end)
 			goto bail;
 		if (*j.p == '}') {
@@ -443,10 +443,10 @@ static int jh_fast_decode(const uint8_t *hdr, size_t len, struct remoting_cmd *c
 		if (*j.p != ',')
 			goto bail;
 		j.p++;
-		jh_ws(&j);
+		json_header_ws(&j);
 	}
 done:
-	jh_ws(&j);
+	json_header_ws(&j);
 	if (j.p != j.end)
 		goto bail;
 	if (cmd->ext_count == 0)
@@ -460,25 +460,25 @@ done:
 bail:
 	free(storage);
 	memset(cmd, 0, sizeof(*cmd));
-	return JH_BAIL;
+	return JSON_HEADER_BAIL;
 }
 
 int remoting_decode_json_header_fast(const uint8_t *hdr, size_t len, struct remoting_cmd *cmd)
 {
-	return jh_fast_decode(hdr, len, cmd);
+	return json_header_fast_decode(hdr, len, cmd);
 }
 
 __attribute__((aligned(64))) int remoting_decode_json_header(const uint8_t *hdr, size_t len, struct remoting_cmd *cmd)
 {
-	int rc = jh_fast_decode(hdr, len, cmd);
-	if (rc != JH_BAIL)
+	int rc = json_header_fast_decode(hdr, len, cmd);
+	if (rc != JSON_HEADER_BAIL)
 		return rc;
 	return remoting_decode_json_header_general(hdr, len, cmd);
 }
 
 /* ======================= encoding ======================= */
 
-static size_t jh_fmt_int(char *out, int32_t v)
+static size_t json_header_fmt_int(char *out, int32_t v)
 {
 	char tmp[12];
 	size_t n = 0;
@@ -495,18 +495,18 @@ static size_t jh_fmt_int(char *out, int32_t v)
 	return k;
 }
 
-static int jh_put_member_int(struct buf *out, const char *prefix, size_t plen, int32_t v)
+static int json_header_put_member_int(struct buf *out, const char *prefix, size_t plen, int32_t v)
 {
 	int rc = buf_reserve(out, plen + 11);
 	if (rc)
 		return rc;
 	memcpy(out->data + out->len, prefix, plen);
 	out->len += plen;
-	out->len += jh_fmt_int((char *)out->data + out->len, v);
+	out->len += json_header_fmt_int((char *)out->data + out->len, v);
 	return RMQNS_OK;
 }
 
-static int jh_put_string(struct buf *out, const char *s)
+static int json_header_put_string(struct buf *out, const char *s)
 {
 	size_t n = strlen(s);
 	int rc = buf_reserve(out, n + 2);
@@ -515,7 +515,7 @@ static int jh_put_string(struct buf *out, const char *s)
 	out->data[out->len++] = '"';
 	/* Most keys and values need no escaping: copy them straight. */
 	size_t i = 0;
-	while (i < n && jh_plain[(uint8_t)s[i]] && s[i] != 0x7F)
+	while (i < n && json_header_plain[(uint8_t)s[i]] && s[i] != 0x7F)
 		i++;
 	if (i == n) {
 		memcpy(out->data + out->len, s, n);
@@ -526,15 +526,15 @@ static int jh_put_string(struct buf *out, const char *s)
 	return buf_putc(out, '"');
 }
 
-#define JH_LIT(s) s, sizeof(s) - 1
+#define JSON_HEADER_LIT(s) s, sizeof(s) - 1
 
-static int jh_encode(const struct remoting_cmd *cmd, struct buf *out)
+static int json_header_encode(const struct remoting_cmd *cmd, struct buf *out)
 {
 	int rc;
-	if ((rc = jh_put_member_int(out, JH_LIT("{\"code\":"), cmd->code)))
+	if ((rc = json_header_put_member_int(out, JSON_HEADER_LIT("{\"code\":"), cmd->code)))
 		return rc;
 	if (cmd->ext_present || cmd->ext_count > 0) {
-		if ((rc = buf_append(out, JH_LIT(",\"extFields\":{"))))
+		if ((rc = buf_append(out, JSON_HEADER_LIT(",\"extFields\":{"))))
 			return rc;
 		bool first = true;
 		for (uint32_t i = 0; i < cmd->ext_count; i++) {
@@ -542,26 +542,26 @@ static int jh_encode(const struct remoting_cmd *cmd, struct buf *out)
 			if (!f->key || !f->value)
 				continue;
 			if ((!first && (rc = buf_putc(out, ','))) ||
-			    (rc = jh_put_string(out, f->key)) ||
+			    (rc = json_header_put_string(out, f->key)) ||
 			    (rc = buf_putc(out, ':')) ||
-			    (rc = jh_put_string(out, f->value)))
+			    (rc = json_header_put_string(out, f->value)))
 				return rc;
 			first = false;
 		}
 		if ((rc = buf_putc(out, '}')))
 			return rc;
 	}
-	if ((rc = jh_put_member_int(out, JH_LIT(",\"flag\":"), cmd->flag)) ||
-	    (rc = buf_append(out, JH_LIT(",\"language\":\""))) ||
+	if ((rc = json_header_put_member_int(out, JSON_HEADER_LIT(",\"flag\":"), cmd->flag)) ||
+	    (rc = buf_append(out, JSON_HEADER_LIT(",\"language\":\""))) ||
 	    (rc = buf_append_str(out, remoting_language_name(cmd->language))) ||
-	    (rc = jh_put_member_int(out, JH_LIT("\",\"opaque\":"), cmd->opaque)))
+	    (rc = json_header_put_member_int(out, JSON_HEADER_LIT("\",\"opaque\":"), cmd->opaque)))
 		return rc;
 	if (cmd->remark &&
-	    ((rc = buf_append(out, JH_LIT(",\"remark\":"))) || (rc = jh_put_string(out, cmd->remark))))
+	    ((rc = buf_append(out, JSON_HEADER_LIT(",\"remark\":"))) || (rc = json_header_put_string(out, cmd->remark))))
 		return rc;
-	if ((rc = buf_append(out, JH_LIT(",\"serializeTypeCurrentRPC\":\""))) ||
+	if ((rc = buf_append(out, JSON_HEADER_LIT(",\"serializeTypeCurrentRPC\":\""))) ||
 	    (rc = buf_append_str(out, cmd->serialize == REMOTING_ROCKETMQ ? "ROCKETMQ" : "JSON")) ||
-	    (rc = jh_put_member_int(out, JH_LIT("\",\"version\":"), cmd->version)) ||
+	    (rc = json_header_put_member_int(out, JSON_HEADER_LIT("\",\"version\":"), cmd->version)) ||
 	    (rc = buf_putc(out, '}')))
 		return rc;
 	return RMQNS_OK;
@@ -572,7 +572,7 @@ int remoting_encode_json_header(const struct remoting_cmd *cmd, struct buf *out)
 	size_t start = out->len;
 	int rc = buf_reserve(out, 160);
 	if (!rc)
-		rc = jh_encode(cmd, out);
+		rc = json_header_encode(cmd, out);
 	if (rc)
 		out->len = start;
 	return rc;

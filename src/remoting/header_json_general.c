@@ -18,31 +18,31 @@
  * RMQNS_EJSON whatever came before, and a repeated member or ext key keeps
  * its first position and its last value. */
 
-#define JG_NULL SIZE_MAX
+#define GENERAL_NULL SIZE_MAX
 
-struct jg_entry {
-	size_t key, val; /* offsets into jg.text; val JG_NULL for a null value */
+struct general_entry {
+	size_t key, val; /* offsets into general_parse.text; val GENERAL_NULL for a null value */
 };
 
-enum jg_int_member { JG_CODE, JG_FLAG, JG_VERSION, JG_OPAQUE, JG_N_INT };
+enum general_int_member { GENERAL_CODE, GENERAL_FLAG, GENERAL_VERSION, GENERAL_OPAQUE, GENERAL_N_INT };
 
-struct jg {
+struct general_parse {
 	struct jp j;
 	struct buf text; /* NUL-terminated keys and values, back to back */
-	struct jg_entry *ext;
+	struct general_entry *ext;
 	size_t n_ext, cap_ext;
 	uint32_t *index; /* open addressing: entry number + 1, 0 = free */
 	size_t index_cap;
-	int32_t num[JG_N_INT];
-	int num_rc[JG_N_INT];
+	int32_t num[GENERAL_N_INT];
+	int num_rc[GENERAL_N_INT];
 	int32_t language;
 	int language_rc;
-	size_t remark; /* JG_NULL: absent */
+	size_t remark; /* GENERAL_NULL: absent */
 	int ext_rc;    /* extFields of the wrong type */
 	bool ext_present;
 };
 
-static int jg_nomem(struct jg *g)
+static int general_nomem(struct general_parse *g)
 {
 	if (!g->j.err) {
 		g->j.err = RMQNS_ENOMEM;
@@ -52,17 +52,17 @@ static int jg_nomem(struct jg *g)
 }
 
 /* Appends n bytes and a NUL to the text; *off gets where they start. */
-static int jg_text(struct jg *g, const void *s, size_t n, size_t *off)
+static int general_text(struct general_parse *g, const void *s, size_t n, size_t *off)
 {
 	*off = g->text.len;
 	if (buf_append(&g->text, s, n) || buf_putc(&g->text, 0))
-		return jg_nomem(g);
+		return general_nomem(g);
 	return 0;
 }
 
 /* A number's value for code/flag/version/opaque/language: integers must
  * fit in int64 and reals in a double, or the header is not JSON we read. */
-static int jg_number_value(struct jg *g, bool *integral, int64_t *iv, double *dv)
+static int general_number_value(struct general_parse *g, bool *integral, int64_t *iv, double *dv)
 {
 	const char *s;
 	size_t n;
@@ -87,7 +87,7 @@ static int jg_number_value(struct jg *g, bool *integral, int64_t *iv, double *dv
 	}
 	char *copy = n < sizeof(tmp) ? tmp : malloc(n + 1);
 	if (!copy)
-		return jg_nomem(g);
+		return general_nomem(g);
 	memcpy(copy, s, n);
 	copy[n] = 0;
 	*dv = strtod(copy, NULL);
@@ -103,7 +103,7 @@ static int jg_number_value(struct jg *g, bool *integral, int64_t *iv, double *dv
 
 /* code, flag, version, opaque: null is 0; an integer, an integral real or
  * decimal text (fastjson converts each) within int32. */
-static int jg_int_member(struct jg *g, enum jg_int_member m)
+static int general_int_member(struct general_parse *g, enum general_int_member m)
 {
 	struct jp *j = &g->j;
 	int32_t *out = &g->num[m];
@@ -117,7 +117,7 @@ static int jg_int_member(struct jg *g, enum jg_int_member m)
 	case JP_NULL:
 		return jp_null(j);
 	case JP_NUMBER:
-		if (jg_number_value(g, &integral, &x, &d))
+		if (general_number_value(g, &integral, &x, &d))
 			return j->err;
 		if (!integral) {
 			/* 100.0 and 1e2 are 100; a fraction is refused (Java would
@@ -154,7 +154,7 @@ static int jg_int_member(struct jg *g, enum jg_int_member m)
 	return 0;
 }
 
-static int jg_language(struct jg *g)
+static int general_language(struct general_parse *g)
 {
 	struct jp *j = &g->j;
 	const char *s;
@@ -173,7 +173,7 @@ static int jg_language(struct jg *g)
 		g->language = remoting_language_parse_n(s, n);
 		return 0;
 	case JP_NUMBER:
-		if (jg_number_value(g, &integral, &x, &d))
+		if (general_number_value(g, &integral, &x, &d))
 			return j->err;
 		if (!integral)
 			g->language_rc = RMQNS_EJSON;
@@ -188,16 +188,16 @@ static int jg_language(struct jg *g)
 	}
 }
 
-static int jg_quoted(struct jg *g, const char *s, size_t n)
+static int general_quoted(struct general_parse *g, const char *s, size_t n)
 {
 	if (buf_putc(&g->text, '"') || json_escape(&g->text, s, n, JW_DEFAULT) || buf_putc(&g->text, '"'))
-		return jg_nomem(g);
+		return general_nomem(g);
 	return 0;
 }
 
 /* Appends a value as compact JSON text (strings re-escaped in fastjson's
  * default form, numbers as written). */
-static int jg_compact(struct jg *g)
+static int general_compact(struct general_parse *g)
 {
 	struct jp *j = &g->j;
 	const char *s;
@@ -207,73 +207,73 @@ static int jg_compact(struct jg *g)
 	switch (jp_peek(j)) {
 	case JP_OBJECT:
 		if (jp_obj_begin(j) || buf_putc(&g->text, '{'))
-			return j->err ? j->err : jg_nomem(g);
+			return j->err ? j->err : general_nomem(g);
 		while ((rc = jp_obj_key(j, &s, &n)) == 1) {
-			if ((!first && buf_putc(&g->text, ',')) || jg_quoted(g, s, n) ||
+			if ((!first && buf_putc(&g->text, ',')) || general_quoted(g, s, n) ||
 			    buf_putc(&g->text, ':'))
-				return jg_nomem(g);
+				return general_nomem(g);
 			first = false;
-			if (jg_compact(g))
+			if (general_compact(g))
 				return j->err;
 		}
-		return rc ? rc : buf_putc(&g->text, '}') ? jg_nomem(g) : 0;
+		return rc ? rc : buf_putc(&g->text, '}') ? general_nomem(g) : 0;
 	case JP_ARRAY:
 		if (jp_arr_begin(j) || buf_putc(&g->text, '['))
-			return j->err ? j->err : jg_nomem(g);
+			return j->err ? j->err : general_nomem(g);
 		while ((rc = jp_arr_next(j)) == 1) {
 			if (!first && buf_putc(&g->text, ','))
-				return jg_nomem(g);
+				return general_nomem(g);
 			first = false;
-			if (jg_compact(g))
+			if (general_compact(g))
 				return j->err;
 		}
-		return rc ? rc : buf_putc(&g->text, ']') ? jg_nomem(g) : 0;
+		return rc ? rc : buf_putc(&g->text, ']') ? general_nomem(g) : 0;
 	case JP_STRING:
-		return jp_string(j, &s, &n) ? j->err : jg_quoted(g, s, n);
+		return jp_string(j, &s, &n) ? j->err : general_quoted(g, s, n);
 	case JP_NUMBER:
 		if (jp_number(j, &s, &n))
 			return j->err;
-		return buf_append(&g->text, s, n) ? jg_nomem(g) : 0;
+		return buf_append(&g->text, s, n) ? general_nomem(g) : 0;
 	case JP_TRUE:
 	case JP_FALSE: {
 		bool v;
 		if (jp_bool(j, &v))
 			return j->err;
-		return buf_append_str(&g->text, v ? "true" : "false") ? jg_nomem(g) : 0;
+		return buf_append_str(&g->text, v ? "true" : "false") ? general_nomem(g) : 0;
 	}
 	case JP_NULL:
-		return jp_null(j) ? j->err : buf_append_str(&g->text, "null") ? jg_nomem(g) : 0;
+		return jp_null(j) ? j->err : buf_append_str(&g->text, "null") ? general_nomem(g) : 0;
 	default:
 		return j->err;
 	}
 }
 
 /* Text of a remark or ext value: scalars as their text (numbers as
- * written), containers as compact JSON; *off JG_NULL for null. */
-static int jg_value_text(struct jg *g, size_t *off)
+ * written), containers as compact JSON; *off GENERAL_NULL for null. */
+static int general_value_text(struct general_parse *g, size_t *off)
 {
 	struct jp *j = &g->j;
 	const char *s;
 	size_t n;
 	switch (jp_peek(j)) {
 	case JP_NULL:
-		*off = JG_NULL;
+		*off = GENERAL_NULL;
 		return jp_null(j);
 	case JP_STRING:
-		return jp_string(j, &s, &n) ? j->err : jg_text(g, s, n, off);
+		return jp_string(j, &s, &n) ? j->err : general_text(g, s, n, off);
 	case JP_NUMBER:
-		return jp_number(j, &s, &n) ? j->err : jg_text(g, s, n, off);
+		return jp_number(j, &s, &n) ? j->err : general_text(g, s, n, off);
 	case JP_NONE:
 		return j->err;
 	default:
 		*off = g->text.len;
-		if (jg_compact(g))
+		if (general_compact(g))
 			return j->err;
-		return buf_putc(&g->text, 0) ? jg_nomem(g) : 0;
+		return buf_putc(&g->text, 0) ? general_nomem(g) : 0;
 	}
 }
 
-static uint64_t jg_hash(const char *s, size_t n)
+static uint64_t general_hash(const char *s, size_t n)
 {
 	uint64_t h = 1469598103934665603ull;
 	for (size_t i = 0; i < n; i++)
@@ -282,10 +282,10 @@ static uint64_t jg_hash(const char *s, size_t n)
 }
 
 /* The slot holding key (n bytes) or the free slot where it goes. */
-static uint32_t *jg_slot(struct jg *g, const char *key, size_t n)
+static uint32_t *general_slot(struct general_parse *g, const char *key, size_t n)
 {
 	size_t mask = g->index_cap - 1;
-	for (size_t i = jg_hash(key, n) & mask;; i = (i + 1) & mask) {
+	for (size_t i = general_hash(key, n) & mask;; i = (i + 1) & mask) {
 		uint32_t e = g->index[i];
 		if (!e)
 			return &g->index[i];
@@ -295,23 +295,23 @@ static uint32_t *jg_slot(struct jg *g, const char *key, size_t n)
 	}
 }
 
-static int jg_grow_index(struct jg *g)
+static int general_grow_index(struct general_parse *g)
 {
 	size_t cap = g->index_cap ? g->index_cap * 2 : 64;
 	uint32_t *idx = calloc(cap, sizeof(*idx));
 	if (!idx)
-		return jg_nomem(g);
+		return general_nomem(g);
 	free(g->index);
 	g->index = idx;
 	g->index_cap = cap;
 	for (size_t e = 0; e < g->n_ext; e++) {
 		const char *k = (const char *)g->text.data + g->ext[e].key;
-		*jg_slot(g, k, strlen(k)) = (uint32_t)(e + 1);
+		*general_slot(g, k, strlen(k)) = (uint32_t)(e + 1);
 	}
 	return 0;
 }
 
-static int jg_ext(struct jg *g)
+static int general_ext(struct general_parse *g)
 {
 	struct jp *j = &g->j;
 	const char *k;
@@ -335,34 +335,34 @@ static int jg_ext(struct jg *g)
 	if (jp_obj_begin(j))
 		return j->err;
 	while ((rc = jp_obj_key(j, &k, &kl)) == 1) {
-		if ((g->n_ext + 1) * 2 > g->index_cap && jg_grow_index(g))
+		if ((g->n_ext + 1) * 2 > g->index_cap && general_grow_index(g))
 			return j->err;
-		uint32_t *slot = jg_slot(g, k, kl);
+		uint32_t *slot = general_slot(g, k, kl);
 		size_t val;
 		if (*slot) {
-			if (jg_value_text(g, &val))
+			if (general_value_text(g, &val))
 				return j->err;
 			g->ext[*slot - 1].val = val;
 			continue;
 		}
 		if (g->n_ext == g->cap_ext) {
 			size_t cap = g->cap_ext ? g->cap_ext * 2 : 16;
-			struct jg_entry *e = realloc(g->ext, cap * sizeof(*e));
+			struct general_entry *e = realloc(g->ext, cap * sizeof(*e));
 			if (!e)
-				return jg_nomem(g);
+				return general_nomem(g);
 			g->ext = e;
 			g->cap_ext = cap;
 		}
 		size_t key;
-		if (jg_text(g, k, kl, &key) || jg_value_text(g, &val))
+		if (general_text(g, k, kl, &key) || general_value_text(g, &val))
 			return j->err;
-		g->ext[g->n_ext] = (struct jg_entry){ .key = key, .val = val };
-		*jg_slot(g, (const char *)g->text.data + key, kl) = (uint32_t)++g->n_ext;
+		g->ext[g->n_ext] = (struct general_entry){ .key = key, .val = val };
+		*general_slot(g, (const char *)g->text.data + key, kl) = (uint32_t)++g->n_ext;
 	}
 	return rc;
 }
 
-static int jg_members(struct jg *g)
+static int general_members(struct general_parse *g)
 {
 	struct jp *j = &g->j;
 	const char *k;
@@ -371,15 +371,15 @@ static int jg_members(struct jg *g)
 	if (jp_obj_begin(j))
 		return j->err;
 	while ((rc = jp_obj_key(j, &k, &kl)) == 1) {
-		switch (jh_member_of(k, kl)) {
-		case JH_CODE: rc = jg_int_member(g, JG_CODE); break;
-		case JH_FLAG: rc = jg_int_member(g, JG_FLAG); break;
-		case JH_VERSION: rc = jg_int_member(g, JG_VERSION); break;
-		case JH_OPAQUE: rc = jg_int_member(g, JG_OPAQUE); break;
-		case JH_LANGUAGE: rc = jg_language(g); break;
-		case JH_REMARK: rc = jg_value_text(g, &g->remark); break;
-		case JH_EXT: rc = jg_ext(g); break;
-		case JH_OTHER: rc = jp_skip(j); break;
+		switch (json_header_member_of(k, kl)) {
+		case JSON_HEADER_CODE: rc = general_int_member(g, GENERAL_CODE); break;
+		case JSON_HEADER_FLAG: rc = general_int_member(g, GENERAL_FLAG); break;
+		case JSON_HEADER_VERSION: rc = general_int_member(g, GENERAL_VERSION); break;
+		case JSON_HEADER_OPAQUE: rc = general_int_member(g, GENERAL_OPAQUE); break;
+		case JSON_HEADER_LANGUAGE: rc = general_language(g); break;
+		case JSON_HEADER_REMARK: rc = general_value_text(g, &g->remark); break;
+		case JSON_HEADER_EXT: rc = general_ext(g); break;
+		case JSON_HEADER_OTHER: rc = jp_skip(j); break;
 		}
 		if (rc)
 			return rc;
@@ -387,10 +387,10 @@ static int jg_members(struct jg *g)
 	return rc ? rc : jp_end(j);
 }
 
-/* The command from what jg_members gathered, judged in Java's order. */
-static int jg_fill(struct jg *g, struct remoting_cmd *cmd)
+/* The command from what general_members gathered, judged in Java's order. */
+static int general_fill(struct general_parse *g, struct remoting_cmd *cmd)
 {
-	for (int m = 0; m < JG_N_INT; m++)
+	for (int m = 0; m < GENERAL_N_INT; m++)
 		if (g->num_rc[m])
 			return g->num_rc[m];
 	if (g->language_rc)
@@ -399,16 +399,16 @@ static int jg_fill(struct jg *g, struct remoting_cmd *cmd)
 		return g->ext_rc;
 	size_t count = 0;
 	for (size_t i = 0; i < g->n_ext; i++)
-		count += g->ext[i].val != JG_NULL; /* a null value is no value */
+		count += g->ext[i].val != GENERAL_NULL; /* a null value is no value */
 	if (count > REMOTING_MAX_EXT_FIELDS)
 		return RMQNS_ETOOBIG;
-	cmd->code = g->num[JG_CODE];
-	cmd->flag = g->num[JG_FLAG];
-	cmd->version = g->num[JG_VERSION];
-	cmd->opaque = g->num[JG_OPAQUE];
+	cmd->code = g->num[GENERAL_CODE];
+	cmd->flag = g->num[GENERAL_FLAG];
+	cmd->version = g->num[GENERAL_VERSION];
+	cmd->opaque = g->num[GENERAL_OPAQUE];
 	cmd->language = g->language;
 	cmd->ext_present = g->ext_present;
-	if (g->remark == JG_NULL && count == 0)
+	if (g->remark == GENERAL_NULL && count == 0)
 		return RMQNS_OK;
 
 	size_t ext_bytes = count * sizeof(struct remoting_ext_field);
@@ -417,12 +417,12 @@ static int jg_fill(struct jg *g, struct remoting_cmd *cmd)
 		return RMQNS_ENOMEM;
 	char *text = (char *)storage + ext_bytes;
 	memcpy(text, g->text.data, g->text.len);
-	if (g->remark != JG_NULL)
+	if (g->remark != GENERAL_NULL)
 		cmd->remark = text + g->remark;
 	struct remoting_ext_field *fields = (struct remoting_ext_field *)storage;
 	size_t n = 0;
 	for (size_t i = 0; i < g->n_ext; i++) {
-		if (g->ext[i].val == JG_NULL)
+		if (g->ext[i].val == GENERAL_NULL)
 			continue;
 		fields[n].key = text + g->ext[i].key;
 		fields[n].value = text + g->ext[i].val;
@@ -438,14 +438,14 @@ static int jg_fill(struct jg *g, struct remoting_cmd *cmd)
 
 int remoting_decode_json_header_general(const uint8_t *hdr, size_t len, struct remoting_cmd *cmd)
 {
-	struct jg g = { .language = LANG_JAVA, .remark = JG_NULL };
+	struct general_parse g = { .language = LANG_JAVA, .remark = GENERAL_NULL };
 	/* JP_MAX_DEPTH: the reader's nesting bound, the same for every JSON taken in */
 	jp_init_opts(&g.j, hdr, len, JP_MAX_DEPTH, JP_RFC | JP_NO_BARE_KEYS | JP_NUL_AS_FFFD);
-	int rc = jp_peek(&g.j) == JP_OBJECT ? jg_members(&g) : RMQNS_EJSON;
+	int rc = jp_peek(&g.j) == JP_OBJECT ? general_members(&g) : RMQNS_EJSON;
 	if (g.j.err)
 		rc = g.j.err == RMQNS_ENOMEM ? RMQNS_ENOMEM : RMQNS_EJSON;
 	if (!rc)
-		rc = jg_fill(&g, cmd);
+		rc = general_fill(&g, cmd);
 	jp_fini(&g.j);
 	buf_free(&g.text);
 	free(g.ext);

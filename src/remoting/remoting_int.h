@@ -22,33 +22,33 @@ int remoting_decode_binary_header(const uint8_t *hdr, size_t len, struct remotin
 int remoting_encode_binary_header(const struct remoting_cmd *cmd, struct buf *out);
 
 /* The members of a JSON header rmqns reads, by name (n bytes). */
-enum jh_member {
-	JH_CODE = 1 << 0, JH_FLAG = 1 << 1, JH_VERSION = 1 << 2, JH_OPAQUE = 1 << 3,
-	JH_LANGUAGE = 1 << 4, JH_REMARK = 1 << 5, JH_EXT = 1 << 6, JH_OTHER = 0,
+enum json_header_member {
+	JSON_HEADER_CODE = 1 << 0, JSON_HEADER_FLAG = 1 << 1, JSON_HEADER_VERSION = 1 << 2, JSON_HEADER_OPAQUE = 1 << 3,
+	JSON_HEADER_LANGUAGE = 1 << 4, JSON_HEADER_REMARK = 1 << 5, JSON_HEADER_EXT = 1 << 6, JSON_HEADER_OTHER = 0,
 };
 
-static inline enum jh_member jh_member_of(const char *k, size_t n)
+static inline enum json_header_member json_header_member_of(const char *k, size_t n)
 {
 	switch (n) {
 	case 4:
-		if (!memcmp(k, "code", 4)) return JH_CODE;
-		if (!memcmp(k, "flag", 4)) return JH_FLAG;
+		if (!memcmp(k, "code", 4)) return JSON_HEADER_CODE;
+		if (!memcmp(k, "flag", 4)) return JSON_HEADER_FLAG;
 		break;
 	case 6:
-		if (!memcmp(k, "opaque", 6)) return JH_OPAQUE;
-		if (!memcmp(k, "remark", 6)) return JH_REMARK;
+		if (!memcmp(k, "opaque", 6)) return JSON_HEADER_OPAQUE;
+		if (!memcmp(k, "remark", 6)) return JSON_HEADER_REMARK;
 		break;
 	case 7:
-		if (!memcmp(k, "version", 7)) return JH_VERSION;
+		if (!memcmp(k, "version", 7)) return JSON_HEADER_VERSION;
 		break;
 	case 8:
-		if (!memcmp(k, "language", 8)) return JH_LANGUAGE;
+		if (!memcmp(k, "language", 8)) return JSON_HEADER_LANGUAGE;
 		break;
 	case 9:
-		if (!memcmp(k, "extFields", 9)) return JH_EXT;
+		if (!memcmp(k, "extFields", 9)) return JSON_HEADER_EXT;
 		break;
 	}
-	return JH_OTHER;
+	return JSON_HEADER_OTHER;
 }
 
 /* Language name lookup by length, for decoders holding unterminated text. */

@@ -3,23 +3,26 @@
  * pull parser. Produces compact topic records; touches no shared state. */
 #include "rmqns/regbody.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <zlib.h>
 
-#include "rmqns/json_reader.h"
 #include "rmqns/buf.h"
 #include "rmqns/crc.h"
 #include "rmqns/err.h"
+#include "rmqns/json_reader.h"
+#include "rmqns/route.h"
 #include "rmqns/yield.h"
 
 #define NO_OFF UINT32_MAX
 
-struct rb_mapping {
+struct body_mapping {
 	uint32_t key_off, bname_off, scope_off, topic_off;
 	int64_t epoch;
 	int32_t total_queues;
@@ -31,7 +34,7 @@ struct rb_mapping {
 
 /* Everything the decoder collects before the final arrays are laid out:
  * strings go to one arena by offset, so the arena may move while it grows. */
-struct rb_build {
+struct body_build {
 	struct buf arena;
 	struct regbody_topic *topics;
 	uint32_t n_topics, cap_topics;
@@ -40,7 +43,7 @@ struct rb_build {
 	uint32_t *filters;    /* arena offsets */
 	uint32_t n_filters, cap_filters;
 	bool has_filters;
-	struct rb_mapping *maps;
+	struct body_mapping *maps;
 	uint32_t n_maps, cap_maps;
 	struct data_version dv;
 	struct buf key, name;  /* scratch for a topic config's map key and name */
@@ -48,7 +51,7 @@ struct rb_build {
 	size_t whylen;
 };
 
-static int rb_fail(struct rb_build *b, int err, const char *fmt, const char *arg)
+static int build_fail(struct body_build *b, int err, const char *fmt, const char *arg)
 {
 	if (b->why && b->whylen && !b->why[0])
 		snprintf(b->why, b->whylen, fmt, arg ? arg : "");
@@ -80,7 +83,7 @@ static uint64_t name_hash(const char *s, size_t n)
 	return mul_fold(h, 0x8EBC6AF09C88C6E3ULL);
 }
 
-static int arena_add(struct rb_build *b, const char *s, size_t n, uint32_t *off)
+static int arena_add(struct body_build *b, const char *s, size_t n, uint32_t *off)
 {
 	if (b->arena.len > UINT32_MAX - n - 1)
 		return RMQNS_ETOOBIG;
@@ -90,7 +93,7 @@ static int arena_add(struct rb_build *b, const char *s, size_t n, uint32_t *off)
 	return 0;
 }
 
-static int index_grow(struct rb_build *b)
+static int index_grow(struct body_build *b)
 {
 	uint32_t cap = b->index ? (b->index_mask + 1) * 2 : 64;
 	uint32_t *idx;
@@ -114,7 +117,7 @@ static int index_grow(struct rb_build *b)
 
 /* Room for n topics before any is added (an estimate from the body's
  * length: growing the index rehashes every topic). */
-static int rb_reserve(struct rb_build *b, size_t n)
+static int build_reserve(struct body_build *b, size_t n)
 {
 	uint32_t cap = 64;
 
@@ -133,7 +136,7 @@ static int rb_reserve(struct rb_build *b, size_t n)
 
 /* Adds a topic or, for a name seen before, replaces its values (a JSON map
  * keeps the last of duplicate keys). */
-static int rb_add_topic_hashed(struct rb_build *b, const char *name, size_t n, uint64_t h,
+static int build_add_topic_hashed(struct body_build *b, const char *name, size_t n, uint64_t h,
 			       const struct regbody_topic *vals)
 {
 	uint32_t slot;
@@ -180,21 +183,21 @@ static int rb_add_topic_hashed(struct rb_build *b, const char *name, size_t n, u
 	return 0;
 }
 
-static int rb_add_topic(struct rb_build *b, const char *name, size_t n, const struct regbody_topic *vals)
+static int build_add_topic(struct body_build *b, const char *name, size_t n, const struct regbody_topic *vals)
 {
-	return rb_add_topic_hashed(b, name, n, name_hash(name, n), vals);
+	return build_add_topic_hashed(b, name, n, name_hash(name, n), vals);
 }
 
 /* The index slot a name of hash h starts at, fetched into the cache
  * while the rest of its topic is parsed (a random read of the index is
  * most of what adding a topic costs). */
-static void rb_prefetch(const struct rb_build *b, uint64_t h)
+static void build_prefetch(const struct body_build *b, uint64_t h)
 {
 	if (b->index)
 		__builtin_prefetch(&b->index[(uint32_t)h & b->index_mask]);
 }
 
-static int rb_add_filter(struct rb_build *b, const char *s, size_t n)
+static int build_add_filter(struct body_build *b, const char *s, size_t n)
 {
 	if (b->n_filters == b->cap_filters) {
 		uint32_t cap = b->cap_filters ? b->cap_filters * 2 : 8;
@@ -213,9 +216,9 @@ static int rb_add_filter(struct rb_build *b, const char *s, size_t n)
 	return 0;
 }
 
-static int rb_jp_fail(struct rb_build *b, struct jp *j)
+static int build_jp_fail(struct body_build *b, struct jp *j)
 {
-	return rb_fail(b, j->err ? j->err : RMQNS_EJSON, "%s", j->why ? j->why : "bad JSON");
+	return build_fail(b, j->err ? j->err : RMQNS_EJSON, "%s", j->why ? j->why : "bad JSON");
 }
 
 /* ---- JSON pieces ---- */
@@ -248,9 +251,12 @@ static int parse_dv(struct jp *j, struct data_version *dv)
 	return rc;
 }
 
-/* The TopicConfig members the NameServer keeps, told apart by length
- * first (keys are compared without a copy or a terminator). */
-enum tc_member { TC_OTHER, TC_NAME, TC_READ, TC_WRITE, TC_PERM, TC_SYSFLAG };
+/* The members of a TopicConfig (REGISTER_BROKER) and of a QueueData
+ * (REGISTER_TOPIC_IN_NAMESRV) the NameServer keeps: the one table both
+ * readers go by. Told apart by length first (keys are compared without a
+ * copy or a terminator). topicSynFlag is the misspelling older brokers
+ * write in a QueueData. */
+enum tc_member { TC_OTHER, TC_NAME, TC_BROKER_NAME, TC_READ, TC_WRITE, TC_PERM, TC_SYSFLAG, TC_SYNFLAG };
 
 static enum tc_member tc_member_of(const char *k, size_t n)
 {
@@ -258,7 +264,8 @@ static enum tc_member tc_member_of(const char *k, size_t n)
 	switch (n) {
 	case 4: return TC_IS("perm") ? TC_PERM : TC_OTHER;
 	case 9: return TC_IS("topicName") ? TC_NAME : TC_OTHER;
-	case 12: return TC_IS("topicSysFlag") ? TC_SYSFLAG : TC_OTHER;
+	case 10: return TC_IS("brokerName") ? TC_BROKER_NAME : TC_OTHER;
+	case 12: return TC_IS("topicSysFlag") ? TC_SYSFLAG : TC_IS("topicSynFlag") ? TC_SYNFLAG : TC_OTHER;
 	case 13: return TC_IS("readQueueNums") ? TC_READ : TC_OTHER;
 	case 14: return TC_IS("writeQueueNums") ? TC_WRITE : TC_OTHER;
 	default: return TC_OTHER;
@@ -281,7 +288,7 @@ static int view_keep(const struct jp *j, struct buf *keep, const char **s, size_
 }
 
 /* One TopicConfig value under map key `key` (a reader's view). */
-static int parse_topic_config(struct rb_build *b, struct jp *j, const char *key, size_t keylen)
+static int parse_topic_config(struct body_build *b, struct jp *j, const char *key, size_t keylen)
 {
 	struct regbody_topic t = { NULL, 16, 16, 6, 0, 0, 0, 0 }; /* Java's TopicConfig defaults */
 	const char *name = NULL, *k;
@@ -293,7 +300,7 @@ static int parse_topic_config(struct rb_build *b, struct jp *j, const char *key,
 	if (view_keep(j, &b->key, &key, keylen))
 		return RMQNS_ENOMEM;
 	uint64_t key_hash = name_hash(key, keylen); /* the topicName, most often */
-	rb_prefetch(b, key_hash);
+	build_prefetch(b, key_hash);
 	if (jp_obj_begin(j))
 		return j->err;
 	while ((rc = jp_obj_key_view(j, &k, &kl)) == 1) {
@@ -312,6 +319,8 @@ static int parse_topic_config(struct rb_build *b, struct jp *j, const char *key,
 		case TC_WRITE: dst = &t.write_queues; break;
 		case TC_PERM: dst = &t.perm; break;
 		case TC_SYSFLAG: dst = &t.sysflag; break;
+		case TC_BROKER_NAME:
+		case TC_SYNFLAG:
 		case TC_OTHER: break;
 		}
 		rc = dst && jp_peek(j) != JP_NULL ? jp_int32(j, dst) : jp_skip(j);
@@ -323,11 +332,11 @@ static int parse_topic_config(struct rb_build *b, struct jp *j, const char *key,
 	/* The NameServer files a topic under its topicName; the map key
 	 * stands in when the name is missing. */
 	if (name && (name_len != keylen || memcmp(name, key, keylen) != 0))
-		return rb_add_topic(b, name, name_len, &t);
-	return rb_add_topic_hashed(b, key, keylen, key_hash, &t);
+		return build_add_topic(b, name, name_len, &t);
+	return build_add_topic_hashed(b, key, keylen, key_hash, &t);
 }
 
-static int parse_topic_table(struct rb_build *b, struct jp *j, size_t body_len)
+static int parse_topic_table(struct body_build *b, struct jp *j, size_t body_len)
 {
 	const char *k;
 	size_t kl;
@@ -340,7 +349,7 @@ static int parse_topic_table(struct rb_build *b, struct jp *j, size_t body_len)
 	/* room for the topics a body this long holds (a topic takes ~140
 	 * bytes of JSON), so the index and the arrays grow seldom */
 	if (!b->index && body_len / 256 > 64) {
-		int rc2 = rb_reserve(b, body_len / 128);
+		int rc2 = build_reserve(b, body_len / 128);
 		if (rc2)
 			return rc2;
 	}
@@ -352,7 +361,7 @@ static int parse_topic_table(struct rb_build *b, struct jp *j, size_t body_len)
 	return rc;
 }
 
-static int str_member(struct rb_build *b, struct jp *j, uint32_t *off)
+static int str_member(struct body_build *b, struct jp *j, uint32_t *off)
 {
 	const char *s;
 	size_t n;
@@ -366,7 +375,7 @@ static int str_member(struct rb_build *b, struct jp *j, uint32_t *off)
 	return arena_add(b, s, n, off);
 }
 
-static int parse_id_map(struct jp *j, struct rb_mapping *m)
+static int parse_id_map(struct jp *j, struct body_mapping *m)
 {
 	const char *k;
 	size_t kl;
@@ -408,11 +417,11 @@ static int parse_id_map(struct jp *j, struct rb_mapping *m)
 	return rc;
 }
 
-static int rb_push_mapping(struct rb_build *b, struct rb_mapping *m)
+static int build_push_mapping(struct body_build *b, struct body_mapping *m)
 {
 	if (b->n_maps == b->cap_maps) {
 		uint32_t cap = b->cap_maps ? b->cap_maps * 2 : 4;
-		struct rb_mapping *nm;
+		struct body_mapping *nm;
 		if (cap > (1u << 24))
 			return RMQNS_ETOOBIG;
 		nm = realloc(b->maps, (size_t)cap * sizeof(*nm));
@@ -427,9 +436,9 @@ static int rb_push_mapping(struct rb_build *b, struct rb_mapping *m)
 
 /* One TopicQueueMappingInfo. key_off is the topic it is filed under, or
  * NO_OFF to use its own "topic" member. */
-static int parse_mapping(struct rb_build *b, struct jp *j, uint32_t key_off)
+static int parse_mapping(struct body_build *b, struct jp *j, uint32_t key_off)
 {
-	struct rb_mapping m = { key_off, NO_OFF, NO_OFF, NO_OFF, 0, 0, false, false, 0, NULL };
+	struct body_mapping m = { key_off, NO_OFF, NO_OFF, NO_OFF, 0, 0, false, false, 0, NULL };
 	const char *k;
 	int rc;
 
@@ -460,13 +469,13 @@ static int parse_mapping(struct rb_build *b, struct jp *j, uint32_t key_off)
 	if (rc == 0 && m.key_off == NO_OFF)
 		m.key_off = m.topic_off;
 	if (rc == 0 && m.key_off != NO_OFF)
-		rc = rb_push_mapping(b, &m);
+		rc = build_push_mapping(b, &m);
 	else
 		free(m.ids);
 	return rc;
 }
 
-static int parse_mapping_table(struct rb_build *b, struct jp *j)
+static int parse_mapping_table(struct body_build *b, struct jp *j)
 {
 	const char *k;
 	size_t kl;
@@ -486,7 +495,7 @@ static int parse_mapping_table(struct rb_build *b, struct jp *j)
 	return rc;
 }
 
-static int parse_wrapper(struct rb_build *b, struct jp *j)
+static int parse_wrapper(struct body_build *b, struct jp *j)
 {
 	const char *k;
 	int rc;
@@ -508,7 +517,7 @@ static int parse_wrapper(struct rb_build *b, struct jp *j)
 	return rc;
 }
 
-static int parse_filter_list(struct rb_build *b, struct jp *j)
+static int parse_filter_list(struct body_build *b, struct jp *j)
 {
 	const char *s;
 	size_t n;
@@ -527,13 +536,13 @@ static int parse_filter_list(struct rb_build *b, struct jp *j)
 		}
 		if (jp_string(j, &s, &n))
 			return j->err;
-		if ((rc = rb_add_filter(b, s, n)) != 0)
+		if ((rc = build_add_filter(b, s, n)) != 0)
 			return rc;
 	}
 	return rc;
 }
 
-static int decode_json(struct rb_build *b, const uint8_t *text, size_t len, int32_t version)
+static int decode_json(struct body_build *b, const uint8_t *text, size_t len, int32_t version)
 {
 	struct jp j;
 	const char *k;
@@ -551,7 +560,7 @@ static int decode_json(struct rb_build *b, const uint8_t *text, size_t len, int3
 				rc = parse_filter_list(b, &j);
 			} else if (strcmp(k, "topicConfigSerializeWrapper") == 0) {
 				if (jp_peek(&j) == JP_NULL) {
-					rc = rb_fail(b, RMQNS_EJSON, "topicConfigSerializeWrapper is null%s", NULL);
+					rc = build_fail(b, RMQNS_EJSON, "topicConfigSerializeWrapper is null%s", NULL);
 					break;
 				}
 				rc = parse_wrapper(b, &j);
@@ -563,7 +572,7 @@ static int decode_json(struct rb_build *b, const uint8_t *text, size_t len, int3
 	if (rc == 0)
 		rc = jp_end(&j);
 	if (rc)
-		rc = j.err ? rb_jp_fail(b, &j) : rb_fail(b, rc, "%s", rc == RMQNS_ENOMEM ? "out of memory" : "bad JSON");
+		rc = j.err ? build_jp_fail(b, &j) : build_fail(b, rc, "%s", rc == RMQNS_ENOMEM ? "out of memory" : "bad JSON");
 	jp_fini(&j);
 	return rc;
 }
@@ -582,7 +591,7 @@ struct zin {
 	size_t total, max;     /* inflated so far; its cap */
 	bool end;              /* the stream ended */
 	int err;               /* sticky error of the stream */
-	struct rb_build *b;
+	struct body_build *b;
 };
 
 #define ZIN_WINDOW (64u << 10)
@@ -593,17 +602,17 @@ static int zin_fail(struct zin *z, int err, const char *fmt, const char *arg)
 		/* the stream's error replaces a reason the items gave */
 		if (z->b->why && z->b->whylen)
 			z->b->why[0] = 0;
-		z->err = rb_fail(z->b, err, fmt, arg);
+		z->err = build_fail(z->b, err, fmt, arg);
 	}
 	return z->err;
 }
 
 /* An error that replaces the reason given already. */
-static int rb_refail(struct rb_build *b, int err, const char *fmt, const char *arg)
+static int build_refail(struct body_build *b, int err, const char *fmt, const char *arg)
 {
 	if (b->why && b->whylen)
 		b->why[0] = 0;
-	return rb_fail(b, err, fmt, arg);
+	return build_fail(b, err, fmt, arg);
 }
 
 /* Inflates into the window's free room (at most 64 KiB, a yield point
@@ -739,7 +748,7 @@ static int parse_java_int(const uint8_t *s, size_t n, int32_t *v)
 
 /* `name read write perm filterType [attributes]`, fields split on single
  * spaces. */
-static int parse_topic_line(struct rb_build *b, const uint8_t *s, size_t n)
+static int parse_topic_line(struct body_build *b, const uint8_t *s, size_t n)
 {
 	const uint8_t *f[5], *p = s, *e = s + n;
 	size_t fl[5];
@@ -752,21 +761,21 @@ static int parse_topic_line(struct rb_build *b, const uint8_t *s, size_t n)
 		f[k] = p;
 		fl[k] = (size_t)(q - p);
 		if (q == e && k < 4)
-			return rb_fail(b, RMQNS_EINVAL, "topic line with fewer than five fields%s", NULL);
+			return build_fail(b, RMQNS_EINVAL, "topic line with fewer than five fields%s", NULL);
 		p = q + 1;
 	}
 	if (fl[4] == 0)
-		return rb_fail(b, RMQNS_EINVAL, "topic line with fewer than five fields%s", NULL);
+		return build_fail(b, RMQNS_EINVAL, "topic line with fewer than five fields%s", NULL);
 	if (memchr(s, 0, fl[0]))
-		return rb_fail(b, RMQNS_EINVAL, "NUL in a topic name%s", NULL);
+		return build_fail(b, RMQNS_EINVAL, "NUL in a topic name%s", NULL);
 	if (parse_java_int(f[1], fl[1], &t.read_queues) || parse_java_int(f[2], fl[2], &t.write_queues) ||
 	    parse_java_int(f[3], fl[3], &t.perm))
-		return rb_fail(b, RMQNS_EINVAL, "bad number in a topic line%s", NULL);
-	return rb_add_topic(b, (const char *)f[0], fl[0], &t);
+		return build_fail(b, RMQNS_EINVAL, "bad number in a topic line%s", NULL);
+	return build_add_topic(b, (const char *)f[0], fl[0], &t);
 }
 
 /* A JSON item of the compressed layout, read by `fn` whole. */
-static int zin_json_item(struct rb_build *b, const uint8_t *s, size_t n, int (*fn)(struct rb_build *, struct jp *))
+static int zin_json_item(struct body_build *b, const uint8_t *s, size_t n, int (*fn)(struct body_build *, struct jp *))
 {
 	struct jp j;
 	jp_init(&j, s, n, REGBODY_MAX_DEPTH);
@@ -774,22 +783,22 @@ static int zin_json_item(struct rb_build *b, const uint8_t *s, size_t n, int (*f
 	if (rc == 0)
 		rc = jp_end(&j);
 	if (rc)
-		rc = j.err ? rb_jp_fail(b, &j) : rc;
+		rc = j.err ? build_jp_fail(b, &j) : rc;
 	jp_fini(&j);
 	return rc;
 }
 
-static int item_dv(struct rb_build *b, struct jp *j)
+static int item_dv(struct body_build *b, struct jp *j)
 {
 	return parse_dv(j, &b->dv);
 }
 
-static int mapping_json(struct rb_build *b, struct jp *j)
+static int mapping_json(struct body_build *b, struct jp *j)
 {
 	return parse_mapping(b, j, NO_OFF);
 }
 
-static int item_mapping(struct rb_build *b, const uint8_t *s, size_t n)
+static int item_mapping(struct body_build *b, const uint8_t *s, size_t n)
 {
 	return zin_json_item(b, s, n, mapping_json);
 }
@@ -806,8 +815,8 @@ static bool zin_count_lies(struct zin *z, int32_t count, size_t at)
 
 /* A count, then that many items, each read by fn; `what` names them in
  * the reasons given. */
-static int zin_items(struct rb_build *b, struct zin *z, const char *what,
-		     int (*fn)(struct rb_build *, const uint8_t *, size_t))
+static int zin_items(struct body_build *b, struct zin *z, const char *what,
+		     int (*fn)(struct body_build *, const uint8_t *, size_t))
 {
 	const uint8_t *s;
 	size_t n;
@@ -815,7 +824,7 @@ static int zin_items(struct rb_build *b, struct zin *z, const char *what,
 	int rc;
 
 	if ((rc = zin_i32(z, &count)) != 0 || count < 0)
-		return rc < 0 && rc != RMQNS_EINVAL ? rc : rb_fail(b, RMQNS_EINVAL, "bad %s count in compressed body", what);
+		return rc < 0 && rc != RMQNS_EINVAL ? rc : build_fail(b, RMQNS_EINVAL, "bad %s count in compressed body", what);
 	size_t counted_at = zin_offset(z);
 	for (int32_t i = 0; i < count; i++) {
 		bool ended = false;
@@ -826,9 +835,9 @@ static int zin_items(struct rb_build *b, struct zin *z, const char *what,
 		else
 			ended = true;
 		if (rc && zin_count_lies(z, count, counted_at))
-			return rb_refail(b, RMQNS_EINVAL, "bad %s count in compressed body", what);
+			return build_refail(b, RMQNS_EINVAL, "bad %s count in compressed body", what);
 		if (ended)
-			return rb_fail(b, rc, "compressed body ends inside its %ss", what);
+			return build_fail(b, rc, "compressed body ends inside its %ss", what);
 		if (rc)
 			return rc;
 	}
@@ -837,20 +846,20 @@ static int zin_items(struct rb_build *b, struct zin *z, const char *what,
 
 /* The items of the compressed layout, in order; an error of the stream
  * returned as it is. */
-static int decode_compressed_items(struct rb_build *b, struct zin *z, int32_t version)
+static int decode_compressed_items(struct body_build *b, struct zin *z, int32_t version)
 {
 	const uint8_t *s;
 	size_t n;
 	int rc;
 
 	if ((rc = zin_slice(z, &s, &n)) != 0)
-		return rc == RMQNS_EINVAL ? rb_fail(b, rc, "compressed body too short for its DataVersion%s", NULL) : rc;
+		return rc == RMQNS_EINVAL ? build_fail(b, rc, "compressed body too short for its DataVersion%s", NULL) : rc;
 	if ((rc = zin_json_item(b, s, n, item_dv)) != 0)
 		return rc;
 	if ((rc = zin_items(b, z, "topic", parse_topic_line)) != 0)
 		return rc;
 	if ((rc = zin_slice(z, &s, &n)) != 0)
-		return rc == RMQNS_EINVAL ? rb_fail(b, rc, "compressed body ends before its filter-server list%s", NULL) : rc;
+		return rc == RMQNS_EINVAL ? build_fail(b, rc, "compressed body ends before its filter-server list%s", NULL) : rc;
 	if ((rc = zin_json_item(b, s, n, parse_filter_list)) != 0)
 		return rc;
 	b->has_filters = true;
@@ -860,7 +869,7 @@ static int decode_compressed_items(struct rb_build *b, struct zin *z, int32_t ve
 	return 0;
 }
 
-static int decode_compressed(struct rb_build *b, const uint8_t *body, size_t len, int32_t version,
+static int decode_compressed(struct body_build *b, const uint8_t *body, size_t len, int32_t version,
 			     size_t max)
 {
 	struct zin z;
@@ -891,7 +900,7 @@ static int decode_compressed(struct rb_build *b, const uint8_t *body, size_t len
 
 /* ---- result ---- */
 
-static void rb_build_free(struct rb_build *b)
+static void build_free(struct body_build *b)
 {
 	buf_free(&b->key);
 	buf_free(&b->name);
@@ -912,7 +921,7 @@ static const char *arena_str(const char *arena, uint32_t off)
 /* A topic's name hash and values, chained in body order: two bodies with
  * the same fingerprint list the same topics with the same values (a
  * 64-bit collision aside). */
-static uint64_t rb_fp_topic(uint64_t h, const struct regbody_topic *t)
+static uint64_t build_fp_topic(uint64_t h, const struct regbody_topic *t)
 {
 	uint64_t v = (uint64_t)(uint32_t)t->read_queues << 32 | (uint32_t)t->write_queues;
 	uint64_t w = (uint64_t)(uint32_t)t->perm << 32 | (uint32_t)t->sysflag;
@@ -922,7 +931,7 @@ static uint64_t rb_fp_topic(uint64_t h, const struct regbody_topic *t)
 	return mul_fold(h ^ w, 0x8EBC6AF09C88C6E3ULL) + 1;
 }
 
-static int rb_finish(struct rb_build *b, struct regbody *out)
+static int build_finish(struct body_build *b, struct regbody *out)
 {
 	char *arena;
 
@@ -947,7 +956,7 @@ static int rb_finish(struct rb_build *b, struct regbody *out)
 	for (uint32_t i = 0; i < out->n_topics; i++) {
 		struct regbody_topic *t = &out->topics[i];
 		t->name = arena + t->name_off;
-		out->topics_fp = rb_fp_topic(out->topics_fp, t);
+		out->topics_fp = build_fp_topic(out->topics_fp, t);
 	}
 	out->has_filters = b->has_filters;
 	out->n_filters = b->n_filters;
@@ -956,7 +965,7 @@ static int rb_finish(struct rb_build *b, struct regbody *out)
 	out->n_mappings = b->n_maps;
 	for (uint32_t i = 0; i < b->n_maps; i++) {
 		struct regbody_mapping *m = &out->mappings[i];
-		struct rb_mapping *s = &b->maps[i];
+		struct body_mapping *s = &b->maps[i];
 		m->key = arena_str(arena, s->key_off);
 		m->bname = arena_str(arena, s->bname_off);
 		m->scope = arena_str(arena, s->scope_off);
@@ -985,7 +994,7 @@ static bool looks_zlib(const uint8_t *p, size_t len)
 int regbody_decode(const uint8_t *body, size_t len, bool compressed, int32_t version,
 		   size_t max_bytes, struct regbody *out, char *why, size_t whylen)
 {
-	struct rb_build b;
+	struct body_build b;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -1010,23 +1019,23 @@ int regbody_decode(const uint8_t *body, size_t len, bool compressed, int32_t ver
 		if (len > max_bytes) {
 			char lim[32];
 			snprintf(lim, sizeof(lim), "%zu", max_bytes);
-			rc = rb_fail(&b, RMQNS_ETOOBIG, "body exceeds %s bytes", lim);
+			rc = build_fail(&b, RMQNS_ETOOBIG, "body exceeds %s bytes", lim);
 			goto fail;
 		}
 		rc = decode_json(&b, body, len, version);
 		if (rc)
 			goto fail;
 	}
-	rc = rb_finish(&b, out);
+	rc = build_finish(&b, out);
 	if (rc)
 		goto fail;
-	rb_build_free(&b);
+	build_free(&b);
 	return 0;
 fail:
 	if (rc == RMQNS_ENOMEM)
-		rb_fail(&b, rc, "out of memory%s", NULL);
-	rb_fail(&b, rc, "undecodable body%s", NULL);
-	rb_build_free(&b);
+		build_fail(&b, rc, "out of memory%s", NULL);
+	build_fail(&b, rc, "undecodable body%s", NULL);
+	build_free(&b);
 	regbody_free(out);
 	return rc;
 }
@@ -1159,4 +1168,156 @@ int data_version_format(const struct data_version *dv, char *out, size_t outlen)
 {
 	return snprintf(out, outlen, "{\"counter\":%" PRId64 ",\"stateVersion\":%" PRId64 ",\"timestamp\":%" PRId64 "}",
 			dv->counter, dv->state_version, dv->timestamp);
+}
+
+/* perm, readQueueNums, writeQueueNums, topicSysFlag: an integer (cut to
+ * 32 bits) or integer text; anything else is 0. An integer past int64 or
+ * a real past a double makes the body unreadable. */
+static int queue_number(struct jp *j, int32_t *out)
+{
+	const char *s;
+	size_t n;
+	char *text;
+	int rc = 0;
+
+	*out = 0;
+	switch (jp_peek(j)) {
+	case JP_STRING:
+		if (jp_string(j, &s, &n))
+			return j->err;
+		*out = (int32_t)strtol(s, NULL, 10);
+		return 0;
+	case JP_NUMBER:
+		if (jp_number(j, &s, &n))
+			return j->err;
+		text = strndup(s, n);
+		if (!text)
+			return RMQNS_ENOMEM;
+		errno = 0;
+		if (strpbrk(text, ".eE")) {
+			if (isinf(strtod(text, NULL)))
+				rc = RMQNS_EJSON;
+		} else {
+			long long v = strtoll(text, NULL, 10);
+			if (errno == ERANGE)
+				rc = RMQNS_EJSON;
+			else
+				*out = (int32_t)v;
+		}
+		free(text);
+		return rc;
+	default:
+		return jp_skip(j);
+	}
+}
+
+/* One QueueData: brokerName (its offset in `names`, or -1 when it is not
+ * a string) and the four numbers, read more leniently than a TopicConfig's
+ * (queue_number). topicSysFlag wins over the misspelt topicSynFlag
+ * whenever it is present. */
+static int topic_queue(struct jp *j, struct buf *names, struct route_queue_in *in, ptrdiff_t *name)
+{
+	const char *k, *s;
+	size_t n;
+	int32_t syn = 0;
+	bool has_sys = false;
+	int rc;
+
+	*name = -1;
+	if (jp_peek(j) != JP_OBJECT)
+		return jp_skip(j); /* not an object: an empty entry */
+	if (jp_obj_begin(j))
+		return j->err;
+	while ((rc = jp_obj_key(j, &k, NULL)) == 1) {
+		switch (tc_member_of(k, strlen(k))) {
+		case TC_BROKER_NAME:
+			*name = -1;
+			if (jp_peek(j) != JP_STRING) {
+				rc = jp_skip(j);
+			} else if ((rc = jp_string(j, &s, &n)) == 0) {
+				*name = (ptrdiff_t)names->len;
+				if (buf_append(names, s, n + 1))
+					return RMQNS_ENOMEM;
+			}
+			break;
+		case TC_PERM: rc = queue_number(j, &in->perm); break;
+		case TC_READ: rc = queue_number(j, &in->read_queues); break;
+		case TC_WRITE: rc = queue_number(j, &in->write_queues); break;
+		case TC_SYSFLAG:
+			has_sys = true;
+			rc = queue_number(j, &in->sysflag);
+			break;
+		case TC_SYNFLAG: rc = queue_number(j, &syn); break;
+		case TC_NAME:
+		case TC_OTHER: rc = jp_skip(j); break;
+		}
+		if (rc)
+			return rc;
+	}
+	if (!has_sys)
+		in->sysflag = syn;
+	return rc;
+}
+
+int route_decode_topic_queues(const uint8_t *body, size_t len, struct route_topic_queues *q)
+{
+	struct jp j;
+	struct buf names = BUF_INIT;
+	ptrdiff_t *name_at = NULL;
+	uint32_t cap = 0, n = 0;
+	const char *k;
+	int rc;
+
+	jp_init_opts(&j, body, len, JP_MAX_DEPTH, JP_RFC | JP_REFUSE_BAD_TEXT);
+	rc = jp_peek(&j) == JP_OBJECT ? jp_obj_begin(&j) : RMQNS_EJSON;
+	while (rc == 0 && (rc = jp_obj_key(&j, &k, NULL)) == 1) {
+		if (strcmp(k, "queueDatas") != 0 || jp_peek(&j) != JP_ARRAY) {
+			if (strcmp(k, "queueDatas") == 0)
+				n = 0; /* the last queueDatas counts */
+			rc = jp_skip(&j);
+			continue;
+		}
+		n = 0;
+		rc = jp_arr_begin(&j);
+		while (rc == 0 && (rc = jp_arr_next(&j)) == 1) {
+			if (n == cap) {
+				uint32_t ncap = cap ? cap * 2 : 8;
+				void *grown = realloc(q->items, ncap * sizeof(*q->items));
+				void *o = grown ? realloc(name_at, ncap * sizeof(*name_at)) : NULL;
+				if (grown)
+					q->items = grown;
+				if (!o) {
+					rc = RMQNS_ENOMEM;
+					break;
+				}
+				name_at = o;
+				cap = ncap;
+			}
+			memset(&q->items[n], 0, sizeof(q->items[n]));
+			rc = topic_queue(&j, &names, &q->items[n], &name_at[n]);
+			n++;
+		}
+	}
+	if (rc == 0)
+		rc = jp_end(&j);
+	if (rc == 0 && j.err)
+		rc = j.err;
+	jp_fini(&j);
+	if (rc == 0 && n > 0) {
+		q->names = (char *)names.data; /* the queues point into it from here on */
+		names = (struct buf)BUF_INIT;
+		for (uint32_t i = 0; i < n; i++)
+			q->items[i].group = name_at[i] < 0 ? NULL : q->names + name_at[i];
+		q->n = n;
+	}
+	buf_free(&names);
+	free(name_at);
+	return rc == RMQNS_ENOMEM ? rc : rc ? RMQNS_EJSON : 0;
+}
+
+void route_topic_queues_free(struct route_topic_queues *q)
+{
+	free(q->items);
+	free(q->names);
+	*q = (struct route_topic_queues){ 0 };
 }

@@ -8,6 +8,7 @@
 
 #include "route_writer.h"
 #include "rmqns/err.h"
+#include "rmqns/javahash.h"
 #include "rmqns/log.h"
 
 /* ---- NOTIFY_MIN_BROKER_ID_CHANGE ---- */
@@ -233,7 +234,7 @@ static int register_apply(struct route_db *db, const struct route_broker_reg *re
 			return RMQNS_ENOMEM;
 		}
 		ng->n_addrs++;
-		uint32_t cap = rt_java_cap(ng->n_addrs);
+		uint32_t cap = java_map_cap(ng->n_addrs);
 		if (cap > ng->map_cap)
 			ng->map_cap = cap;
 		register_first = true;
@@ -484,7 +485,7 @@ static int unregister_apply(struct route_db *db, const char *cluster, const char
  * it still does, else the first found (as Java looks it up). */
 static uint32_t group_of_addr(struct route_db *db, const char *cluster, const char *addr, uint32_t hint)
 {
-	uint32_t hwm = db->g_hwm;
+	uint32_t hwm = db->groups_high_water;
 
 	for (uint32_t pass = 0; pass < 2; pass++) {
 		for (uint32_t i = pass ? 0 : hint; i < (pass ? hwm : hint + 1) && i < hwm; i++) {

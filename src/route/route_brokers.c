@@ -27,7 +27,7 @@ static struct route_group *group_listing(struct route_group *g, const char *clus
  * the one it registered in when that still lists it, else the first. */
 static struct route_group *brokers_group_of(struct route_db *db, const struct route_live *l, int64_t *id)
 {
-	uint32_t hwm = __atomic_load_n(&db->g_hwm, __ATOMIC_ACQUIRE);
+	uint32_t hwm = __atomic_load_n(&db->groups_high_water, __ATOMIC_ACQUIRE);
 	uint32_t hint = __atomic_load_n(&l->gidx, __ATOMIC_RELAXED);
 	struct route_group *g = group_listing(rt_group_visible(db, hint), l->cluster, l->addr, id);
 

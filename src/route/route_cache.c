@@ -67,8 +67,8 @@ void rt_cache_trim(struct route_db *db)
 	bool wrapped = false;
 	rcu_read_lock();
 	for (uint32_t k = 0; k < RT_TRIM_SPAN; k++) {
-		if (db->trim_gidx >= db->g_hwm) {
-			if (wrapped || !db->g_hwm)
+		if (db->trim_gidx >= db->groups_high_water) {
+			if (wrapped || !db->groups_high_water)
 				break;
 			db->trim_gidx = db->trim_slot = 0;
 			wrapped = true;

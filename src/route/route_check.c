@@ -29,7 +29,7 @@ static bool idset_has(const struct rt_idset *s, uint32_t id)
 
 int rt_check(struct route_db *db, char *err, size_t len)
 {
-	uint32_t hwm = db->g_hwm;
+	uint32_t hwm = db->groups_high_water;
 	uint32_t *refs = calloc((size_t)hwm + 1, sizeof(*refs));
 	uint32_t *crefs = calloc((size_t)hwm + 1, sizeof(*crefs));
 	uint64_t topics = 0, entries = 0, dead = 0;

@@ -1,10 +1,9 @@
 /* Broker groups: slots in a fixed directory (queue entries name a group by
- * its slot), the name -> slot index, the group -> topics index, and the
- * removal of a group that left. A group that loses its last address is
- * marked dead in place: readers stop seeing it and its queue entries at
- * once, and the registrar removes those entries in slices between other
- * work, so a broker with 40,000 topics leaving never holds up a
- * registration. Registrar only, except rt_group_lookup. */
+ * its slot), the name -> slot index, a group's copy, publication and
+ * retirement. A group that loses its last address is marked dead in place
+ * (rt_group_kill): readers stop seeing it and its queue entries at once;
+ * route_group_topics.c removes those entries. Registrar only, except
+ * rt_group_lookup. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -106,7 +105,7 @@ static struct route_group *group_new(struct route_db *db, uint32_t gidx, const c
 int rt_group_intern(struct route_db *db, const char *name, uint32_t *out)
 {
 	uint32_t i = rt_group_lookup(db, name);
-	uint32_t hwm = db->g_hwm;
+	uint32_t hwm = db->groups_high_water;
 	struct route_group *g;
 	struct route_gname *gn;
 	size_t nl;
@@ -144,7 +143,7 @@ int rt_group_intern(struct route_db *db, const char *name, uint32_t *out)
 	db->gpriv[i].gname = gn;
 	rt_assign(db->gdir[i], g);
 	if (i == hwm)
-		__atomic_store_n(&db->g_hwm, hwm + 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&db->groups_high_water, hwm + 1, __ATOMIC_RELEASE);
 	rt_lists_changed(db);
 	memcpy(gn->name, name, nl + 1);
 	cds_lfht_node_init(&gn->node);
@@ -169,6 +168,25 @@ void rt_group_maybe_retire(struct route_db *db, uint32_t gidx)
 	__atomic_store_n(&p->reusable, 0, __ATOMIC_RELAXED);
 	slot_free_push(db, gidx);
 	rt_defer_free(db, &g->rcu, retire_group_cb);
+}
+
+void rt_group_free(struct route_group *g)
+{
+	if (!g)
+		return;
+	for (uint32_t i = 0; i < g->n_addrs; i++)
+		free(g->addrs[i].addr);
+	free(g->addrs);
+	free(g->name);
+	free(g->cluster);
+	free(g->zone);
+	for (int f = 0; f < 2; f++) {
+		free(g->bd[f].s);
+		free(g->bd_acting[f].s);
+		free(g->qd_head[f].s);
+		free(g->name_json[f].s);
+	}
+	free(g);
 }
 
 struct route_group *rt_group_clone(const struct route_group *g)
@@ -253,6 +271,17 @@ int rt_group_commit(struct route_db *db, struct route_group *ng, bool invalidate
 	return 0;
 }
 
+void rt_group_invalidate_topics(struct route_db *db, uint32_t gidx)
+{
+	struct rt_idset *s = &db->gpriv[gidx].topics;
+
+	for (uint32_t i = 0; i < s->cap; i++) {
+		struct route_topic *t = s->slots[i] == RT_ID_NONE ? NULL : rt_topic_by_id(db, s->slots[i]);
+		if (t)
+			rt_topic_invalidate(db, t);
+	}
+}
+
 /* ---- a group leaving ---- */
 
 void rt_group_kill(struct route_db *db, uint32_t gidx)
@@ -281,152 +310,4 @@ void rt_group_kill(struct route_db *db, uint32_t gidx)
 	else
 		db->gpriv[db->dead_tail].next_dead = gidx;
 	db->dead_tail = gidx;
-}
-
-/* Removes up to *budget of gidx's entries; 0 when all are gone, 1 when
- * the budget ran out, or RMQNS_ENOMEM. */
-static int reap_group(struct route_db *db, uint32_t gidx, uint32_t *budget)
-{
-	struct route_gpriv *p = &db->gpriv[gidx];
-	struct route_group *g = db->gdir[gidx];
-	int rc;
-
-	if (p->cluster_refs && g->cluster && (rc = rt_cluster_remove_member(db, g->cluster, gidx)) != 0)
-		return rc;
-	/* Removing a member shifts the run back into its slot: look at the
-	 * same slot again until it is empty. */
-	for (uint32_t i = 0; i < p->topics.cap;) {
-		uint32_t tid = p->topics.slots[i];
-		if (tid == RT_ID_NONE) {
-			i++;
-			continue;
-		}
-		if (*budget == 0)
-			return 1;
-		struct route_topic *t = rt_topic_by_id(db, tid);
-		if (!t) {
-			rt_idset_del(&p->topics, tid); /* cannot happen: keep going */
-			continue;
-		}
-		if ((rc = rt_topic_remove_entry(db, t, gidx)) != 0)
-			return rc;
-		(*budget)--;
-	}
-	return 0;
-}
-
-bool rt_group_reap(struct route_db *db, uint32_t budget)
-{
-	int rc = 0;
-
-	if (db->dead_head == RT_ID_NONE)
-		return false;
-	if (!db->reap_started_ms)
-		db->reap_started_ms = route_now_ms();
-
-	rcu_read_lock();
-	while (db->dead_head != RT_ID_NONE) {
-		uint32_t gidx = db->dead_head;
-		rc = reap_group(db, gidx, &budget);
-		if (rc != 0)
-			break;
-		db->dead_head = db->gpriv[gidx].next_dead;
-		db->gpriv[gidx].on_dead_list = 0;
-		rt_group_maybe_retire(db, gidx);
-	}
-	rcu_read_unlock();
-	if (rc == RMQNS_ENOMEM)
-		log_error("route: out of memory removing the topics of a broker group that left; "
-			  "they stay hidden and are retried");
-	if (!rcu_read_ongoing())
-		rt_topics_fit(db);
-	if (db->dead_head != RT_ID_NONE)
-		return true;
-	log_info("route: the queue entries of the broker groups that left are removed (%llu ms)",
-		 (unsigned long long)(route_now_ms() - db->reap_started_ms));
-	db->reap_started_ms = 0;
-	return false;
-}
-
-/* ---- per-group changes, in proportion to the group's topics ---- */
-
-void rt_group_invalidate_topics(struct route_db *db, uint32_t gidx)
-{
-	struct rt_idset *s = &db->gpriv[gidx].topics;
-
-	for (uint32_t i = 0; i < s->cap; i++) {
-		struct route_topic *t = s->slots[i] == RT_ID_NONE ? NULL : rt_topic_by_id(db, s->slots[i]);
-		if (t)
-			rt_topic_invalidate(db, t);
-	}
-}
-
-int rt_group_perm_prepare(struct route_db *db, uint32_t gidx, bool add, bool only_if_writable,
-			  struct rt_perm_change *pc)
-{
-	struct rt_idset *s = &db->gpriv[gidx].topics;
-	int count = 0;
-
-	memset(pc, 0, sizeof(*pc));
-	if (s->n) {
-		pc->t = rt_malloc(s->n * sizeof(*pc->t));
-		pc->tq = rt_malloc(s->n * sizeof(*pc->tq));
-		if (!pc->t || !pc->tq) {
-			rt_group_perm_discard(pc);
-			return RMQNS_ENOMEM;
-		}
-	}
-	for (uint32_t k = 0; k < s->cap; k++) {
-		struct route_topic *t = s->slots[k] == RT_ID_NONE ? NULL : rt_topic_by_id(db, s->slots[k]);
-		if (!t)
-			continue;
-		struct route_tq *tq = t->tq, *ntq;
-		int i = rt_tq_find(tq, gidx);
-		int32_t perm;
-		if (i < 0)
-			continue;
-		if (only_if_writable && !(tq->e[i].perm & ROUTE_PERM_WRITE))
-			continue;
-		count++;
-		perm = add ? (ROUTE_PERM_READ | ROUTE_PERM_WRITE) : (tq->e[i].perm & ~ROUTE_PERM_WRITE);
-		if (perm == tq->e[i].perm)
-			continue;
-		ntq = rt_tq_alloc(tq->n, tq->map_cap);
-		if (!ntq) {
-			rt_group_perm_discard(pc);
-			return RMQNS_ENOMEM;
-		}
-		memcpy(ntq->e, tq->e, tq->n * sizeof(tq->e[0]));
-		ntq->e[i].perm = perm;
-		pc->t[pc->n] = t;
-		pc->tq[pc->n++] = ntq;
-	}
-	return count;
-}
-
-void rt_group_perm_commit(struct route_db *db, struct rt_perm_change *pc)
-{
-	for (uint32_t i = 0; i < pc->n; i++)
-		rt_topic_publish_tq(db, pc->t[i], pc->tq[i]);
-	pc->n = 0;
-	rt_group_perm_discard(pc);
-}
-
-void rt_group_perm_discard(struct rt_perm_change *pc)
-{
-	for (uint32_t i = 0; i < pc->n; i++)
-		free(pc->tq[i]);
-	free(pc->t);
-	free(pc->tq);
-	memset(pc, 0, sizeof(*pc));
-}
-
-int rt_group_set_perm(struct route_db *db, uint32_t gidx, bool add, bool only_if_writable)
-{
-	struct rt_perm_change pc;
-	int count = rt_group_perm_prepare(db, gidx, add, only_if_writable, &pc);
-
-	if (count >= 0)
-		rt_group_perm_commit(db, &pc);
-	return count;
 }

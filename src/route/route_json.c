@@ -32,12 +32,12 @@ void rt_jw_addr_map(struct jw *w, const struct route_addr *a, uint32_t n, uint32
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		idx[i] = i;
-		h[i] = rt_java_long_hash(a[i].id);
+		h[i] = java_long_hash(a[i].id);
 	}
 	if (w->form == JW_STANDARD)
 		qsort_r(idx, n, sizeof(*idx), cmp_u32_by_id, (void *)a);
 	else
-		rt_java_order(h, n, cap < 16 ? 16 : cap, idx);
+		java_map_order(h, n, cap < 16 ? 16 : cap, idx);
 	jw_obj_begin(w);
 	for (uint32_t i = 0; i < n; i++) {
 		jw_key_int(w, a[idx[i]].id);
@@ -152,25 +152,6 @@ int rt_group_render(struct route_group *g)
 	return 0;
 }
 
-void rt_group_free(struct route_group *g)
-{
-	if (!g)
-		return;
-	for (uint32_t i = 0; i < g->n_addrs; i++)
-		free(g->addrs[i].addr);
-	free(g->addrs);
-	free(g->name);
-	free(g->cluster);
-	free(g->zone);
-	for (int f = 0; f < 2; f++) {
-		free(g->bd[f].s);
-		free(g->bd_acting[f].s);
-		free(g->qd_head[f].s);
-		free(g->name_json[f].s);
-	}
-	free(g);
-}
-
 static int cmp_pair_key(const void *a, const void *b, void *ctx)
 {
 	const int32_t (*ids)[2] = ctx;
@@ -201,7 +182,7 @@ void rt_jw_mapping(struct jw *w, const struct regbody_mapping *m)
 		if (w->form == JW_STANDARD)
 			qsort_r(idx, m->n_ids, sizeof(*idx), cmp_pair_key, (void *)m->ids);
 		else
-			rt_java_order(h, m->n_ids, rt_java_cap(m->n_ids), idx);
+			java_map_order(h, m->n_ids, java_map_cap(m->n_ids), idx);
 		jw_key(w, "currIdMap");
 		jw_obj_begin(w);
 		for (uint32_t i = 0; i < m->n_ids; i++) {
@@ -255,7 +236,7 @@ uint32_t *rt_name_order(const char *const *names, uint32_t n, enum jw_form form)
 	}
 	for (uint32_t i = 0; i < n; i++)
 		h[i] = java_string_hash(names[i]);
-	rt_java_order(h, n, rt_java_cap(n), idx);
+	java_map_order(h, n, java_map_cap(n), idx);
 	free(h);
 	return idx;
 }

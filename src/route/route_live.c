@@ -64,7 +64,7 @@ int rt_live_prepare(struct route_db *db, const struct route_broker_reg *reg, str
 	l->dv = reg->body->dv;
 	l->conn_id = reg->conn_id;
 	/* a broker that reconnected: an unregister still in flight on its old
-	 * connection must not remove it (rt_unregister_is_stale) */
+	 * connection must not remove it (route_apply_unregister) */
 	l->prev_conn_id = old ? (old->conn_id != reg->conn_id ? old->conn_id : old->prev_conn_id) : 0;
 	cds_lfht_node_init(&l->node);
 	*out = l;

@@ -60,7 +60,7 @@ struct route_group {
 	bool present;
 	/* atomic, set once in place when the group leaves: readers then skip
 	 * it and every queue entry naming it, while the registrar removes
-	 * those entries in slices (route_group.c) */
+	 * those entries in slices (route_group_topics.c) */
 	uint8_t dead;
 	bool acting_master;      /* enableActingMaster */
 	uint32_t map_cap;        /* the Java HashMap capacity of the id map */
@@ -257,7 +257,7 @@ struct route_db {
 	struct cds_lfht *live;
 	struct cds_lfht *gnames;     /* struct route_gname by name */
 	struct route_group **gdir;   /* ROUTE_MAX_GROUPS published slots */
-	uint32_t g_hwm;              /* atomic: slots in use are below it */
+	uint32_t groups_high_water;              /* atomic: slots in use are below it */
 	struct route_clusters *clusters;
 	struct route_filters *filters;
 	struct route_maps *maps;
@@ -370,16 +370,9 @@ struct rt_live_key {
 	const char *addr;
 };
 
-/* Java HashMap iteration order: sorts idx[0..n) (positions in insertion
- * order) by bucket of hashes[idx] in a table of `cap` buckets, stable. */
-void rt_java_order(const int32_t *hashes, uint32_t n, uint32_t cap, uint32_t *idx);
-/* The capacity a HashMap reaches holding n entries (from 16, doubling
- * past 0.75 load). */
-uint32_t rt_java_cap(uint32_t n);
-int32_t rt_java_long_hash(int64_t v);
-
 /* Serialized pieces of a group (route_json.c). */
 int rt_group_render(struct route_group *g);
+/* Frees a group and its serialized pieces (route_group.c). */
 void rt_group_free(struct route_group *g);
 /* An id map {id:addr,...} in w's form: Java HashMap order for the default
  * form (cap = the map's capacity), ascending ids for the standard one. */

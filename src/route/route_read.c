@@ -10,6 +10,7 @@
 
 #include "route_priv.h"
 #include "rmqns/err.h"
+#include "rmqns/javahash.h"
 
 #define NOMEM(x) do { if (x) return RMQNS_ENOMEM; } while (0)
 
@@ -360,7 +361,7 @@ int route_topic_body(struct route_db *db, const struct route_query *q, const uin
 /* Present groups (or all interned slots when all=true) as a vector. */
 static struct route_group **groups_vec(struct route_db *db, bool all, uint32_t *count)
 {
-	uint32_t hwm = __atomic_load_n(&db->g_hwm, __ATOMIC_ACQUIRE), n = 0;
+	uint32_t hwm = __atomic_load_n(&db->groups_high_water, __ATOMIC_ACQUIRE), n = 0;
 	struct route_group **v = malloc(((size_t)hwm + 1) * sizeof(*v));
 
 	*count = 0;
@@ -634,7 +635,7 @@ int route_topics_system(struct route_db *db, struct buf *out)
 		uint32_t best = 0;
 		uint32_t bb = UINT32_MAX;
 		for (uint32_t k = 0; k < g->n_addrs; k++) {
-			uint32_t h = (uint32_t)rt_java_long_hash(g->addrs[k].id);
+			uint32_t h = (uint32_t)java_long_hash(g->addrs[k].id);
 			uint32_t b = (h ^ (h >> 16)) & (g->map_cap - 1);
 			if (b < bb) {
 				bb = b;
@@ -663,7 +664,7 @@ int route_member_group(struct route_db *db, const char *cluster, const char *nam
 	jw_obj_begin(&w);
 	jw_key(&w, "brokerAddrs");
 	if (g)
-		rt_jw_addr_map(&w, g->addrs, g->n_addrs, rt_java_cap(g->n_addrs));
+		rt_jw_addr_map(&w, g->addrs, g->n_addrs, java_map_cap(g->n_addrs));
 	else
 		rt_jw_addr_map(&w, NULL, 0, 16);
 	if (name) {

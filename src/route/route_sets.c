@@ -63,7 +63,7 @@ struct route_cluster *rt_cluster_find(struct route_clusters *cs, const char *nam
 	return NULL;
 }
 
-static bool cl_has(const struct route_cluster *c, uint32_t gidx)
+static bool cluster_has(const struct route_cluster *c, uint32_t gidx)
 {
 	for (uint32_t i = 0; c && i < c->n; i++)
 		if (c->gidx[i] == gidx)
@@ -72,7 +72,7 @@ static bool cl_has(const struct route_cluster *c, uint32_t gidx)
 }
 
 /* A cluster holding members[0..n) with room for `room` members in all. */
-static struct route_cluster *cl_new(const char *name, const uint32_t *members, uint32_t n, uint32_t room)
+static struct route_cluster *cluster_new(const char *name, const uint32_t *members, uint32_t n, uint32_t room)
 {
 	size_t nl = strlen(name);
 	struct route_cluster *c = rt_calloc(1, sizeof(*c) + nl + 1);
@@ -94,7 +94,7 @@ static struct route_cluster *cl_new(const char *name, const uint32_t *members, u
 
 /* Publishes a cluster snapshot with `nc` in place of entry `pos` (pos ==
  * n: appended; nc NULL: entry removed). */
-static int cl_publish(struct route_db *db, uint32_t pos, struct route_cluster *nc)
+static int cluster_publish(struct route_db *db, uint32_t pos, struct route_cluster *nc)
 {
 	struct route_clusters *old = db->clusters, *ns;
 	uint32_t n = old ? old->n : 0;
@@ -130,13 +130,13 @@ int rt_cluster_add_member(struct route_db *db, const char *name, uint32_t gidx)
 	uint32_t pos = db->clusters ? db->clusters->n : 0;
 	struct route_cluster *c = rt_cluster_find(db->clusters, name, &pos), *nc;
 
-	if (cl_has(c, gidx))
+	if (cluster_has(c, gidx))
 		return 0;
-	nc = cl_new(name, c ? c->gidx : NULL, c ? c->n : 0, c ? c->n + 1 : 1);
+	nc = cluster_new(name, c ? c->gidx : NULL, c ? c->n : 0, c ? c->n + 1 : 1);
 	if (!nc)
 		return RMQNS_ENOMEM;
 	nc->gidx[nc->n++] = gidx;
-	if (cl_publish(db, pos, nc)) {
+	if (cluster_publish(db, pos, nc)) {
 		free(nc->gidx);
 		free(nc);
 		return RMQNS_ENOMEM;
@@ -150,17 +150,17 @@ int rt_cluster_remove_member(struct route_db *db, const char *name, uint32_t gid
 	uint32_t pos;
 	struct route_cluster *c = name ? rt_cluster_find(db->clusters, name, &pos) : NULL, *nc = NULL;
 
-	if (!cl_has(c, gidx))
+	if (!cluster_has(c, gidx))
 		return 0;
 	if (c->n > 1) {
-		nc = cl_new(name, NULL, 0, c->n);
+		nc = cluster_new(name, NULL, 0, c->n);
 		if (!nc)
 			return RMQNS_ENOMEM;
 		for (uint32_t i = 0; i < c->n; i++)
 			if (c->gidx[i] != gidx)
 				nc->gidx[nc->n++] = c->gidx[i];
 	}
-	if (cl_publish(db, pos, nc)) {
+	if (cluster_publish(db, pos, nc)) {
 		if (nc) {
 			free(nc->gidx);
 			free(nc);

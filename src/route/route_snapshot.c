@@ -22,6 +22,7 @@
 #include "rmqns/err.h"
 #include "rmqns/log.h"
 #include "rmqns/metrics.h"
+#include "rmqns/race.h"
 #include "rmqns/route_snapshot.h"
 
 static const char snap_magic[8] = { 'R', 'M', 'Q', 'N', 'S', 'R', 'T', '1' };
@@ -129,7 +130,7 @@ static void enc_end(struct snap_enc *e)
 
 static void enc_groups(struct snap_enc *e, struct route_db *db)
 {
-	uint32_t hwm = __atomic_load_n(&db->g_hwm, __ATOMIC_ACQUIRE);
+	uint32_t hwm = __atomic_load_n(&db->groups_high_water, __ATOMIC_ACQUIRE);
 
 	for (uint32_t i = 0; i < hwm; i++) {
 		struct route_group *g = rt_group_visible(db, i);
@@ -365,14 +366,14 @@ int route_snapshot_encode(struct route_db *db, uint64_t wall_ms, const uint64_t 
 	 * Brokers and groups first, topics last: a topic entry is never older
 	 * than the broker state written before it (see route_snapshot_restore
 	 * for why a newer one is harmless). */
-	route_read_lock();
+	state_read_lock();
 	enc_groups(&e, db);
 	enc_clusters(&e, db);
 	enc_live(&e, db);
 	enc_filters(&e, db);
 	enc_maps(&e, db);
 	rc = enc_topics(&e, db, deadline_ns);
-	route_read_unlock();
+	state_read_unlock();
 	enc_begin(&e, SK_END);
 	enc_u64(&e, e.n_groups);
 	enc_u64(&e, e.n_live);

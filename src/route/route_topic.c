@@ -6,6 +6,7 @@
 
 #include "route_writer.h"
 #include "rmqns/err.h"
+#include "rmqns/javahash.h"
 
 /* ---- queue entries ---- */
 
@@ -38,7 +39,7 @@ static void tq_order(struct route_db *db, struct route_tq *tq)
 			ix[i] = i;
 			h[i] = g ? g->name_hash : 0;
 		}
-		rt_java_order(h, tq->n, tq->map_cap, ix);
+		java_map_order(h, tq->n, tq->map_cap, ix);
 		for (uint32_t i = 0; i < tq->n; i++)
 			t[i] = tq->e[ix[i]];
 		memcpy(tq->e, t, tq->n * sizeof(*t));
@@ -141,7 +142,7 @@ int rt_topic_put_entry(struct route_db *db, const char *name, const struct route
 		memcpy(ntq->e, tq->e, tq->n * sizeof(tq->e[0]));
 		ntq->e[i] = *qd; /* a replaced value keeps its place */
 	} else {
-		uint32_t cap = rt_java_cap(tq->n + 1);
+		uint32_t cap = java_map_cap(tq->n + 1);
 		ntq = rt_tq_alloc(tq->n + 1, cap > tq->map_cap ? cap : tq->map_cap);
 		if (!ntq || rt_idset_add(&db->gpriv[qd->gidx].topics, t->tid)) {
 			free(ntq);

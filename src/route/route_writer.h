@@ -37,11 +37,14 @@ int rt_group_commit(struct route_db *db, struct route_group *ng, bool invalidate
 void rt_group_kill(struct route_db *db, uint32_t gidx);
 /* Frees the slot of a group that is gone and named by nothing. */
 void rt_group_maybe_retire(struct route_db *db, uint32_t gidx);
+/* Invalidates the cached routes of every topic of gidx. */
+void rt_group_invalidate_topics(struct route_db *db, uint32_t gidx);
+
+/* ---- route_group_topics.c: a group's changes across its topics ---- */
+
 /* Removes up to `budget` queue entries of dead groups; returns true while
  * some remain. Outside any read-side section. */
 bool rt_group_reap(struct route_db *db, uint32_t budget);
-/* Invalidates the cached routes of every topic of gidx. */
-void rt_group_invalidate_topics(struct route_db *db, uint32_t gidx);
 /* WIPE (add=false) or ADD the write bits of gidx's entries, all or
  * nothing; returns the count touched or RMQNS_ENOMEM. */
 int rt_group_set_perm(struct route_db *db, uint32_t gidx, bool add, bool only_if_writable);

@@ -27,6 +27,7 @@
 #include "rmqns/json_body.h"
 #include "rmqns/json_tree.h"
 #include "rmqns/log.h"
+#include "rmqns/race.h"
 #include "rmqns/registrar.h"
 #include "rmqns/remoting.h"
 #include "rmqns/request.h"
@@ -97,10 +98,10 @@ static void check_and_reset(struct mutation *m)
 	struct route_query q = { "T", JW_DEFAULT, false, NULL, NULL };
 	const uint8_t *body;
 	size_t len;
-	route_read_lock();
+	state_read_lock();
 	int rc = route_topic_body(app.route, &q, &body, &len, &scratch);
 	REQUIRE(rc == RMQNS_OK || rc == RMQNS_ENOTFOUND);
-	route_read_unlock();
+	state_read_unlock();
 	buf_free(&scratch);
 	route_apply_delete_topic(app.route, "T", NULL);
 	while (route_hook_idle(app.route))
@@ -168,7 +169,7 @@ static void order_conf(const uint8_t *data, size_t len)
 		struct route_query q = { "Base", (enum jw_form)form, form == 1, conf, NULL };
 		const uint8_t *body;
 		size_t blen;
-		route_read_lock();
+		state_read_lock();
 		int rc = route_topic_body(app.route, &q, &body, &blen, &scratch);
 		REQUIRE(rc == RMQNS_OK || rc == RMQNS_ENOMEM);
 		if (rc == RMQNS_OK) {
@@ -182,7 +183,7 @@ static void order_conf(const uint8_t *data, size_t len)
 			REQUIRE(json_is_object(j));
 			json_decref(j);
 		}
-		route_read_unlock();
+		state_read_unlock();
 		buf_free(&scratch);
 	}
 	free(conf);

@@ -20,6 +20,7 @@
 #include "rmqns/buf.h"
 #include "rmqns/err.h"
 #include "rmqns/log.h"
+#include "rmqns/race.h"
 #include "rmqns/regbody.h"
 #include "rmqns/route.h"
 #include "route_priv.h"
@@ -69,7 +70,7 @@ static void probe(struct route_db *db, uint8_t which, bool lists)
 	const uint8_t *body;
 	size_t len;
 
-	route_read_lock();
+	state_read_lock();
 	for (int form = 0; form < 2; form++) {
 		struct route_query q = { topics[which % N(topics)], (enum jw_form)form, (which >> 4) & 1, NULL,
 					 (which & 0x20) ? "z1" : NULL };
@@ -91,7 +92,7 @@ static void probe(struct route_db *db, uint8_t which, bool lists)
 	REQUIRE(route_member_group(db, clusters[which % N(clusters)], groups[which % N(groups)], &out) ==
 		RMQNS_OK);
 out:
-	route_read_unlock();
+	state_read_unlock();
 	buf_free(&scratch);
 	buf_free(&out);
 }

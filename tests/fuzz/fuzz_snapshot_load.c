@@ -17,6 +17,7 @@
 #include "rmqns/buf.h"
 #include "rmqns/err.h"
 #include "rmqns/log.h"
+#include "rmqns/race.h"
 #include "rmqns/route.h"
 #include "rmqns/route_snapshot.h"
 #include "route_priv.h"
@@ -61,7 +62,7 @@ static void probe_all(struct route_db *db)
 {
 	struct buf scratch = BUF_INIT, out = BUF_INIT;
 
-	route_read_lock();
+	state_read_lock();
 	REQUIRE(route_topics_all(db, &out) == 0);
 	json_t *root = json_loadb((const char *)out.data, out.len, 0, NULL);
 	json_t *list = json_object_get(root, "topicList");
@@ -78,7 +79,7 @@ static void probe_all(struct route_db *db)
 	json_decref(root);
 	buf_reset(&out);
 	REQUIRE(route_cluster_info(db, &out) == 0);
-	route_read_unlock();
+	state_read_unlock();
 	buf_free(&scratch);
 	buf_free(&out);
 }

@@ -22,6 +22,7 @@
 #include "rmqns/err.h"
 #include "rmqns/json_body.h"
 #include "rmqns/json_tree.h"
+#include "rmqns/race.h"
 #include "rmqns/regbody.h"
 #include "rmqns/route.h"
 #include "route_priv.h"
@@ -60,7 +61,7 @@ static void *reader(void *arg)
 		struct route_query q = { topic, (enum jw_form)((seed >> 4) & 1), false, NULL, NULL };
 		const uint8_t *body;
 		size_t len;
-		route_read_lock();
+		state_read_lock();
 		int rc = route_topic_body(db, &q, &body, &len, &scratch);
 		if (rc == RMQNS_OK)
 			check_body("route", body, len);
@@ -80,7 +81,7 @@ static void *reader(void *arg)
 			else
 				atomic_fetch_add(&bad, 1);
 		}
-		route_read_unlock();
+		state_read_unlock();
 	}
 	buf_free(&scratch);
 	buf_free(&out);

@@ -16,6 +16,7 @@
 #include "rmqns/err.h"
 #include "rmqns/json_body.h"
 #include "rmqns/json_tree.h"
+#include "rmqns/race.h"
 #include "rmqns/regbody.h"
 #include "rmqns/remoting.h"
 #include "rmqns/route.h"
@@ -175,9 +176,9 @@ static inline int tu_register_as_handler(struct route_db *db, const struct tu_re
 	struct route_reg_result res;
 	int rc = RMQNS_ENOTFOUND;
 	tu_reg_fill(&reg, r, body);
-	route_read_lock();
+	state_read_lock();
 	bool same = route_body_is_last(db, reg.cluster, reg.addr, reg.conn_id, &reg.body_id);
-	route_read_unlock();
+	state_read_unlock();
 	if (same)
 		rc = route_apply_register(db, &reg, now, &res);
 	*undecoded = rc != RMQNS_ENOTFOUND;
@@ -195,7 +196,7 @@ static inline char *tu_route_q(struct route_db *db, const struct route_query *q)
 	size_t len;
 	char *out = NULL;
 
-	route_read_lock();
+	state_read_lock();
 	int rc = route_topic_body(db, q, &body, &len, &scratch);
 	if (rc == 0) {
 		out = malloc(len + 1);
@@ -204,7 +205,7 @@ static inline char *tu_route_q(struct route_db *db, const struct route_query *q)
 	} else {
 		cr_assert_eq(rc, RMQNS_ENOTFOUND, "route_topic_body: %d", rc);
 	}
-	route_read_unlock();
+	state_read_unlock();
 	buf_free(&scratch);
 	return out;
 }
@@ -234,9 +235,9 @@ static inline char *tu_text(struct buf *b)
 static inline char *tu_cluster_info(struct route_db *db)
 {
 	struct buf b = BUF_INIT;
-	route_read_lock();
+	state_read_lock();
 	cr_assert_eq(route_cluster_info(db, &b), 0);
-	route_read_unlock();
+	state_read_unlock();
 	return tu_text(&b);
 }
 

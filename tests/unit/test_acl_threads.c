@@ -32,8 +32,9 @@ static void *reader(void *arg)
 	(void)arg;
 	rcu_register_thread();
 	long i = 0;
+	char remark[256];
 	for (; i < MAX_CHECKS && !atomic_load_explicit(&stop, memory_order_relaxed); i++)
-		if (!acl_authorize(acl, req))
+		if (!acl_authorize(acl, &req->cmd, req->peer, remark, sizeof remark))
 			atomic_fetch_add(&failures, 1);
 	atomic_fetch_add(&checks, i);
 	rcu_unregister_thread();

@@ -50,7 +50,7 @@ static void *reader(void *arg)
 	unsigned *scrapes = arg;
 	while (!atomic_load(&writers_done)) {
 		struct buf b = BUF_INIT;
-		if (metrics_write(&b) == 0)
+		if (metrics_write(&b, remoting_request_name) == 0)
 			(*scrapes)++;
 		buf_free(&b);
 	}
@@ -69,7 +69,7 @@ static double sample(const char *text, const char *name)
 static char *scrape(void)
 {
 	struct buf b = BUF_INIT;
-	if (metrics_write(&b) < 0 || buf_terminate(&b) < 0)
+	if (metrics_write(&b, remoting_request_name) < 0 || buf_terminate(&b) < 0)
 		abort();
 	return (char *)b.data;
 }

@@ -1,6 +1,7 @@
 /* Route registry semantics (protocol.md §6), one scenario per test. The
  * test thread plays the registrar: it applies changes directly and reads
  * the answers back as clients would get them. */
+#include "rmqns/race.h"
 #include "route_test_util.h"
 #include "route_priv.h"
 
@@ -150,9 +151,9 @@ Test(route, address_change_for_broker_id)
 	/* the old address's live entry stays until it expires or closes */
 	struct data_version dv = { 1, 1001, 0 }, st;
 	bool known, changed;
-	route_read_lock();
+	state_read_lock();
 	route_query_data_version(db, "DefaultCluster", A, &dv, 100, &known, &changed, &st);
-	route_read_unlock();
+	state_read_unlock();
 	cr_expect(known && !changed);
 }
 
@@ -173,19 +174,19 @@ Test(route, unchanged_data_version_changes_nothing_but_new_topics)
 	size_t l1, l2;
 	struct route_query q = { "T", JW_STANDARD, false, NULL, NULL };
 
-	route_read_lock();
+	state_read_lock();
 	cr_assert_eq(route_topic_body(db, &q, &b1, &l1, &s), 0);
 	cr_assert_eq(route_topic_body(db, &q, &b1, &l1, &s), 0);
 	cr_expect_neq((void *)b1, (void *)s.data, "second read comes from the cache");
-	route_read_unlock();
+	state_read_unlock();
 
 	/* same DataVersion: T's new counts are ignored, the new topic V is
 	 * taken (5.x), and T's cached answer survives */
 	reg_simple("g", A, 0, 1, "T/8/8/6 U/4/4/6 V/2/2/6", 1, 200);
-	route_read_lock();
+	state_read_lock();
 	cr_assert_eq(route_topic_body(db, &q, &b2, &l2, &s), 0);
 	cr_expect_eq((void *)b2, (void *)b1, "the cached answer was not invalidated");
-	route_read_unlock();
+	state_read_unlock();
 	char *r = tu_route(db, "T", JW_STANDARD);
 	cr_expect(strstr(r, "\"readQueueNums\":4") != NULL, "%s", r);
 	free(r);
@@ -301,24 +302,24 @@ Test(route, heartbeat_and_data_version_query_keep_broker_alive)
 	char *body = tu_body(7, 70, 0, "T/4/4/6 U/4/4/6");
 	cr_assert_eq(tu_register(db, &r, body, 1000, NULL), 0);
 
-	route_read_lock();
+	state_read_lock();
 	cr_expect(route_heartbeat(db, "DefaultCluster", A, 3000));
 	cr_expect(!route_heartbeat(db, "OtherCluster", A, 3000), "5.x keys liveness by (cluster, addr)");
-	route_read_unlock();
+	state_read_unlock();
 	cr_expect_eq(route_apply_expire(db, 5000), 0);
 
 	struct data_version dv = { 7, 70, 0 }, st = { 0, 0, 0 };
 	bool known, changed;
-	route_read_lock();
+	state_read_lock();
 	route_query_data_version(db, "DefaultCluster", A, &dv, 5500, &known, &changed, &st);
-	route_read_unlock();
+	state_read_unlock();
 	cr_expect(known && !changed);
 	cr_expect_eq(st.counter, 7);
 	cr_expect_eq(route_apply_expire(db, 8000), 0);
 	dv.counter = 8;
-	route_read_lock();
+	state_read_lock();
 	route_query_data_version(db, "DefaultCluster", A, &dv, 8000, &known, &changed, &st);
-	route_read_unlock();
+	state_read_unlock();
 	cr_expect(known && changed, "a different version is reported changed, and still refreshes");
 	cr_expect_eq(route_apply_expire(db, 10500), 0);
 	cr_expect_eq(route_apply_expire(db, 11001), 1);
@@ -635,9 +636,9 @@ Test(route, register_topic_in_namesrv)
 static char *list(int (*fn)(struct route_db *, struct buf *))
 {
 	struct buf b = BUF_INIT;
-	route_read_lock();
+	state_read_lock();
 	cr_assert_eq(fn(db, &b), 0);
-	route_read_unlock();
+	state_read_unlock();
 	return tu_text(&b);
 }
 
@@ -700,15 +701,15 @@ Test(route, member_group)
 	reg_simple("g", A, 0, 1, "T/4/4/6 U/4/4/6", 1, 100);
 	reg_simple("g", B, 1, 1, "T/4/4/6 U/4/4/6", 2, 100);
 	struct buf b = BUF_INIT;
-	route_read_lock();
+	state_read_lock();
 	cr_assert_eq(route_member_group(db, "AskedCluster", "g", &b), 0);
-	route_read_unlock();
+	state_read_unlock();
 	cr_expect_str_eq(tu_text(&b), "{\"brokerMemberGroup\":{\"brokerAddrs\":{0:\"" A "\",1:\"" B "\"},"
 				      "\"brokerName\":\"g\",\"cluster\":\"AskedCluster\"}}");
 	b.len = 0;
-	route_read_lock();
+	state_read_lock();
 	cr_assert_eq(route_member_group(db, "C", "nosuch", &b), 0);
-	route_read_unlock();
+	state_read_unlock();
 	cr_expect_str_eq(tu_text(&b), "{\"brokerMemberGroup\":{\"brokerAddrs\":{},\"brokerName\":\"nosuch\",\"cluster\":\"C\"}}");
 	buf_free(&b);
 }
@@ -775,7 +776,7 @@ Test(route, group_slots_are_reused_after_removal)
 	struct route_stats st;
 	route_stats(db, &st);
 	cr_expect_eq(st.groups, 1);
-	cr_expect_leq(db->g_hwm, 2, "%u slots used for 301 names over time", db->g_hwm);
+	cr_expect_leq(db->groups_high_water, 2, "%u slots used for 301 names over time", db->groups_high_water);
 }
 
 /* ---- NOTIFY_MIN_BROKER_ID_CHANGE (905): when and whom ---- */
@@ -902,14 +903,14 @@ static int check_lists(const char *after)
 		size_t len;
 		int rc, frc;
 
-		route_read_lock();
+		state_read_lock();
 		rc = route_list_body(db, probes[i].kind, probes[i].arg, &body, &len, &scratch);
 		if (rc == 0) {
 			hits += body != scratch.data;
 			rc = buf_append(&sent, body, len);
 		}
 		frc = fresh_build(&probes[i], &fresh);
-		route_read_unlock();
+		state_read_unlock();
 		cr_assert_eq(rc, 0);
 		cr_assert_eq(frc, 0);
 		cr_assert(sent.len == fresh.len && memcmp(sent.data, fresh.data, sent.len) == 0,
@@ -950,12 +951,12 @@ Test(route, cached_lists_show_every_change_and_nothing_else_rebuilds)
 	changed("a second cluster");
 
 	/* liveness without change: every list stays cached */
-	route_read_lock();
+	state_read_lock();
 	cr_assert(route_heartbeat(db, "CX", A, 1500));
 	struct data_version dv = { 1, 1001, 0 }, st;
 	bool known, chg;
 	route_query_data_version(db, "CY", B, &dv, 1500, &known, &chg, &st);
-	route_read_unlock();
+	state_read_unlock();
 	reg_in("CX", "gx", A, 0, 1, "X/4/4/6 U1/4/4/6/1 U2/4/4/6/2 U3/4/4/6/3", 1, 3000);
 	cr_assert_eq(check_lists("heartbeats and a same-version registration"), N_PROBES,
 		     "nothing changed, nothing rebuilt");

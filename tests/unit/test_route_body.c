@@ -5,6 +5,7 @@
  * GET_BROKER_CLUSTER_INFO answer is compared with ours. 4.9.8 answers
  * lack the 5.x member "enableActingMaster", which rmqns always writes; the
  * comparison inserts it into the expected bytes and nothing else. */
+#include "rmqns/race.h"
 #include "route_test_util.h"
 
 struct pending {
@@ -103,16 +104,16 @@ static void apply_request(struct session *s, const struct remoting_cmd *c, int c
 		break;
 	case 322:
 		if (regbody_parse_data_version(c->body, c->body_len, &dv) == 0) {
-			route_read_lock();
+			state_read_lock();
 			route_query_data_version(s->db, remoting_ext_get(c, "clusterName"),
 						 remoting_ext_get(c, "brokerAddr"), &dv, now, &known, &changed, &st);
-			route_read_unlock();
+			state_read_unlock();
 		}
 		break;
 	case 904:
-		route_read_lock();
+		state_read_lock();
 		route_heartbeat(s->db, remoting_ext_get(c, "clusterName"), remoting_ext_get(c, "brokerAddr"), now);
-		route_read_unlock();
+		state_read_unlock();
 		break;
 	case 100:
 		ns = remoting_ext_get(c, "namespace");

@@ -6,6 +6,7 @@
  * or the reverse), and the retry the server would make (the next expiry
  * scan, the broker's next registration, the operator's next request) must
  * end in the state a run without failure reaches. */
+#include "rmqns/race.h"
 #include "route_test_util.h"
 #include "route_priv.h"
 
@@ -67,9 +68,9 @@ static char *snapshot(void)
 		free(r);
 	}
 	struct buf tl = BUF_INIT;
-	route_read_lock();
+	state_read_lock();
 	cr_assert_eq(route_topics_all(db, &tl), 0);
-	route_read_unlock();
+	state_read_unlock();
 	buf_printf(&b, "\nlist: %s", tu_text(&tl));
 	buf_free(&tl);
 	route_stats(db, &st);
@@ -164,9 +165,9 @@ static void scene_empty(void)
 
 static void refresh(const char *cluster, const char *addr, uint64_t now)
 {
-	route_read_lock();
+	state_read_lock();
 	bool known = route_heartbeat(db, cluster, addr, now);
-	route_read_unlock();
+	state_read_unlock();
 	cr_assert(known, "%s is not registered", addr);
 }
 
@@ -360,10 +361,10 @@ static bool served_from_cache(const char *topic, enum jw_form form)
 	struct route_query q = { topic, form, false, NULL, NULL };
 	const uint8_t *body = NULL;
 	size_t len = 0;
-	route_read_lock();
+	state_read_lock();
 	int rc = route_topic_body(db, &q, &body, &len, &scratch);
 	bool cached = rc == 0 && (scratch.data == NULL || body != scratch.data);
-	route_read_unlock();
+	state_read_unlock();
 	buf_free(&scratch);
 	cr_assert_eq(rc, 0, "%s: %d", topic, rc);
 	return cached;

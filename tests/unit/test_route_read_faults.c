@@ -5,6 +5,7 @@
  * k-th one of a read on demand and remember what the read still holds.
  * (Criterion and the shared libraries allocate through the real
  * functions and are not counted.) */
+#include "rmqns/race.h"
 #include "route_test_util.h"
 #include "route_priv.h"
 
@@ -139,9 +140,9 @@ static int read_failing(long k, struct buf *scratch)
 	allocs = 0;
 	fail_in = k;
 	counting = true;
-	route_read_lock();
+	state_read_lock();
 	int rc = route_topic_body(db, &q, &body, &len, scratch);
-	route_read_unlock();
+	state_read_unlock();
 	buf_free(scratch);
 	counting = false;
 	fail_in = -1;
@@ -178,10 +179,10 @@ Test(route_read_faults, buffer_growth_failing_at_the_mapping_section)
 	const uint8_t *body;
 	size_t len;
 
-	route_read_lock();
+	state_read_lock();
 	cr_assert_eq(route_topic_body(db, &q, &body, &len, &scratch), 0);
 	char *text = strndup((const char *)body, len);
-	route_read_unlock();
+	state_read_unlock();
 	const char *at = strstr(text, ",\"topicQueueMappingByBroker\":");
 	cr_assert_not_null(at, "%s", text);
 	size_t before = (size_t)(at - text);

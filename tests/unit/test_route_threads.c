@@ -20,6 +20,7 @@
 #include "rmqns/err.h"
 #include "rmqns/json_body.h"
 #include "rmqns/json_tree.h"
+#include "rmqns/race.h"
 #include "rmqns/regbody.h"
 #include "rmqns/route.h"
 
@@ -72,16 +73,16 @@ static void *reader(void *arg)
 		snprintf(topic, sizeof(topic), "t%d", rand_r(&seed) % TOPICS);
 		struct route_query q = { topic, (enum jw_form)(rand_r(&seed) & 1), rand_r(&seed) & 1,
 					 (rand_r(&seed) % 5) == 0 ? "g0:4" : NULL, NULL };
-		route_read_lock();
+		state_read_lock();
 		int rc = route_topic_body(db, &q, &body, &len, &scratch);
 		if (rc == 0)
 			check_route(body, len);
 		else if (rc != RMQNS_ENOTFOUND)
 			fail("route_topic_body", rmqns_strerror(rc));
-		route_read_unlock();
+		state_read_unlock();
 
 		out.len = 0;
-		route_read_lock();
+		state_read_lock();
 		switch (rand_r(&seed) % 6) {
 		case 4:
 		case 5: {
@@ -111,7 +112,7 @@ static void *reader(void *arg)
 			rc = route_member_group(db, "C", "g1", &out);
 		}
 		}
-		route_read_unlock();
+		state_read_unlock();
 		if (rc)
 			fail("list", rmqns_strerror(rc));
 		else if (out.len) {

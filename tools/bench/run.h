@@ -1,7 +1,7 @@
-/* What main.c's orchestration lends to scenarios that live in files of
- * their own (disconnect.c): the interrupt flag, building fake brokers,
- * waiting for an engine to be ready, and printing a report in the form the
- * options ask for. */
+/* What the scenarios share (run.c): main.c's orchestration and the
+ * scenarios that live in files of their own (disconnect.c) call it: the
+ * interrupt flag, building fake brokers, waiting for an engine to be
+ * ready, and printing a report in the form the options ask for. */
 #ifndef BENCH_RUN_H
 #define BENCH_RUN_H
 

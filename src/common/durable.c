@@ -1,6 +1,6 @@
 /* Durable whole-file replacement: tmp file, fsync, .bak, rename, directory
- * fsync. Used by the KV store and by the config persistence; knows nothing
- * of what the bytes mean. */
+ * fsync. Used by the KV store, the config persistence and the route
+ * snapshot; knows nothing of what the bytes mean. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
