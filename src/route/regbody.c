@@ -5,6 +5,8 @@
 
 #include <inttypes.h>
 #include <limits.h>
+#include <malloc.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,6 +148,65 @@ static int index_grow(struct rb_build *b)
 	return 0;
 }
 
+/* The topic tables and name arenas of decoded bodies, kept when freed for
+ * the next body: a fresh mapping of half a megabyte costs a page fault per
+ * 4 KiB where it is first written and a TLB shootdown where it is
+ * unmapped, more than reading the topics into it. Bounded in count and
+ * in size. */
+#define RB_SPARES 8
+#define RB_SPARE_MIN (64u << 10)
+#define RB_SPARE_MAX (4u << 20)
+#define RB_SPARE_TOTAL (16u << 20)
+
+static pthread_mutex_t rb_spare_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *rb_spare[RB_SPARES];
+static size_t rb_spare_size[RB_SPARES];
+static size_t rb_spare_total;
+
+/* A block of at least n bytes: the smallest spare that fits, or a new one. */
+static void *rb_spare_take(size_t n, size_t *cap)
+{
+	int best = -1;
+
+	if (n >= RB_SPARE_MIN && n <= RB_SPARE_MAX) {
+		pthread_mutex_lock(&rb_spare_lock);
+		for (int i = 0; i < RB_SPARES; i++)
+			if (rb_spare[i] && rb_spare_size[i] >= n &&
+			    (best < 0 || rb_spare_size[i] < rb_spare_size[best]))
+				best = i;
+		if (best >= 0) {
+			void *p = rb_spare[best];
+			*cap = rb_spare_size[best];
+			rb_spare[best] = NULL;
+			rb_spare_total -= *cap;
+			pthread_mutex_unlock(&rb_spare_lock);
+			return p;
+		}
+		pthread_mutex_unlock(&rb_spare_lock);
+	}
+	*cap = n;
+	return malloc(n);
+}
+
+static void rb_spare_give(void *p)
+{
+	size_t n = p ? malloc_usable_size(p) : 0;
+
+	if (n >= RB_SPARE_MIN && n <= RB_SPARE_MAX) {
+		pthread_mutex_lock(&rb_spare_lock);
+		for (int i = 0; i < RB_SPARES && rb_spare_total + n <= RB_SPARE_TOTAL; i++)
+			if (!rb_spare[i]) {
+				rb_spare[i] = p;
+				rb_spare_size[i] = n;
+				rb_spare_total += n;
+				p = NULL;
+				break;
+			}
+		pthread_mutex_unlock(&rb_spare_lock);
+	}
+	free(p);
+}
+
 /* Room for n topics before any is added (an estimate from the body's
  * length: growing the index rehashes every topic). */
 static int rb_reserve(struct rb_build *b, size_t n)
@@ -156,12 +217,23 @@ static int rb_reserve(struct rb_build *b, size_t n)
 		n = 1u << 22;
 	while ((size_t)cap < n * 2)
 		cap *= 2;
+	size_t got;
 	b->index = calloc(cap, sizeof(*b->index));
-	b->topics = malloc(n * sizeof(*b->topics));
-	if (!b->index || !b->topics || buf_reserve(&b->arena, n * 32))
+	b->topics = rb_spare_take(n * sizeof(*b->topics), &got);
+	if (!b->index || !b->topics)
 		return RMQNS_ENOMEM;
+	b->cap_topics = (uint32_t)(got / sizeof(*b->topics));
+	if (b->arena.cap - b->arena.len < n * 32) { /* it may hold filter servers already */
+		uint8_t *arena = rb_spare_take(b->arena.len + n * 32, &got);
+		if (!arena)
+			return RMQNS_ENOMEM;
+		if (b->arena.len)
+			memcpy(arena, b->arena.data, b->arena.len);
+		free(b->arena.data);
+		b->arena.data = arena;
+		b->arena.cap = got;
+	}
 	b->index_mask = cap - 1;
-	b->cap_topics = (uint32_t)n;
 	return 0;
 }
 
@@ -1008,8 +1080,8 @@ static void rb_build_free(struct rb_build *b)
 {
 	buf_free(&b->key);
 	buf_free(&b->name);
-	buf_free(&b->arena);
-	free(b->topics);
+	rb_spare_give(b->arena.data);
+	rb_spare_give(b->topics);
 	free(b->index);
 	free(b->filters);
 	for (uint32_t i = 0; i < b->n_maps; i++)
@@ -1151,9 +1223,9 @@ void regbody_free(struct regbody *rb)
 	for (uint32_t i = 0; rb->mappings && i < rb->n_mappings; i++)
 		free(rb->mappings[i].ids);
 	free(rb->mappings);
-	free(rb->topics);
+	rb_spare_give(rb->topics);
 	free(rb->filters);
-	free(rb->arena);
+	rb_spare_give(rb->arena);
 	free(rb->index);
 	memset(rb, 0, sizeof(*rb));
 }

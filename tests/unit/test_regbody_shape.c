@@ -89,6 +89,35 @@ Test(regbody_shape, both_broker_shapes_decode_as_by_the_general_path)
 	}
 }
 
+/* Bodies big enough for the decoder to reserve its tables ahead (and to
+ * reuse the tables of bodies freed before), one with more topics than its
+ * length suggests (the tables grow), decoded in turn. */
+Test(regbody_shape, big_bodies_in_turn_decode_as_by_the_general_path, .timeout = 120)
+{
+	static const uint32_t counts[] = { 20000, 3000, 20000, 40000 };
+
+	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+		size_t len;
+		char *body = shape_body(counts[i], i % 2, &len);
+		cr_assert_eq(decode_both((const uint8_t *)body, len, false, 441, 0, "big"), 0);
+		free(body);
+	}
+	/* short names in long entries: more topics than the length suggests */
+	struct buf b = BUF_INIT;
+	cr_assert_eq(buf_printf(&b, "{\"topicConfigSerializeWrapper\":{\"topicConfigTable\":{"), 0);
+	for (uint32_t i = 0; i < 30000; i++)
+		cr_assert_eq(buf_printf(&b, "%s\"%x\":{}", i ? "," : "", i), 0);
+	cr_assert_eq(buf_printf(&b, "}}}"), 0);
+	struct regbody rb;
+	char why[WHY_LEN];
+	cr_assert_eq(decode_both(b.data, b.len, false, 441, 0, "dense"), 0);
+	cr_assert_eq(regbody_decode(b.data, b.len, false, 441, 0, &rb, why, WHY_LEN), 0);
+	cr_expect_eq(rb.n_topics, 30000);
+	cr_expect_not_null(regbody_find_topic(&rb, "752f"));
+	regbody_free(&rb);
+	buf_free(&b);
+}
+
 /* Near misses of the shape, each read by the general path: whitespace,
  * escapes, other member orders, numbers the shortcut does not take,
  * non-empty attributes, a name other than the key, nulls, and errors
