@@ -14,6 +14,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "rmqns/buf.h"
 
@@ -65,7 +69,9 @@ int jp_obj_key(struct jp *j, const char **key, size_t *keylen);
  * when it holds no escape or non-ASCII byte (no copy), else into the
  * scratch (*key == (const char *)j->str.data), valid until the next read
  * of a string. keylen must not be NULL. */
-int jp_obj_key_view(struct jp *j, const char **key, size_t *keylen);
+static inline int jp_obj_key_view(struct jp *j, const char **key, size_t *keylen);
+/* jp_obj_key_view without its inline shortcut. */
+int jp_obj_key_view_general(struct jp *j, const char **key, size_t *keylen);
 
 /* Array iteration: 1 when an element follows, 0 at ']' (consumed). */
 int jp_arr_begin(struct jp *j);
@@ -121,6 +127,64 @@ static inline size_t json_number_len(const uint8_t *p, const uint8_t *end)
 			return 0;
 	}
 	return (size_t)(q - p);
+}
+
+/* The end of the run of bytes from p that a JSON string holds as they are
+ * (no quote, backslash, control character or non-ASCII byte), 16 or 8
+ * bytes a step: the names and values of a registration body are such runs. */
+static inline const uint8_t *json_plain_run(const uint8_t *p, const uint8_t *end)
+{
+#ifdef __SSE2__
+	/* as signed bytes, the non-ASCII ones are below 0x20 too */
+	const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'), space = _mm_set1_epi8(0x20);
+	while (end - p >= 16) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+		__m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
+					 _mm_cmplt_epi8(v, space));
+		unsigned bits = (unsigned)_mm_movemask_epi8(m);
+		if (bits)
+			return p + __builtin_ctz(bits);
+		p += 16;
+	}
+#endif
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+	while (end - p >= 8) {
+		uint64_t w, q, b;
+		memcpy(&w, p, 8);
+		q = w ^ (ones * '"');
+		b = w ^ (ones * '\\');
+		/* a byte's high bit: it is 0 in q or b, below 0x20, or >= 0x80
+		 * (exact for the first such byte, which is all that is used) */
+		uint64_t hit = (((q - ones) & ~q) | ((b - ones) & ~b) | ((w - ones * 0x20) & ~w) | w) & high;
+		if (hit)
+			return p + (__builtin_ctzll(hit) >> 3);
+		p += 8;
+	}
+#endif
+	while (p < end && *p != '"' && *p != '\\' && *p >= 0x20 && *p < 0x80)
+		p++;
+	return p;
+}
+
+/* A member after the first written without whitespace, `,"key":` with a
+ * key holding nothing to decode, is read here without a call: the reader
+ * ends where the general path would, in the same state. */
+static inline int jp_obj_key_view(struct jp *j, const char **key, size_t *keylen)
+{
+	const uint8_t *p = j->p;
+
+	if (!j->err && j->end - p > 2 && p[0] == ',' && p[1] == '"' &&
+	    (j->comma[j->depth / 8] >> (j->depth % 8) & 1)) {
+		const uint8_t *e = json_plain_run(p + 2, j->end);
+		if (j->end - e >= 2 && e[0] == '"' && e[1] == ':') {
+			*key = (const char *)p + 2;
+			*keylen = (size_t)(e - (p + 2));
+			j->p = e + 2;
+			return 1;
+		}
+	}
+	return jp_obj_key_view_general(j, key, keylen);
 }
 
 #endif

@@ -5,9 +5,6 @@
 
 #include <limits.h>
 #include <string.h>
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
 
 #include "rmqns/err.h"
 #include "rmqns/utf8.h"
@@ -176,44 +173,6 @@ static int jp_hex4(const uint8_t *p, uint32_t *out)
 	return 0;
 }
 
-/* The end of the run of bytes from p that a string holds as they are
- * (no quote, backslash, control character or non-ASCII byte), 8 bytes a
- * step: the names and values of a registration body are such runs. */
-static const uint8_t *jp_plain_run(const uint8_t *p, const uint8_t *end)
-{
-#ifdef __SSE2__
-	/* 16 at a time: as signed bytes, the non-ASCII ones are below 0x20 too */
-	const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'), space = _mm_set1_epi8(0x20);
-	while (end - p >= 16) {
-		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-		__m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
-					 _mm_cmplt_epi8(v, space));
-		unsigned bits = (unsigned)_mm_movemask_epi8(m);
-		if (bits)
-			return p + __builtin_ctz(bits);
-		p += 16;
-	}
-#endif
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
-	while (end - p >= 8) {
-		uint64_t w, q, b;
-		memcpy(&w, p, 8);
-		q = w ^ (ones * '"');
-		b = w ^ (ones * '\\');
-		/* a byte's high bit: it is 0 in q or b, below 0x20, or >= 0x80
-		 * (exact for the first such byte, which is all that is used) */
-		uint64_t hit = (((q - ones) & ~q) | ((b - ones) & ~b) | ((w - ones * 0x20) & ~w) | w) & high;
-		if (hit)
-			return p + (__builtin_ctzll(hit) >> 3);
-		p += 8;
-	}
-#endif
-	while (p < end && *p != '"' && *p != '\\' && *p >= 0x20 && *p < 0x80)
-		p++;
-	return p;
-}
-
 /* Decodes the string at j->p (opening quote included) into j->str.
  * Invalid UTF-8 becomes U+FFFD, as Java's decoder does, unless the
  * options refuse it. */
@@ -226,7 +185,7 @@ static int jp_read_string(struct jp *j)
 	for (;;) {
 		const uint8_t *run = j->p;
 
-		j->p = jp_plain_run(j->p, j->end);
+		j->p = json_plain_run(j->p, j->end);
 		if (j->p > run && buf_append(&j->str, run, (size_t)(j->p - run)))
 			return jp_fail(j, RMQNS_ENOMEM, "out of memory");
 		if (j->p >= j->end)
@@ -331,7 +290,7 @@ static int jp_string_at(struct jp *j, const char **s, size_t *len)
 
 	if (j->p >= j->end || *j->p != '"')
 		return jp_fail(j, RMQNS_EJSON, "expected a JSON string");
-	e = jp_plain_run(b, j->end);
+	e = json_plain_run(b, j->end);
 	if (e < j->end && *e == '"') {
 		*s = (const char *)b;
 		*len = (size_t)(e - b);
@@ -398,7 +357,7 @@ int jp_obj_key(struct jp *j, const char **key, size_t *keylen)
 	return jp_key(j, key, keylen, false);
 }
 
-int jp_obj_key_view(struct jp *j, const char **key, size_t *keylen)
+int jp_obj_key_view_general(struct jp *j, const char **key, size_t *keylen)
 {
 	return jp_key(j, key, keylen, true);
 }

@@ -6,7 +6,9 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <malloc.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +23,14 @@
 #include "rmqns/yield.h"
 
 #define NO_OFF UINT32_MAX
+
+/* The tests build this file a second time with REGBODY_GENERAL_ONLY, to
+ * compare the shortcut for the common TopicConfig with the general path. */
+#ifdef REGBODY_GENERAL_ONLY
+#define REGBODY_SHORTCUTS 0
+#else
+#define REGBODY_SHORTCUTS 1
+#endif
 
 struct body_mapping {
 	uint32_t key_off, bname_off, scope_off, topic_off;
@@ -70,14 +80,34 @@ static inline uint64_t mul_fold(uint64_t a, uint64_t b)
 static uint64_t name_hash(const char *s, size_t n)
 {
 	uint64_t h = 0x9E3779B97F4A7C15ULL ^ n, w;
+	bool long_name = n >= 8;
 
 	for (; n >= 8; s += 8, n -= 8) {
 		memcpy(&w, s, 8);
 		h = mul_fold(h ^ w, 0xA0761D6478BD642FULL);
 	}
 	if (n) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		/* the last n bytes zero-extended, read with loads that stay
+		 * inside the name (bytes copied into a zeroed word stall on
+		 * the store) */
+		if (long_name) {
+			memcpy(&w, s + n - 8, 8);
+			w >>= 64 - 8 * n;
+		} else if (n >= 4) {
+			uint32_t lo, hi;
+			memcpy(&lo, s, 4);
+			memcpy(&hi, s + n - 4, 4);
+			w = lo | (uint64_t)hi << (8 * (n - 4));
+		} else {
+			w = (uint64_t)(uint8_t)s[0] | (uint64_t)(uint8_t)s[n / 2] << (8 * (n / 2)) |
+			    (uint64_t)(uint8_t)s[n - 1] << (8 * (n - 1));
+		}
+#else
+		(void)long_name;
 		w = 0;
 		memcpy(&w, s, n);
+#endif
 		h = mul_fold(h ^ w, 0xE7037ED1A0B428DBULL);
 	}
 	return mul_fold(h, 0x8EBC6AF09C88C6E3ULL);
@@ -88,6 +118,12 @@ static int arena_add(struct body_build *b, const char *s, size_t n, uint32_t *of
 	if (b->arena.len > UINT32_MAX - n - 1)
 		return RMQNS_ETOOBIG;
 	*off = (uint32_t)b->arena.len;
+	if (b->arena.cap - b->arena.len > n) { /* the common case, reserved ahead */
+		memcpy(b->arena.data + b->arena.len, s, n);
+		b->arena.data[b->arena.len + n] = 0;
+		b->arena.len += n + 1;
+		return 0;
+	}
 	if (buf_append(&b->arena, s, n) || buf_putc(&b->arena, 0))
 		return RMQNS_ENOMEM;
 	return 0;
@@ -115,6 +151,65 @@ static int index_grow(struct body_build *b)
 	return 0;
 }
 
+/* The topic tables and name arenas of decoded bodies, kept when freed for
+ * the next body: a fresh mapping of half a megabyte costs a page fault per
+ * 4 KiB where it is first written and a TLB shootdown where it is
+ * unmapped, more than reading the topics into it. Bounded in count and
+ * in size. */
+#define BODY_SPARES 8
+#define BODY_SPARE_MIN (64u << 10)
+#define BODY_SPARE_MAX (4u << 20)
+#define BODY_SPARE_TOTAL (16u << 20)
+
+static pthread_mutex_t body_spare_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *body_spare[BODY_SPARES];
+static size_t body_spare_size[BODY_SPARES];
+static size_t body_spare_total;
+
+/* A block of at least n bytes: the smallest spare that fits, or a new one. */
+static void *body_spare_take(size_t n, size_t *cap)
+{
+	int best = -1;
+
+	if (n >= BODY_SPARE_MIN && n <= BODY_SPARE_MAX) {
+		pthread_mutex_lock(&body_spare_lock);
+		for (int i = 0; i < BODY_SPARES; i++)
+			if (body_spare[i] && body_spare_size[i] >= n &&
+			    (best < 0 || body_spare_size[i] < body_spare_size[best]))
+				best = i;
+		if (best >= 0) {
+			void *p = body_spare[best];
+			*cap = body_spare_size[best];
+			body_spare[best] = NULL;
+			body_spare_total -= *cap;
+			pthread_mutex_unlock(&body_spare_lock);
+			return p;
+		}
+		pthread_mutex_unlock(&body_spare_lock);
+	}
+	*cap = n;
+	return malloc(n);
+}
+
+static void body_spare_give(void *p)
+{
+	size_t n = p ? malloc_usable_size(p) : 0;
+
+	if (n >= BODY_SPARE_MIN && n <= BODY_SPARE_MAX) {
+		pthread_mutex_lock(&body_spare_lock);
+		for (int i = 0; i < BODY_SPARES && body_spare_total + n <= BODY_SPARE_TOTAL; i++)
+			if (!body_spare[i]) {
+				body_spare[i] = p;
+				body_spare_size[i] = n;
+				body_spare_total += n;
+				p = NULL;
+				break;
+			}
+		pthread_mutex_unlock(&body_spare_lock);
+	}
+	free(p);
+}
+
 /* Room for n topics before any is added (an estimate from the body's
  * length: growing the index rehashes every topic). */
 static int build_reserve(struct body_build *b, size_t n)
@@ -125,12 +220,23 @@ static int build_reserve(struct body_build *b, size_t n)
 		n = 1u << 22;
 	while ((size_t)cap < n * 2)
 		cap *= 2;
+	size_t got;
 	b->index = calloc(cap, sizeof(*b->index));
-	b->topics = malloc(n * sizeof(*b->topics));
-	if (!b->index || !b->topics || buf_reserve(&b->arena, n * 32))
+	b->topics = body_spare_take(n * sizeof(*b->topics), &got);
+	if (!b->index || !b->topics)
 		return RMQNS_ENOMEM;
+	b->cap_topics = (uint32_t)(got / sizeof(*b->topics));
+	if (b->arena.cap - b->arena.len < n * 32) { /* it may hold filter servers already */
+		uint8_t *arena = body_spare_take(b->arena.len + n * 32, &got);
+		if (!arena)
+			return RMQNS_ENOMEM;
+		if (b->arena.len)
+			memcpy(arena, b->arena.data, b->arena.len);
+		free(b->arena.data);
+		b->arena.data = arena;
+		b->arena.cap = got;
+	}
 	b->index_mask = cap - 1;
-	b->cap_topics = (uint32_t)n;
 	return 0;
 }
 
@@ -141,7 +247,8 @@ static int build_add_topic_hashed(struct body_build *b, const char *name, size_t
 {
 	uint32_t slot;
 
-	yield_point();
+	if ((b->n_topics & 7) == 0) /* a topic takes tens of nanoseconds */
+		yield_point();
 	if (n > UINT32_MAX)
 		return RMQNS_ETOOBIG;
 	if (!b->index || (uint64_t)(b->n_topics + 1) * 2 > (uint64_t)b->index_mask + 1) {
@@ -287,6 +394,77 @@ static int view_keep(const struct jp *j, struct buf *keep, const char **s, size_
 	return 0;
 }
 
+/* The bytes at *p are lit: true with *p past them. */
+static inline bool tc_lit(const uint8_t **p, const uint8_t *end, const char *lit, size_t n)
+{
+	if ((size_t)(end - *p) < n || memcmp(*p, lit, n) != 0)
+		return false;
+	*p += n;
+	return true;
+}
+#define TC_LIT(p, end, lit) tc_lit(&(p), end, lit, sizeof(lit) - 1)
+
+/* 1 to 9 digits (a leading zero too, as jp_int32 takes it): what follows
+ * is a literal matched next, so a longer number fails there. */
+static inline bool tc_digits(const uint8_t **p, const uint8_t *end, int32_t *v)
+{
+	const uint8_t *q = *p;
+	int32_t acc = 0;
+
+	while (q < end && q - *p < 9 && *q >= '0' && *q <= '9')
+		acc = acc * 10 + (*q++ - '0');
+	if (q == *p)
+		return false;
+	*v = acc;
+	*p = q;
+	return true;
+}
+
+/* A string holding nothing to decode, from after its opening quote: its
+ * bytes in the body, *p past the closing quote. */
+static inline bool tc_plain(const uint8_t **p, const uint8_t *end, const char **s, size_t *n)
+{
+	const uint8_t *e = json_plain_run(*p, end);
+
+	if (e >= end || *e != '"')
+		return false;
+	*s = (const char *)*p;
+	*n = (size_t)(e - *p);
+	*p = e + 1;
+	return true;
+}
+
+/* A TopicConfig exactly as brokers write it (fastjson: members in name
+ * order, no whitespace, plain strings; 5.x adds an empty "attributes"):
+ *   {"order":false,"perm":6,"readQueueNums":8,"topicFilterType":"SINGLE_TAG",
+ *    "topicName":"T","topicSysFlag":0,"writeQueueNums":8}
+ * matched byte for byte. On any difference it returns false having
+ * changed nothing, and the general loop reads the value; what it takes,
+ * the general loop reads the same way (tests/fuzz/fuzz_regbody.c compares
+ * the two on every input). */
+static bool tc_read_common(struct jp *j, struct regbody_topic *t, const char **name, size_t *name_len)
+{
+	const uint8_t *p = j->p, *end = j->end;
+	const char *filter;
+	size_t filter_len;
+
+	/* the general loop opens this object and "attributes" inside it */
+	if (j->err || j->depth + 1 >= j->max_depth || !TC_LIT(p, end, "{"))
+		return false;
+	(void)TC_LIT(p, end, "\"attributes\":{},");
+	if (!TC_LIT(p, end, "\"order\":") || !(TC_LIT(p, end, "false,") || TC_LIT(p, end, "true,")) ||
+	    !TC_LIT(p, end, "\"perm\":") || !tc_digits(&p, end, &t->perm) ||
+	    !TC_LIT(p, end, ",\"readQueueNums\":") || !tc_digits(&p, end, &t->read_queues) ||
+	    !TC_LIT(p, end, ",\"topicFilterType\":\"") || !tc_plain(&p, end, &filter, &filter_len) ||
+	    !TC_LIT(p, end, ",\"topicName\":\"") || !tc_plain(&p, end, name, name_len) ||
+	    !TC_LIT(p, end, ",\"topicSysFlag\":") || !tc_digits(&p, end, &t->sysflag) ||
+	    !TC_LIT(p, end, ",\"writeQueueNums\":") || !tc_digits(&p, end, &t->write_queues) ||
+	    !TC_LIT(p, end, "}"))
+		return false;
+	j->p = p;
+	return true;
+}
+
 /* One TopicConfig value under map key `key` (a reader's view). */
 static int parse_topic_config(struct body_build *b, struct jp *j, const char *key, size_t keylen)
 {
@@ -295,12 +473,18 @@ static int parse_topic_config(struct body_build *b, struct jp *j, const char *ke
 	size_t name_len = 0, kl;
 	int rc;
 
-	if (jp_peek(j) == JP_NULL)
+	/* '{' is what jp_peek finds there, most often, after no whitespace */
+	if ((j->p >= j->end || *j->p != '{') && jp_peek(j) == JP_NULL)
 		return jp_skip(j);
 	if (view_keep(j, &b->key, &key, keylen))
 		return RMQNS_ENOMEM;
 	uint64_t key_hash = name_hash(key, keylen); /* the topicName, most often */
 	build_prefetch(b, key_hash);
+	struct regbody_topic common = t;
+	if (REGBODY_SHORTCUTS && tc_read_common(j, &common, &name, &name_len)) {
+		t = common;
+		goto add;
+	}
 	if (jp_obj_begin(j))
 		return j->err;
 	while ((rc = jp_obj_key_view(j, &k, &kl)) == 1) {
@@ -329,6 +513,7 @@ static int parse_topic_config(struct body_build *b, struct jp *j, const char *ke
 	}
 	if (rc)
 		return rc;
+add:
 	/* The NameServer files a topic under its topicName; the map key
 	 * stands in when the name is missing. */
 	if (name && (name_len != keylen || memcmp(name, key, keylen) != 0))
@@ -904,8 +1089,8 @@ static void build_free(struct body_build *b)
 {
 	buf_free(&b->key);
 	buf_free(&b->name);
-	buf_free(&b->arena);
-	free(b->topics);
+	body_spare_give(b->arena.data);
+	body_spare_give(b->topics);
 	free(b->index);
 	free(b->filters);
 	for (uint32_t i = 0; i < b->n_maps; i++)
@@ -1047,9 +1232,9 @@ void regbody_free(struct regbody *rb)
 	for (uint32_t i = 0; rb->mappings && i < rb->n_mappings; i++)
 		free(rb->mappings[i].ids);
 	free(rb->mappings);
-	free(rb->topics);
+	body_spare_give(rb->topics);
 	free(rb->filters);
-	free(rb->arena);
+	body_spare_give(rb->arena);
 	free(rb->index);
 	memset(rb, 0, sizeof(*rb));
 }

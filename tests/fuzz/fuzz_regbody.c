@@ -5,7 +5,9 @@
  * and whether the rest is deflated here first (so the fuzzer reaches the
  * compressed layout behind a valid zlib stream). A decoded body must be
  * self-consistent: every topic is found by name, names are distinct, and
- * counts match the arrays. */
+ * counts match the arrays; and the decoder's shortcuts must agree with its
+ * general path (regbody_general.h): the same result, or the same error and
+ * reason. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +16,8 @@
 
 #include "rmqns/err.h"
 #include "rmqns/regbody.h"
+
+#include "../unit/regbody_general.h"
 
 #define REQUIRE(cond) do { if (!(cond)) abort(); } while (0)
 
@@ -57,6 +61,18 @@ static void decode(const uint8_t *body, size_t len, bool compressed, int32_t ver
 		check_body(&rb);
 	else
 		REQUIRE(rc < 0 && why[0] != 0 && rb.n_topics == 0 && rb.topics == NULL);
+
+	struct regbody general;
+	char why_general[160], diff[128];
+	why_general[0] = 0;
+	int rc_general = regbody_general_decode(body, len, compressed, version, FUZZ_MAX_BODY, &general,
+						why_general, sizeof(why_general));
+	REQUIRE(rc_general == rc);
+	if (rc == RMQNS_OK)
+		REQUIRE(regbody_same(&rb, &general, diff, sizeof(diff)));
+	else
+		REQUIRE(strcmp(why, why_general) == 0);
+	regbody_general_free(&general);
 	regbody_free(&rb);
 }
 
