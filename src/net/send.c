@@ -12,73 +12,70 @@
 
 #include "net_internal.h"
 
-/* Encodes head and body into b (room for a head this size is made first). */
-#define NET_HEAD_GUESS 256u
-static int send_fill(struct buf *b, net_head_fn head, void *head_arg, const void *body,
-		     size_t body_len)
+int net_send_begin(struct net_send *s, struct net_conn nc, size_t size)
 {
-	size_t old = b->len;
-	int rc = buf_reserve(b, NET_HEAD_GUESS + body_len);
-	if (rc == 0 && head)
-		rc = head(head_arg, b);
-	if (rc == 0 && body_len)
-		rc = buf_append(b, body, body_len);
-	if (rc < 0)
-		b->len = old;
-	return rc;
-}
-
-/* On the owning reactor: the frame joins the bytes already waiting in the
- * connection's last buffer (no allocation per answer, one write per turn),
- * or starts a new one. */
-static int send_local(struct reactor *r, struct conn *c, net_head_fn head, void *head_arg,
-		      const void *body, size_t body_len)
-{
-	struct net_msg *t = c->out_tail;
-	if (t && t->data.len + NET_HEAD_GUESS + body_len <= NET_COALESCE_MAX) {
-		/* the flush takes the buffer's address afresh: it may move */
-		size_t before = t->data.len;
-		int rc = send_fill(&t->data, head, head_arg, body, body_len);
-		if (rc == 0)
-			conn_account_out(r, c, t->data.len - before);
-		return rc;
-	}
-	struct net_msg *m = net_msg_new(c->id, NET_MSG_DATA);
-	if (!m)
-		return RMQNS_ENOMEM;
-	int rc = buf_reserve(&m->data, NET_COALESCE_CHUNK);
-	if (rc == 0)
-		rc = send_fill(&m->data, head, head_arg, body, body_len);
-	if (rc < 0) {
-		net_msg_free(m);
-		return rc;
-	}
-	conn_queue_msg(r, c, m);
-	return RMQNS_OK;
-}
-
-int net_send(struct net_conn nc, net_head_fn head, void *head_arg, const void *body,
-	     size_t body_len)
-{
+	*s = (struct net_send){ 0 };
 	struct reactor *r = server_reactor_of(nc.server, nc.id);
 	if (!r)
 		return RMQNS_ECLOSED;
+	s->r = r;
 	if (reactor_self == r) {
+		/* On the owning reactor: the frame joins the bytes already
+		 * waiting in the connection's last buffer (no allocation per
+		 * answer, one write per turn), or starts a new one. */
 		struct conn *c = conn_find(r, nc.id);
 		if (!c || c->closing)
 			return RMQNS_OK; /* gone: dropped */
-		return send_local(r, c, head, head_arg, body, body_len);
+		s->c = c;
+		struct net_msg *t = c->out_tail;
+		if (t && t->data.len + size <= NET_COALESCE_MAX) {
+			/* the flush takes the buffer's address afresh: it may move */
+			if (buf_reserve(&t->data, size) < 0)
+				return RMQNS_ENOMEM;
+			s->out = &t->data;
+			s->start = t->data.len;
+			return RMQNS_OK;
+		}
 	}
 	struct net_msg *m = net_msg_new(nc.id, NET_MSG_DATA);
 	if (!m)
 		return RMQNS_ENOMEM;
-	int rc = send_fill(&m->data, head, head_arg, body, body_len);
-	if (rc < 0 || m->data.len == 0) {
+	if ((s->c && buf_reserve(&m->data, NET_COALESCE_CHUNK) < 0) ||
+	    buf_reserve(&m->data, size) < 0) {
 		net_msg_free(m);
-		return rc;
+		return RMQNS_ENOMEM;
 	}
-	inbox_post(r, m);
+	s->m = m;
+	s->out = &m->data;
 	return RMQNS_OK;
+}
+
+int net_send_commit(struct net_send *s)
+{
+	if (!s->out)
+		return RMQNS_OK;
+	if (s->m && s->m->data.len == 0) {
+		net_msg_free(s->m);
+	} else if (!s->c) {
+		inbox_post(s->r, s->m);
+	} else if (s->m) {
+		conn_queue_msg(s->r, s->c, s->m);
+	} else {
+		conn_account_out(s->r, s->c, s->out->len - s->start);
+	}
+	s->out = NULL;
+	return RMQNS_OK;
+}
+
+void net_send_abort(struct net_send *s)
+{
+	if (!s->out)
+		return;
+	if (s->m)
+		net_msg_free(s->m);
+	else
+		s->out->len = s->start;
+	s->out = NULL;
 }
 
 /* "a.b.c.d:port", "[v6]:port" (or a bare v6 address before the last ':').
