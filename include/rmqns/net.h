@@ -15,9 +15,9 @@
 
 struct conn;
 struct net_msg;
-struct options;
 struct reactor;
 struct server;
+struct tls_settings;
 
 /* A connection id: reactor index (8 bits), slot (24 bits), generation
  * (32 bits, never 0). An id whose slot has since been reused no longer
@@ -130,15 +130,12 @@ struct server_params {
 	 * the whole process holds; past it the connections holding the most
 	 * are closed. 0 = no budget. */
 	uint64_t memory_budget;
-	/* The tls.* options (tls.h); NULL or tls.server.mode=disabled: plaintext
-	 * only. server_create loads the certificate and fails (logged) when it
-	 * does not load. Outbound connections are always plaintext. */
-	const struct options *tls_options;
+	/* TLS on the port (tls.h; copied by server_create); NULL or
+	 * tls.server.mode=disabled: plaintext only. server_create loads the
+	 * certificate and fails (logged) when it does not load. Outbound
+	 * connections are always plaintext. */
+	const struct tls_settings *tls;
 };
-
-/* Fills p from the start-up options; a reactor count of 0 there means one
- * per CPU the process may use, cpus of them (cpus.h). */
-void server_params_from_options(struct server_params *p, const struct options *o, unsigned cpus);
 
 /* Creates the server; cb (copied) receives frames and closes. */
 struct server *server_create(const struct server_params *p, const struct net_callbacks *cb,

@@ -8,40 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rmqns/config.h"
 #include "rmqns/err.h"
 #include "rmqns/log.h"
 #include "rmqns/net.h"
-#include "rmqns/remoting.h"
-#include "rmqns/tls.h"
 
 #include "net_internal.h"
-
-void server_params_from_options(struct server_params *p, const struct options *o, unsigned cpus)
-{
-	memset(p, 0, sizeof *p);
-	p->bind_address = o->bindAddress;
-	p->port = o->listenPort;
-	p->backlog = o->serverSocketBacklog > 0 ? o->serverSocketBacklog : 1024;
-	unsigned n = o->serverSelectorThreads > 0 ? (unsigned)o->serverSelectorThreads
-						  : (cpus ? cpus : 1u);
-	p->reactors = n > NET_MAX_REACTORS ? NET_MAX_REACTORS : n;
-	p->max_frame = o->maxFrameSize > 0 && o->maxFrameSize <= INT32_MAX
-			       ? (uint32_t)o->maxFrameSize
-			       : REMOTING_DEFAULT_MAX_FRAME;
-	/* in 64 bits: INT32_MAX seconds is past 2^32 ms */
-	p->idle_close_ms = o->serverChannelMaxIdleTimeSeconds > 0
-				   ? (uint64_t)o->serverChannelMaxIdleTimeSeconds * 1000u
-				   : 0;
-	p->outbound_pause_bytes = o->outboundPauseBytes > 0 ? (uint64_t)o->outboundPauseBytes : 0;
-	p->outbound_close_bytes = o->outboundCloseBytes > 0 ? (uint64_t)o->outboundCloseBytes : 0;
-	p->sndbuf = o->serverSocketSndBufSize;
-	p->rcvbuf = o->serverSocketRcvBufSize;
-	p->cpu_affinity = o->serverReactorCpuAffinity;
-	p->max_inflight = o->serverMaxInflight > 0 ? (uint32_t)o->serverMaxInflight : 0;
-	p->memory_budget = o->connectionMemoryBudget > 0 ? (uint64_t)o->connectionMemoryBudget : 0;
-	p->tls_options = o;
-}
 
 struct server *server_create(const struct server_params *p, const struct net_callbacks *cb,
 			     int *err)
@@ -73,21 +44,8 @@ struct server *server_create(const struct server_params *p, const struct net_cal
 	atomic_init(&s->reactors_gone, false);
 	pthread_mutex_init(&s->ack_lock, NULL);
 	pthread_cond_init(&s->ack_cond, NULL);
-	struct tls_settings ts;
-	char err_text[600];
-	int trc = RMQNS_OK;
-	s->params.tls_options = NULL; /* read here only */
-	if (p->tls_options) {
-		trc = tls_settings_load(&ts, p->tls_options, err_text, sizeof err_text);
-		if (trc < 0)
-			log_error("TLS: %s", err_text);
-		else {
-			trc = net_transport_init(s, &ts);
-			tls_settings_free(&ts);
-		}
-	} else {
-		trc = net_transport_init(s, NULL);
-	}
+	s->params.tls = NULL; /* the caller's; copied by the transport */
+	int trc = net_transport_init(s, p->tls);
 	if (trc < 0) {
 		server_destroy(s);
 		*err = trc;
