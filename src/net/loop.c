@@ -144,7 +144,11 @@ int loop_watch(struct loop *l, int fd, uint32_t events, loop_io_fn fn, void *dat
 	}
 	struct loop_watch *w = &l->watches[fd];
 	struct epoll_event ev = { .events = events, .data.fd = fd };
-	if (epoll_ctl(l->epfd, w->fn ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd, &ev) < 0) {
+	int op = w->fn ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+	int rc = epoll_ctl(l->epfd, op, fd, &ev);
+	if (rc < 0 && op == EPOLL_CTL_MOD && errno == ENOENT) /* closed, number reused */
+		rc = epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev);
+	if (rc < 0) {
 		log_error("%s: epoll_ctl: %s", l->name, strerror(errno));
 		return RMQNS_EIO;
 	}
@@ -156,6 +160,8 @@ int loop_watch(struct loop *l, int fd, uint32_t events, loop_io_fn fn, void *dat
 
 int loop_set_events(struct loop *l, int fd, uint32_t events)
 {
+	if (fd < 0 || fd >= l->nwatches || !l->watches[fd].fn)
+		return RMQNS_EINVAL;
 	struct loop_watch *w = &l->watches[fd];
 	if (w->events == events)
 		return RMQNS_OK;
