@@ -3,8 +3,8 @@
  * One epoll set, descriptors watched with a callback each, periodic
  * timers, a wake-up any thread may send, and two hooks around the wait
  * (before: the turn's own work and how long the wait may last; after: the
- * clock). Level-triggered; one thread runs a loop, loop_wake and
- * loop_stop may come from any. */
+ * clock), and the thread a loop runs on. Level-triggered; one thread runs
+ * a loop, loop_wake and loop_stop may come from any. */
 #ifndef RMQNS_LOOP_H
 #define RMQNS_LOOP_H
 
@@ -31,6 +31,10 @@ struct loop_hooks {
 	int (*before_sleep)(struct loop *l, void *data);
 	/* Right after each wait, before any callback. NULL = none. */
 	void (*after_sleep)(struct loop *l, void *data);
+	/* On a spawned loop's thread, before its first turn and after its
+	 * last. NULL = none. */
+	void (*thread_start)(struct loop *l, void *data);
+	void (*thread_end)(struct loop *l, void *data);
 	void *data;
 };
 
@@ -59,6 +63,15 @@ int loop_every(struct loop *l, uint64_t period_ms, loop_timer_fn fn, void *data)
  * callbacks. A loop stopped already runs before_sleep once and returns.
  * The stop is used up on return: a later loop_run runs again. */
 void loop_run(struct loop *l);
+/* Runs the loop on a thread of its own named thread_name (log lines,
+ * top -H; at most 15 characters), pinned to CPU cpu (-1: not pinned;
+ * pinning that fails is logged and the thread runs anyway). */
+int loop_spawn(struct loop *l, const char *thread_name, int cpu);
+/* Waits for a spawned loop's thread to end (loop_stop it first, or let
+ * its hooks stop it); nothing when none runs. */
+void loop_join(struct loop *l);
+bool loop_spawned(const struct loop *l);
+
 /* Any thread: the loop leaves loop_run after its current turn. */
 void loop_stop(struct loop *l);
 bool loop_stopped(struct loop *l);

@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,8 +61,6 @@ struct http_server {
 	int listenfd;
 	struct loop *loop;
 	int port;
-	pthread_t thread;
-	bool started;
 	uint64_t accept_paused_until_ms; /* 0, or no accepts before then */
 	unsigned nconns;
 	struct http_conn *conns; /* max_conns slots; fd < 0 = free */
@@ -553,21 +550,22 @@ static int http_before_sleep(struct loop *l, void *arg)
 	return http_expire(arg);
 }
 
-static void *http_main(void *arg)
+static void http_thread_start(struct loop *l, void *arg)
 {
+	(void)l;
 	struct http_server *h = arg;
-
-	log_set_thread_name("http");
-	pthread_setname_np(pthread_self(), "http");
 	if (h->p.on_thread_start)
 		h->p.on_thread_start(h->p.arg);
-	loop_set_hooks(h->loop, &(struct loop_hooks){ .before_sleep = http_before_sleep, .data = h });
-	loop_run(h->loop);
+}
+
+static void http_thread_end(struct loop *l, void *arg)
+{
+	(void)l;
+	struct http_server *h = arg;
 	while (h->oldest)
 		http_close(h, h->oldest);
 	if (h->p.on_thread_end)
 		h->p.on_thread_end(h->p.arg);
-	return NULL;
 }
 
 int http_start(struct http_server *h)
@@ -578,12 +576,11 @@ int http_start(struct http_server *h)
 	h->loop = loop_create("http");
 	if (!h->loop || loop_watch(h->loop, h->listenfd, LOOP_IN, http_on_listener, h) < 0)
 		return RMQNS_EIO;
-	if (pthread_create(&h->thread, NULL, http_main, h) != 0) {
-		log_error("cannot start the HTTP thread");
-		return RMQNS_ENOMEM;
-	}
-	h->started = true;
-	return RMQNS_OK;
+	loop_set_hooks(h->loop, &(struct loop_hooks){ .before_sleep = http_before_sleep,
+						      .thread_start = http_thread_start,
+						      .thread_end = http_thread_end,
+						      .data = h });
+	return loop_spawn(h->loop, "http", -1);
 }
 
 int http_port(const struct http_server *h)
@@ -593,11 +590,10 @@ int http_port(const struct http_server *h)
 
 void http_stop(struct http_server *h)
 {
-	if (!h || !h->started)
+	if (!h || !loop_spawned(h->loop))
 		return;
 	loop_stop(h->loop);
-	pthread_join(h->thread, NULL);
-	h->started = false;
+	loop_join(h->loop);
 }
 
 void http_destroy(struct http_server *h)

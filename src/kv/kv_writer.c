@@ -5,7 +5,6 @@
  * every change queued while the previous write waited on the disk, so a
  * burst of PUTs costs a few writes, not one each, and every answer still
  * leaves only once its change is on disk. */
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -27,8 +26,6 @@ struct kv_writer {
 	struct cds_wfcq_tail tail;
 	struct kv_store *kv;
 	struct loop *loop; /* waits for changes */
-	pthread_t thread;
-	bool started;
 	/* written by whoever drains (the thread, or destroy after the join) */
 	atomic_ulong changes;
 	atomic_ulong writes;
@@ -134,40 +131,36 @@ static int kv_writer_turn(struct loop *l, void *arg)
 	return -1;
 }
 
-static void *kv_writer_main(void *arg)
+static void kv_writer_thread_start(struct loop *l, void *arg)
 {
-	struct kv_writer *w = arg;
-
-	log_set_thread_name("kv-writer");
-	pthread_setname_np(pthread_self(), "kv-writer");
+	(void)l;
+	(void)arg;
 	rcu_register_thread(); /* call_rcu frees the replaced tables */
-	loop_set_hooks(w->loop, &(struct loop_hooks){ .before_sleep = kv_writer_turn, .data = w });
-	loop_run(w->loop);
+}
+
+static void kv_writer_thread_end(struct loop *l, void *arg)
+{
+	(void)l;
 	/* stop was seen after a drain; what came in between is committed too */
-	kv_writer_drain(w);
+	kv_writer_drain(arg);
 	rcu_unregister_thread();
-	return NULL;
 }
 
 int kv_writer_start(struct kv_writer *w)
 {
-	int rc = pthread_create(&w->thread, NULL, kv_writer_main, w);
-
-	if (rc != 0) {
-		log_error("KV writer: cannot start its thread: error %d", rc);
-		return RMQNS_ENOMEM;
-	}
-	w->started = true;
-	return RMQNS_OK;
+	loop_set_hooks(w->loop, &(struct loop_hooks){ .before_sleep = kv_writer_turn,
+						      .thread_start = kv_writer_thread_start,
+						      .thread_end = kv_writer_thread_end,
+						      .data = w });
+	return loop_spawn(w->loop, "kv-writer", -1);
 }
 
 void kv_writer_stop(struct kv_writer *w)
 {
-	if (!w || !w->started)
+	if (!w || !loop_spawned(w->loop))
 		return;
 	loop_stop(w->loop);
-	pthread_join(w->thread, NULL);
-	w->started = false;
+	loop_join(w->loop);
 	log_info("KV writer stopped: %lu changes in %lu file writes", atomic_load(&w->changes),
 		 atomic_load(&w->writes));
 }

@@ -183,15 +183,6 @@ static void boss_watch_certificates(struct loop *l, void *arg)
 	net_transport_watch(arg);
 }
 
-static void *boss_main(void *arg)
-{
-	struct server *s = arg;
-
-	log_set_thread_name("boss");
-	loop_run(s->boss_loop);
-	return NULL;
-}
-
 int boss_start(struct server *s)
 {
 	struct listener *ls = &s->listener;
@@ -209,20 +200,14 @@ int boss_start(struct server *s)
 
 int boss_run(struct server *s)
 {
-	if (pthread_create(&s->boss, NULL, boss_main, s) != 0) {
-		log_error("cannot start the boss thread");
-		return RMQNS_ENOMEM;
-	}
-	s->boss_started = true;
-	return RMQNS_OK;
+	return loop_spawn(s->boss_loop, "boss", -1);
 }
 
 void boss_stop(struct server *s)
 {
-	if (s->boss_started) {
+	if (loop_spawned(s->boss_loop)) {
 		loop_stop(s->boss_loop);
-		pthread_join(s->boss, NULL);
-		s->boss_started = false;
+		loop_join(s->boss_loop);
 	}
 	if (s->listener.fd >= 0) {
 		if (s->boss_loop)

@@ -1,7 +1,10 @@
 /* The event loop (loop.h): an epoll set, a table of watched descriptors
  * indexed by descriptor, an eventfd for wake-ups and one timerfd per
- * periodic timer. Nothing here knows what a descriptor is for. */
+ * periodic timer, and the thread a loop may run on. Nothing here knows
+ * what a descriptor is for. */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +45,9 @@ struct loop {
 	struct loop_timer *timers;
 	struct loop_hooks hooks;
 	char name[24];
+	char thread_name[16];
+	pthread_t thread;
+	bool spawned;
 	/* Written by other threads. */
 	atomic_int sleeping; /* 1 while the loop may block in epoll_wait */
 	atomic_int pending;  /* a wake-up came since the loop last looked */
@@ -280,4 +286,60 @@ void loop_run(struct loop *l)
 		}
 	}
 	atomic_store(&l->stop, false);
+}
+
+static void *loop_thread_main(void *arg)
+{
+	struct loop *l = arg;
+
+	log_set_thread_name(l->thread_name);
+	pthread_setname_np(pthread_self(), l->thread_name);
+	if (l->hooks.thread_start)
+		l->hooks.thread_start(l, l->hooks.data);
+	loop_run(l);
+	if (l->hooks.thread_end)
+		l->hooks.thread_end(l, l->hooks.data);
+	return NULL;
+}
+
+int loop_spawn(struct loop *l, const char *thread_name, int cpu)
+{
+	pthread_attr_t attr, *ap = NULL;
+
+	snprintf(l->thread_name, sizeof l->thread_name, "%s", thread_name);
+	if (cpu >= 0 && pthread_attr_init(&attr) == 0) {
+		cpu_set_t one;
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		ap = &attr;
+		int rc = pthread_attr_setaffinity_np(ap, sizeof one, &one);
+		if (rc != 0)
+			log_warn("%s: not pinned to CPU %d: %s", l->name, cpu, strerror(rc));
+		else
+			log_debug("%s on CPU %d", l->name, cpu);
+	}
+	int rc = pthread_create(&l->thread, ap, loop_thread_main, l);
+	if (ap)
+		pthread_attr_destroy(ap);
+	if (rc != 0) {
+		log_error("%s: cannot start its thread: %s", l->name, strerror(rc));
+		return RMQNS_ENOMEM;
+	}
+	/* named here too: before whoever started it reports the start */
+	pthread_setname_np(l->thread, l->thread_name);
+	l->spawned = true;
+	return RMQNS_OK;
+}
+
+void loop_join(struct loop *l)
+{
+	if (!l || !l->spawned)
+		return;
+	pthread_join(l->thread, NULL);
+	l->spawned = false;
+}
+
+bool loop_spawned(const struct loop *l)
+{
+	return l && l->spawned;
 }

@@ -94,9 +94,7 @@ enum reactor_phase {
 struct reactor {
 	struct server *srv;
 	unsigned index;
-	pthread_t thread;
-	bool started;
-	struct loop *loop;
+	struct loop *loop; /* and its thread */
 
 	/* Written by other threads. */
 	struct __cds_wfcq_head in_head; /* struct net_msg: answers */
@@ -155,8 +153,6 @@ struct server {
 	struct listener listener; /* the protocol port */
 	struct loop *boss_loop;
 	struct accept_backoff backoff; /* the boss's */
-	pthread_t boss;
-	bool boss_started;
 	unsigned next_reactor;
 	unsigned nreactors;
 	struct reactor *reactors;
@@ -317,7 +313,6 @@ static inline void net_share_unref(struct net_conn_share *sh)
 /* reactor.c: the thread */
 int reactor_init(struct reactor *r, struct server *srv, unsigned index);
 int reactor_start(struct reactor *r);
-void reactor_join(struct reactor *r);
 void reactor_cleanup(struct reactor *r);
 /* Tells the reactors to move to phase (any thread but theirs). */
 void reactors_set_phase(struct server *s, enum reactor_phase phase);

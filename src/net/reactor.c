@@ -182,21 +182,26 @@ static int reactor_before_sleep(struct loop *l, void *arg)
 	return timeout;
 }
 
-static void *reactor_main(void *arg)
+static void reactor_thread_start(struct loop *l, void *arg)
 {
+	(void)l;
 	struct reactor *r = arg;
 	const struct net_callbacks *cb = &r->srv->cb;
-	char name[16];
 
 	reactor_self = r;
-	snprintf(name, sizeof name, "reactor-%u", r->index);
-	log_set_thread_name(name);
 	rcu_register_thread();
 	if (cb->on_thread_start)
 		cb->on_thread_start(cb->arg);
 	metrics_defer_clock(); /* one clock read per turn for the answers' latency */
 	reactor_clock(r);
-	loop_run(r->loop);
+}
+
+static void reactor_thread_end(struct loop *l, void *arg)
+{
+	(void)l;
+	struct reactor *r = arg;
+	const struct net_callbacks *cb = &r->srv->cb;
+
 	inbox_take_answers(r); /* nothing should be left; free what is */
 	reactor_close_all(r);
 	metrics_turn_end();
@@ -204,7 +209,6 @@ static void *reactor_main(void *arg)
 		cb->on_thread_end(cb->arg);
 	rcu_unregister_thread();
 	reactor_self = NULL;
-	return NULL;
 }
 
 /* ---- set-up ---- */
@@ -243,6 +247,8 @@ int reactor_init(struct reactor *r, struct server *srv, unsigned index)
 		return RMQNS_EIO;
 	loop_set_hooks(r->loop, &(struct loop_hooks){ .before_sleep = reactor_before_sleep,
 						      .after_sleep = reactor_after_sleep,
+						      .thread_start = reactor_thread_start,
+						      .thread_end = reactor_thread_end,
 						      .data = r });
 	return conn_grow_slots(r);
 }
@@ -270,41 +276,10 @@ static int reactor_cpu(const struct reactor *r)
 
 int reactor_start(struct reactor *r)
 {
-	pthread_attr_t attr, *ap = NULL;
-	int cpu = r->srv->params.cpu_affinity ? reactor_cpu(r) : -1;
-	if (cpu >= 0 && pthread_attr_init(&attr) == 0) {
-		cpu_set_t one;
-		CPU_ZERO(&one);
-		CPU_SET(cpu, &one);
-		ap = &attr;
-		int rc = pthread_attr_setaffinity_np(ap, sizeof one, &one);
-		if (rc != 0)
-			log_warn("reactor %u: not pinned to CPU %d: %s", r->index, cpu, strerror(rc));
-		else
-			log_debug("reactor %u on CPU %d", r->index, cpu);
-	}
-	reactor_clock(r); /* its start counts as a turn for health checks */
-	int rc = pthread_create(&r->thread, ap, reactor_main, r);
-	if (ap)
-		pthread_attr_destroy(ap);
-	if (rc != 0) {
-		log_error("cannot start reactor %u: %s", r->index, strerror(rc));
-		return RMQNS_ENOMEM;
-	}
-	/* named here, not in the thread: named before start-up is reported */
 	char name[16];
 	snprintf(name, sizeof name, "reactor-%u", r->index);
-	pthread_setname_np(r->thread, name); /* for top -H and the tests */
-	r->started = true;
-	return RMQNS_OK;
-}
-
-void reactor_join(struct reactor *r)
-{
-	if (!r->started)
-		return;
-	pthread_join(r->thread, NULL);
-	r->started = false;
+	reactor_clock(r); /* its start counts as a turn for health checks */
+	return loop_spawn(r->loop, name, r->srv->params.cpu_affinity ? reactor_cpu(r) : -1);
 }
 
 void reactor_cleanup(struct reactor *r)

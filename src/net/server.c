@@ -10,6 +10,7 @@
 
 #include "rmqns/err.h"
 #include "rmqns/log.h"
+#include "rmqns/loop.h"
 #include "rmqns/net.h"
 
 #include "net_internal.h"
@@ -107,7 +108,7 @@ void server_quiesce(struct server *s)
 	pthread_mutex_lock(&s->ack_lock);
 	unsigned running = 0;
 	for (unsigned i = 0; i < s->nreactors; i++)
-		running += s->reactors[i].started;
+		running += loop_spawned(s->reactors[i].loop);
 	while (s->acks < running)
 		pthread_cond_wait(&s->ack_cond, &s->ack_lock);
 	pthread_mutex_unlock(&s->ack_lock);
@@ -121,7 +122,7 @@ void server_stop(struct server *s, int flush_ms)
 		s->reactors[i].exit_deadline_ms = (uint64_t)(flush_ms > 0 ? flush_ms : 0);
 	reactors_set_phase(s, REACTOR_EXIT);
 	for (unsigned i = 0; i < s->nreactors; i++)
-		reactor_join(&s->reactors[i]);
+		loop_join(s->reactors[i].loop);
 	atomic_store_explicit(&s->reactors_gone, true, memory_order_release);
 }
 
@@ -164,7 +165,7 @@ void server_destroy(struct server *s)
 {
 	if (!s)
 		return;
-	if (s->boss_started || (s->reactors && s->nreactors && s->reactors[0].started))
+	if (loop_spawned(s->boss_loop) || (s->reactors && s->nreactors && loop_spawned(s->reactors[0].loop)))
 		server_stop(s, 0);
 	for (unsigned i = 0; i < s->nreactors; i++)
 		reactor_cleanup(&s->reactors[i]);

@@ -2,7 +2,6 @@
  * arrival order, runs the tick hook from a periodic timer and turns
  * connection-closed notices into hook calls. It knows nothing of what a
  * mutation changes; it is merely the only thread that changes things. */
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -23,8 +22,6 @@ struct registrar {
 	struct cds_wfcq_tail tail;
 	struct registrar_hooks hooks;
 	struct loop *loop;
-	pthread_t thread;
-	bool started;
 	atomic_bool stop;
 	_Atomic uint64_t turn_ms; /* when it last began a turn or a mutation */
 	_Atomic uint64_t drop_after_ns; /* shutdown deadline; 0 = none */
@@ -155,18 +152,18 @@ static int registrar_turn(struct loop *l, void *arg)
 	return more ? 0 : (int)REGISTRAR_TURN_MAX_MS;
 }
 
-static void *registrar_main(void *arg)
+static void registrar_thread_start(struct loop *l, void *arg)
 {
-	struct registrar *r = arg;
-
-	log_set_thread_name("registrar");
-	pthread_setname_np(pthread_self(), "registrar");
+	(void)l;
+	(void)arg;
 	rcu_register_thread();
-	loop_set_hooks(r->loop, &(struct loop_hooks){ .before_sleep = registrar_turn, .data = r });
-	loop_run(r->loop);
-	registrar_drain(r);
+}
+
+static void registrar_thread_end(struct loop *l, void *arg)
+{
+	(void)l;
+	registrar_drain(arg);
 	rcu_unregister_thread();
-	return NULL;
 }
 
 int registrar_start(struct registrar *r)
@@ -176,13 +173,11 @@ int registrar_start(struct registrar *r)
 	/* counted as a turn: a health check right after the start must not
 	 * find the thread stalled before its first look at the queue */
 	registrar_mark_turn(r, loop_clock_ms());
-	int rc = pthread_create(&r->thread, NULL, registrar_main, r);
-	if (rc != 0) {
-		log_error("registrar: cannot start its thread: error %d", rc);
-		return RMQNS_ENOMEM;
-	}
-	r->started = true;
-	return RMQNS_OK;
+	loop_set_hooks(r->loop, &(struct loop_hooks){ .before_sleep = registrar_turn,
+						      .thread_start = registrar_thread_start,
+						      .thread_end = registrar_thread_end,
+						      .data = r });
+	return loop_spawn(r->loop, "registrar", -1);
 }
 
 void registrar_set_deadline(struct registrar *r, uint64_t drop_after_ns)
@@ -192,12 +187,11 @@ void registrar_set_deadline(struct registrar *r, uint64_t drop_after_ns)
 
 void registrar_stop(struct registrar *r)
 {
-	if (!r->started)
+	if (!loop_spawned(r->loop))
 		return;
 	atomic_store(&r->stop, true);
 	loop_stop(r->loop);
-	pthread_join(r->thread, NULL);
-	r->started = false;
+	loop_join(r->loop);
 }
 
 void registrar_destroy(struct registrar *r)

@@ -1,9 +1,10 @@
 /* The event loop (loop.h): descriptors, timers, the hooks around the wait,
- * and wake-ups and stops from other threads. A plain program (exit 0 =
+ * wake-ups and stops from other threads, and a loop's own thread. A plain program (exit 0 =
  * pass) so that it runs under ThreadSanitizer; a lost wake-up hangs, and
  * the alarm turns that into a failure. */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -221,6 +222,60 @@ static void test_stop_from_another_thread(void)
 	loop_destroy(l);
 }
 
+struct spawned {
+	char name[16];
+	int starts, ends, befores;
+	bool own_thread;
+	pthread_t self;
+};
+
+static void on_thread_start(struct loop *l, void *data)
+{
+	(void)l;
+	struct spawned *sp = data;
+	sp->starts++;
+	sp->own_thread = !pthread_equal(pthread_self(), sp->self);
+	pthread_getname_np(pthread_self(), sp->name, sizeof sp->name);
+}
+
+static void on_thread_end(struct loop *l, void *data)
+{
+	(void)l;
+	((struct spawned *)data)->ends++;
+}
+
+static int spawned_before(struct loop *l, void *data)
+{
+	(void)l;
+	((struct spawned *)data)->befores++;
+	return -1;
+}
+
+/* A spawned loop runs on a thread of its own, named, between its two
+ * thread hooks; loop_join waits for that thread after a stop. */
+static void test_spawn(void)
+{
+	struct loop *l = loop_create("test");
+	CHECK(l);
+	struct spawned sp = { .self = pthread_self() };
+	loop_set_hooks(l, &(struct loop_hooks){ .before_sleep = spawned_before,
+						.thread_start = on_thread_start,
+						.thread_end = on_thread_end,
+						.data = &sp });
+	CHECK(!loop_spawned(l));
+	CHECK(loop_spawn(l, "test-loop", -1) == 0);
+	CHECK(loop_spawned(l));
+	usleep(20000);
+	loop_stop(l);
+	loop_join(l);
+	CHECK(!loop_spawned(l));
+	CHECK(sp.starts == 1 && sp.ends == 1 && sp.befores >= 1);
+	CHECK(sp.own_thread);
+	CHECK(strcmp(sp.name, "test-loop") == 0);
+	loop_join(l); /* nothing runs: returns at once */
+	loop_destroy(l);
+}
+
 int main(void)
 {
 	alarm(60);
@@ -230,6 +285,7 @@ int main(void)
 	test_stopped_runs_once();
 	test_wake();
 	test_stop_from_another_thread();
+	test_spawn();
 	printf("test_loop: ok\n");
 	return 0;
 }
