@@ -73,19 +73,8 @@ void conn_update_events(struct reactor *r, struct conn *c)
 	}
 	if (c->ops->interest)
 		want = c->ops->interest(r, c, want);
-	(void)loop_set_events(r->loop, c->fd, want);
-}
-
-void conn_mark_dirty(struct reactor *r, struct conn *c)
-{
-	if (cds_list_empty(&c->dirty_node))
-		cds_list_add_tail(&c->dirty_node, &r->dirty);
-}
-
-void conn_mark_backlog(struct reactor *r, struct conn *c)
-{
-	if (cds_list_empty(&c->backlog_node))
-		cds_list_add_tail(&c->backlog_node, &r->backlog);
+	if (want != c->events && loop_set_events(r->loop, c->fd, want) == 0)
+		c->events = want;
 }
 
 /* Closing is deferred to the end of the turn so that nothing up the call
@@ -198,6 +187,7 @@ struct conn *conn_new(struct reactor *r, int fd, uint32_t events, const char *pe
 	CDS_INIT_LIST_HEAD(&c->backlog_node);
 	CDS_INIT_LIST_HEAD(&c->outbound_node);
 	snprintf(c->peer, sizeof c->peer, "%s", peer);
+	c->events = events;
 	if (loop_watch(r->loop, fd, events, conn_on_event, c) < 0) {
 		log_error("connection %s: cannot watch it", c->peer);
 		free(rbuf);

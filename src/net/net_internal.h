@@ -208,6 +208,7 @@ struct conn {
 	const struct conn_ops *ops;
 	void *xport;             /* the transport's state */
 	const struct net_callbacks *cb; /* accepted connections: their listener's */
+	uint32_t events;         /* the events the loop watches for it */
 	char peer[NET_PEER_LEN];
 	uint8_t *rbuf;           /* bytes received, [rpos, rlen) not yet cut */
 	size_t rpos, rlen, rcap;
@@ -238,8 +239,18 @@ void conn_accept(struct reactor *r, struct net_accepted *a);
 void conn_destroy(struct reactor *r, struct conn *c, const char *why);
 void conn_fail(struct reactor *r, struct conn *c);
 void conn_update_events(struct reactor *r, struct conn *c);
-void conn_mark_dirty(struct reactor *r, struct conn *c);
-void conn_mark_backlog(struct reactor *r, struct conn *c);
+/* c has bytes to write or is closing: looked at before the turn ends. */
+static inline void conn_mark_dirty(struct reactor *r, struct conn *c)
+{
+	if (cds_list_empty(&c->dirty_node))
+		cds_list_add_tail(&c->dirty_node, &r->dirty);
+}
+/* c has whole frames (or transport bytes) left: read on next turn. */
+static inline void conn_mark_backlog(struct reactor *r, struct conn *c)
+{
+	if (cds_list_empty(&c->backlog_node))
+		cds_list_add_tail(&c->backlog_node, &r->backlog);
+}
 /* Appends m to c's outbound list; counts len more bytes waiting. */
 void conn_queue_msg(struct reactor *r, struct conn *c, struct net_msg *m);
 void conn_account_out(struct reactor *r, struct conn *c, size_t len);
