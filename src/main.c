@@ -22,11 +22,13 @@
 #include "rmqns/log.h"
 #include "rmqns/metrics.h"
 #include "rmqns/net.h"
+#include "rmqns/net_params.h"
 #include "rmqns/notify.h"
 #include "rmqns/processor.h"
 #include "rmqns/registrar.h"
 #include "rmqns/route.h"
 #include "rmqns/route_snapshot.h"
+#include "rmqns/tls.h"
 #include "rmqns/version.h"
 
 /* Longest time answers already produced may take to drain at shutdown,
@@ -344,7 +346,16 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rmqns: cannot start the processor pool: %s\n", rmqns_strerror(rc));
 		goto out;
 	}
-	app.server = server_create(&sp, &cb, &rc);
+	struct tls_settings tls;
+	char tls_err[600];
+	rc = tls_settings_load(&tls, o, tls_err, sizeof tls_err);
+	if (rc < 0) {
+		log_error("TLS: %s", tls_err);
+	} else {
+		sp.tls = &tls;
+		app.server = server_create(&sp, &cb, &rc);
+		tls_settings_free(&tls); /* the server keeps a copy */
+	}
 	if (!app.server || (rc = server_start(app.server)) < 0) {
 		fprintf(stderr, "rmqns: cannot start the server on %s:%d: %s\n",
 			sp.bind_address && *sp.bind_address ? sp.bind_address : "0.0.0.0", sp.port,

@@ -3,7 +3,8 @@
  * frame cutting, writev). It knows sockets, frames and connection ids, and
  * nothing of requests: every whole frame goes to the callbacks given to
  * server_create (main.c wires them to the processor and the registrar), and
- * any thread sends bytes back on a connection reference with net_send(). */
+ * any thread sends encoded bytes back on a connection reference
+ * (net_send_begin / net_send_commit). */
 #ifndef RMQNS_NET_H
 #define RMQNS_NET_H
 
@@ -12,8 +13,11 @@
 
 #include "rmqns/buf.h"
 
-struct options;
+struct conn;
+struct net_msg;
+struct reactor;
 struct server;
+struct tls_settings;
 
 /* A connection id: reactor index (8 bits), slot (24 bits), generation
  * (32 bits, never 0). An id whose slot has since been reused no longer
@@ -120,15 +124,12 @@ struct server_params {
 	 * the whole process holds; past it the connections holding the most
 	 * are closed. 0 = no budget. */
 	uint64_t memory_budget;
-	/* The tls.* options (tls.h); NULL or tls.server.mode=disabled: plaintext
-	 * only. server_create loads the certificate and fails (logged) when it
-	 * does not load. Outbound connections are always plaintext. */
-	const struct options *tls_options;
+	/* TLS on the port (tls.h; copied by server_create); NULL or
+	 * tls.server.mode=disabled: plaintext only. server_create loads the
+	 * certificate and fails (logged) when it does not load. Outbound
+	 * connections are always plaintext. */
+	const struct tls_settings *tls;
 };
-
-/* Fills p from the start-up options; a reactor count of 0 there means one
- * per CPU the process may use, cpus of them (cpus.h). */
-void server_params_from_options(struct server_params *p, const struct options *o, unsigned cpus);
 
 /* Creates the server; cb (copied) receives frames and closes. */
 struct server *server_create(const struct server_params *p, const struct net_callbacks *cb,
@@ -141,21 +142,32 @@ int server_start(struct server *s);
 /* The port actually bound (the ephemeral one when the port was 0). */
 int server_port(const struct server *s);
 
-/* Appends the frame's first bytes to `out` (an answer's head, encoded in
- * place); returns 0 or a negative rmqns_err, leaving out's length as it was. */
-typedef int (*net_head_fn)(void *arg, struct buf *out);
-
-/* The one way to send on a connection, from any thread: one frame made of
- * what head appends (NULL: nothing) followed by body_len bytes of body.
- * On the reactor owning the connection (a handler answering inline) the
- * bytes go straight into the connection's outbound buffer, joining the
- * answers already waiting; from any other thread they travel in one
- * buffer through the reactor's queue. Either way the head is encoded once,
- * in place, and the body copied once. An answer for a connection that is
- * gone is dropped (RMQNS_OK); RMQNS_ECLOSED once the reactors are gone or
- * for a reference without a server. */
-int net_send(struct net_conn c, net_head_fn head, void *head_arg, const void *body,
-	     size_t body_len);
+/* Sending on a connection, from any thread, as encoded bytes: net_send_begin
+ * gives a buffer (s.out) to append whole frames to, net_send_commit hands
+ * them over. Nothing is called back. On the reactor owning the connection
+ * (a handler answering inline) s.out is the connection's own outbound
+ * buffer, so the frame joins the answers already waiting and is written
+ * from there; from any other thread it is a new buffer that travels
+ * through the reactor's queue. Either way the caller encodes in place and
+ * copies a body once. size: the bytes expected (room is made for them;
+ * more may be appended). Between begin and commit nothing else may send
+ * on that thread. An answer for a connection that is gone is dropped:
+ * begin returns RMQNS_OK with s.out NULL. RMQNS_ECLOSED once the reactors
+ * are gone or for a reference without a server, RMQNS_ENOMEM; on any
+ * error s.out is NULL too. */
+struct net_send {
+	struct buf *out;
+	/* net's own */
+	struct reactor *r;
+	struct conn *c;     /* the connection, on its own reactor */
+	struct net_msg *m;  /* a new buffer */
+	size_t start;       /* where the frame starts in out */
+};
+int net_send_begin(struct net_send *s, struct net_conn c, size_t size);
+/* Hands what was appended over (nothing: nothing is sent); RMQNS_OK. */
+int net_send_commit(struct net_send *s);
+/* Forgets what was appended (an encoding that failed). */
+void net_send_abort(struct net_send *s);
 
 /* Outbound connections (requests the server sends, NOTIFY_MIN_BROKER_ID_CHANGE
  * today): each peer address belongs to one reactor, which opens one

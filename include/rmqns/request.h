@@ -53,7 +53,7 @@ struct request *request_adopt(uint8_t *block, size_t len, struct net_conn conn, 
 void request_free(struct request *req);
 
 /* Encodes `rsp` in the request's serialization straight into the
- * connection's outbound bytes (net_send; the body is copied once). Does
+ * connection's outbound bytes (net_send_begin; the body is copied once). Does
  * nothing for a one-way request. Safe from any thread. A closed connection
  * drops the answer silently. Does not free req. */
 int request_reply(const struct request *req, const struct remoting_cmd *rsp);

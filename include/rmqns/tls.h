@@ -1,6 +1,7 @@
 /* TLS on the protocol port, in the Java NameServer's three modes: the
  * server's certificate, key and trust store in one OpenSSL context, built
- * from the tls.* options (and the tls.config.file they may name), rebuilt
+ * from the settings it is handed (net_params.h reads them from the tls.*
+ * options and the tls.config.file they may name), rebuilt
  * off the reactors when the files change. The reactors take a new
  * per-connection SSL from the context in force (it keeps a reference to
  * that context for the connection's life); the handshake and the records
@@ -12,7 +13,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct options;
 struct ssl_st;
 
 enum tls_mode {
@@ -46,11 +46,9 @@ struct tls_settings {
 	bool test_mode;     /* no certPath: a self-signed certificate made at start */
 };
 
-/* The settings of the options, then of tls.config.file (when set) over
- * them, as Java's file overrides its system properties. err names the
- * key or the file on failure (RMQNS_EINVAL, RMQNS_ENOMEM). */
-int tls_settings_load(struct tls_settings *s, const struct options *o, char *err, size_t errlen);
 void tls_settings_free(struct tls_settings *s);
+/* Replaces *slot (a path or the password) with a copy of value ("" = unset). */
+int tls_settings_set_path(char **slot, const char *value);
 
 const char *tls_mode_name(enum tls_mode m);
 const char *tls_client_auth_name(enum tls_client_auth a);

@@ -1,5 +1,5 @@
 /* The HTTP server (http.h): a listener and at most max_conns connections
- * on one thread's epoll. Every connection has one deadline from its
+ * on one thread's event loop. Every connection has one deadline from its
  * accept: the request head must arrive and the answer leave within it. A
  * new connection that finds every slot taken closes the oldest one still
  * reading its request (idle or slow peers cannot crowd out a probe), else
@@ -11,13 +11,10 @@
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,11 +23,9 @@
 #include "rmqns/http.h"
 #include "rmqns/net.h"
 #include "rmqns/log.h"
+#include "rmqns/loop.h"
 #include "rmqns/metrics.h"
 
-#define HTTP_LISTEN_ID UINT64_MAX
-#define HTTP_STOP_ID (UINT64_MAX - 1)
-#define HTTP_EVENTS 64
 #define HTTP_DRAIN_BUF 4096
 /* Read in pieces this big: a slot's request buffer grows with what has
  * arrived, so an idle connection holds no buffer at all. */
@@ -54,6 +49,7 @@ struct http_conn {
 	enum http_state state;
 	uint64_t deadline_ms;
 	struct http_conn *older, *newer; /* open connections in accept order */
+	struct http_server *server;
 	struct buf in; /* the request head so far; none while idle, freed once answered */
 	struct buf out;
 	size_t out_off;
@@ -62,11 +58,9 @@ struct http_conn {
 struct http_server {
 	struct http_params p;
 	char bind[64];
-	int listenfd, epfd, stopfd;
+	int listenfd;
+	struct loop *loop;
 	int port;
-	pthread_t thread;
-	bool started;
-	bool accepting; /* the listener is in the epoll set's read interest */
 	uint64_t accept_paused_until_ms; /* 0, or no accepts before then */
 	unsigned nconns;
 	struct http_conn *conns; /* max_conns slots; fd < 0 = free */
@@ -76,13 +70,6 @@ struct http_server {
 	uint64_t evicted_unlogged; /* evictions since the last log line */
 	uint64_t evict_logged_ms;  /* when that line was written (0 = never) */
 };
-
-static uint64_t http_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 struct http_server *http_create(const struct http_params *p, int *err)
 {
@@ -104,7 +91,7 @@ struct http_server *http_create(const struct http_params *p, int *err)
 	snprintf(h->bind, sizeof h->bind, "%s",
 		 p->bind_address && *p->bind_address ? p->bind_address : "127.0.0.1");
 	h->p.bind_address = h->bind;
-	h->listenfd = h->epfd = h->stopfd = -1;
+	h->listenfd = -1;
 	h->conns = calloc(h->p.max_conns, sizeof *h->conns);
 	if (!h->conns) {
 		free(h);
@@ -130,13 +117,7 @@ static void http_listen_interest(struct http_server *h, bool on)
 {
 	if (on && h->accept_paused_until_ms)
 		return; /* http_expire turns it back on */
-	if (h->accepting == on)
-		return;
-	struct epoll_event ev = { .events = on ? EPOLLIN : 0, .data.u64 = HTTP_LISTEN_ID };
-	if (epoll_ctl(h->epfd, EPOLL_CTL_MOD, h->listenfd, &ev) < 0)
-		log_warn("http: epoll_ctl on the listener: %s", strerror(errno));
-	else
-		h->accepting = on;
+	(void)loop_set_events(h->loop, h->listenfd, on ? LOOP_IN : 0);
 }
 
 static void http_list_append(struct http_server *h, struct http_conn *c)
@@ -165,7 +146,7 @@ static void http_list_remove(struct http_server *h, struct http_conn *c)
 
 static void http_close(struct http_server *h, struct http_conn *c)
 {
-	epoll_ctl(h->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	loop_unwatch(h->loop, c->fd);
 	close(c->fd);
 	c->fd = -1;
 	http_list_remove(h, c);
@@ -177,9 +158,7 @@ static void http_close(struct http_server *h, struct http_conn *c)
 
 static void http_set_events(struct http_server *h, struct http_conn *c, uint32_t events)
 {
-	struct epoll_event ev = { .events = events, .data.u64 = (uint64_t)(c - h->conns) };
-	if (epoll_ctl(h->epfd, EPOLL_CTL_MOD, c->fd, &ev) < 0)
-		log_debug("http: epoll_ctl: %s", strerror(errno));
+	(void)loop_set_events(h->loop, c->fd, events);
 }
 
 static const char *http_reason(int status)
@@ -210,7 +189,7 @@ static void http_flush(struct http_server *h, struct http_conn *c)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			http_set_events(h, c, EPOLLOUT);
+			http_set_events(h, c, LOOP_OUT);
 			return;
 		}
 		http_close(h, c);
@@ -218,7 +197,7 @@ static void http_flush(struct http_server *h, struct http_conn *c)
 	}
 	shutdown(c->fd, SHUT_WR);
 	c->state = HTTP_DRAINING;
-	http_set_events(h, c, EPOLLIN | EPOLLRDHUP);
+	http_set_events(h, c, LOOP_IN | LOOP_RDHUP);
 	http_listen_interest(h, true); /* it may now make room for a new one */
 }
 
@@ -462,7 +441,7 @@ static void http_evict(struct http_server *h, struct http_conn *c)
 	metrics_add(MC_HTTP_EVICTED, 1);
 	h->evicted_unlogged++;
 	http_close(h, c);
-	(void)http_evict_log(h, http_now_ms());
+	(void)http_evict_log(h, loop_clock_ms());
 }
 
 static struct http_conn *http_free_slot(struct http_server *h)
@@ -471,6 +450,19 @@ static struct http_conn *http_free_slot(struct http_server *h)
 		if (h->conns[i].fd < 0)
 			return &h->conns[i];
 	return NULL;
+}
+
+static void http_on_conn_event(struct loop *l, int fd, uint32_t events, void *arg)
+{
+	(void)l;
+	(void)fd;
+	(void)events;
+	struct http_conn *c = arg;
+	struct http_server *h = c->server;
+	if (c->state == HTTP_WRITING)
+		http_flush(h, c);
+	else
+		http_on_readable(h, c);
 }
 
 static void http_accept_some(struct http_server *h)
@@ -490,7 +482,7 @@ static void http_accept_some(struct http_server *h)
 						 strerror(errno), HTTP_ACCEPT_PAUSE_MS);
 				metrics_add(MC_ACCEPT_PAUSES, 1);
 				http_listen_interest(h, false);
-				h->accept_paused_until_ms = http_now_ms() + HTTP_ACCEPT_PAUSE_MS;
+				h->accept_paused_until_ms = loop_clock_ms() + HTTP_ACCEPT_PAUSE_MS;
 			}
 			return;
 		}
@@ -503,12 +495,11 @@ static void http_accept_some(struct http_server *h)
 			continue;
 		}
 		memset(c, 0, sizeof *c);
+		c->server = h;
 		c->fd = fd;
 		c->state = HTTP_READING;
-		c->deadline_ms = http_now_ms() + h->p.deadline_ms;
-		struct epoll_event ev = { .events = EPOLLIN, .data.u64 = (uint64_t)(c - h->conns) };
-		if (epoll_ctl(h->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
-			log_warn("http: epoll_ctl: %s", strerror(errno));
+		c->deadline_ms = loop_clock_ms() + h->p.deadline_ms;
+		if (loop_watch(h->loop, fd, LOOP_IN, http_on_conn_event, c) < 0) {
 			close(fd);
 			c->fd = -1;
 			continue;
@@ -521,11 +512,19 @@ static void http_accept_some(struct http_server *h)
 	}
 }
 
+static void http_on_listener(struct loop *l, int fd, uint32_t events, void *arg)
+{
+	(void)l;
+	(void)fd;
+	(void)events;
+	http_accept_some(arg);
+}
+
 /* Closes connections past their deadline and writes a due eviction
- * line; returns the epoll timeout. */
+ * line; returns how long the loop may wait. */
 static int http_expire(struct http_server *h)
 {
-	uint64_t now = http_now_ms();
+	uint64_t now = loop_clock_ms();
 	while (h->oldest && now >= h->oldest->deadline_ms) {
 		if (h->oldest->state != HTTP_DRAINING)
 			metrics_add(MC_HTTP_REJECTED, 1);
@@ -545,44 +544,28 @@ static int http_expire(struct http_server *h)
 	return (int)(next - now) + 1;
 }
 
-static void *http_main(void *arg)
+static int http_before_sleep(struct loop *l, void *arg)
 {
-	struct http_server *h = arg;
-	struct epoll_event evs[HTTP_EVENTS];
+	(void)l;
+	return http_expire(arg);
+}
 
-	log_set_thread_name("http");
-	pthread_setname_np(pthread_self(), "http");
+static void http_thread_start(struct loop *l, void *arg)
+{
+	(void)l;
+	struct http_server *h = arg;
 	if (h->p.on_thread_start)
 		h->p.on_thread_start(h->p.arg);
-	for (;;) {
-		int n = epoll_wait(h->epfd, evs, HTTP_EVENTS, http_expire(h));
-		if (n < 0 && errno != EINTR) {
-			log_error("http: epoll_wait: %s", strerror(errno));
-			break;
-		}
-		bool stop = false;
-		for (int i = 0; i < n; i++) {
-			uint64_t id = evs[i].data.u64;
-			if (id == HTTP_STOP_ID) {
-				stop = true;
-			} else if (id == HTTP_LISTEN_ID) {
-				http_accept_some(h);
-			} else if (id < h->p.max_conns && h->conns[id].fd >= 0) {
-				struct http_conn *c = &h->conns[id];
-				if (c->state == HTTP_WRITING)
-					http_flush(h, c);
-				else
-					http_on_readable(h, c);
-			}
-		}
-		if (stop)
-			break;
-	}
+}
+
+static void http_thread_end(struct loop *l, void *arg)
+{
+	(void)l;
+	struct http_server *h = arg;
 	while (h->oldest)
 		http_close(h, h->oldest);
 	if (h->p.on_thread_end)
 		h->p.on_thread_end(h->p.arg);
-	return NULL;
 }
 
 int http_start(struct http_server *h)
@@ -590,22 +573,14 @@ int http_start(struct http_server *h)
 	int rc = http_listen(h);
 	if (rc < 0)
 		return rc;
-	h->epfd = epoll_create1(EPOLL_CLOEXEC);
-	h->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = HTTP_LISTEN_ID };
-	struct epoll_event sev = { .events = EPOLLIN, .data.u64 = HTTP_STOP_ID };
-	if (h->epfd < 0 || h->stopfd < 0 || epoll_ctl(h->epfd, EPOLL_CTL_ADD, h->listenfd, &ev) < 0 ||
-	    epoll_ctl(h->epfd, EPOLL_CTL_ADD, h->stopfd, &sev) < 0) {
-		log_error("http: %s", strerror(errno));
+	h->loop = loop_create("http");
+	if (!h->loop || loop_watch(h->loop, h->listenfd, LOOP_IN, http_on_listener, h) < 0)
 		return RMQNS_EIO;
-	}
-	h->accepting = true;
-	if (pthread_create(&h->thread, NULL, http_main, h) != 0) {
-		log_error("cannot start the HTTP thread");
-		return RMQNS_ENOMEM;
-	}
-	h->started = true;
-	return RMQNS_OK;
+	loop_set_hooks(h->loop, &(struct loop_hooks){ .before_sleep = http_before_sleep,
+						      .thread_start = http_thread_start,
+						      .thread_end = http_thread_end,
+						      .data = h });
+	return loop_spawn(h->loop, "http", -1);
 }
 
 int http_port(const struct http_server *h)
@@ -615,13 +590,10 @@ int http_port(const struct http_server *h)
 
 void http_stop(struct http_server *h)
 {
-	if (!h || !h->started)
+	if (!h || !loop_spawned(h->loop))
 		return;
-	uint64_t one = 1;
-	if (write(h->stopfd, &one, sizeof one) < 0)
-		log_error("http stop: %s", strerror(errno));
-	pthread_join(h->thread, NULL);
-	h->started = false;
+	loop_stop(h->loop);
+	loop_join(h->loop);
 }
 
 void http_destroy(struct http_server *h)
@@ -631,10 +603,7 @@ void http_destroy(struct http_server *h)
 	http_stop(h);
 	if (h->listenfd >= 0)
 		close(h->listenfd);
-	if (h->epfd >= 0)
-		close(h->epfd);
-	if (h->stopfd >= 0)
-		close(h->stopfd);
+	loop_destroy(h->loop);
 	free(h->conns);
 	free(h);
 }

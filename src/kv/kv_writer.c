@@ -5,16 +5,11 @@
  * every change queued while the previous write waited on the disk, so a
  * burst of PUTs costs a few writes, not one each, and every answer still
  * leaves only once its change is on disk. */
-#include <errno.h>
-#include <poll.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
 #include <urcu.h>
 #include <urcu/wfcqueue.h>
@@ -22,6 +17,7 @@
 #include "rmqns/err.h"
 #include "rmqns/kv.h"
 #include "rmqns/log.h"
+#include "rmqns/loop.h"
 #include "rmqns/metrics.h"
 #include "rmqns/race.h"
 
@@ -29,10 +25,7 @@ struct kv_writer {
 	struct __cds_wfcq_head head;
 	struct cds_wfcq_tail tail;
 	struct kv_store *kv;
-	int wakefd;
-	pthread_t thread;
-	bool started;
-	atomic_bool stop;
+	struct loop *loop; /* waits for changes */
 	/* written by whoever drains (the thread, or destroy after the join) */
 	atomic_ulong changes;
 	atomic_ulong writes;
@@ -46,27 +39,14 @@ struct kv_writer *kv_writer_create(struct kv_store *kv)
 		return NULL;
 	__cds_wfcq_init(&w->head, &w->tail);
 	w->kv = kv;
-	w->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (w->wakefd < 0) {
-		log_error("KV writer: eventfd: %s", strerror(errno));
+	w->loop = loop_create("KV writer");
+	if (!w->loop) {
 		free(w);
 		return NULL;
 	}
-	atomic_init(&w->stop, false);
 	atomic_init(&w->changes, 0);
 	atomic_init(&w->writes, 0);
 	return w;
-}
-
-static void kv_writer_wake(struct kv_writer *w)
-{
-	uint64_t one = 1;
-	ssize_t n;
-
-	do
-		n = write(w->wakefd, &one, sizeof(one));
-	while (n < 0 && errno == EINTR);
-	/* EAGAIN: the counter is already huge, the thread is woken anyway */
 }
 
 void kv_writer_submit(struct kv_writer *w, struct kv_change *c)
@@ -77,7 +57,7 @@ void kv_writer_submit(struct kv_writer *w, struct kv_change *c)
 	/* only the first change into an empty queue needs a wake-up: the
 	 * thread takes the whole queue and looks again before sleeping */
 	if (!cds_wfcq_enqueue(&w->head, &w->tail, &c->node))
-		kv_writer_wake(w);
+		loop_wake(w->loop);
 }
 
 static struct kv_change *change_of(struct cds_wfcq_node *node)
@@ -143,54 +123,44 @@ static unsigned long kv_writer_drain(struct kv_writer *w)
 	return n;
 }
 
-static void *kv_writer_main(void *arg)
+/* Each turn commits what is queued; the loop then waits for a wake-up. */
+static int kv_writer_turn(struct loop *l, void *arg)
 {
-	struct kv_writer *w = arg;
-	struct pollfd pfd = { .fd = w->wakefd, .events = POLLIN };
+	(void)l;
+	kv_writer_drain(arg);
+	return -1;
+}
 
-	log_set_thread_name("kv-writer");
-	pthread_setname_np(pthread_self(), "kv-writer");
+static void kv_writer_thread_start(struct loop *l, void *arg)
+{
+	(void)l;
+	(void)arg;
 	rcu_register_thread(); /* call_rcu frees the replaced tables */
-	for (;;) {
-		uint64_t count;
+}
 
-		kv_writer_drain(w);
-		if (atomic_load(&w->stop))
-			break;
-		if (poll(&pfd, 1, -1) < 0) {
-			if (errno != EINTR)
-				log_error("KV writer: poll: %s", strerror(errno));
-			continue;
-		}
-		if (read(w->wakefd, &count, sizeof(count)) < 0 && errno != EAGAIN)
-			log_error("KV writer: eventfd read: %s", strerror(errno));
-	}
+static void kv_writer_thread_end(struct loop *l, void *arg)
+{
+	(void)l;
 	/* stop was seen after a drain; what came in between is committed too */
-	kv_writer_drain(w);
+	kv_writer_drain(arg);
 	rcu_unregister_thread();
-	return NULL;
 }
 
 int kv_writer_start(struct kv_writer *w)
 {
-	int rc = pthread_create(&w->thread, NULL, kv_writer_main, w);
-
-	if (rc != 0) {
-		log_error("KV writer: cannot start its thread: error %d", rc);
-		return RMQNS_ENOMEM;
-	}
-	w->started = true;
-	return RMQNS_OK;
+	loop_set_hooks(w->loop, &(struct loop_hooks){ .before_sleep = kv_writer_turn,
+						      .thread_start = kv_writer_thread_start,
+						      .thread_end = kv_writer_thread_end,
+						      .data = w });
+	return loop_spawn(w->loop, "kv-writer", -1);
 }
 
 void kv_writer_stop(struct kv_writer *w)
 {
-	if (!w || !w->started)
+	if (!w || !loop_spawned(w->loop))
 		return;
-	atomic_store(&w->stop, true);
-	kv_writer_wake(w);
-	pthread_join(w->thread, NULL);
-	w->started = false;
+	loop_stop(w->loop);
+	loop_join(w->loop);
 	log_info("KV writer stopped: %lu changes in %lu file writes", atomic_load(&w->changes),
 		 atomic_load(&w->writes));
 }
@@ -220,8 +190,8 @@ void kv_writer_destroy(struct kv_writer *w)
 	kv_writer_stop(w);
 	/* Changes queued after the thread's last look still owe an answer.
 	 * They are committed on a thread again, because freeing replaced
-	 * tables needs an RCU-registered one; with the stop flag set it
-	 * drains and leaves at once. */
+	 * tables needs an RCU-registered one; stopped at once, it drains
+	 * and leaves. */
 	if (!cds_wfcq_empty(&w->head, &w->tail)) {
 		log_warn("KV writer: committing changes submitted after it stopped");
 		if (kv_writer_start(w) == RMQNS_OK)
@@ -229,7 +199,7 @@ void kv_writer_destroy(struct kv_writer *w)
 		else
 			kv_writer_refuse(w);
 	}
-	close(w->wakefd);
+	loop_destroy(w->loop);
 	free(w);
 }
 

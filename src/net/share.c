@@ -1,35 +1,13 @@
-/* The share of a connection (net.h): the counters a reactor and the
- * threads running its requests both touch, and the wake-up that resumes a
- * connection stopped at its in-flight cap. Nothing else of a connection is
- * ever touched off its reactor. */
+/* The share of a connection (net.h), as the threads running its requests
+ * see it: what they hold, and the wake-up that resumes a connection
+ * stopped at its in-flight cap. The reactor's side (a share's creation
+ * and its close) is conn.c's. Nothing else of a connection is ever touched
+ * off its reactor. */
 #include <stdlib.h>
 
 #include "rmqns/log.h"
 
 #include "net_internal.h"
-
-struct net_conn_share *net_share_new(struct reactor *r, uint64_t conn_id)
-{
-	struct net_conn_share *sh = calloc(1, sizeof *sh);
-	if (!sh)
-		return NULL;
-	atomic_init(&sh->refs, 1);
-	sh->r = r;
-	sh->conn_id = conn_id;
-	return sh;
-}
-
-static void net_share_unref(struct net_conn_share *sh)
-{
-	if (atomic_fetch_sub(&sh->refs, 1) == 1)
-		free(sh);
-}
-
-void net_share_close(struct net_conn_share *sh)
-{
-	atomic_store(&sh->closed, true);
-	net_share_unref(sh);
-}
 
 void net_share_hold(struct net_conn_share *sh, size_t bytes, bool barrier)
 {
@@ -53,7 +31,7 @@ void net_share_release(struct net_conn_share *sh, size_t bytes, bool barrier)
 	 * `inflight` (seq_cst both): one of the two sees the other. */
 	if (atomic_load(&sh->waiting) && atomic_exchange(&sh->waiting, false) &&
 	    !atomic_load(&sh->closed) && !atomic_load(&s->reactors_gone) &&
-	    reactor_post_resume(sh->r, sh->conn_id) < 0)
+	    inbox_post_resume(sh->r, sh->conn_id) < 0)
 		log_error("connection %#llx: no memory to resume its reads; the next idle scan will",
 			  (unsigned long long)sh->conn_id);
 	net_share_unref(sh);

@@ -1,6 +1,5 @@
-/* The server's TLS context (tls.h): settings from the options and
- * tls.config.file, the OpenSSL context built from them, and its reload
- * when the files change. Only the boss thread replaces the context,
+/* The server's TLS context (tls.h): the OpenSSL context built from the
+ * settings it is handed, and its reload when the files change. Only the boss thread replaces the context,
  * published through RCU; a reactor (an RCU reader) reads it once per new
  * TLS connection, and SSL_new then holds a reference of its own, so the
  * boss drops the old context's after a grace period. */
@@ -23,18 +22,16 @@
 
 #include <urcu.h>
 
-#include "rmqns/config.h"
 #include "rmqns/err.h"
 #include "rmqns/filestamp.h"
 #include "rmqns/log.h"
-#include "rmqns/properties.h"
 #include "rmqns/race.h"
 #include "rmqns/tls.h"
 
 /* ---- settings ---- */
 
-static const char *const mode_names[] = { "disabled", "permissive", "enforcing", NULL };
-static const char *const auth_names[] = { "none", "optional", "require", NULL };
+static const char *const mode_names[] = { "disabled", "permissive", "enforcing" };
+static const char *const auth_names[] = { "none", "optional", "require" };
 
 const char *tls_mode_name(enum tls_mode m)
 {
@@ -44,14 +41,6 @@ const char *tls_mode_name(enum tls_mode m)
 const char *tls_client_auth_name(enum tls_client_auth a)
 {
 	return (unsigned)a < 3 ? auth_names[a] : "?";
-}
-
-static int parse_choice(const char *const *names, const char *text)
-{
-	for (int i = 0; names[i]; i++)
-		if (text && strcasecmp(text, names[i]) == 0)
-			return i;
-	return -1;
 }
 
 void tls_settings_free(struct tls_settings *s)
@@ -64,7 +53,7 @@ void tls_settings_free(struct tls_settings *s)
 }
 
 /* Replaces *slot with a copy of value ("" = unset). */
-static int set_path(char **slot, const char *value)
+int tls_settings_set_path(char **slot, const char *value)
 {
 	char *copy = NULL;
 	if (value && *value && !(copy = strdup(value)))
@@ -72,93 +61,6 @@ static int set_path(char **slot, const char *value)
 	free(*slot);
 	*slot = copy;
 	return RMQNS_OK;
-}
-
-/* One key of the options or of the file. */
-static int settings_apply(struct tls_settings *s, const char *key, const char *value,
-			  const char *where, char *err, size_t errlen)
-{
-	if (strcmp(key, "tls.server.mode") == 0) {
-		int m = parse_choice(mode_names, value);
-		if (m < 0) {
-			snprintf(err, errlen, "invalid value for tls.server.mode%s: '%s' (expected disabled, permissive or enforcing)",
-				 where, value);
-			return RMQNS_EINVAL;
-		}
-		s->mode = (enum tls_mode)m;
-		return RMQNS_OK;
-	}
-	if (strcmp(key, "tls.server.need.client.auth") == 0) {
-		int a = parse_choice(auth_names, value);
-		if (a < 0) {
-			snprintf(err, errlen, "invalid value for tls.server.need.client.auth%s: '%s' (expected none, optional or require)",
-				 where, value);
-			return RMQNS_EINVAL;
-		}
-		s->client_auth = (enum tls_client_auth)a;
-		return RMQNS_OK;
-	}
-	if (strcmp(key, "tls.test.mode.enable") == 0) {
-		if (strcasecmp(value, "true") != 0 && strcasecmp(value, "false") != 0) {
-			snprintf(err, errlen, "invalid value for tls.test.mode.enable%s: '%s' (expected true or false)",
-				 where, value);
-			return RMQNS_EINVAL;
-		}
-		s->test_mode = strcasecmp(value, "true") == 0;
-		return RMQNS_OK;
-	}
-	char **slot = strcmp(key, "tls.server.certPath") == 0	      ? &s->cert_path
-		      : strcmp(key, "tls.server.keyPath") == 0	      ? &s->key_path
-		      : strcmp(key, "tls.server.keyPassword") == 0    ? &s->key_password
-		      : strcmp(key, "tls.server.trustCertPath") == 0 ? &s->trust_path
-								      : NULL;
-	if (!slot)
-		return RMQNS_EAGAIN; /* not a key of ours */
-	if (set_path(slot, value) < 0) {
-		snprintf(err, errlen, "out of memory");
-		return RMQNS_ENOMEM;
-	}
-	return RMQNS_OK;
-}
-
-int tls_settings_load(struct tls_settings *s, const struct options *o, char *err, size_t errlen)
-{
-	const struct {
-		const char *key, *value;
-	} from_options[] = {
-		{ "tls.server.mode", o->tlsServerMode },
-		{ "tls.server.need.client.auth", o->tlsServerNeedClientAuth },
-		{ "tls.server.certPath", o->tlsServerCertPath },
-		{ "tls.server.keyPath", o->tlsServerKeyPath },
-		{ "tls.server.keyPassword", o->tlsServerKeyPassword },
-		{ "tls.server.trustCertPath", o->tlsServerTrustCertPath },
-		{ "tls.test.mode.enable", o->tlsTestModeEnable ? "true" : "false" },
-	};
-	int rc = RMQNS_OK;
-
-	memset(s, 0, sizeof *s);
-	for (size_t i = 0; i < sizeof from_options / sizeof from_options[0] && rc == RMQNS_OK; i++)
-		if (from_options[i].value && *from_options[i].value) /* unset: the default */
-			rc = settings_apply(s, from_options[i].key, from_options[i].value, "", err, errlen);
-	if (rc == RMQNS_OK && o->tlsConfigFile && *o->tlsConfigFile) {
-		struct properties p = PROPERTIES_INIT;
-		char where[300];
-		snprintf(where, sizeof where, " in %s", o->tlsConfigFile);
-		rc = properties_load_file(&p, o->tlsConfigFile, err, errlen);
-		for (size_t i = 0; i < p.count && rc == RMQNS_OK; i++) {
-			rc = settings_apply(s, p.items[i].key, p.items[i].value, where, err, errlen);
-			if (rc == RMQNS_EAGAIN) {
-				/* Java's file also holds client keys and tls.server.authClient */
-				log_debug("tls.config.file %s: %s is not a server key, ignored", o->tlsConfigFile,
-					  p.items[i].key);
-				rc = RMQNS_OK;
-			}
-		}
-		properties_free(&p);
-	}
-	if (rc < 0)
-		tls_settings_free(s);
-	return rc;
 }
 
 /* ---- the context ---- */
@@ -403,9 +305,9 @@ static int settings_copy(struct tls_settings *dst, const struct tls_settings *sr
 	dst->mode = src->mode;
 	dst->client_auth = src->client_auth;
 	dst->test_mode = src->test_mode;
-	if (set_path(&dst->cert_path, src->cert_path) < 0 || set_path(&dst->key_path, src->key_path) < 0 ||
-	    set_path(&dst->key_password, src->key_password) < 0 ||
-	    set_path(&dst->trust_path, src->trust_path) < 0) {
+	if (tls_settings_set_path(&dst->cert_path, src->cert_path) < 0 || tls_settings_set_path(&dst->key_path, src->key_path) < 0 ||
+	    tls_settings_set_path(&dst->key_password, src->key_password) < 0 ||
+	    tls_settings_set_path(&dst->trust_path, src->trust_path) < 0) {
 		tls_settings_free(dst);
 		return RMQNS_ENOMEM;
 	}

@@ -1,7 +1,7 @@
 /* A request in flight (request.h): its own copy of the frame (or, for a
  * big one, the read buffer it came in), the decoded command pointing into
- * it, and the way back to its connection. An answer's head is encoded
- * here, into the bytes net_send is filling. */
+ * it, and the way back to its connection. An answer is encoded here,
+ * head and body, into the buffer net_send_begin gives. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,12 +91,8 @@ void request_free(struct request *req)
 	free(req);
 }
 
-/* net_head_fn: the answer's head, sized for the body net_send appends. */
-static int request_encode_head(void *arg, struct buf *out)
-{
-	const struct remoting_cmd *rsp = arg;
-	return remoting_encode_head(rsp, rsp->body_len, out);
-}
+/* Room made for an answer's head before it is encoded (it may grow). */
+#define REQUEST_HEAD_ROOM 256u
 
 int request_reply(const struct request *req, const struct remoting_cmd *rsp)
 {
@@ -110,7 +106,18 @@ int request_reply(const struct request *req, const struct remoting_cmd *rsp)
 	out.serialize = req->cmd.serialize;
 	out.opaque = req->cmd.opaque;
 	out.flag |= REMOTING_FLAG_RESPONSE;
-	return net_send(req->conn, request_encode_head, &out, out.body, out.body_len);
+	struct net_send snd;
+	int rc = net_send_begin(&snd, req->conn, REQUEST_HEAD_ROOM + (size_t)out.body_len);
+	if (rc < 0 || !snd.out)
+		return rc; /* the connection is gone: dropped */
+	rc = remoting_encode_head(&out, out.body_len, snd.out);
+	if (rc == 0 && out.body_len)
+		rc = buf_append(snd.out, out.body, out.body_len);
+	if (rc < 0) {
+		net_send_abort(&snd);
+		return rc;
+	}
+	return net_send_commit(&snd);
 }
 
 int request_reply_code(const struct request *req, int32_t code, const char *remark)

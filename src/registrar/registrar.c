@@ -1,24 +1,18 @@
 /* The registrar thread (registrar.h): applies mutations one at a time in
- * arrival order, runs the tick hook from a timerfd and turns
+ * arrival order, runs the tick hook from a periodic timer and turns
  * connection-closed notices into hook calls. It knows nothing of what a
  * mutation changes; it is merely the only thread that changes things. */
-#include <errno.h>
-#include <poll.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
-#include <sys/timerfd.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <urcu.h>
 #include <urcu/wfcqueue.h>
 
 #include "rmqns/err.h"
 #include "rmqns/log.h"
+#include "rmqns/loop.h"
 #include "rmqns/metrics.h"
 #include "rmqns/race.h"
 #include "rmqns/registrar.h"
@@ -27,10 +21,7 @@ struct registrar {
 	struct __cds_wfcq_head head;
 	struct cds_wfcq_tail tail;
 	struct registrar_hooks hooks;
-	int wakefd;
-	int timerfd; /* -1 without a tick */
-	pthread_t thread;
-	bool started;
+	struct loop *loop;
 	atomic_bool stop;
 	_Atomic uint64_t turn_ms; /* when it last began a turn or a mutation */
 	_Atomic uint64_t drop_after_ns; /* shutdown deadline; 0 = none */
@@ -41,13 +32,6 @@ struct registrar_notice {
 	struct registrar *r;
 	uint64_t conn_id;
 };
-
-static uint64_t registrar_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 static void registrar_mark_turn(struct registrar *r, uint64_t now_ms)
 {
@@ -67,34 +51,13 @@ struct registrar *registrar_create(const struct registrar_hooks *hooks)
 	if (hooks)
 		r->hooks = *hooks;
 	__cds_wfcq_init(&r->head, &r->tail);
-	r->timerfd = -1;
-	r->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (r->wakefd < 0) {
-		log_error("registrar: eventfd: %s", strerror(errno));
+	r->loop = loop_create("registrar");
+	if (!r->loop) {
 		free(r);
 		return NULL;
 	}
-	if (r->hooks.tick_ms > 0) {
-		r->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-		if (r->timerfd < 0) {
-			log_error("registrar: timerfd: %s", strerror(errno));
-			close(r->wakefd);
-			free(r);
-			return NULL;
-		}
-	}
 	atomic_init(&r->stop, false);
 	return r;
-}
-
-static void registrar_wake(struct registrar *r)
-{
-	uint64_t one = 1;
-	ssize_t n;
-	do
-		n = write(r->wakefd, &one, sizeof one);
-	while (n < 0 && errno == EINTR);
-	/* EAGAIN means the counter is already huge: the thread is woken anyway. */
 }
 
 void registrar_submit(struct registrar *r, struct mutation *m)
@@ -104,7 +67,7 @@ void registrar_submit(struct registrar *r, struct mutation *m)
 	/* Only the first mutation into an empty queue needs a wake-up: the
 	 * thread takes the whole queue at once and rechecks before sleeping. */
 	if (!cds_wfcq_enqueue(&r->head, &r->tail, &m->node))
-		registrar_wake(r);
+		loop_wake(r->loop);
 }
 
 static void registrar_apply_notice(struct mutation *m)
@@ -166,75 +129,55 @@ static unsigned registrar_drain(struct registrar *r)
 	return n;
 }
 
-static void registrar_on_timer(struct registrar *r)
+static void registrar_on_timer(struct loop *l, void *arg)
 {
-	uint64_t expirations;
-	if (read(r->timerfd, &expirations, sizeof expirations) != sizeof expirations)
-		return; /* spurious: nothing expired */
+	(void)l;
+	struct registrar *r = arg;
 	if (r->hooks.on_tick)
-		r->hooks.on_tick(r->hooks.arg, registrar_now_ms());
+		r->hooks.on_tick(r->hooks.arg, loop_clock_ms());
 }
 
-static void *registrar_main(void *arg)
+/* A turn: what is queued, then one slice of background work between
+ * mutations; a wait of at most REGISTRAR_TURN_MAX_MS (none while the
+ * background work has more). */
+static int registrar_turn(struct loop *l, void *arg)
 {
+	(void)l;
 	struct registrar *r = arg;
-	struct pollfd fds[2] = {
-		{ .fd = r->wakefd, .events = POLLIN },
-		{ .fd = r->timerfd, .events = POLLIN },
-	};
-	nfds_t nfds = r->timerfd >= 0 ? 2 : 1;
-
-	log_set_thread_name("registrar");
-	pthread_setname_np(pthread_self(), "registrar");
-	rcu_register_thread();
-	bool more = false;
-	for (;;) {
-		registrar_mark_turn(r, registrar_now_ms());
-		registrar_drain(r);
-		if (atomic_load(&r->stop))
-			break;
-		/* background work goes between mutations, one slice at a time */
-		more = r->hooks.on_idle && r->hooks.on_idle(r->hooks.arg);
-		if (poll(fds, nfds, more ? 0 : (int)REGISTRAR_TURN_MAX_MS) < 0) {
-			if (errno != EINTR)
-				log_error("registrar: poll: %s", strerror(errno));
-			continue;
-		}
-		if (fds[0].revents & POLLIN) {
-			uint64_t count;
-			if (read(r->wakefd, &count, sizeof count) < 0 && errno != EAGAIN)
-				log_error("registrar: eventfd read: %s", strerror(errno));
-		}
-		if (nfds > 1 && (fds[1].revents & POLLIN))
-			registrar_on_timer(r);
-	}
+	registrar_mark_turn(r, loop_clock_ms());
 	registrar_drain(r);
+	if (atomic_load(&r->stop))
+		return 0;
+	bool more = r->hooks.on_idle && r->hooks.on_idle(r->hooks.arg);
+	return more ? 0 : (int)REGISTRAR_TURN_MAX_MS;
+}
+
+static void registrar_thread_start(struct loop *l, void *arg)
+{
+	(void)l;
+	(void)arg;
+	rcu_register_thread();
+}
+
+static void registrar_thread_end(struct loop *l, void *arg)
+{
+	(void)l;
+	registrar_drain(arg);
 	rcu_unregister_thread();
-	return NULL;
 }
 
 int registrar_start(struct registrar *r)
 {
-	if (r->timerfd >= 0) {
-		struct itimerspec its = { 0 };
-		its.it_interval.tv_sec = r->hooks.tick_ms / 1000;
-		its.it_interval.tv_nsec = (long)(r->hooks.tick_ms % 1000) * 1000000L;
-		its.it_value = its.it_interval;
-		if (timerfd_settime(r->timerfd, 0, &its, NULL) < 0) {
-			log_error("registrar: timerfd_settime: %s", strerror(errno));
-			return RMQNS_EIO;
-		}
-	}
+	if (r->hooks.tick_ms > 0 && loop_every(r->loop, r->hooks.tick_ms, registrar_on_timer, r) < 0)
+		return RMQNS_EIO;
 	/* counted as a turn: a health check right after the start must not
 	 * find the thread stalled before its first look at the queue */
-	registrar_mark_turn(r, registrar_now_ms());
-	int rc = pthread_create(&r->thread, NULL, registrar_main, r);
-	if (rc != 0) {
-		log_error("registrar: cannot start its thread: error %d", rc);
-		return RMQNS_ENOMEM;
-	}
-	r->started = true;
-	return RMQNS_OK;
+	registrar_mark_turn(r, loop_clock_ms());
+	loop_set_hooks(r->loop, &(struct loop_hooks){ .before_sleep = registrar_turn,
+						      .thread_start = registrar_thread_start,
+						      .thread_end = registrar_thread_end,
+						      .data = r });
+	return loop_spawn(r->loop, "registrar", -1);
 }
 
 void registrar_set_deadline(struct registrar *r, uint64_t drop_after_ns)
@@ -244,12 +187,11 @@ void registrar_set_deadline(struct registrar *r, uint64_t drop_after_ns)
 
 void registrar_stop(struct registrar *r)
 {
-	if (!r->started)
+	if (!loop_spawned(r->loop))
 		return;
 	atomic_store(&r->stop, true);
-	registrar_wake(r);
-	pthread_join(r->thread, NULL);
-	r->started = false;
+	loop_stop(r->loop);
+	loop_join(r->loop);
 }
 
 void registrar_destroy(struct registrar *r)
@@ -263,8 +205,6 @@ void registrar_destroy(struct registrar *r)
 	unsigned late = registrar_drain(r);
 	if (late)
 		log_warn("registrar: applied %u mutations submitted after it stopped", late);
-	if (r->timerfd >= 0)
-		close(r->timerfd);
-	close(r->wakefd);
+	loop_destroy(r->loop);
 	free(r);
 }

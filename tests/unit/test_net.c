@@ -9,6 +9,7 @@
 
 #include "rmqns/config.h"
 #include "rmqns/net.h"
+#include "rmqns/net_params.h"
 
 Test(net_params, idle_timeout_in_64_bits)
 {
