@@ -191,6 +191,21 @@ static void broker_lives_through(struct client *broker, int seconds)
 	client_close(reader);
 }
 
+/* n clients each send `frames` (freed here) and never read; the broker
+ * lives through them (above), then everyone leaves. */
+static void broker_lives_through_floods(struct client *broker, struct buf *frames, int n)
+{
+	struct client *floods[8];
+	cr_assert_leq(n, 8);
+	for (int i = 0; i < n; i++)
+		floods[i] = flood(frames);
+	buf_free(frames);
+	broker_lives_through(broker, 12);
+	for (int i = 0; i < n; i++)
+		client_close(floods[i]);
+	client_close(broker);
+}
+
 /* ---- the cases ---- */
 
 Test(admission, a_reader_pipelining_without_reading_never_starves_a_broker)
@@ -203,15 +218,7 @@ Test(admission, a_reader_pipelining_without_reading_never_starves_a_broker)
 
 	struct buf frames = BUF_INIT;
 	pipeline(&frames, 600, REQ_GET_KVLIST_BY_NAMESPACE, "namespace", "NS", NULL);
-	struct client *floods[5];
-	for (int i = 0; i < 5; i++)
-		floods[i] = flood(&frames);
-	buf_free(&frames);
-
-	broker_lives_through(broker, 12);
-	for (int i = 0; i < 5; i++)
-		client_close(floods[i]);
-	client_close(broker);
+	broker_lives_through_floods(broker, &frames, 5);
 }
 
 Test(admission, a_connection_at_its_in_flight_cap_is_paused_not_closed)
@@ -355,15 +362,7 @@ Test(admission, an_inflate_heavy_registration_flood_never_starves_a_broker)
 
 	struct buf frames = BUF_INIT;
 	registration_flood(&frames, FLOOD_DEPTH, FLOOD_TOPICS);
-	struct client *floods[3];
-	for (int i = 0; i < 3; i++)
-		floods[i] = flood(&frames);
-	buf_free(&frames);
-
-	broker_lives_through(broker, 12);
-	for (int i = 0; i < 3; i++)
-		client_close(floods[i]);
-	client_close(broker);
+	broker_lives_through_floods(broker, &frames, 3);
 }
 
 Test(admission, stalled_frames_stay_within_the_memory_budget)
