@@ -219,8 +219,8 @@ static void main_reload_acl(void *acl)
 
 int main(int argc, char **argv)
 {
-	if (mallopt(M_MMAP_THRESHOLD, MAIN_MMAP_THRESHOLD) != 1)
-		fprintf(stderr, "rmqns: mallopt(M_MMAP_THRESHOLD) refused; memory may fragment\n");
+	/* said once the log has its first line (a sanitizer's allocator refuses it) */
+	bool mmap_threshold_refused = mallopt(M_MMAP_THRESHOLD, MAIN_MMAP_THRESHOLD) != 1;
 	struct config *cfg = NULL;
 	enum config_action action;
 	char err[512] = "";
@@ -248,6 +248,8 @@ int main(int argc, char **argv)
 	}
 
 	const struct options *o = config_startup(cfg);
+	if (mmap_threshold_refused)
+		log_warn("mallopt(M_MMAP_THRESHOLD) refused; memory may fragment");
 	int sfd = main_signalfd();
 	if (sfd < 0) {
 		fprintf(stderr, "rmqns: cannot set up signal handling: %s\n", strerror(errno));
