@@ -93,6 +93,7 @@ int registrar_notify_conn_closed(struct registrar *r, uint64_t conn_id)
 		return RMQNS_ENOMEM;
 	}
 	n->m.apply = registrar_apply_notice;
+	n->m.drop = NULL; /* cheap, and it must not be lost */
 	n->r = r;
 	n->conn_id = conn_id;
 	registrar_submit(r, &n->m);
