@@ -389,6 +389,10 @@ Test(faults, out_of_descriptors_pauses_accepts_quietly)
 	int http = harness_free_port();
 	snprintf(http_arg, sizeof http_arg, "--httpPort=%d", http);
 	const char *const args[] = { http_arg, NULL };
+	const char *wrapper = getenv("RMQNS_SERVER_WRAPPER");
+	if (wrapper && *wrapper)
+		cr_skip_test("the server runs under a wrapper (valgrind keeps descriptors of its own "
+			     "near the limit and refuses a lower one)");
 
 	start(args);
 	cr_assert_eq(prlimit(srv.pid, RLIMIT_NOFILE, NULL, &lim), 0);
