@@ -34,4 +34,10 @@ void http_status_serve(struct app *app, const struct http_request *req, struct h
  * 1 when present, 0 when absent, -1 when malformed or too long. */
 int http_status_query_param(const char *query, const char *name, char *out, size_t outlen);
 
+struct jw;
+struct route_broker_view;
+/* Opens a live broker's JSON object with the members /brokers and
+ * /api/brokers share: cluster, brokerName, brokerId, role, address. */
+void http_status_broker_begin(struct jw *w, const struct route_broker_view *b, const char *role);
+
 #endif

@@ -337,18 +337,8 @@ static int ep_broker_one(void *arg, const struct route_broker_view *b)
 	uint64_t age = eb->now > b->last_ms ? eb->now - b->last_ms : 0;
 	struct jw *w = &eb->w;
 
-	jw_obj_begin(w);
-	jw_key(w, "cluster");
-	jw_str(w, b->cluster);
-	jw_key(w, "brokerName");
-	jw_str(w, b->name);
-	jw_key(w, "brokerId");
-	jw_int(w, b->id);
-	jw_key(w, "role");
 	/* the words rmqns-admin prints */
-	jw_str(w, b->id == 0 ? "master" : b->id > 0 ? "slave" : "unknown");
-	jw_key(w, "address");
-	jw_str(w, b->addr);
+	http_status_broker_begin(w, b, b->id == 0 ? "master" : b->id > 0 ? "slave" : "unknown");
 	jw_key(w, "lastHeartbeatAgeMillis");
 	jw_int(w, (int64_t)age);
 	jw_key(w, "heartbeatTimeoutMillis");

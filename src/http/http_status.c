@@ -182,9 +182,8 @@ static void brokers_assign_roles(struct broker_rows *rows, bool support_acting_m
 	}
 }
 
-static void broker_write(struct jw *w, const struct broker_row *row, uint64_t now)
+void http_status_broker_begin(struct jw *w, const struct route_broker_view *b, const char *role)
 {
-	const struct route_broker_view *b = &row->v;
 	jw_obj_begin(w);
 	jw_key(w, "cluster");
 	jw_str(w, b->cluster);
@@ -193,9 +192,15 @@ static void broker_write(struct jw *w, const struct broker_row *row, uint64_t no
 	jw_key(w, "brokerId");
 	jw_int(w, b->id);
 	jw_key(w, "role");
-	jw_str(w, row->role);
+	jw_str(w, role);
 	jw_key(w, "address");
 	jw_str(w, b->addr);
+}
+
+static void broker_write(struct jw *w, const struct broker_row *row, uint64_t now)
+{
+	const struct route_broker_view *b = &row->v;
+	http_status_broker_begin(w, b, row->role);
 	jw_key(w, "actingMasterEnabled");
 	jw_bool(w, b->acting_master);
 	jw_key(w, "lastHeartbeatAgeMillis");
