@@ -41,4 +41,30 @@ int ctl_entry_wrap(const struct ctl_event *ev, struct raft_buffer *out);
 /* The FSM applying entries to state and snapshotting it. */
 void ctl_fsm_init(struct raft_fsm *fsm, struct ctl_state *state);
 
+/* ---- the Raft transport (ctl_transport.c) ---- */
+
+#include <raft/uv.h>
+
+/* libraft's TCP transport dialling each peer id at its entry of the peers
+ * list (+ the Raft port offset), host names resolved on the loop. Give
+ * &t->outer to raft_uv_init; t must stay where it is. */
+struct ctl_resolve;
+struct ctl_transport {
+	struct raft_uv_transport outer;
+	struct raft_uv_transport tcp;
+	struct uv_loop_s *loop;
+	const struct ctl_peer *peers;
+	unsigned n_peers;
+	int port_offset;
+	raft_uv_accept_cb accept_cb;
+	struct ctl_resolve *resolving;
+	bool closing, tcp_closed;
+	raft_uv_transport_close_cb close_cb;
+};
+int ctl_transport_init(struct ctl_transport *t, struct uv_loop_s *loop, const struct ctl_peer *peers,
+		       unsigned n_peers, int port_offset, const char *bind_address, char *err,
+		       size_t errlen);
+/* After the transport closed (raft_uv_close), frees the TCP transport. */
+void ctl_transport_free(struct ctl_transport *t);
+
 #endif

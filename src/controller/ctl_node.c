@@ -89,7 +89,7 @@ struct ctl_node {
 	uv_loop_t loop;
 	uv_async_t wake;
 	uv_timer_t tick;
-	struct raft_uv_transport transport;
+	struct ctl_transport transport;
 	struct raft_io io;
 	struct raft raft;
 	struct raft_fsm fsm;
@@ -586,7 +586,7 @@ static void on_raft_closed(struct raft *r)
 	struct ctl_node *n = r->data;
 
 	raft_uv_close(&n->io);
-	raft_uv_tcp_close(&n->transport);
+	ctl_transport_free(&n->transport);
 	uv_close((uv_handle_t *)&n->tick, on_handle_closed);
 	uv_close((uv_handle_t *)&n->wake, on_handle_closed);
 }
@@ -691,15 +691,10 @@ static int node_open(struct ctl_node *n, char *err, size_t errlen)
 	n->wake.data = n;
 	uv_timer_init(&n->loop, &n->tick);
 	n->tick.data = n;
-	if ((rc = raft_uv_tcp_init(&n->transport, &n->loop)) != 0) {
-		snprintf(err, errlen, "raft transport: %s", raft_strerror(rc));
+	if (ctl_transport_init(&n->transport, &n->loop, n->peers, n->n_peers, n->raft_port_offset,
+			       n->bind_address, err, errlen) != 0)
 		goto fail_handles;
-	}
-	if ((rc = raft_uv_tcp_set_bind_address(&n->transport, n->bind_address)) != 0) {
-		snprintf(err, errlen, "raft bind address %s: %s", n->bind_address, raft_strerror(rc));
-		goto fail_transport;
-	}
-	if ((rc = raft_uv_init(&n->io, &n->loop, n->dir, &n->transport)) != 0) {
+	if ((rc = raft_uv_init(&n->io, &n->loop, n->dir, &n->transport.outer)) != 0) {
 		snprintf(err, errlen, "raft log in %s: %s", n->dir, raft_strerror(rc));
 		goto fail_transport;
 	}
@@ -730,7 +725,7 @@ static int node_open(struct ctl_node *n, char *err, size_t errlen)
 fail_io:
 	raft_uv_close(&n->io);
 fail_transport:
-	raft_uv_tcp_close(&n->transport);
+	ctl_transport_free(&n->transport);
 fail_handles:
 	uv_close((uv_handle_t *)&n->tick, on_handle_closed);
 	uv_close((uv_handle_t *)&n->wake, on_handle_closed);
