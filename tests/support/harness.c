@@ -559,34 +559,52 @@ void harness_request_init(struct remoting_cmd *cmd, int32_t code, enum remoting_
 	cmd->serialize = ser;
 }
 
-int harness_call(struct client *c, int32_t code, const char *body, struct client_reply **out, ...)
+int harness_request_va(struct remoting_cmd *req, struct remoting_ext_field *ext, int32_t code,
+		       enum remoting_serialize ser, const char *body, va_list ap)
 {
-	struct remoting_ext_field ext[HARNESS_CALL_MAX_EXT];
-	struct remoting_cmd req;
 	uint32_t n = 0;
-	va_list ap;
 
-	harness_request_init(&req, code, REMOTING_JSON);
-	va_start(ap, out);
+	harness_request_init(req, code, ser);
 	for (const char *k; (k = va_arg(ap, const char *)) != NULL;) {
 		const char *v = va_arg(ap, const char *);
-		if (n == HARNESS_CALL_MAX_EXT) {
-			va_end(ap);
+		if (!v)
+			continue;
+		if (n == HARNESS_CALL_MAX_EXT)
 			return RMQNS_ETOOBIG;
-		}
 		ext[n].key = k;
 		ext[n].value = v;
 		n++;
 	}
-	va_end(ap);
-	req.ext = ext;
-	req.ext_count = n;
-	req.ext_present = n > 0;
+	req->ext = ext;
+	req->ext_count = n;
+	req->ext_present = n > 0;
 	if (body) {
-		req.body = (const uint8_t *)body;
-		req.body_len = (uint32_t)strlen(body);
+		req->body = (const uint8_t *)body;
+		req->body_len = (uint32_t)strlen(body);
 	}
-	return client_call(c, &req, out, 5000);
+	return 0;
+}
+
+int harness_request(struct remoting_cmd *req, struct remoting_ext_field *ext, int32_t code,
+		    enum remoting_serialize ser, const char *body, ...)
+{
+	va_list ap;
+	va_start(ap, body);
+	int rc = harness_request_va(req, ext, code, ser, body, ap);
+	va_end(ap);
+	return rc;
+}
+
+int harness_call(struct client *c, int32_t code, const char *body, struct client_reply **out, ...)
+{
+	struct remoting_ext_field ext[HARNESS_CALL_MAX_EXT];
+	struct remoting_cmd req;
+	va_list ap;
+
+	va_start(ap, out);
+	int rc = harness_request_va(&req, ext, code, REMOTING_JSON, body, ap);
+	va_end(ap);
+	return rc ? rc : client_call(c, &req, out, 5000);
 }
 
 void harness_encode(const struct remoting_cmd *cmd, struct buf *out)

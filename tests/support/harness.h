@@ -23,6 +23,7 @@
 #ifndef RMQNS_TEST_HARNESS_H
 #define RMQNS_TEST_HARNESS_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -135,10 +136,19 @@ void harness_client_peer(const struct client *c, char *out, size_t n);
  * given serialization, no remark, no ext fields, no body, opaque 0. */
 void harness_request_init(struct remoting_cmd *cmd, int32_t code, enum remoting_serialize ser);
 
-/* A Java-style JSON request of `code` with the ext fields given as key,
- * value, ..., NULL and an optional body (a string), sent on c and answered
- * within 5 s: client_call's result, *out the answer. */
+/* A Java-style request (harness_request_init) of `code` in serialization
+ * ser with the ext fields given as key, value, ..., NULL (a NULL value
+ * leaves its field out; ext holds them, HARNESS_CALL_MAX_EXT at most) and
+ * an optional body (a string, not copied). 0, or RMQNS_ETOOBIG for more
+ * fields than that. */
 #define HARNESS_CALL_MAX_EXT 16
+int harness_request(struct remoting_cmd *req, struct remoting_ext_field *ext, int32_t code,
+		    enum remoting_serialize ser, const char *body, ...);
+int harness_request_va(struct remoting_cmd *req, struct remoting_ext_field *ext, int32_t code,
+		       enum remoting_serialize ser, const char *body, va_list ap);
+
+/* Such a request in JSON, sent on c and answered within 5 s:
+ * client_call's result, *out the answer. */
 int harness_call(struct client *c, int32_t code, const char *body, struct client_reply **out, ...);
 
 /* Encodes cmd and appends the frame to out (aborts the test process on

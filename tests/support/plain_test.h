@@ -1,9 +1,11 @@
 /* For the plain test programs (exit 0 = pass, so that they run under
- * ThreadSanitizer too): a check that reports where it failed, and a
+ * ThreadSanitizer too): checks that report where they failed, and a
  * sleep. */
 #ifndef RMQNS_PLAIN_TEST_H
 #define RMQNS_PLAIN_TEST_H
 
+#include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <time.h>
 
@@ -21,6 +23,38 @@
 	do {                                                                         \
 		if (!(cond)) {                                                       \
 			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+			return -1;                                                   \
+		}                                                                    \
+	} while (0)
+
+/* The failed EXPECT and EXPECT_RET checks so far (from any thread). */
+static atomic_int plain_failures __attribute__((unused));
+
+static inline void plain_failed(const char *file, int line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static inline void plain_failed(const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "FAIL %s:%d: ", file, line);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	atomic_fetch_add(&plain_failures, 1);
+}
+
+/* On failure: print the message (printf arguments), count it, go on. */
+#define EXPECT(cond, ...)                                                            \
+	do {                                                                         \
+		if (!(cond))                                                         \
+			plain_failed(__FILE__, __LINE__, __VA_ARGS__);               \
+	} while (0)
+
+/* The same, then return -1. */
+#define EXPECT_RET(cond, ...)                                                        \
+	do {                                                                         \
+		if (!(cond)) {                                                       \
+			plain_failed(__FILE__, __LINE__, __VA_ARGS__);               \
 			return -1;                                                   \
 		}                                                                    \
 	} while (0)

@@ -20,26 +20,11 @@
 #include "rmqns/regbody.h"
 #include "rmqns/remoting.h"
 #include "rmqns/route.h"
+#include "test_util.h"
 
 #ifndef TESTDATA_DIR
 #error "TESTDATA_DIR must name tests/data"
 #endif
-
-static inline uint8_t *tu_load(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	cr_assert(f, "cannot open %s", path);
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	cr_assert(n > 0);
-	uint8_t *p = malloc((size_t)n);
-	cr_assert(p);
-	cr_assert_eq(fread(p, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	*len = (size_t)n;
-	return p;
-}
 
 /* A captured frame (path relative to tests/data), decoded. Free with
  * tu_frame_free. */

@@ -109,12 +109,6 @@ struct run {
 	char *out, *err;
 };
 
-static void sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-	nanosleep(&ts, NULL);
-}
-
 /* Runs rmqns-admin with the arguments (NULL-terminated) to completion,
  * accepting connections on the silent listener meanwhile. Killed (and the
  * test failed) if it runs past ADMIN_RUN_LIMIT_MS. */
@@ -160,7 +154,7 @@ static struct run run_admin(const char *const *args)
 			waitpid(pid, &status, 0);
 			cr_assert_fail("rmqns-admin %s did not finish", args[0]);
 		}
-		sleep_ms(2);
+		harness_sleep_ms(2);
 		waited += 2;
 	}
 	for (int i = 0; i < nheld; i++)

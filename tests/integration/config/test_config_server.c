@@ -14,6 +14,7 @@
 #include <criterion/criterion.h>
 
 #include "harness.h"
+#include "harness_criterion.h"
 #include "rmqns/buf.h"
 #include "rmqns/config.h"
 #include "rmqns/err.h"
@@ -21,39 +22,19 @@
 
 #define T HARNESS_IO_TIMEOUT_MS
 
-static struct harness_server srv;
-static char dir[64];
+static struct server_fixture fx;
 
 static void cfg_init(void)
 {
-	cr_assert_eq(harness_mkdtemp(dir, sizeof(dir), "rmqns-cfgs"), 0);
+	fixture_init(&fx, "rmqns-cfgs");
 }
 
 static void cfg_fini(void)
 {
-	harness_cleanup(&srv);
-	harness_rmdir(dir);
+	fixture_fini(&fx);
 }
 
 TestSuite(config_server, .init = cfg_init, .fini = cfg_fini, .timeout = 120);
-
-static char *path_in(const char *name)
-{
-	char *p = harness_path_in(dir, name);
-	cr_assert_not_null(p);
-	return p;
-}
-
-static char *write_conf(const char *name, const char *text)
-{
-	char *p = path_in(name);
-	FILE *f = fopen(p, "w");
-
-	cr_assert_not_null(f);
-	fputs(text, f);
-	fclose(f);
-	return p;
-}
 
 /* Starts the server with -c file (when not NULL) and its KV file in dir. */
 static void start_with(const char *file)
@@ -62,22 +43,15 @@ static void start_with(const char *file)
 	const char *args[4];
 	int n = 0;
 
-	cr_assert(asprintf(&kv, "--kvConfigPath=%s/kv.json", dir) > 0);
+	cr_assert(asprintf(&kv, "--kvConfigPath=%s/kv.json", fx.dir) > 0);
 	if (file) {
 		args[n++] = "-c";
 		args[n++] = file;
 	}
 	args[n++] = kv;
 	args[n] = NULL;
-	cr_assert_eq(harness_start(&srv, args), 0, "the server did not start");
+	cr_assert_eq(harness_start(&fx.srv, args), 0, "the server did not start");
 	free(kv);
-}
-
-static struct client *connect_or_fail(void)
-{
-	struct client *c = harness_connect(&srv);
-	cr_assert_not_null(c);
-	return c;
 }
 
 static struct client_reply *update(struct client *c, const char *body)
@@ -131,7 +105,7 @@ static char *get_config(struct client *c, enum remoting_serialize ser)
 
 Test(config_server, print_options_and_exit)
 {
-	char *file = write_conf("n.conf", "listenPort=19999\nenableTopicList=false\n");
+	char *file = fixture_write(&fx, "n.conf", "listenPort=19999\nenableTopicList=false\n");
 	const char *args[] = { "-c", file, "-p", NULL };
 	char *out = NULL, *line, *save = NULL;
 	size_t n, lines = 0;
@@ -192,14 +166,14 @@ Test(config_server, help_and_errors)
 
 Test(config_server, get_config_sorted_java_format)
 {
-	char *file = write_conf("n.conf", "orderMessageEnable=true\nmyOwnKey=kept\n");
+	char *file = fixture_write(&fx, "n.conf", "orderMessageEnable=true\nmyOwnKey=kept\n");
 	char *body, *copy, *line, *save = NULL, *prev = NULL, want[600];
 	size_t n, lines = 0;
 	struct client *c;
 
 	config_options(&n);
 	start_with(file);
-	c = connect_or_fail();
+	c = harness_connect_or_fail(&fx.srv);
 	body = get_config(c, REMOTING_JSON);
 	cr_assert_eq(body[strlen(body) - 1], '\n');
 	copy = strdup(body);
@@ -214,7 +188,7 @@ Test(config_server, get_config_sorted_java_format)
 	cr_assert_not_null(strstr(body, "\nmyOwnKey=kept\n"));
 	snprintf(want, sizeof(want), "\nconfigStorePath=%s\n", file);
 	cr_assert_not_null(strstr(body, want));
-	snprintf(want, sizeof(want), "\nkvConfigPath=%s/kv.json\n", dir);
+	snprintf(want, sizeof(want), "\nkvConfigPath=%s/kv.json\n", fx.dir);
 	cr_assert_not_null(strstr(body, want));
 	free(copy);
 	free(body);
@@ -230,12 +204,12 @@ Test(config_server, get_config_sorted_java_format)
  * of the -c file (README, Configuration). */
 Test(config_server, update_writes_command_line_values_back)
 {
-	char *file = write_conf("n.conf", "enableTopicList=true\n");
+	char *file = fixture_write(&fx, "n.conf", "enableTopicList=true\n");
 	char *kv = NULL;
-	cr_assert(asprintf(&kv, "--kvConfigPath=%s/kv.json", dir) > 0);
+	cr_assert(asprintf(&kv, "--kvConfigPath=%s/kv.json", fx.dir) > 0);
 	const char *args[] = { "-c", file, kv, "--orderMessageEnable=true", NULL };
-	cr_assert_eq(harness_start(&srv, args), 0, "the server did not start");
-	struct client *c = connect_or_fail();
+	cr_assert_eq(harness_start(&fx.srv, args), 0, "the server did not start");
+	struct client *c = harness_connect_or_fail(&fx.srv);
 	expect_update(c, "enableTopicList=false\n", 0, NULL);
 	char *disk = harness_slurp(file);
 	cr_assert_not_null(strstr(disk, "\nenableTopicList=false\n"), "%s", disk);
@@ -250,13 +224,13 @@ Test(config_server, update_writes_command_line_values_back)
 Test(config_server, update_round_trip_persists_with_bak)
 {
 	const char *original = "# my config\nlistenPort=19999\nmyOwnKey=old\n";
-	char *file = write_conf("n.conf", original);
-	char *bak = path_in("n.conf.bak"), *body, *disk;
+	char *file = fixture_write(&fx, "n.conf", original);
+	char *bak = fixture_path(&fx, "n.conf.bak"), *body, *disk;
 	struct client *c;
 	int st;
 
 	start_with(file);
-	c = connect_or_fail();
+	c = harness_connect_or_fail(&fx.srv);
 	expect_update(c, "enableTopicList=false\nfooBar=1\n", 1, "unknown key: fooBar");
 	disk = harness_slurp(file);
 	cr_assert_str_eq(disk, original, "a refused update writes nothing");
@@ -275,14 +249,14 @@ Test(config_server, update_round_trip_persists_with_bak)
 	disk = harness_slurp(bak);
 	cr_assert_str_eq(disk, original, ".bak holds the previous content");
 	free(disk);
-	cr_assert(harness_wait_log(&srv, "UPDATE_NAMESRV_CONFIG from", 5000));
+	cr_assert(harness_wait_log(&fx.srv, "UPDATE_NAMESRV_CONFIG from", 5000));
 	/* the persisted file starts the next run */
 	client_close(c);
-	st = harness_stop(&srv, SIGTERM, 5000, NULL);
+	st = harness_stop(&fx.srv, SIGTERM, 5000, NULL);
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	harness_cleanup(&srv);
+	harness_cleanup(&fx.srv);
 	start_with(file);
-	c = connect_or_fail();
+	c = harness_connect_or_fail(&fx.srv);
 	free(body);
 	body = get_config(c, REMOTING_JSON);
 	cr_assert_not_null(strstr(body, "\nenableTopicList=false\n"));
@@ -296,13 +270,13 @@ Test(config_server, update_round_trip_persists_with_bak)
 
 Test(config_server, update_refusals)
 {
-	char *file = write_conf("n.conf", "configBlackList=configBlackList;configStorePath;kvConfigPath;listenPort\n");
+	char *file = fixture_write(&fx, "n.conf", "configBlackList=configBlackList;configStorePath;kvConfigPath;listenPort\n");
 	char *before, *after, *disk_before, *disk_after;
 	struct client *c;
 	static const char black[] = "Can not update config in black list.";
 
 	start_with(file);
-	c = connect_or_fail();
+	c = harness_connect_or_fail(&fx.srv);
 	before = get_config(c, REMOTING_JSON);
 	disk_before = harness_slurp(file);
 	expect_update(c, "kvConfigPath=/tmp/x.json\n", 16, black);
@@ -332,7 +306,7 @@ Test(config_server, update_refusals)
 /* Counts the entries of dir other than the expected ones. */
 static int strangers(const char *const *expected)
 {
-	DIR *d = opendir(dir);
+	DIR *d = opendir(fx.dir);
 	struct dirent *e;
 	int n = 0;
 
@@ -342,7 +316,7 @@ static int strangers(const char *const *expected)
 		for (int i = 0; expected[i] && !known; i++)
 			known = strcmp(e->d_name, expected[i]) == 0;
 		if (!known) {
-			fprintf(stderr, "unexpected file %s/%s\n", dir, e->d_name);
+			fprintf(stderr, "unexpected file %s/%s\n", fx.dir, e->d_name);
 			n++;
 		}
 	}
@@ -352,7 +326,7 @@ static int strangers(const char *const *expected)
 
 Test(config_server, cve_2023_37582_sequence_creates_no_file_elsewhere)
 {
-	char *file = write_conf("n.conf", "listenPort=19999\n");
+	char *file = fixture_write(&fx, "n.conf", "listenPort=19999\n");
 	const char *expected[] = { "n.conf", "n.conf.bak", "kv.json", "kv.json.bak", NULL };
 	char body[512];
 	struct client *c;
@@ -361,14 +335,14 @@ Test(config_server, cve_2023_37582_sequence_creates_no_file_elsewhere)
 	struct client_reply *r = NULL;
 
 	start_with(file);
-	c = connect_or_fail();
+	c = harness_connect_or_fail(&fx.srv);
 	/* point the config and KV files elsewhere (refused), then make the
 	 * server write both (CVE-2023-33246 / CVE-2023-37582) */
-	snprintf(body, sizeof(body), "configStorePath=%s/evil.properties\n", dir);
+	snprintf(body, sizeof(body), "configStorePath=%s/evil.properties\n", fx.dir);
 	expect_update(c, body, 16, "black list");
-	snprintf(body, sizeof(body), "kvConfigPath=%s/evil.json\n", dir);
+	snprintf(body, sizeof(body), "kvConfigPath=%s/evil.json\n", fx.dir);
 	expect_update(c, body, 16, "black list");
-	snprintf(body, sizeof(body), "configStorePathName=%s/evil2.properties\n", dir);
+	snprintf(body, sizeof(body), "configStorePathName=%s/evil2.properties\n", fx.dir);
 	expect_update(c, body, 1, "unknown key: configStorePathName");
 	expect_update(c, "orderMessageEnable=true\n", 0, NULL);
 	expect_update(c, "orderMessageEnable=false\n", 0, NULL);
@@ -393,12 +367,12 @@ Test(config_server, update_without_c_file_is_memory_only)
 	struct stat st;
 
 	start_with(NULL);
-	c = connect_or_fail();
+	c = harness_connect_or_fail(&fx.srv);
 	expect_update(c, "enableAllTopicList=false\n", 0, NULL);
 	body = get_config(c, REMOTING_JSON);
 	cr_assert_not_null(strstr(body, "\nenableAllTopicList=false\n"));
 	free(body);
-	cr_assert(asprintf(&store, "%s/namesrv/namesrv.properties", srv.dir) > 0);
+	cr_assert(asprintf(&store, "%s/namesrv/namesrv.properties", fx.srv.dir) > 0);
 	cr_assert_lt(stat(store, &st), 0, "nothing written without -c");
 	free(store);
 	client_close(c);
@@ -475,14 +449,14 @@ static void expect_java_header(struct client_reply *r, const char *java_file)
 
 Test(config_server, answers_match_java_4_9_8_capture)
 {
-	char *file = write_conf("n.conf", "listenPort=19999\n");
+	char *file = fixture_write(&fx, "n.conf", "listenPort=19999\n");
 	struct client *c;
 	struct client_reply *r;
 
 	if (!getenv("RMQNS_TESTDATA"))
 		cr_skip_test("RMQNS_TESTDATA not set");
 	start_with(file);
-	c = connect_or_fail();
+	c = harness_connect_or_fail(&fx.srv);
 	r = replay(c, "00027-c007-c2s-req-code319.bin");
 	expect_java_header(r, "00029-c007-s2c-rsp-to319-code0.bin");
 	cr_assert_gt(r->cmd.body_len, 0);
@@ -501,7 +475,7 @@ Test(config_server, answers_match_java_4_9_8_capture)
 
 Test(config_server, sighup_applies_live_options)
 {
-	char *file = write_conf("n.conf", "logLevel=INFO\nenableTopicList=true\nserverSocketBacklog=1024\n");
+	char *file = fixture_write(&fx, "n.conf", "logLevel=INFO\nenableTopicList=true\nserverSocketBacklog=1024\n");
 	struct client *c;
 	char *body;
 	FILE *f;
@@ -511,10 +485,10 @@ Test(config_server, sighup_applies_live_options)
 	cr_assert_not_null(f);
 	fputs("logLevel=WARN\nenableTopicList=false\nserverSocketBacklog=512\n", f);
 	fclose(f);
-	cr_assert_eq(kill(srv.pid, SIGHUP), 0);
-	cr_assert(harness_wait_log(&srv, "SIGHUP: enableTopicList=false applied", 10000));
-	cr_assert(harness_wait_log(&srv, "SIGHUP: serverSocketBacklog=512 takes effect after a restart", 10000));
-	c = connect_or_fail();
+	cr_assert_eq(kill(fx.srv.pid, SIGHUP), 0);
+	cr_assert(harness_wait_log(&fx.srv, "SIGHUP: enableTopicList=false applied", 10000));
+	cr_assert(harness_wait_log(&fx.srv, "SIGHUP: serverSocketBacklog=512 takes effect after a restart", 10000));
+	c = harness_connect_or_fail(&fx.srv);
 	body = get_config(c, REMOTING_JSON);
 	cr_assert_not_null(strstr(body, "\nenableTopicList=false\n"));
 	cr_assert_not_null(strstr(body, "\nlogLevel=WARN\n"));
@@ -523,8 +497,8 @@ Test(config_server, sighup_applies_live_options)
 	f = fopen(file, "w");
 	fputs("enableTopicList=true\nlistenPort=oops\n", f);
 	fclose(f);
-	cr_assert_eq(kill(srv.pid, SIGHUP), 0);
-	cr_assert(harness_wait_log(&srv, "configuration unchanged", 10000));
+	cr_assert_eq(kill(fx.srv.pid, SIGHUP), 0);
+	cr_assert(harness_wait_log(&fx.srv, "configuration unchanged", 10000));
 	body = get_config(c, REMOTING_JSON);
 	cr_assert_not_null(strstr(body, "\nenableTopicList=false\n"));
 	free(body);

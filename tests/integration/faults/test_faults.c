@@ -27,6 +27,7 @@
 #include <zlib.h>
 
 #include "harness.h"
+#include "harness_criterion.h"
 #include "rmqns/buf.h"
 #include "rmqns/err.h"
 #include "rmqns/json_body.h"
@@ -50,19 +51,6 @@ TestSuite(faults, .fini = fini, .timeout = 240);
 static void start(const char *const *args)
 {
 	cr_assert_eq(harness_start(&srv, args), 0, "server did not boot");
-}
-
-static struct client *connect_or_fail(void)
-{
-	struct client *c = harness_connect(&srv);
-	cr_assert(c, "cannot connect");
-	return c;
-}
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-	nanosleep(&ts, NULL);
 }
 
 static int64_t now_ms(void)
@@ -99,7 +87,7 @@ static void expect_fds_back_to(int want)
 {
 	int n = server_fds();
 	for (int64_t end = now_ms() + 20000; n > want && now_ms() < end; n = server_fds())
-		sleep_ms(20);
+		harness_sleep_ms(20);
 	cr_expect_leq(n, want, "the server holds %d descriptors, %d before", n, want);
 }
 
@@ -184,7 +172,7 @@ static char *route_of(struct client *c, const char *topic)
 /* A route query on a fresh connection must name b1's address. */
 static void expect_route_served(void)
 {
-	struct client *c = connect_or_fail();
+	struct client *c = harness_connect_or_fail(&srv);
 	char *r = route_of(c, "T0");
 	cr_assert(r, "T0 has no route");
 	cr_expect(strstr(r, "127.0.0.1:10911") != NULL, "route of T0: %s", r);
@@ -255,7 +243,7 @@ Test(faults, garbage_flood_on_many_connections)
 	int fds[CONNS];
 
 	start(NULL);
-	struct client *c = connect_or_fail();
+	struct client *c = harness_connect_or_fail(&srv);
 	register_simple(c);
 	int fds0 = server_fds();
 	long rss0 = server_rss_kb();
@@ -327,7 +315,7 @@ Test(faults, garbage_connections_log_a_bounded_number_of_lines)
 	}
 	buf_free(&rsp);
 	expect_fds_back_to(fds0);
-	struct client *c = connect_or_fail();
+	struct client *c = harness_connect_or_fail(&srv);
 	cr_assert_null(route_of(c, "NoSuchTopic"));
 	client_close(c);
 	char *log1 = harness_read_log(&srv);
@@ -416,7 +404,7 @@ Test(faults, out_of_descriptors_pauses_accepts_quietly)
 		fd = raw_connect_to(http);
 		cr_assert_geq(fd, 0, "HTTP connect: %s", strerror(errno));
 		close(fd);
-		sleep_ms(50);
+		harness_sleep_ms(50);
 	}
 	long long cpu = server_cpu_ms() - cpu0;
 	int64_t window = now_ms() - t0;
@@ -431,7 +419,7 @@ Test(faults, out_of_descriptors_pauses_accepts_quietly)
 
 	for (int i = 0; i < HELD; i++)
 		close(held[i]);
-	struct client *c = connect_or_fail();
+	struct client *c = harness_connect_or_fail(&srv);
 	cr_assert_null(route_of(c, "NoSuchTopic"));
 	client_close(c);
 	cr_expect(harness_wait_log(&srv, "accept: accepting connections again", T));
@@ -456,7 +444,7 @@ Test(faults, ten_thousand_idle_connections_while_routes_answered)
 	/* the server inherits the raised limit */
 	static const char *const args[] = { "--serverChannelMaxIdleTimeSeconds=0", NULL };
 	start(args);
-	struct client *c = connect_or_fail();
+	struct client *c = harness_connect_or_fail(&srv);
 	register_simple(c);
 	int fds0 = server_fds();
 	static int fds[IDLE];
@@ -472,7 +460,7 @@ Test(faults, ten_thousand_idle_connections_while_routes_answered)
 	/* every connection accepted and held by the server */
 	int n = server_fds();
 	for (int64_t end = now_ms() + 20000; n < fds0 + IDLE && now_ms() < end; n = server_fds())
-		sleep_ms(20);
+		harness_sleep_ms(20);
 	cr_expect_geq(n, fds0 + IDLE, "the server holds %d descriptors", n);
 	for (int i = 0; i < 200; i++) {
 		char *r = route_of(c, i % 2 ? "T0" : "T1");
@@ -506,7 +494,7 @@ Test(faults, slowloris_partial_frames)
 	struct buf frames[SLOW];
 
 	start(args);
-	struct client *c = connect_or_fail();
+	struct client *c = harness_connect_or_fail(&srv);
 	register_simple(c);
 	int fds0 = server_fds();
 	size_t longest = 0;
@@ -536,7 +524,7 @@ Test(faults, slowloris_partial_frames)
 			cr_assert(r, "route while frames trickle in");
 			free(r);
 		}
-		sleep_ms(2);
+		harness_sleep_ms(2);
 	}
 	/* every trickled frame is answered in full */
 	for (int i = 0; i < SLOW; i++) {
@@ -563,7 +551,7 @@ Test(faults, slowloris_partial_frames)
 	/* the broker's own connection idled out too, which unregistered it */
 	client_close(c);
 	expect_fds_back_to(fds0 - 1);
-	c = connect_or_fail();
+	c = harness_connect_or_fail(&srv);
 	register_simple(c);
 	expect_route_served();
 	client_close(c);
@@ -575,7 +563,7 @@ Test(faults, clients_vanishing_mid_request_and_mid_answer)
 {
 	enum { CONNS = 100, PIPELINE = 20 };
 	start(NULL);
-	struct client *c = connect_or_fail();
+	struct client *c = harness_connect_or_fail(&srv);
 	register_simple(c);
 	/* a second broker with 5000 topics makes the topic list ~100 KB */
 	char *big = reg_body("Big", 5000);
@@ -639,13 +627,13 @@ Test(faults, registration_flood_answered_or_busy_with_bounded_memory)
 	/* small lanes, so that the flood overflows them */
 	static const char *const args[] = { "--processorQueueCapacity=64", NULL };
 	start(args);
-	struct client *c = connect_or_fail();
+	struct client *c = harness_connect_or_fail(&srv);
 	register_simple(c);
 	long rss0 = server_rss_kb(), peak = rss0;
 	struct client *fc[CONNS];
 	int ok = 0, busy = 0, other = 0, answered = 0;
 	for (int k = 0; k < CONNS; k++)
-		fc[k] = connect_or_fail();
+		fc[k] = harness_connect_or_fail(&srv);
 	char *body = reg_body("F", 20);
 	for (int base = 0; base < PER_CONN; base += WINDOW) {
 		/* every connection sends a window of registrations, then reads its answers */
@@ -732,7 +720,7 @@ Test(faults, frame_of_16_mib_answered_and_16_mib_plus_1_refused)
 {
 	const size_t max = 16u << 20;
 	start(NULL);
-	struct client *c = connect_or_fail();
+	struct client *c = harness_connect_or_fail(&srv);
 	register_simple(c);
 	long rss0 = server_rss_kb();
 
@@ -778,7 +766,7 @@ Test(faults, inflate_bomb_refused_with_bounded_memory)
 	free(zeros);
 
 	start(NULL);
-	struct client *c = connect_or_fail();
+	struct client *c = harness_connect_or_fail(&srv);
 	register_simple(c);
 	long rss0 = server_rss_kb();
 	for (int flagged = 0; flagged < 2; flagged++) {
@@ -810,7 +798,7 @@ Test(faults, registration_with_100000_topics)
 {
 	enum { TOPICS = 100000 };
 	start(NULL);
-	struct client *c = connect_or_fail();
+	struct client *c = harness_connect_or_fail(&srv);
 	char *body = reg_body("Topic", TOPICS);
 	cr_assert_lt(strlen(body), 16u << 20);
 	cr_assert_eq(register_broker(c, "c1", "huge", "127.0.0.5:10911", "0", body, strlen(body)), 0);
@@ -873,7 +861,7 @@ Test(faults, broker_identities_at_extreme_lengths_and_odd_characters)
 	const char *clusters[] = { "c1", long_cluster, "\xe2\x98\x83", "c1", "c\"2", "c1", "c1", "c1", "c1",
 				   "c\\3" };
 	start(NULL);
-	struct client *c = connect_or_fail();
+	struct client *c = harness_connect_or_fail(&srv);
 	register_simple(c);
 	int registered = 0;
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {

@@ -26,6 +26,7 @@
 #include <jansson.h>
 
 #include "harness.h"
+#include "harness_criterion.h"
 #include "rmqns/app.h"
 #include "rmqns/buf.h"
 #include "rmqns/config.h"
@@ -49,12 +50,6 @@ static void http_fini(void)
 }
 
 TestSuite(http, .fini = http_fini, .timeout = 180);
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-	nanosleep(&ts, NULL);
-}
 
 static int free_port(void)
 {
@@ -199,7 +194,7 @@ static double wait_metric(const char *sample, double want)
 {
 	double v = -1;
 	for (int i = 0; i < 200 && (v = scrape(sample)) != want; i++)
-		sleep_ms(100);
+		harness_sleep_ms(100);
 	return v;
 }
 
@@ -208,33 +203,11 @@ static double wait_metric_at_least(const char *sample, double want)
 {
 	double v = -1;
 	for (int i = 0; i < 200 && (v = scrape(sample)) < want; i++)
-		sleep_ms(100);
+		harness_sleep_ms(100);
 	return v;
 }
 
 /* ---- protocol requests ---- */
-
-static struct client *connect_or_fail(void)
-{
-	struct client *c = harness_connect(&srv);
-	cr_assert_not_null(c, "cannot connect to the server");
-	return c;
-}
-
-static int route_code(struct client *c, const char *topic)
-{
-	struct remoting_ext_field ext[1] = { { "topic", topic } };
-	struct remoting_cmd req;
-	struct client_reply *r = NULL;
-
-	harness_request_init(&req, 105, REMOTING_JSON);
-	req.ext = ext;
-	req.ext_count = 1;
-	cr_assert_eq(client_call(c, &req, &r, T), 0, "route query for %s failed", topic);
-	int code = r->cmd.code;
-	client_reply_free(r);
-	return code;
-}
 
 static void register_broker(struct client *c, const char *name, const char *addr,
 			    const char *timeout_ms)
@@ -296,9 +269,9 @@ Test(http, metrics_move_with_requests)
 	const char *inf = "rmqns_request_duration_seconds_bucket{" ROUTE_LABELS ",le=\"+Inf\"}";
 	double miss0 = scrape(miss), hist0 = scrape(hist);
 	double acc0 = scrape("rmqns_connections_accepted_total");
-	struct client *c = connect_or_fail();
+	struct client *c = harness_connect_or_fail(&srv);
 	for (int i = 0; i < 5; i++)
-		cr_assert_eq(route_code(c, "no-such-topic"), 17);
+		cr_assert_eq(harness_route_code(c, "no-such-topic"), 17);
 	cr_assert_eq(scrape(miss), miss0 + 5, "five misses counted");
 	/* a reactor observes its answers' latency at the end of its turn,
 	 * just after the answers left: it may trail them by a moment */
@@ -310,7 +283,7 @@ Test(http, metrics_move_with_requests)
 	/* a registration: brokers, topics, outcome, apply time */
 	double applied0 = scrape("rmqns_registrations_total{outcome=\"applied\"}");
 	double apply0 = scrape("rmqns_registrar_apply_seconds_count");
-	struct client *broker = connect_or_fail();
+	struct client *broker = harness_connect_or_fail(&srv);
 	register_broker(broker, "hb1", "10.9.0.1:10911", "60000");
 	cr_assert_eq(scrape("rmqns_registrations_total{outcome=\"applied\"}"), applied0 + 1);
 	cr_assert_eq(scrape("rmqns_brokers_live"), 1);
@@ -324,8 +297,8 @@ Test(http, metrics_move_with_requests)
 	/* the route cache: built once, then served from the bytes */
 	double built0 = scrape("rmqns_route_cache_lookups_total{result=\"built\"}");
 	double hit0 = scrape("rmqns_route_cache_lookups_total{result=\"hit\"}");
-	cr_assert_eq(route_code(c, "hb1-a"), 0);
-	cr_assert_eq(route_code(c, "hb1-a"), 0);
+	cr_assert_eq(harness_route_code(c, "hb1-a"), 0);
+	cr_assert_eq(harness_route_code(c, "hb1-a"), 0);
 	cr_assert_eq(scrape("rmqns_route_cache_lookups_total{result=\"built\"}"), built0 + 1);
 	cr_assert_eq(scrape("rmqns_route_cache_lookups_total{result=\"hit\"}"), hit0 + 1);
 	cr_assert_gt(scrape("rmqns_route_cache_bytes"), 0);
@@ -375,7 +348,7 @@ static int series_count(const char *text, const char *family)
 Test(http, metrics_names_process_and_heartbeats)
 {
 	start(NULL);
-	struct client *c = connect_or_fail();
+	struct client *c = harness_connect_or_fail(&srv);
 	cr_assert_eq(simple_call(c, 777, NULL, 0), 3); /* no such code */
 	struct http_answer a = http_get("/metrics");
 	cr_assert_eq(a.status, 200);
@@ -401,7 +374,7 @@ Test(http, metrics_names_process_and_heartbeats)
 	cr_assert_eq(series_count(a.body, HB_AGE), 0);
 	free(a.raw);
 
-	struct client *b1 = connect_or_fail(), *b2 = connect_or_fail();
+	struct client *b1 = harness_connect_or_fail(&srv), *b2 = harness_connect_or_fail(&srv);
 	register_broker(b1, "hb-one", "10.9.3.1:10911", "45000");
 	register_broker(b2, "hb-two", "10.9.3.2:10911", "60000");
 	a = http_get("/metrics");
@@ -414,7 +387,7 @@ Test(http, metrics_names_process_and_heartbeats)
 	free(a.raw);
 
 	/* the age grows without heartbeats */
-	sleep_ms(1200);
+	harness_sleep_ms(1200);
 	cr_assert_geq(scrape(HB_AGE HB_LABELS("hb-one", "10.9.3.1:10911")), 1.0);
 
 	struct remoting_ext_field un[] = { { "clusterName", "HttpCluster" },
@@ -436,7 +409,7 @@ Test(http, metrics_count_expiry)
 {
 	static const char *const args[] = { "--scanNotActiveBrokerInterval=200", NULL };
 	start(args);
-	struct client *broker = connect_or_fail();
+	struct client *broker = harness_connect_or_fail(&srv);
 	register_broker(broker, "exp", "10.9.1.1:10911", "1000");
 	cr_assert_eq(scrape("rmqns_brokers_live"), 1);
 	/* no heartbeat: the scan removes it within a few ticks */
@@ -455,7 +428,7 @@ Test(http, metrics_count_busy_answers)
 	static const char *const args[] = { "--processorQueueCapacity=1", "--routeQueryInline=false",
 					    "--serverSelectorThreads=1", NULL };
 	start(args);
-	struct client *c = connect_or_fail();
+	struct client *c = harness_connect_or_fail(&srv);
 	struct remoting_ext_field ext[1] = { { "topic", "t" } };
 	struct remoting_cmd req;
 	struct buf frames = BUF_INIT;
@@ -495,7 +468,7 @@ static struct http_answer wait_status(const char *path, int want)
 	struct http_answer a = http_get(path);
 	for (int i = 0; i < 200 && a.status != want; i++) {
 		free(a.raw);
-		sleep_ms(100);
+		harness_sleep_ms(100);
 		a = http_get(path);
 	}
 	return a;
@@ -533,8 +506,8 @@ Test(http, healthz_fails_while_the_registrar_is_stalled)
 	cr_assert_eq(a.status, 503, "ready while stalled: %s", a.body);
 	free(a.raw);
 	/* the reactors still answer route queries meanwhile */
-	struct client *c = connect_or_fail();
-	cr_assert_eq(route_code(c, "nothing"), 17);
+	struct client *c = harness_connect_or_fail(&srv);
+	cr_assert_eq(harness_route_code(c, "nothing"), 17);
 
 	/* a writer opens and closes: the re-read fails (not a regular file),
 	 * the registrar goes on */
@@ -564,13 +537,13 @@ Test(http, readyz_waits_for_service)
 	a = http_get("/healthz");
 	cr_assert_eq(a.status, 200);
 	free(a.raw);
-	struct client *c = connect_or_fail();
-	cr_assert_eq(route_code(c, "nothing"), 1, "route queries refused while waiting");
+	struct client *c = harness_connect_or_fail(&srv);
+	cr_assert_eq(harness_route_code(c, "nothing"), 1, "route queries refused while waiting");
 	a = wait_status("/readyz", 200);
 	cr_assert_eq(a.status, 200, "never ready: %s", a.body);
 	cr_assert_str_eq(a.body, "ready\n");
 	free(a.raw);
-	cr_assert_eq(route_code(c, "nothing"), 17, "route queries answered once ready");
+	cr_assert_eq(harness_route_code(c, "nothing"), 17, "route queries answered once ready");
 	client_close(c);
 }
 
@@ -637,7 +610,7 @@ Test(http, brokers_lists_live_brokers)
 	json_decref(doc);
 	free(a.raw);
 
-	struct client *broker = connect_or_fail();
+	struct client *broker = harness_connect_or_fail(&srv);
 	register_broker(broker, "bk", "10.9.2.1:10911", "45000");
 	a = http_get("/brokers");
 	cr_assert_eq(a.status, 200);
@@ -702,7 +675,7 @@ Test(http, request_in_pieces)
 	int fd = http_connect();
 	for (size_t i = 0; i < sizeof pieces / sizeof pieces[0]; i++) {
 		send_all(fd, pieces[i], strlen(pieces[i]));
-		sleep_ms(50); /* separate reads on the server, not a timing check */
+		harness_sleep_ms(50); /* separate reads on the server, not a timing check */
 	}
 	struct http_answer a;
 	answer_parse(&a, recv_all(fd));
@@ -733,8 +706,8 @@ Test(http, huge_request_is_refused)
 	cr_assert_eq(a.status, 431, "%.80s", a.raw);
 	free(a.raw);
 	free(big);
-	struct client *c = connect_or_fail();
-	cr_assert_eq(route_code(c, "nothing"), 17);
+	struct client *c = harness_connect_or_fail(&srv);
+	cr_assert_eq(harness_route_code(c, "nothing"), 17);
 	client_close(c);
 	cr_assert_eq(scrape("rmqns_http_rejected_total"), 1);
 }
@@ -765,9 +738,9 @@ Test(http, slowloris_does_not_hurt_route_queries)
 	free(a.raw);
 
 	/* the protocol port serves route queries all the while */
-	struct client *c = connect_or_fail();
+	struct client *c = harness_connect_or_fail(&srv);
 	for (int i = 0; i < 200; i++)
-		cr_assert_eq(route_code(c, "nothing"), 17, "query %d", i);
+		cr_assert_eq(harness_route_code(c, "nothing"), 17, "query %d", i);
 
 	/* each slow peer is cut without an answer: the oldest to make room,
 	 * the others at the deadline */
@@ -779,7 +752,7 @@ Test(http, slowloris_does_not_hurt_route_queries)
 	cr_assert_eq(evicted, SLOW - HTTP_MAX_CONNS_DEFAULT + 1, "44 crowded out, 1 by the probe");
 	cr_assert_eq(scrape("rmqns_http_rejected_total"), HTTP_MAX_CONNS_DEFAULT - 1);
 	cr_assert(harness_wait_log(&srv, "to make room for new ones", T), "no eviction logged");
-	cr_assert_eq(route_code(c, "nothing"), 17);
+	cr_assert_eq(harness_route_code(c, "nothing"), 17);
 	client_close(c);
 }
 

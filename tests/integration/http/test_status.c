@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "harness.h"
+#include "harness_criterion.h"
 #include "rmqns/buf.h"
 #include "rmqns/client.h"
 #include "rmqns/http_status.h"
@@ -74,13 +75,6 @@ static json_t *get_json(const char *path)
 	cr_assert_not_null(j, "GET %s: not JSON (%s): %s", path, err.text, a.body);
 	free(a.raw);
 	return j;
-}
-
-static struct client *connect_or_fail(void)
-{
-	struct client *c = harness_connect(&srv);
-	cr_assert_not_null(c, "connect to the protocol port");
-	return c;
 }
 
 /* REGISTER_BROKER with the given body; code 0 expected. */
@@ -229,7 +223,7 @@ Test(status, topics_paged_sorted_and_filtered)
 {
 	enum { N = 6000 };
 	start(NULL);
-	struct client *c = connect_or_fail();
+	struct client *c = harness_connect_or_fail(&srv);
 	register_many(c, "pg-broker", "10.8.0.1:10911", "pg", N);
 
 	/* every page in turn: 500 at most, sorted, the union is every topic,
@@ -307,7 +301,7 @@ static const char *const odd_names[] = {
 Test(status, odd_names_escaped_and_found)
 {
 	start(NULL);
-	struct client *c = connect_or_fail();
+	struct client *c = harness_connect_or_fail(&srv);
 	char *body = names_body(odd_names, ODD_COUNT);
 	register_body(c, "StatusCluster", "odd-broker", "10.8.0.2:10911", "0", "false", body);
 	free(body);
@@ -372,7 +366,7 @@ Test(status, brokers_with_roles)
 {
 	const char *args[] = { "--supportActingMaster=true", NULL };
 	start(args);
-	struct client *c = connect_or_fail();
+	struct client *c = harness_connect_or_fail(&srv);
 	struct buf body = BUF_INIT;
 	harness_topics_body(&body, "role", 3, 2);
 	const char *b = (const char *)body.data;
@@ -450,7 +444,7 @@ Test(status, node_masks_secrets_and_lists_peers)
 	json_decref(j);
 
 	/* topics and their digest follow the routes */
-	struct client *c = connect_or_fail();
+	struct client *c = harness_connect_or_fail(&srv);
 	j = get_json("/api/node");
 	cr_assert_eq(json_integer_value(json_object_get(j, "topics")), 0);
 	char *empty = strdup(json_string_value(json_object_get(j, "topicsDigest")));

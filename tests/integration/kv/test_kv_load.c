@@ -30,26 +30,13 @@ struct kv_job {
 static struct client_reply *kv_call(struct client *c, int32_t code, const char *ns, const char *key,
 				    const char *value, const char *body)
 {
-	struct remoting_ext_field ext[3];
+	struct remoting_ext_field ext[HARNESS_CALL_MAX_EXT];
 	struct remoting_cmd req;
 	struct client_reply *r = NULL;
-	uint32_t n = 0;
 
-	harness_request_init(&req, code, REMOTING_JSON);
-	if (ns)
-		ext[n++] = (struct remoting_ext_field){ "namespace", ns };
-	if (key)
-		ext[n++] = (struct remoting_ext_field){ "key", key };
-	if (value)
-		ext[n++] = (struct remoting_ext_field){ "value", value };
-	req.ext = ext;
-	req.ext_count = n;
-	req.ext_present = n > 0;
-	if (body) {
-		req.body = (const uint8_t *)body;
-		req.body_len = (uint32_t)strlen(body);
-	}
-	if (client_call(c, &req, &r, T) != 0)
+	if (harness_request(&req, ext, code, REMOTING_JSON, body, "namespace", ns, "key", key, "value", value,
+			    NULL) != 0 ||
+	    client_call(c, &req, &r, T) != 0)
 		return NULL;
 	return r;
 }

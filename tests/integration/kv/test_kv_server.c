@@ -13,81 +13,55 @@
 #include <criterion/criterion.h>
 
 #include "harness.h"
+#include "harness_criterion.h"
 #include "rmqns/buf.h"
 #include "rmqns/err.h"
 #include "rmqns/handlers.h"
 
 #define T HARNESS_IO_TIMEOUT_MS
 
-static struct harness_server srv;
-static char dir[64];
+static struct server_fixture fx;
 
 static void kv_init(void)
 {
-	cr_assert_eq(harness_mkdtemp(dir, sizeof(dir), "rmqns-kvs"), 0);
+	fixture_init(&fx, "rmqns-kvs");
 }
 
 static void kv_fini(void)
 {
-	harness_cleanup(&srv);
-	harness_rmdir(dir);
+	fixture_fini(&fx);
 }
 
 TestSuite(kv_server, .init = kv_init, .fini = kv_fini, .timeout = 120);
-
-static char *path_in(const char *name)
-{
-	char *p = harness_path_in(dir, name);
-	cr_assert_not_null(p);
-	return p;
-}
 
 /* Starts the server with its KV file at dir/name. */
 static void start_kv(const char *name)
 {
 	char *arg = NULL;
-	char *kvp = path_in(name);
+	char *kvp = fixture_path(&fx, name);
 	const char *args[2];
 
 	cr_assert(asprintf(&arg, "--kvConfigPath=%s", kvp) > 0);
 	args[0] = arg;
 	args[1] = NULL;
-	cr_assert_eq(harness_start(&srv, args), 0, "the server did not start");
+	cr_assert_eq(harness_start(&fx.srv, args), 0, "the server did not start");
 	free(arg);
 	free(kvp);
-}
-
-static struct client *connect_or_fail(void)
-{
-	struct client *c = harness_connect(&srv);
-	cr_assert_not_null(c);
-	return c;
 }
 
 /* Sends code with the given ext fields (NULL-terminated key, value list;
  * a NULL value leaves the field out) and returns the answer. */
 static struct client_reply *call(struct client *c, enum remoting_serialize ser, int32_t code, ...)
 {
-	struct remoting_ext_field ext[8];
+	struct remoting_ext_field ext[HARNESS_CALL_MAX_EXT];
 	struct remoting_cmd req;
 	struct client_reply *r = NULL;
-	uint32_t n = 0;
 	va_list ap;
 
-	harness_request_init(&req, code, ser);
 	va_start(ap, code);
-	for (const char *k; (k = va_arg(ap, const char *)) != NULL;) {
-		const char *v = va_arg(ap, const char *);
-		if (v) {
-			ext[n].key = k;
-			ext[n].value = v;
-			n++;
-		}
-	}
+	int rc = harness_request_va(&req, ext, code, ser, NULL, ap);
 	va_end(ap);
-	req.ext = ext;
-	req.ext_count = n;
-	req.ext_present = n > 0;
+	cr_assert_eq(rc, 0);
 	cr_assert_eq(client_call(c, &req, &r, T), 0, "no answer to code %d", code);
 	return r;
 }
@@ -138,7 +112,7 @@ Test(kv_server, put_get_list_delete_both_serializations)
 	start_kv("kv.json");
 	for (int i = 0; i < 2; i++) {
 		enum remoting_serialize ser = sers[i];
-		struct client *c = connect_or_fail();
+		struct client *c = harness_connect_or_fail(&fx.srv);
 		struct client_reply *r;
 		char *h;
 
@@ -193,7 +167,7 @@ Test(kv_server, missing_fields_follow_java)
 	char *h;
 
 	start_kv("kv.json");
-	c = connect_or_fail();
+	c = harness_connect_or_fail(&fx.srv);
 	expect_code(call(c, REMOTING_JSON, REQ_PUT_KV_CONFIG, "key", "k", "value", "v", NULL), 1,
 		    "namespace or key is null");
 	expect_code(call(c, REMOTING_JSON, REQ_PUT_KV_CONFIG, "namespace", "NS", "value", "v", NULL), 1,
@@ -298,7 +272,7 @@ Test(kv_server, answers_match_java_4_9_8_capture)
 	if (!getenv("RMQNS_TESTDATA"))
 		cr_skip_test("RMQNS_TESTDATA not set");
 	start_kv("kv.json");
-	c = connect_or_fail();
+	c = harness_connect_or_fail(&fx.srv);
 	/* PUT capNS/capKey=capValue, then list it: Java answered
 	 * {"table":{"capKey":"capValue"}} */
 	r = replay(c, "00040-c010-c2s-req-code100.bin");
@@ -328,12 +302,12 @@ Test(kv_server, answers_match_java_4_9_8_capture)
 
 Test(kv_server, file_on_disk_and_restart)
 {
-	char *kvp = path_in("kv.json"), *bak = path_in("kv.json.bak"), *t;
+	char *kvp = fixture_path(&fx, "kv.json"), *bak = fixture_path(&fx, "kv.json.bak"), *t;
 	struct client *c;
 	int st;
 
 	start_kv("kv.json");
-	c = connect_or_fail();
+	c = harness_connect_or_fail(&fx.srv);
 	put_ok(c, "ORDER_TOPIC_CONFIG", "TopicOrder", "broker-a:4;broker-b:4");
 	t = harness_slurp(kvp);
 	cr_assert_str_eq(t, "{\"configTable\":{\"ORDER_TOPIC_CONFIG\":{\"TopicOrder\":\"broker-a:4;broker-b:4\"}}}");
@@ -343,12 +317,12 @@ Test(kv_server, file_on_disk_and_restart)
 	cr_assert_str_eq(t, "{\"configTable\":{\"ORDER_TOPIC_CONFIG\":{\"TopicOrder\":\"broker-a:4;broker-b:4\"}}}");
 	free(t);
 	client_close(c);
-	st = harness_stop(&srv, SIGTERM, 5000, NULL);
+	st = harness_stop(&fx.srv, SIGTERM, 5000, NULL);
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	harness_cleanup(&srv);
+	harness_cleanup(&fx.srv);
 
 	start_kv("kv.json");
-	c = connect_or_fail();
+	c = harness_connect_or_fail(&fx.srv);
 	get_expect(c, "ORDER_TOPIC_CONFIG", "TopicOrder", "broker-a:4;broker-b:4");
 	get_expect(c, "NS", "emoji", "😀 é \"q\"");
 	client_close(c);
@@ -366,7 +340,7 @@ Test(kv_server, kill_9_during_put_storm_loses_no_acknowledged_put)
 	int n_acked = 0, got = 0;
 
 	start_kv("kv.json");
-	c = connect_or_fail();
+	c = harness_connect_or_fail(&fx.srv);
 	first_opaque = client_next_opaque(c) + 1;
 	for (int i = 0; i < STORM; i++) {
 		struct remoting_ext_field ext[3];
@@ -398,15 +372,15 @@ Test(kv_server, kill_9_during_put_storm_loses_no_acknowledged_put)
 		}
 		client_reply_free(r);
 		if (got == KILL_AFTER)
-			kill(srv.pid, SIGKILL);
+			kill(fx.srv.pid, SIGKILL);
 	}
 	client_close(c);
-	harness_stop(&srv, SIGKILL, 5000, NULL);
-	harness_cleanup(&srv);
+	harness_stop(&fx.srv, SIGKILL, 5000, NULL);
+	harness_cleanup(&fx.srv);
 	cr_assert_geq(n_acked, KILL_AFTER);
 
 	start_kv("kv.json");
-	c = connect_or_fail();
+	c = harness_connect_or_fail(&fx.srv);
 	for (int i = 0; i < STORM; i++) {
 		char key[16], value[32];
 		if (!acked[i])
@@ -420,13 +394,13 @@ Test(kv_server, kill_9_during_put_storm_loses_no_acknowledged_put)
 
 Test(kv_server, unwritable_file_answers_error_and_keeps_memory)
 {
-	char *blocker = path_in("sub");
+	char *blocker = fixture_path(&fx, "sub");
 	struct client *c;
 	struct client_reply *r;
 	FILE *f;
 
 	start_kv("sub/kv.json");
-	c = connect_or_fail();
+	c = harness_connect_or_fail(&fx.srv);
 	/* the KV directory turns out to be a regular file (root ignores
 	 * permissions, not this) */
 	f = fopen(blocker, "w");
@@ -450,7 +424,7 @@ Test(kv_server, unwritable_file_answers_error_and_keeps_memory)
 
 Test(kv_server, corrupt_or_unusable_file_refuses_to_start)
 {
-	char *kvp = path_in("kv.json"), *arg = NULL, *out = NULL;
+	char *kvp = fixture_path(&fx, "kv.json"), *arg = NULL, *out = NULL;
 	const char *args[3];
 	FILE *f;
 	int st;
@@ -487,7 +461,7 @@ Test(kv_server, corrupt_or_unusable_file_refuses_to_start)
 
 Test(kv_server, corrupt_file_moved_aside_when_allowed)
 {
-	char *kvp = path_in("kv.json"), *arg = NULL;
+	char *kvp = fixture_path(&fx, "kv.json"), *arg = NULL;
 	const char *args[3];
 	struct client *c;
 	FILE *f;
@@ -500,9 +474,9 @@ Test(kv_server, corrupt_file_moved_aside_when_allowed)
 	args[0] = arg;
 	args[1] = "--kvConfigIgnoreCorrupt=true";
 	args[2] = NULL;
-	cr_assert_eq(harness_start(&srv, args), 0);
-	cr_assert(harness_wait_log(&srv, "starting with an empty table", 5000));
-	c = connect_or_fail();
+	cr_assert_eq(harness_start(&fx.srv, args), 0);
+	cr_assert(harness_wait_log(&fx.srv, "starting with an empty table", 5000));
+	c = harness_connect_or_fail(&fx.srv);
 	get_expect(c, "NS", "k", NULL);
 	put_ok(c, "NS", "k", "v");
 	client_close(c);

@@ -19,6 +19,7 @@
 #include <criterion/logging.h>
 
 #include "harness.h"
+#include "harness_criterion.h"
 #include "rmqns/buf.h"
 #include "rmqns/err.h"
 #include "rmqns/handlers.h"
@@ -137,41 +138,19 @@ static void wait_fsyncs(int n)
 	cr_assert_geq(count_lines(fsync_log, NULL), n, "the server never reached fsync %d", n);
 }
 
-static struct client *connect_or_fail(void)
-{
-	struct client *c = harness_connect(&srv);
-	cr_assert_not_null(c);
-	return c;
-}
-
 /* Sends a request with the given ext fields (NULL-terminated key, value
  * list; a NULL value leaves the field out); returns its opaque. */
 static int32_t send_req(struct client *c, int32_t code, const char *body, ...)
 {
-	struct remoting_ext_field ext[8];
+	struct remoting_ext_field ext[HARNESS_CALL_MAX_EXT];
 	struct remoting_cmd req;
-	uint32_t n = 0;
 	va_list ap;
 
-	harness_request_init(&req, code, REMOTING_JSON);
 	va_start(ap, body);
-	for (const char *k; (k = va_arg(ap, const char *)) != NULL;) {
-		const char *v = va_arg(ap, const char *);
-		if (v) {
-			ext[n].key = k;
-			ext[n].value = v;
-			n++;
-		}
-	}
+	int rc = harness_request_va(&req, ext, code, REMOTING_JSON, body, ap);
 	va_end(ap);
-	req.ext = ext;
-	req.ext_count = n;
-	req.ext_present = n > 0;
+	cr_assert_eq(rc, 0);
 	req.opaque = client_next_opaque(c);
-	if (body) {
-		req.body = (const uint8_t *)body;
-		req.body_len = (uint32_t)strlen(body);
-	}
 	cr_assert_eq(client_send(c, &req, T), 0, "cannot send code %d", code);
 	return req.opaque;
 }
@@ -250,8 +229,8 @@ Test(kv_writer, registration_answered_while_a_kv_write_waits_on_the_disk)
 	int32_t put;
 
 	start_gated();
-	kvc = connect_or_fail();
-	broker = connect_or_fail();
+	kvc = harness_connect_or_fail(&srv);
+	broker = harness_connect_or_fail(&srv);
 	put = send_put(kvc, "NS", "k", "v");
 	wait_fsyncs(1); /* the PUT's write is now held on the disk */
 
@@ -318,7 +297,7 @@ static void expect_burst_present_after_restart(void)
 	char key[16], value[32];
 
 	start_plain();
-	c = connect_or_fail();
+	c = harness_connect_or_fail(&srv);
 	for (int i = 0; i < BURST; i++) {
 		snprintf(key, sizeof(key), "k%d", i);
 		snprintf(value, sizeof(value), "value-%d", i);
@@ -334,7 +313,7 @@ Test(kv_writer, puts_queued_behind_a_write_share_one_file_write)
 	int writes;
 
 	start_gated();
-	c = connect_or_fail();
+	c = harness_connect_or_fail(&srv);
 	put_burst_behind_a_held_write(c, opaques);
 	gate_open();
 	expect_burst_acknowledged(c, opaques);
@@ -354,7 +333,7 @@ Test(kv_writer, sigterm_writes_and_answers_queued_puts)
 	int st;
 
 	start_gated();
-	c = connect_or_fail();
+	c = harness_connect_or_fail(&srv);
 	put_burst_behind_a_held_write(c, opaques);
 	cr_assert_eq(kill(srv.pid, SIGTERM), 0);
 	gate_open();
@@ -376,7 +355,7 @@ Test(kv_writer, failed_batch_fails_whole_and_memory_stays_equal_to_disk)
 	int32_t op[4];
 
 	start_gated();
-	c = connect_or_fail();
+	c = harness_connect_or_fail(&srv);
 	op[0] = send_put(c, "NS", "a", "1"); /* the first write: no backup step */
 	wait_fsyncs(1);
 	/* the next write cannot keep its backup: a directory stands where it goes */

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "harness_criterion.h"
 #include "rmqns/buf.h"
 #include "rmqns/client.h"
 #include "rmqns/remoting.h"
@@ -49,19 +50,6 @@ static int64_t now_ms(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-	nanosleep(&ts, NULL);
-}
-
-static struct client *connect_or_fail(void)
-{
-	struct client *c = harness_connect(&srv);
-	cr_assert(c, "cannot connect");
-	return c;
 }
 
 /* n copies of a frame of `code` with ext fields key, value, ..., NULL. */
@@ -116,7 +104,7 @@ static void put_big_value(size_t size)
 	cr_assert(value);
 	memset(value, 'v', size);
 	value[size] = 0;
-	struct client *c = connect_or_fail();
+	struct client *c = harness_connect_or_fail(&srv);
 	struct client_reply *r = NULL;
 	cr_assert_eq(harness_call(c, REQ_PUT_KV_CONFIG, NULL, &r, "namespace", "NS", "key", "big",
 				  "value", value, NULL),
@@ -176,7 +164,7 @@ static void expect_route(struct client *c)
  * throughout. */
 static void broker_lives_through(struct client *broker, int seconds)
 {
-	struct client *reader = connect_or_fail();
+	struct client *reader = harness_connect_or_fail(&srv);
 	int64_t worst = 0, end = now_ms() + seconds * 1000, next_reg = 0;
 	while (now_ms() < end) {
 		if (now_ms() >= next_reg) {
@@ -185,7 +173,7 @@ static void broker_lives_through(struct client *broker, int seconds)
 			next_reg = now_ms() + 2000;
 		}
 		expect_route(reader);
-		sleep_ms(250);
+		harness_sleep_ms(250);
 	}
 	fprintf(stderr, "slowest registration answer: %lld ms\n", (long long)worst);
 	client_close(reader);
@@ -212,7 +200,7 @@ Test(admission, a_reader_pipelining_without_reading_never_starves_a_broker)
 {
 	const char *args[] = { "--scanNotActiveBrokerInterval=1000", NULL };
 	cr_assert_eq(harness_start(&srv, args), 0);
-	struct client *broker = connect_or_fail();
+	struct client *broker = harness_connect_or_fail(&srv);
 	broker_register(broker);
 	put_big_value(8u << 20);
 
@@ -228,7 +216,7 @@ Test(admission, a_connection_at_its_in_flight_cap_is_paused_not_closed)
 	struct buf frames = BUF_INIT;
 	enum { N = 200 };
 	pipeline(&frames, N, REQ_GET_KVLIST_BY_NAMESPACE, "namespace", "NS", NULL);
-	struct client *c = connect_or_fail();
+	struct client *c = harness_connect_or_fail(&srv);
 	cr_assert_eq(client_send_raw(c, frames.data, frames.len, HARNESS_IO_TIMEOUT_MS), 0);
 	buf_free(&frames);
 	/* every answer comes, in order of the requests (one connection: one flow) */
@@ -250,7 +238,7 @@ Test(admission, a_connection_at_its_in_flight_cap_is_paused_not_closed)
 Test(admission, a_one_way_registration_is_applied_before_its_connection_reads_on)
 {
 	cr_assert_eq(harness_start(&srv, NULL), 0);
-	struct client *broker = connect_or_fail();
+	struct client *broker = harness_connect_or_fail(&srv);
 	struct remoting_ext_field ext[] = {
 		{ "clusterName", "OwCluster" }, { "brokerName", "ow-broker" },
 		{ "brokerAddr", "127.0.0.1:50911" }, { "brokerId", "0" },
@@ -305,7 +293,7 @@ Test(admission, work_queued_for_a_closed_connection_is_dropped)
 
 	/* An admin read right after is answered within mqadmin's timeout,
 	 * not after the dead connections' 1,500 reads. */
-	struct client *admin = connect_or_fail();
+	struct client *admin = harness_connect_or_fail(&srv);
 	struct remoting_cmd req;
 	struct client_reply *r = NULL;
 	harness_request_init(&req, REQ_GET_BROKER_CLUSTER_INFO, REMOTING_JSON);
@@ -357,7 +345,7 @@ Test(admission, an_inflate_heavy_registration_flood_never_starves_a_broker)
 {
 	const char *args[] = { "--scanNotActiveBrokerInterval=1000", NULL };
 	cr_assert_eq(harness_start(&srv, args), 0);
-	struct client *broker = connect_or_fail();
+	struct client *broker = harness_connect_or_fail(&srv);
 	broker_register(broker);
 
 	struct buf frames = BUF_INIT;
@@ -368,7 +356,7 @@ Test(admission, an_inflate_heavy_registration_flood_never_starves_a_broker)
 Test(admission, stalled_frames_stay_within_the_memory_budget)
 {
 	cr_assert_eq(harness_start(&srv, NULL), 0);
-	struct client *broker = connect_or_fail();
+	struct client *broker = harness_connect_or_fail(&srv);
 	broker_register(broker);
 
 	/* 40 connections, each one byte short of a 16 MiB frame */
@@ -381,7 +369,7 @@ Test(admission, stalled_frames_stay_within_the_memory_budget)
 	struct client *stallers[STALLERS];
 	long peak_kb = 0;
 	for (int i = 0; i < STALLERS; i++) {
-		stallers[i] = connect_or_fail();
+		stallers[i] = harness_connect_or_fail(&srv);
 		/* a connection the budget closes fails its send: that is the point */
 		(void)client_send_raw(stallers[i], bytes, sent, 3000);
 		long kb = harness_status_kb(&srv, "VmRSS");
@@ -391,7 +379,7 @@ Test(admission, stalled_frames_stay_within_the_memory_budget)
 	for (int i = 0; i < 20; i++) {
 		long kb = harness_status_kb(&srv, "VmRSS");
 		peak_kb = kb > peak_kb ? kb : peak_kb;
-		sleep_ms(50);
+		harness_sleep_ms(50);
 	}
 	fprintf(stderr, "peak RSS with %d stalled frames: %ld kB\n", STALLERS, peak_kb);
 	cr_expect_lt(peak_kb, 300 * 1024 + (HARNESS_ASAN ? 320 * 1024 : 0),
@@ -399,7 +387,7 @@ Test(admission, stalled_frames_stay_within_the_memory_budget)
 	cr_expect(harness_wait_log(&srv, "connectionMemoryBudget", 5000),
 		  "no log line about the connections closed for the budget");
 	/* and it keeps answering */
-	struct client *reader = connect_or_fail();
+	struct client *reader = harness_connect_or_fail(&srv);
 	expect_route(reader);
 	broker_register(broker);
 	client_close(reader);
@@ -426,7 +414,7 @@ Test(admission, sigterm_with_queued_work_exits_by_the_deadline_with_every_acknow
 	int http = start_with_http("--shutdownTimeoutMillis=1000");
 
 	/* KV writes acknowledged before the flood */
-	struct client *kv = connect_or_fail();
+	struct client *kv = harness_connect_or_fail(&srv);
 	int acked = 0;
 	char key[32], value[32];
 	for (int i = 0; i < 20; i++) {
@@ -454,7 +442,7 @@ Test(admission, sigterm_with_queued_work_exits_by_the_deadline_with_every_acknow
 	cr_assert_eq(kill(srv.pid, SIGTERM), 0);
 	char *ready = NULL, *health = NULL;
 	int ready_status = -1;
-	for (int i = 0; i < 50 && ready_status != 503; i++, sleep_ms(10)) {
+	for (int i = 0; i < 50 && ready_status != 503; i++, harness_sleep_ms(10)) {
 		free(ready);
 		ready_status = harness_http_get(http, "/readyz", &ready);
 	}

@@ -14,6 +14,7 @@
 #include <criterion/criterion.h>
 
 #include "harness.h"
+#include "harness_criterion.h"
 #include "rmqns/buf.h"
 #include "rmqns/err.h"
 
@@ -31,19 +32,6 @@ TestSuite(core, .fini = core_fini, .timeout = 120);
 static void start(const char *const *args)
 {
 	cr_assert_eq(harness_start(&srv, args), 0, "the server did not start");
-}
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-	nanosleep(&ts, NULL);
-}
-
-static struct client *connect_or_fail(void)
-{
-	struct client *c = harness_connect(&srv);
-	cr_assert_not_null(c, "cannot connect to the server");
-	return c;
 }
 
 /* The exact bytes of the code-3 answer, as a 5.x Java NameServer writes
@@ -99,7 +87,7 @@ static void expect_unsupported_bytes(const struct client_reply *r, int32_t code,
 
 static void check_unsupported(enum remoting_serialize ser, int32_t code)
 {
-	struct client *c = connect_or_fail();
+	struct client *c = harness_connect_or_fail(&srv);
 	struct remoting_cmd req;
 	struct client_reply *r = NULL;
 
@@ -155,7 +143,7 @@ static void expect_silence(struct client *c)
 
 static void check_oneway(void)
 {
-	struct client *c = connect_or_fail();
+	struct client *c = harness_connect_or_fail(&srv);
 	struct remoting_cmd req;
 	struct buf b = BUF_INIT;
 
@@ -195,7 +183,7 @@ Test(core, oneway_never_answered_inline)
 Test(core, response_frame_dropped)
 {
 	start(NULL);
-	struct client *c = connect_or_fail();
+	struct client *c = harness_connect_or_fail(&srv);
 	struct remoting_cmd req;
 	struct buf b = BUF_INIT;
 
@@ -223,8 +211,8 @@ Test(core, response_frame_dropped)
 static void check_bad_frame(const uint8_t *bytes, size_t n)
 {
 	start(NULL);
-	struct client *good = connect_or_fail();
-	struct client *bad = connect_or_fail();
+	struct client *good = harness_connect_or_fail(&srv);
+	struct client *bad = harness_connect_or_fail(&srv);
 	struct client_reply *r = NULL;
 	struct remoting_cmd req;
 	char peer[64], needle[128];
@@ -327,8 +315,8 @@ Test(core, bad_frame_over_configured_max)
 	/* A well-formed 2 KiB frame against --maxFrameSize=1024. */
 	static const char *const args[] = { "--maxFrameSize=1024", NULL };
 	start(args);
-	struct client *good = connect_or_fail();
-	struct client *bad = connect_or_fail();
+	struct client *good = harness_connect_or_fail(&srv);
+	struct client *bad = harness_connect_or_fail(&srv);
 	struct remoting_cmd req;
 	struct client_reply *r = NULL;
 	struct buf b = BUF_INIT;
@@ -355,7 +343,7 @@ Test(core, frame_split_across_writes)
 {
 	/* A frame trickling in byte by byte is still one request. */
 	start(NULL);
-	struct client *c = connect_or_fail();
+	struct client *c = harness_connect_or_fail(&srv);
 	struct remoting_cmd req;
 	struct client_reply *r = NULL;
 	struct buf b = BUF_INIT;
@@ -366,7 +354,7 @@ Test(core, frame_split_across_writes)
 	for (size_t i = 0; i < b.len; i++) {
 		cr_assert_eq(client_send_raw(c, b.data + i, 1, T), 0);
 		if (i % 16 == 0)
-			sleep_ms(1);
+			harness_sleep_ms(1);
 	}
 	buf_free(&b);
 	cr_assert_eq(client_recv(c, &r, T), 0);
@@ -381,8 +369,8 @@ Test(core, idle_connection_closed)
 {
 	static const char *const args[] = { "--serverChannelMaxIdleTimeSeconds=1", NULL };
 	start(args);
-	struct client *idle = connect_or_fail();
-	struct client *busy = connect_or_fail();
+	struct client *idle = harness_connect_or_fail(&srv);
+	struct client *busy = harness_connect_or_fail(&srv);
 	struct remoting_cmd req;
 	struct client_reply *r = NULL;
 	char peer[64], needle[128];
@@ -397,7 +385,7 @@ Test(core, idle_connection_closed)
 		harness_request_init(&req, 9999, REMOTING_JSON);
 		cr_assert_eq(client_call(busy, &req, &r, T), 0, "active connection lost at call %d", i);
 		client_reply_free(r);
-		sleep_ms(250);
+		harness_sleep_ms(250);
 	}
 	int rc = client_recv(idle, &r, T);
 	cr_assert_eq(rc, RMQNS_ECLOSED, "the idle connection should be closed (got %d)", rc);
@@ -409,22 +397,6 @@ Test(core, idle_connection_closed)
 
 /* ---- route expiry closes the broker's connection ---- */
 
-/* A route query for topic: the answer's code. */
-static int route_code(struct client *c, const char *topic)
-{
-	struct remoting_ext_field ext[1] = { { "topic", topic } };
-	struct remoting_cmd req;
-	struct client_reply *r = NULL;
-
-	harness_request_init(&req, 105, REMOTING_JSON);
-	req.ext = ext;
-	req.ext_count = 1;
-	cr_assert_eq(client_call(c, &req, &r, T), 0, "route query for %s failed", topic);
-	int code = r->cmd.code;
-	client_reply_free(r);
-	return code;
-}
-
 /* The remark naming a topic that is not UTF-8 carries U+FFFD for the bad
  * byte, on the wire, in both serializations alike. */
 Test(core, unknown_topic_not_utf8_is_named_with_replacement_in_both_serializations)
@@ -432,7 +404,7 @@ Test(core, unknown_topic_not_utf8_is_named_with_replacement_in_both_serializatio
 	static const char want[] = "for the topic: No\xEF\xBF\xBDSuchTopic";
 	struct remoting_ext_field ext[1] = { { "topic", "No\xFFSuchTopic" } };
 	start(NULL);
-	struct client *c = connect_or_fail();
+	struct client *c = harness_connect_or_fail(&srv);
 	for (int ser = REMOTING_JSON; ser <= REMOTING_ROCKETMQ; ser++) {
 		struct remoting_cmd req;
 		struct client_reply *r = NULL;
@@ -454,8 +426,8 @@ Test(core, expired_broker_connection_closed)
 {
 	static const char *const args[] = { "--scanNotActiveBrokerInterval=200", NULL };
 	start(args);
-	struct client *broker = connect_or_fail();
-	struct client *client = connect_or_fail();
+	struct client *broker = harness_connect_or_fail(&srv);
+	struct client *client = harness_connect_or_fail(&srv);
 	static const char body[] =
 		"{\"filterServerList\":[],\"topicConfigSerializeWrapper\":{\"dataVersion\":"
 		"{\"counter\":1,\"stateVersion\":0,\"timestamp\":1},\"topicConfigTable\":{"
@@ -479,12 +451,12 @@ Test(core, expired_broker_connection_closed)
 	cr_assert_eq(r->cmd.code, 0, "registration refused: %s", r->cmd.remark ? r->cmd.remark : "");
 	client_reply_free(r);
 	harness_client_peer(broker, peer, sizeof peer);
-	cr_assert_eq(route_code(client, "exp-a"), 0, "the route is there after registering");
+	cr_assert_eq(harness_route_code(client, "exp-a"), 0, "the route is there after registering");
 
 	/* No heartbeat: within a few scans the broker is gone (bounded wait). */
 	int code = 0;
-	for (int i = 0; i < 100 && (code = route_code(client, "exp-a")) == 0; i++)
-		sleep_ms(100);
+	for (int i = 0; i < 100 && (code = harness_route_code(client, "exp-a")) == 0; i++)
+		harness_sleep_ms(100);
 	cr_assert_eq(code, 17, "the route should be gone after expiry (got %d)", code);
 
 	/* ... and the server closed its connection: a read meets EOF. */
@@ -494,7 +466,7 @@ Test(core, expired_broker_connection_closed)
 	cr_assert(harness_wait_log(&srv, needle, T), "no log line \"%s\"", needle);
 
 	/* The client's connection stays open and served. */
-	cr_assert_eq(route_code(client, "exp-b"), 17);
+	cr_assert_eq(harness_route_code(client, "exp-b"), 17);
 	harness_request_init(&req, 9999, REMOTING_JSON);
 	cr_assert_eq(client_call(client, &req, &r, T), 0, "the client's connection was lost");
 	expect_unsupported_bytes(r, 9999, req.opaque, REMOTING_JSON);
@@ -543,7 +515,7 @@ Test(core, big_frames_leave_with_their_buffer_and_what_follows_is_read_on)
 	 * frame over with its buffer and must carry the bytes behind it into
 	 * the next buffer. */
 	start(NULL);
-	struct client *c = connect_or_fail();
+	struct client *c = harness_connect_or_fail(&srv);
 	struct buf b = BUF_INIT;
 	encode_registration(&b, "bigA", "10.4.0.1:10911", "bigA", 4000, 1);
 	cr_assert_gt(b.len, 300000u, "the registration is %zu bytes", b.len);
@@ -569,11 +541,11 @@ Test(core, big_frames_leave_with_their_buffer_and_what_follows_is_read_on)
 		client_reply_free(r);
 	}
 	/* every topic of both arrived whole */
-	cr_expect_eq(route_code(c, "bigA-0"), 0);
-	cr_expect_eq(route_code(c, "bigA-3999"), 0);
-	cr_expect_eq(route_code(c, "bigB-0"), 0);
-	cr_expect_eq(route_code(c, "bigB-3999"), 0);
-	cr_expect_eq(route_code(c, "bigB-4000"), 17);
+	cr_expect_eq(harness_route_code(c, "bigA-0"), 0);
+	cr_expect_eq(harness_route_code(c, "bigA-3999"), 0);
+	cr_expect_eq(harness_route_code(c, "bigB-0"), 0);
+	cr_expect_eq(harness_route_code(c, "bigB-3999"), 0);
+	cr_expect_eq(harness_route_code(c, "bigB-4000"), 17);
 	client_close(c);
 }
 
@@ -594,7 +566,7 @@ Test(core, big_frame_with_a_bad_header_closes_its_connection)
 static void check_stop_signal(int sig)
 {
 	start(NULL);
-	struct client *c = connect_or_fail();
+	struct client *c = harness_connect_or_fail(&srv);
 	struct remoting_cmd req;
 	struct client_reply *r = NULL;
 
@@ -641,7 +613,7 @@ Test(core, sigterm_answers_the_registrations_it_has_read)
 	for (int i = 0; i < STOP_CONNS; i++) {
 		char name[16], addr[32], prefix[16];
 		struct buf b = BUF_INIT;
-		c[i] = connect_or_fail();
+		c[i] = harness_connect_or_fail(&srv);
 		snprintf(name, sizeof name, "stop%d", i);
 		snprintf(addr, sizeof addr, "10.5.0.%d:10911", i + 1);
 		for (int k = 0; k < STOP_REGS_PER_CONN; k++) {
@@ -683,7 +655,7 @@ Test(core, sigterm_answers_the_registrations_it_has_read)
 Test(core, sighup_keeps_serving)
 {
 	start(NULL);
-	struct client *c = connect_or_fail();
+	struct client *c = harness_connect_or_fail(&srv);
 	struct remoting_cmd req;
 	struct client_reply *r = NULL;
 
@@ -794,7 +766,7 @@ Test(core, thread_defaults_follow_the_cpus_it_may_use)
 	cr_assert_eq(sched_setaffinity(0, sizeof mine, &mine), 0);
 	cr_assert_eq(reactor_cpusets(srv.pid, sets, 4), 1, "one reactor on one CPU");
 	cr_assert_eq(threads_named(srv.pid, "proc-"), 1, "one general worker on one CPU");
-	struct client *c = connect_or_fail();
+	struct client *c = harness_connect_or_fail(&srv);
 	client_close(c);
 }
 
@@ -812,7 +784,7 @@ Test(core, boot_line_names_bound_port)
 	snprintf(want, sizeof want,
 		 "The Name Server boot success. serializeType=JSON, address 127.0.0.1:%d\n", srv.port);
 	cr_assert_str_eq(line, want);
-	struct client *c = connect_or_fail();
+	struct client *c = harness_connect_or_fail(&srv);
 	client_close(c);
 }
 

@@ -30,6 +30,7 @@
 #include <zlib.h>
 
 #include "harness.h"
+#include "harness_criterion.h"
 #include "rmqns/buf.h"
 #include "rmqns/err.h"
 #include "rmqns/json_body.h"
@@ -57,19 +58,6 @@ static void personas_fini(void)
 }
 
 TestSuite(personas, .fini = personas_fini, .timeout = 120);
-
-static struct client *connect_or_fail(void)
-{
-	struct client *c = harness_connect(&srv);
-	cr_assert_not_null(c, "cannot connect to the server");
-	return c;
-}
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-	nanosleep(&ts, NULL);
-}
 
 /* ---- frames as the clients write them ---- */
 
@@ -212,8 +200,8 @@ static struct client *brokers[2];
 static void start_with_group(const char *const *args)
 {
 	cr_assert_eq(harness_start(&srv, args), 0, "the server did not start");
-	brokers[0] = connect_or_fail();
-	brokers[1] = connect_or_fail();
+	brokers[0] = harness_connect_or_fail(&srv);
+	brokers[1] = harness_connect_or_fail(&srv);
 	client_reply_free(register_broker(brokers[0], MASTER, 0, 0));
 	client_reply_free(register_broker(brokers[1], SLAVE, 1, 0));
 }
@@ -258,7 +246,7 @@ static const uint8_t JAVA5_ROUTE_BINARY[] = {
 Test(personas, java5_json_route_is_standard_json)
 {
 	start_with_group(NULL);
-	struct client *c = connect_or_fail();
+	struct client *c = harness_connect_or_fail(&srv);
 	struct buf f = BUF_INIT;
 	json_frame(&f, JAVA5_ROUTE_JSON_HEADER, NULL, 0);
 	cr_assert_eq(f.len, 139, "the §2.3 A example is 139 bytes");
@@ -275,7 +263,7 @@ Test(personas, java5_json_route_is_standard_json)
 Test(personas, java5_binary_route_is_answered_in_binary)
 {
 	start_with_group(NULL);
-	struct client *c = connect_or_fail();
+	struct client *c = harness_connect_or_fail(&srv);
 	struct buf f = BUF_INIT;
 	cr_assert_eq(buf_append(&f, JAVA5_ROUTE_BINARY, sizeof JAVA5_ROUTE_BINARY), 0);
 	struct client_reply *r = exchange(c, &f, 7);
@@ -327,7 +315,7 @@ static void bin_request(struct buf *f, uint16_t code, int32_t opaque, const char
 Test(personas, java5_binary_kv_answer_carries_binary_ext)
 {
 	cr_assert_eq(harness_start(&srv, NULL), 0);
-	struct client *c = connect_or_fail();
+	struct client *c = harness_connect_or_fail(&srv);
 	struct buf f = BUF_INIT;
 
 	bin_request(&f, 100, 0, (const char *const[]){ "namespace", "NS", "key", "k", "value", "v1", NULL });
@@ -372,7 +360,7 @@ static char *go_header(int code, const char *language, int32_t opaque, const cha
 static void go_route(const char *language)
 {
 	start_with_group(NULL);
-	struct client *c = connect_or_fail();
+	struct client *c = harness_connect_or_fail(&srv);
 	struct buf f = BUF_INIT;
 	char *h = go_header(105, language, 1, "{\"topic\":\"TopicTest\"}");
 	json_frame(&f, h, NULL, 0);
@@ -412,7 +400,7 @@ Test(personas, go_language_by_ordinal)
 Test(personas, go_ext_values_come_back_as_strings)
 {
 	start_with_group(NULL);
-	struct client *c = connect_or_fail();
+	struct client *c = harness_connect_or_fail(&srv);
 	struct buf f = BUF_INIT;
 	struct client_reply *r;
 	char *h;
@@ -539,7 +527,7 @@ static void expect_no_quoted_numbers(const struct client_reply *r)
 Test(personas, cpp_route_in_json_with_numbers_and_response_flag)
 {
 	start_with_group(NULL);
-	struct client *c = connect_or_fail();
+	struct client *c = harness_connect_or_fail(&srv);
 	struct buf f = BUF_INIT;
 
 	/* The C++ client numbers its requests from 0. */
@@ -598,7 +586,7 @@ Test(personas, cpp_route_in_json_with_numbers_and_response_flag)
 Test(personas, cpp_cluster_info_has_no_quoted_numbers)
 {
 	start_with_group(NULL);
-	struct client *c = connect_or_fail();
+	struct client *c = harness_connect_or_fail(&srv);
 	struct buf f = BUF_INIT;
 	char *h = cpp_header(106, 0, "");
 	json_frame(&f, h, NULL, 0);
@@ -629,8 +617,8 @@ static const char DATA_VERSION[] = "{\"counter\":1,\"stateVersion\":0,\"timestam
 Test(personas, broker_5_1_4_acting_master_rounds)
 {
 	cr_assert_eq(harness_start(&srv, NULL), 0);
-	brokers[0] = connect_or_fail();
-	brokers[1] = connect_or_fail();
+	brokers[0] = harness_connect_or_fail(&srv);
+	brokers[1] = harness_connect_or_fail(&srv);
 
 	/* A slave registering before its master: no master to name yet. */
 	struct client_reply *r = register_broker(brokers[1], SLAVE, 1, 0);
@@ -688,7 +676,7 @@ Test(personas, broker_5_1_4_acting_master_rounds)
 			free(h);
 		}
 		if (round < 2)
-			sleep_ms(1000);
+			harness_sleep_ms(1000);
 	}
 
 	/* A two-way QUERY_DATA_VERSION with the registered version: unchanged. */
@@ -705,7 +693,7 @@ Test(personas, broker_5_1_4_acting_master_rounds)
 	free(h);
 
 	/* Both stay in the route, the group flagged acting-master. */
-	struct client *c = connect_or_fail();
+	struct client *c = harness_connect_or_fail(&srv);
 	json_frame(&f, JAVA5_ROUTE_JSON_HEADER, NULL, 0);
 	r = exchange(c, &f, 7);
 	expect_body(r, ROUTE_STANDARD);
@@ -731,14 +719,14 @@ Test(personas, broker_5_1_4_zlib_body_flagged_plain)
 			   "the frame says plain");
 	cr_assert_eq(f.data[8 + (rd_be32(f.data + 4) & 0xFFFFFF)], 0x78, "the body is zlib");
 
-	struct client *b = connect_or_fail();
+	struct client *b = harness_connect_or_fail(&srv);
 	struct client_reply *r = exchange(b, &f, 2);
 	expect_header(r, "{\"code\":0,\"extFields\":{},\"flag\":1,\"language\":\"JAVA\",\"opaque\":2,"
 			 "\"serializeTypeCurrentRPC\":\"JSON\",\"version\":479}");
 	client_reply_free(r);
 
 	/* Its topics are routable: BenchmarkTest, 1024 queues, on b5c. */
-	struct client *c = connect_or_fail();
+	struct client *c = harness_connect_or_fail(&srv);
 	char *h = fmt("{\"code\":105,\"extFields\":{\"topic\":\"BenchmarkTest\"},\"flag\":0,\"language\":\"JAVA\","
 		      "\"opaque\":3,\"serializeTypeCurrentRPC\":\"JSON\",\"version\":441}");
 	json_frame(&f, h, NULL, 0);
@@ -770,7 +758,7 @@ static char *node_header(int code, int32_t opaque, const char *ext)
 Test(personas, ali_ons_raw_json_scalars_in_ext)
 {
 	start_with_group(NULL);
-	struct client *c = connect_or_fail();
+	struct client *c = harness_connect_or_fail(&srv);
 	struct buf f = BUF_INIT;
 	struct client_reply *r;
 	char *h;
@@ -839,7 +827,7 @@ Test(personas, ali_ons_raw_json_scalars_in_ext)
 Test(personas, unregister_from_another_connection_removes_the_broker)
 {
 	start_with_group(NULL);
-	struct client *c = connect_or_fail();
+	struct client *c = harness_connect_or_fail(&srv);
 	struct buf f = BUF_INIT;
 	json_frame(&f, "{\"code\":104,\"extFields\":{\"brokerId\":\"1\",\"clusterName\":\"" CLUSTER "\",\"brokerAddr\":\""
 		       SLAVE "\",\"brokerName\":\"" GROUP "\"},\"flag\":0,\"language\":\"JAVA\",\"opaque\":5,"
@@ -859,7 +847,7 @@ Test(personas, unregister_from_another_connection_removes_the_broker)
 		client_reply_free(r);
 		if (!strstr(body, SLAVE))
 			break;
-		sleep_ms(100);
+		harness_sleep_ms(100);
 	}
 	cr_expect_str_eq(body, "{\"brokerDatas\":[{\"brokerAddrs\":{\"0\":\"" MASTER "\"},\"brokerName\":\"" GROUP
 			       "\",\"cluster\":\"" CLUSTER "\",\"enableActingMaster\":true}],\"filterServerTable\":{},"

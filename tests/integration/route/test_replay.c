@@ -25,6 +25,7 @@
 #include <jansson.h>
 
 #include "harness.h"
+#include "test_util.h"
 #include "rmqns/buf.h"
 #include "rmqns/err.h"
 #include "rmqns/json_body.h"
@@ -66,21 +67,6 @@ struct session {
 	int n_ans;
 	int checked, checked_bytes;
 };
-
-static uint8_t *load(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	cr_assert(f, "cannot open %s", path);
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	uint8_t *p = malloc((size_t)n + 1);
-	cr_assert(p);
-	cr_assert_eq(fread(p, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	*len = (size_t)n;
-	return p;
-}
 
 static void load_index(struct session *s)
 {
@@ -244,7 +230,7 @@ static void compare(struct session *s, const json_t *rec, const struct remoting_
 	struct remoting_cmd want;
 
 	snprintf(rel, sizeof(rel), "%s/%s/%s", TESTDATA_DIR, s->dir, file);
-	uint8_t *bytes = load(rel, &len);
+	uint8_t *bytes = tu_load(rel, &len);
 	cr_assert_eq(remoting_decode(bytes, len, &want), 0, "%s", rel);
 
 	if (s->compressed_fixed && req->code == 103 && want.code == 1) {
@@ -314,7 +300,7 @@ static void replay(struct session *s, const char *const *args)
 		struct remoting_cmd req;
 
 		snprintf(rel, sizeof(rel), "%s/%s/%s", TESTDATA_DIR, s->dir, file);
-		uint8_t *bytes = load(rel, &len);
+		uint8_t *bytes = tu_load(rel, &len);
 		cr_assert_eq(remoting_decode(bytes, len, &req), 0, "%s", rel);
 		cr_assert_eq(client_send_raw(conn_of(s, conn), bytes, len, T), 0, "%s: send", rel);
 		const json_t *ans = recorded_answer(s, i);

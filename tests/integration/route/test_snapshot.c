@@ -16,6 +16,7 @@
 #include <criterion/criterion.h>
 
 #include "harness.h"
+#include "harness_criterion.h"
 #include "rmqns/buf.h"
 #include "rmqns/remoting.h"
 
@@ -103,13 +104,6 @@ static int query(struct client *c, int32_t code, const char *topic, bool standar
 	return rc;
 }
 
-static struct client *connect_or_fail(void)
-{
-	struct client *c = harness_connect(&srv);
-	cr_assert_not_null(c);
-	return c;
-}
-
 /* Waits for the snapshot file to appear (it is written within a second). */
 static void wait_snapshot(void)
 {
@@ -131,7 +125,7 @@ Test(snapshot, restart_answers_at_once_with_the_same_bytes)
 	char http[64];
 
 	start(NULL, NULL, NULL);
-	struct client *c = connect_or_fail();
+	struct client *c = harness_connect_or_fail(&srv);
 	/* two groups, one with a master and a slave, topics shared and not */
 	register_broker(c, "snap-a", "0", "127.0.0.9:10911", "SnapA", 10, NULL);
 	register_broker(c, "snap-a", "1", "127.0.0.9:10921", "SnapA", 10, NULL);
@@ -164,7 +158,7 @@ Test(snapshot, restart_answers_at_once_with_the_same_bytes)
 	char *ready = NULL;
 	cr_expect_eq(harness_http_get(port, "/readyz", &ready), 200, "/readyz: %s", ready);
 	free(ready);
-	c = connect_or_fail();
+	c = harness_connect_or_fail(&srv);
 	k = 0;
 	for (int f = 0; f < 2; f++) {
 		for (size_t i = 0; i < sizeof topics / sizeof *topics; i++, k++) {
@@ -202,14 +196,14 @@ static bool routed(struct client *c, const char *topic)
 Test(snapshot, a_broker_missing_after_the_restart_expires_by_its_timeout)
 {
 	start(NULL, NULL, NULL);
-	struct client *c = connect_or_fail();
+	struct client *c = harness_connect_or_fail(&srv);
 	register_broker(c, "gone", "0", "127.0.0.9:10941", "Gone", 2, "4000");
 	register_broker(c, "back", "0", "127.0.0.9:10951", "Back", 2, "4000");
 	stop_clean();
 	client_close(c);
 
 	start("--scanNotActiveBrokerInterval=200", NULL, NULL);
-	c = connect_or_fail();
+	c = harness_connect_or_fail(&srv);
 	cr_assert(routed(c, "Gone0"), "not restored");
 	cr_assert(routed(c, "Back1"), "not restored");
 	/* "back" registers again and keeps registering; "gone" never does */
@@ -231,7 +225,7 @@ Test(snapshot, a_broker_missing_after_the_restart_expires_by_its_timeout)
 Test(snapshot, a_stale_snapshot_is_ignored)
 {
 	start(NULL, NULL, NULL);
-	struct client *c = connect_or_fail();
+	struct client *c = harness_connect_or_fail(&srv);
 	register_broker(c, "stale", "0", "127.0.0.9:10961", "Stale", 2, "1000");
 	stop_clean();
 	client_close(c);
@@ -240,7 +234,7 @@ Test(snapshot, a_stale_snapshot_is_ignored)
 
 	start(NULL, NULL, NULL);
 	cr_assert(harness_wait_log(&srv, "past the longest broker timeout (1000 ms)", 0));
-	c = connect_or_fail();
+	c = harness_connect_or_fail(&srv);
 	cr_assert(!routed(c, "Stale0"), "a stale snapshot served routes");
 	client_close(c);
 	stop_clean();
@@ -257,7 +251,7 @@ static void write_file(const char *path, const void *p, size_t n)
 Test(snapshot, corrupt_snapshots_are_refused)
 {
 	start(NULL, NULL, NULL);
-	struct client *c = connect_or_fail();
+	struct client *c = harness_connect_or_fail(&srv);
 	register_broker(c, "corrupt", "0", "127.0.0.9:10971", "Corrupt", 20, NULL);
 	stop_clean();
 	client_close(c);
@@ -292,7 +286,7 @@ Test(snapshot, corrupt_snapshots_are_refused)
 		cr_assert(harness_wait_log(&srv, "refused, starting empty", 0), "%s: not refused", cases[i].what);
 		cr_assert(harness_wait_log(&srv, cases[i].log, 0), "%s: no \"%s\" in the log", cases[i].what,
 			  cases[i].log);
-		c = connect_or_fail();
+		c = harness_connect_or_fail(&srv);
 		cr_assert(!routed(c, "Corrupt0"), "%s: routes served", cases[i].what);
 		client_close(c);
 		stop_clean();
@@ -310,7 +304,7 @@ Test(snapshot, kill9_while_writing_keeps_the_previous_snapshot)
 	int hits = 0;
 	for (int round = 0; round < 20 && hits < 2; round++) {
 		start(NULL, NULL, NULL);
-		struct client *c = connect_or_fail();
+		struct client *c = harness_connect_or_fail(&srv);
 		register_broker(c, "big", "0", "127.0.0.9:10981", "Big", 40000, NULL);
 		wait_snapshot();
 		/* a change a second: a write a second; kill as one is under way */
@@ -331,7 +325,7 @@ Test(snapshot, kill9_while_writing_keeps_the_previous_snapshot)
 		start(NULL, NULL, NULL);
 		cr_assert(harness_wait_log(&srv, "route snapshot: restored from", 0),
 			  "round %d: the snapshot did not restore after kill -9", round);
-		c = connect_or_fail();
+		c = harness_connect_or_fail(&srv);
 		cr_assert(routed(c, "Big39999"), "round %d: not restored", round);
 		client_close(c);
 		stop_clean();

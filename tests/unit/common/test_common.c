@@ -23,6 +23,7 @@
 #include "rmqns/metrics.h"
 #include "rmqns/remoting.h"
 #include "rmqns/yield.h"
+#include "test_util.h"
 
 /* ---- buf ---- */
 
@@ -127,16 +128,8 @@ Test(err, every_code_has_its_own_text)
 
 static char *read_all(const char *path)
 {
-	FILE *f = fopen(path, "rb");
-	cr_assert(f);
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *s = malloc((size_t)n + 1);
-	cr_assert(s);
-	cr_assert_eq(fread(s, 1, (size_t)n, f), (size_t)n);
-	s[n] = 0;
-	fclose(f);
+	char *s = tu_read_file(path);
+	cr_assert_not_null(s, "cannot read %s", path);
 	return s;
 }
 

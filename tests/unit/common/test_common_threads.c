@@ -15,21 +15,11 @@
 #include "rmqns/err.h"
 #include "rmqns/fairq.h"
 #include "rmqns/log.h"
+#include "plain_test.h"
 
 #define LOG_THREADS 4
 #define LOG_LINES 500
 #define PAYLOAD "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
-
-static int failures;
-
-#define CHECK(cond, ...) do { \
-	if (!(cond)) { \
-		fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-		fprintf(stderr, __VA_ARGS__); \
-		fputc('\n', stderr); \
-		failures++; \
-	} \
-} while (0)
 
 static void *writer(void *arg)
 {
@@ -93,9 +83,9 @@ static int limited_from_threads(void)
 		lines += strstr(line, "] limited ") != NULL;
 	fclose(f);
 	unlink(path);
-	CHECK(lines == LIMITED_LINES, "%d limited lines, %d expected", lines, LIMITED_LINES);
+	EXPECT(lines == LIMITED_LINES, "%d limited lines, %d expected", lines, LIMITED_LINES);
 	uint64_t dropped = atomic_load(&shared_limit.suppressed);
-	CHECK(dropped == (uint64_t)LOG_THREADS * LOG_LINES - LIMITED_LINES, "%llu suppressed",
+	EXPECT(dropped == (uint64_t)LOG_THREADS * LOG_LINES - LIMITED_LINES, "%llu suppressed",
 	      (unsigned long long)dropped);
 	return 0;
 }
@@ -163,10 +153,10 @@ static int fairq_from_threads(void)
 		pthread_join(p[i], NULL);
 	for (int i = 0; i < 2; i++)
 		pthread_join(c[i], NULL);
-	CHECK(fq_out_of_order == 0, "%d items out of their flow's order", fq_out_of_order);
-	CHECK(atomic_load(&fq_taken) == FQ_PRODUCERS * FQ_ITEMS, "%d items taken",
+	EXPECT(fq_out_of_order == 0, "%d items out of their flow's order", fq_out_of_order);
+	EXPECT(atomic_load(&fq_taken) == FQ_PRODUCERS * FQ_ITEMS, "%d items taken",
 	      atomic_load(&fq_taken));
-	CHECK(fairq_looks_empty(&fq), "items left");
+	EXPECT(fairq_looks_empty(&fq), "items left");
 	fairq_destroy(&fq);
 	return 0;
 }
@@ -200,26 +190,26 @@ int main(void)
 		char tail[64];
 		const char *msg = strstr(line, "] line ");
 		const char *tn = strstr(line, "[writer-");
-		CHECK(msg && tn, "bad line: %s", line);
+		EXPECT(msg && tn, "bad line: %s", line);
 		if (!msg || !tn)
 			continue;
-		CHECK(sscanf(msg, "] line %d of writer %d %63s", &i, &w, tail) == 3, "bad line: %s", line);
-		CHECK(sscanf(tn, "[writer-%d]", &w2) == 1 && w == w2, "name mismatch: %s", line);
-		CHECK(strcmp(tail, PAYLOAD) == 0, "torn line: %s", line);
+		EXPECT(sscanf(msg, "] line %d of writer %d %63s", &i, &w, tail) == 3, "bad line: %s", line);
+		EXPECT(sscanf(tn, "[writer-%d]", &w2) == 1 && w == w2, "name mismatch: %s", line);
+		EXPECT(strcmp(tail, PAYLOAD) == 0, "torn line: %s", line);
 		if (w < 0 || w >= LOG_THREADS)
 			continue;
-		CHECK(i == count[w], "writer %d: line %d out of order", w, i);
+		EXPECT(i == count[w], "writer %d: line %d out of order", w, i);
 		count[w]++;
 	}
 	fclose(f);
 	unlink(path);
 	for (int i = 0; i < LOG_THREADS; i++)
-		CHECK(count[i] == LOG_LINES, "writer %d wrote %d lines", i, count[i]);
+		EXPECT(count[i] == LOG_LINES, "writer %d wrote %d lines", i, count[i]);
 	if (limited_from_threads() != 0)
 		return 2;
 	if (fairq_from_threads() != 0)
 		return 2;
-	if (failures)
+	if (atomic_load(&plain_failures))
 		return 1;
 	printf("ok: %d threads x %d lines\n", LOG_THREADS, LOG_LINES);
 	return 0;

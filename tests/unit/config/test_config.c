@@ -17,13 +17,13 @@
 #include "rmqns/config.h"
 #include "rmqns/err.h"
 #include "rmqns/properties.h"
+#include "test_util.h"
 
 static char dir[64];
 
 static void setup(void)
 {
-	strcpy(dir, "/tmp/rmqns-cfg-XXXXXX");
-	cr_assert_not_null(mkdtemp(dir));
+	tu_mkdtemp(dir, sizeof(dir), "rmqns-cfg");
 	setenv("HOME", dir, 1);
 	unsetenv("ROCKETMQ_HOME");
 	rcu_register_thread();
@@ -31,43 +31,23 @@ static void setup(void)
 
 static void teardown(void)
 {
-	char cmd[128];
-
 	rcu_unregister_thread();
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	cr_assert_eq(system(cmd), 0);
+	tu_rmdir(dir);
 }
 
 TestSuite(config, .init = setup, .fini = teardown);
 
 static char *path_in(const char *name)
 {
-	char *p;
-	cr_assert(asprintf(&p, "%s/%s", dir, name) > 0);
-	return p;
+	return tu_path_in(dir, name);
 }
 
+/* Writes text as the file name in the test's directory; its path. */
 static char *write_file(const char *name, const char *text)
 {
 	char *p = path_in(name);
-	FILE *f = fopen(p, "w");
-	cr_assert_not_null(f);
-	fputs(text, f);
-	fclose(f);
+	tu_write_file(p, text);
 	return p;
-}
-
-static char *read_file(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *s = NULL;
-	size_t n = 0;
-
-	if (!f)
-		return NULL;
-	cr_assert_eq(getdelim(&s, &n, '\0', f) >= 0 || feof(f), true);
-	fclose(f);
-	return s;
 }
 
 /* Runs config_from_args on a NULL-terminated list of arguments. */
@@ -606,7 +586,7 @@ Test(config, update_applies_live_and_persists_with_bak)
 	char remark[512], *bak, *before, *text, *disk;
 
 	cr_assert(asprintf(&bak, "%s.bak", file) > 0);
-	before = read_file(file);
+	before = tu_read_file(file);
 	expect_refused(cfg, "enableTopicList=false\nfooBar=1\n", 1, "unknown key: fooBar");
 	cr_assert_eq(apply(cfg, "enableTopicList=false\nlistenPort=1234\nmyKey=new\nlogLevel=debug\n",
 			   remark, sizeof(remark)), 0, "%s", remark);
@@ -621,19 +601,19 @@ Test(config, update_applies_live_and_persists_with_bak)
 	cr_assert_not_null(strstr(text, "\nenableTopicList=false\n"));
 	cr_assert_not_null(strstr(text, "\nmyKey=new\n"), "a key of the -c file is updated");
 	cr_assert_null(strstr(text, "fooBar"), "an unknown key is refused, not kept");
-	disk = read_file(file);
+	disk = tu_read_file(file);
 	cr_assert_str_eq(disk, text, "the file holds exactly the GET text");
 	free(disk);
-	disk = read_file(bak);
+	disk = tu_read_file(bak);
 	cr_assert_str_eq(disk, before, ".bak holds the previous content");
 	free(disk);
 	free(before);
 	free(text);
 
 	/* second update: .bak now holds the first persisted text */
-	before = read_file(file);
+	before = tu_read_file(file);
 	cr_assert_eq(apply(cfg, "orderMessageEnable=true\n", remark, sizeof(remark)), 0, "%s", remark);
-	disk = read_file(bak);
+	disk = tu_read_file(bak);
 	cr_assert_str_eq(disk, before);
 	free(disk);
 	free(before);
@@ -782,7 +762,7 @@ Test(config, reload_without_file)
 
 Test(config, default_conf_documents_every_option)
 {
-	char *conf = read_file(RMQNS_SOURCE_ROOT "/etc/rmqns.conf");
+	char *conf = tu_read_file(RMQNS_SOURCE_ROOT "/etc/rmqns.conf");
 	size_t n;
 	const struct config_option *tab = config_options(&n);
 	struct properties p = PROPERTIES_INIT;

@@ -15,60 +15,28 @@
 #include "jmap.h"
 #include "rmqns/err.h"
 #include "rmqns/kv.h"
+#include "test_util.h"
 
 static char dir[64];
 
 static void setup(void)
 {
-	strcpy(dir, "/tmp/rmqns-kv-XXXXXX");
-	cr_assert_not_null(mkdtemp(dir));
+	tu_mkdtemp(dir, sizeof(dir), "rmqns-kv");
 	rcu_register_thread();
 }
 
 static void teardown(void)
 {
-	char cmd[128];
-
 	rcu_unregister_thread();
 	umount2(dir, MNT_DETACH); /* only mounted by the full-disk test */
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	cr_assert_eq(system(cmd), 0);
+	tu_rmdir(dir);
 }
 
 TestSuite(kv, .init = setup, .fini = teardown);
 
 static char *path_in(const char *name)
 {
-	char *p;
-	cr_assert(asprintf(&p, "%s/%s", dir, name) > 0);
-	return p;
-}
-
-static void write_bytes(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-	cr_assert_not_null(f);
-	cr_assert_eq(fwrite(text, 1, strlen(text), f), strlen(text));
-	fclose(f);
-}
-
-/* The file's bytes as a string (NULL when absent). */
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *s = NULL;
-	size_t n = 0;
-	ssize_t got;
-
-	if (!f)
-		return NULL;
-	got = getdelim(&s, &n, '\0', f);
-	fclose(f);
-	if (got < 0) {
-		free(s);
-		return strdup("");
-	}
-	return s;
+	return tu_path_in(dir, name);
 }
 
 static struct kv_store *open_ok(const char *path)
@@ -223,7 +191,7 @@ Test(kv, put_get_delete_and_table)
 	struct kv_store *kv = open_ok(path);
 	char err[256], *t;
 
-	cr_assert_null(slurp(path), "nothing written before a change");
+	cr_assert_null(tu_read_file(path), "nothing written before a change");
 	expect_get(kv, "NS", "k", NULL);
 	cr_assert_null(table_json(kv, "NS"));
 	put_ok(kv, "NS", "k", "v");
@@ -240,7 +208,7 @@ Test(kv, put_get_delete_and_table)
 	t = table_json(kv, "NS");
 	cr_assert_str_eq(t, "{\"table\":{}}", "an emptied namespace stays");
 	free(t);
-	t = slurp(path);
+	t = tu_read_file(path);
 	cr_assert_str_eq(t, "{\"configTable\":{\"NS\":{}}}");
 	free(t);
 	expect_get(kv, "other", "k", NULL);
@@ -256,23 +224,23 @@ Test(kv, file_bytes_and_bak)
 
 	cr_assert(asprintf(&bak, "%s.bak", path) > 0);
 	put_ok(kv, "ORDER_TOPIC_CONFIG", "TopicOrder", "broker-a:4;broker-b:4");
-	t = slurp(path);
+	t = tu_read_file(path);
 	cr_assert_str_eq(t, "{\"configTable\":{\"ORDER_TOPIC_CONFIG\":{\"TopicOrder\":\"broker-a:4;broker-b:4\"}}}",
 			 "protocol.md 7, byte for byte, no trailing newline");
-	cr_assert_null(slurp(bak), "no .bak before there was a file");
+	cr_assert_null(tu_read_file(bak), "no .bak before there was a file");
 	prev = t;
 	put_ok(kv, "NS", "k", "v");
-	t = slurp(bak);
+	t = tu_read_file(bak);
 	cr_assert_str_eq(t, prev, ".bak holds the previous content");
 	free(t);
 	free(prev);
-	prev = slurp(path);
+	prev = tu_read_file(path);
 	/* a delete of nothing still rewrites the file (and .bak) */
 	cr_assert_eq(kv_delete(kv, "nope", "nope", err, sizeof(err)), 0);
-	t = slurp(bak);
+	t = tu_read_file(bak);
 	cr_assert_str_eq(t, prev);
 	free(t);
-	t = slurp(path);
+	t = tu_read_file(path);
 	cr_assert_str_eq(t, prev);
 	free(t);
 	free(prev);
@@ -290,7 +258,7 @@ Test(kv, escaping_follows_fastjson_default_form)
 	struct kv_store *kv = open_ok(path);
 
 	put_ok(kv, "NS", "k", "q\"b\\s/é😀\x01\x7F\xE2\x80\xA8\t<>&'");
-	t = slurp(path);
+	t = tu_read_file(path);
 	cr_assert_str_eq(t, "{\"configTable\":{\"NS\":{\"k\":\"q\\\"b\\\\s/é😀\\u0001\\u007F\\u2028\\t<>&'\"}}}");
 	free(t);
 	kv_close(kv);
@@ -308,7 +276,7 @@ Test(kv, java_written_file_loads_and_round_trips)
 	const char *java = "{\"configTable\":{\"EMPTY\":{},\"ORDER_TOPIC_CONFIG\":{\"TopicOrder\":\"broker-a:4;broker-b:4\"},"
 			   "\"NS\":{\"slash\":\"a/b\",\"ctl\":\"\\u0001\\u007F\\u2028\",\"q\":\"\\\"\\\\\",\"emoji\":\"😀é\"}}}";
 
-	write_bytes(path, java);
+	tu_write_file(path, java);
 	kv = open_ok(path);
 	kv_count(kv, &ns, &keys);
 	cr_assert_eq(ns, 3);
@@ -373,7 +341,7 @@ static void expect_corrupt(const char *text, const char *why)
 	char *path = path_in("kvConfig.json");
 	char err[512];
 
-	write_bytes(path, text);
+	tu_write_file(path, text);
 	cr_assert_null(kv_open(path, false, err, sizeof(err)), "'%s' loaded", text);
 	cr_assert_not_null(strstr(err, path), "%s", err);
 	cr_assert_not_null(strstr(err, why), "'%s' lacks '%s'", err, why);
@@ -398,7 +366,7 @@ Test(kv, corrupt_file_moved_aside_when_allowed)
 	FILE *p;
 	size_t ns, keys;
 
-	write_bytes(path, "{broken");
+	tu_write_file(path, "{broken");
 	kv = kv_open(path, true, err, sizeof(err));
 	cr_assert_not_null(kv, "%s", err);
 	kv_count(kv, &ns, &keys);
@@ -421,7 +389,7 @@ Test(kv, scalar_values_become_text_and_nulls_are_skipped)
 	char *path = path_in("kvConfig.json");
 	struct kv_store *kv;
 
-	write_bytes(path, "{\"configTable\":{\"NS\":{\"n\":12,\"b\":true,\"z\":null},\"nul\":null},\"extra\":1}");
+	tu_write_file(path, "{\"configTable\":{\"NS\":{\"n\":12,\"b\":true,\"z\":null},\"nul\":null},\"extra\":1}");
 	kv = open_ok(path);
 	expect_get(kv, "NS", "n", "12");
 	expect_get(kv, "NS", "b", "true");
@@ -442,7 +410,7 @@ Test(kv, unwritable_path_answers_error_and_keeps_nothing)
 	/* root ignores permissions, but a regular file cannot be a directory
 	 * (one that appears after start: a path unusable at start is refused) */
 	kv = open_ok(path);
-	write_bytes(blocker, "x");
+	tu_write_file(blocker, "x");
 	cr_assert_eq(kv_put(kv, "NS", "k", "v", err, sizeof(err)), RMQNS_EIO);
 	cr_assert_not_null(strstr(err, "Not a directory") ? err : strstr(err, "not a directory"), "%s", err);
 	expect_get(kv, "NS", "k", NULL);
@@ -463,8 +431,8 @@ Test(kv, failed_write_keeps_memory_and_disk_equal)
 
 	put_ok(kv, "NS", "a", "1");
 	put_ok(kv, "NS", "b", "2");
-	disk = slurp(path);
-	bak_before = slurp(bak);
+	disk = tu_read_file(path);
+	bak_before = tu_read_file(bak);
 	/* a directory where the tmp file goes makes every write fail */
 	cr_assert_eq(mkdir(tmp, 0755), 0);
 	cr_assert_eq(kv_put(kv, "NS", "c", "3", err, sizeof(err)), RMQNS_EIO);
@@ -472,13 +440,13 @@ Test(kv, failed_write_keeps_memory_and_disk_equal)
 	cr_assert_eq(kv_delete(kv, "NS", "a", err, sizeof(err)), RMQNS_EIO);
 	expect_get(kv, "NS", "c", NULL);
 	expect_get(kv, "NS", "a", "1");
-	t = slurp(path);
+	t = tu_read_file(path);
 	cr_assert_str_eq(t, disk, "the file is unchanged");
 	free(t);
 	t = file_json(kv);
 	cr_assert_str_eq(t, disk, "memory equals disk");
 	free(t);
-	t = slurp(bak);
+	t = tu_read_file(bak);
 	cr_assert_str_eq(t, bak_before, ".bak is unchanged");
 	free(t);
 	cr_assert_eq(rmdir(tmp), 0);
@@ -507,7 +475,7 @@ Test(kv, full_disk_answers_error_and_loses_nothing)
 	/* file + .bak + .tmp must fit: this fills 64 KiB well within 64 puts */
 	for (i = 0; i < 64; i++) {
 		snprintf(key, sizeof(key), "k%d", i);
-		disk = slurp(path);
+		disk = tu_read_file(path);
 		rc = kv_put(kv, "NS", key, big, err, sizeof(err));
 		if (rc < 0)
 			break;
@@ -516,7 +484,7 @@ Test(kv, full_disk_answers_error_and_loses_nothing)
 	cr_assert_lt(rc, 0, "the disk never filled");
 	cr_assert_not_null(strstr(err, "No space left"), "%s", err);
 	expect_get(kv, "NS", key, NULL);
-	t = slurp(path);
+	t = tu_read_file(path);
 	cr_assert_str_eq(t, disk, "the last acknowledged content is intact");
 	free(t);
 	t = file_json(kv);

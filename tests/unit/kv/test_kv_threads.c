@@ -14,6 +14,7 @@
 #include "rmqns/config.h"
 #include "rmqns/race.h"
 #include "rmqns/kv.h"
+#include "plain_test.h"
 
 #define READERS 3
 #define KV_WRITES 60
@@ -22,17 +23,6 @@
 static struct kv_store *kv;
 static struct config *cfg;
 static atomic_bool done;
-static atomic_int failures;
-
-#define CHECK(cond, ...) do { \
-	if (!(cond)) { \
-		fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-		fprintf(stderr, __VA_ARGS__); \
-		fputc('\n', stderr); \
-		atomic_fetch_add(&failures, 1); \
-	} \
-} while (0)
-
 static void *reader(void *arg)
 {
 	long last = -1, last_cached = -1;
@@ -49,13 +39,13 @@ static void *reader(void *arg)
 		v = kv_get(kv, "NS", "k");
 		if (v) {
 			long n;
-			CHECK(sscanf(v, "value-%ld", &n) == 1, "torn value '%s'", v);
-			CHECK(n >= last, "went back from %ld to %ld", last, n);
+			EXPECT(sscanf(v, "value-%ld", &n) == 1, "torn value '%s'", v);
+			EXPECT(n >= last, "went back from %ld to %ld", last, n);
 			last = n;
 		}
 		b.len = 0;
 		if (kv_table_json(kv, "NS", &b) == 0)
-			CHECK(b.len > 10 && memcmp(b.data, "{\"table\":{", 10) == 0 && b.data[b.len - 1] == '}',
+			EXPECT(b.len > 10 && memcmp(b.data, "{\"table\":{", 10) == 0 && b.data[b.len - 1] == '}',
 			      "bad KVTable body");
 		/* the cached answer (installed and replaced by the readers) only
 		 * moves forward too */
@@ -65,19 +55,19 @@ static void *reader(void *arg)
 		if (kv_table_body(kv, "NS", &body, &len, &b) == 0) {
 			const char *at = memmem(body, len, "\"k\":\"value-", 11);
 			long n;
-			CHECK(len > 10 && body[len - 1] == '}' && at && sscanf(at + 11, "%ld", &n) == 1,
+			EXPECT(len > 10 && body[len - 1] == '}' && at && sscanf(at + 11, "%ld", &n) == 1,
 			      "bad cached KVTable body");
 			if (at && sscanf(at + 11, "%ld", &n) == 1) {
-				CHECK(n >= last_cached, "cached answer went back from %ld to %ld", last_cached, n);
+				EXPECT(n >= last_cached, "cached answer went back from %ld to %ld", last_cached, n);
 				last_cached = n;
 			}
 		}
 		o = config_current(cfg);
-		CHECK(o->listenPort == 9876, "listenPort %d", o->listenPort);
-		CHECK(strcmp(o->logLevel, "ERROR") == 0 || strcmp(o->logLevel, "WARN") == 0, "logLevel '%s'",
+		EXPECT(o->listenPort == 9876, "listenPort %d", o->listenPort);
+		EXPECT(strcmp(o->logLevel, "ERROR") == 0 || strcmp(o->logLevel, "WARN") == 0, "logLevel '%s'",
 		      o->logLevel);
 		b.len = 0;
-		CHECK(config_properties_text(cfg, &b) == 0 && b.len > 0, "GET text");
+		EXPECT(config_properties_text(cfg, &b) == 0 && b.len > 0, "GET text");
 		race_reader_done();
 		rcu_read_unlock();
 		rounds++;
@@ -111,8 +101,8 @@ int main(void)
 	for (int i = 0; i < KV_WRITES; i++) {
 		char v[32];
 		snprintf(v, sizeof(v), "value-%d", i);
-		CHECK(kv_put(kv, "NS", "k", v, err, sizeof(err)) == 0, "put: %s", err);
-		CHECK(kv_put(kv, "NS", v, v, err, sizeof(err)) == 0, "put: %s", err);
+		EXPECT(kv_put(kv, "NS", "k", v, err, sizeof(err)) == 0, "put: %s", err);
+		EXPECT(kv_put(kv, "NS", v, v, err, sizeof(err)) == 0, "put: %s", err);
 	}
 	for (int i = 0; i < CONFIG_WRITES; i++) {
 		const char *body = i % 2 ? "logLevel=ERROR\nenableTopicList=true\n" : "logLevel=WARN\nenableTopicList=false\n";
@@ -121,11 +111,11 @@ int main(void)
 		char remark[256];
 
 		rcu_read_lock();
-		CHECK(config_update_prepare(cfg, body, strlen(body), &u, &code, remark, sizeof(remark)) == 0,
+		EXPECT(config_update_prepare(cfg, body, strlen(body), &u, &code, remark, sizeof(remark)) == 0,
 		      "prepare: %s", remark);
 		race_reader_done();
 		rcu_read_unlock();
-		CHECK(u && config_update_apply(cfg, u, "test", remark, sizeof(remark)) == 0, "apply: %s", remark);
+		EXPECT(u && config_update_apply(cfg, u, "test", remark, sizeof(remark)) == 0, "apply: %s", remark);
 		config_update_free(u);
 	}
 	atomic_store(&done, true);
@@ -137,8 +127,8 @@ int main(void)
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
 		return 2;
-	if (atomic_load(&failures)) {
-		fprintf(stderr, "%d failures\n", atomic_load(&failures));
+	if (atomic_load(&plain_failures)) {
+		fprintf(stderr, "%d failures\n", atomic_load(&plain_failures));
 		return 1;
 	}
 	return 0;

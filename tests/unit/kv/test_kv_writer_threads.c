@@ -18,24 +18,13 @@
 #include "rmqns/err.h"
 #include "rmqns/kv.h"
 #include "rmqns/race.h"
+#include "plain_test.h"
 
 #define SUBMITTERS 3
 #define READERS 2
 #define PER_SUBMITTER 150
 
 static char dir[64];
-static int failures;
-
-#define CHECK(cond, ...) do { \
-	if (!(cond)) { \
-		fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-		fprintf(stderr, __VA_ARGS__); \
-		fputc('\n', stderr); \
-		failures++; \
-		return -1; \
-	} \
-} while (0)
-
 /* A change that records its answer. */
 struct probe {
 	struct kv_change c;
@@ -131,11 +120,11 @@ static int test_queued_changes_are_one_write(void)
 	path_of(path, sizeof(path), "group.json");
 	path_of(bak, sizeof(bak), "group.json.bak");
 	kv = kv_open(path, false, err, sizeof(err));
-	CHECK(kv, "open: %s", err);
-	CHECK(kv_put(kv, "NS", "a", "0", err, sizeof(err)) == 0, "put: %s", err);
+	EXPECT_RET(kv, "open: %s", err);
+	EXPECT_RET(kv_put(kv, "NS", "a", "0", err, sizeof(err)) == 0, "put: %s", err);
 	before = slurp(path);
 	w = kv_writer_create(kv);
-	CHECK(w, "create");
+	EXPECT_RET(w, "create");
 	probe_init(&p[0], &answered, KV_CHANGE_PUT, "NS", "a", "1");
 	probe_init(&p[1], &answered, KV_CHANGE_PUT, "NS", "b", "2");
 	probe_init(&p[2], &answered, KV_CHANGE_DELETE, "NS", "a", NULL);
@@ -143,22 +132,22 @@ static int test_queued_changes_are_one_write(void)
 	probe_init(&p[4], &answered, KV_CHANGE_DELETE, NULL, "c", NULL);
 	for (int i = 0; i < 5; i++)
 		kv_writer_submit(w, &p[i].c);
-	CHECK(get_is(kv, "NS", "a", "0") && answered == 0, "nothing applied before the writer runs");
-	CHECK(kv_writer_start(w) == 0, "start");
+	EXPECT_RET(get_is(kv, "NS", "a", "0") && answered == 0, "nothing applied before the writer runs");
+	EXPECT_RET(kv_writer_start(w) == 0, "start");
 	kv_writer_stop(w);
 	kv_writer_counts(w, &changes, &writes);
-	CHECK(changes == 5 && writes == 1, "%lu changes in %lu writes, want 5 in 1", changes, writes);
+	EXPECT_RET(changes == 5 && writes == 1, "%lu changes in %lu writes, want 5 in 1", changes, writes);
 	for (int i = 0; i < 5; i++)
-		CHECK(p[i].rc == 0 && p[i].order == i + 1, "change %d: rc %d, answered %d-th", i, p[i].rc,
+		EXPECT_RET(p[i].rc == 0 && p[i].order == i + 1, "change %d: rc %d, answered %d-th", i, p[i].rc,
 		      p[i].order);
-	CHECK(get_is(kv, "NS", "a", NULL) && get_is(kv, "NS", "b", "2") && get_is(kv, "OTHER", "c", "3"),
+	EXPECT_RET(get_is(kv, "NS", "a", NULL) && get_is(kv, "NS", "b", "2") && get_is(kv, "OTHER", "c", "3"),
 	      "applied in arrival order");
 	disk = slurp(path);
 	mem = memory_json(kv);
-	CHECK(disk && mem && strcmp(disk, mem) == 0, "memory '%s' equals disk '%s'", mem, disk);
+	EXPECT_RET(disk && mem && strcmp(disk, mem) == 0, "memory '%s' equals disk '%s'", mem, disk);
 	free(disk);
 	disk = slurp(bak);
-	CHECK(disk && before && strcmp(disk, before) == 0,
+	EXPECT_RET(disk && before && strcmp(disk, before) == 0,
 	      "one write: the backup holds the content before the batch ('%s', want '%s')", disk, before);
 	free(disk);
 	free(mem);
@@ -182,30 +171,30 @@ static int test_failed_write_fails_the_whole_batch(void)
 	path_of(path, sizeof(path), "fail.json");
 	path_of(tmp, sizeof(tmp), "fail.json.tmp");
 	kv = kv_open(path, false, err, sizeof(err));
-	CHECK(kv, "open: %s", err);
-	CHECK(kv_put(kv, "NS", "a", "1", err, sizeof(err)) == 0, "put: %s", err);
+	EXPECT_RET(kv, "open: %s", err);
+	EXPECT_RET(kv_put(kv, "NS", "a", "1", err, sizeof(err)) == 0, "put: %s", err);
 	before = slurp(path);
-	CHECK(mkdir(tmp, 0755) == 0, "a directory where the tmp file goes");
+	EXPECT_RET(mkdir(tmp, 0755) == 0, "a directory where the tmp file goes");
 	w = kv_writer_create(kv);
-	CHECK(w, "create");
+	EXPECT_RET(w, "create");
 	probe_init(&p[0], &answered, KV_CHANGE_PUT, "NS", "b", "2");
 	probe_init(&p[1], &answered, KV_CHANGE_DELETE, "NS", "a", NULL);
 	probe_init(&p[2], &answered, KV_CHANGE_PUT, "NEW", "c", "3");
 	for (int i = 0; i < 3; i++)
 		kv_writer_submit(w, &p[i].c);
-	CHECK(kv_writer_start(w) == 0, "start");
+	EXPECT_RET(kv_writer_start(w) == 0, "start");
 	kv_writer_stop(w);
 	kv_writer_counts(w, &changes, &writes);
-	CHECK(changes == 3 && writes == 1, "%lu changes in %lu writes", changes, writes);
+	EXPECT_RET(changes == 3 && writes == 1, "%lu changes in %lu writes", changes, writes);
 	for (int i = 0; i < 3; i++)
-		CHECK(p[i].rc == RMQNS_EIO && strstr(p[i].err, tmp) && p[i].order == i + 1,
+		EXPECT_RET(p[i].rc == RMQNS_EIO && strstr(p[i].err, tmp) && p[i].order == i + 1,
 		      "change %d: rc %d, '%s'", i, p[i].rc, p[i].err);
-	CHECK(get_is(kv, "NS", "a", "1") && get_is(kv, "NS", "b", NULL) && get_is(kv, "NEW", "c", NULL),
+	EXPECT_RET(get_is(kv, "NS", "a", "1") && get_is(kv, "NS", "b", NULL) && get_is(kv, "NEW", "c", NULL),
 	      "nothing of the batch is visible");
 	disk = slurp(path);
 	mem = memory_json(kv);
-	CHECK(disk && before && strcmp(disk, before) == 0, "the file is unchanged");
-	CHECK(mem && strcmp(mem, before) == 0, "memory '%s' equals disk '%s'", mem, before);
+	EXPECT_RET(disk && before && strcmp(disk, before) == 0, "the file is unchanged");
+	EXPECT_RET(mem && strcmp(mem, before) == 0, "memory '%s' equals disk '%s'", mem, before);
 	free(disk);
 	free(mem);
 	free(before);
@@ -246,34 +235,34 @@ static int test_change_out_of_memory_fails_alone(void)
 
 	path_of(path, sizeof(path), "nomem.json");
 	kv = kv_open(path, false, err, sizeof(err));
-	CHECK(kv, "open: %s", err);
+	EXPECT_RET(kv, "open: %s", err);
 	w = kv_writer_create(kv);
-	CHECK(w, "create");
+	EXPECT_RET(w, "create");
 	probe_init(&p[0], &answered, KV_CHANGE_PUT, "NS", "a", "1");
 	probe_init(&p[1], &answered, KV_CHANGE_PUT, "NEW", "x", doomed);
 	probe_init(&p[2], &answered, KV_CHANGE_PUT, "NS", "b", "2");
 	for (int i = 0; i < 3; i++)
 		kv_writer_submit(w, &p[i].c);
 	strdup_fails_for = doomed;
-	CHECK(kv_writer_start(w) == 0, "start");
+	EXPECT_RET(kv_writer_start(w) == 0, "start");
 	kv_writer_stop(w);
 	strdup_fails_for = NULL;
 	kv_writer_counts(w, &changes, &writes);
-	CHECK(changes == 3 && writes == 1, "%lu changes in %lu writes", changes, writes);
-	CHECK(p[0].rc == 0 && p[2].rc == 0, "the others are written: %d %d", p[0].rc, p[2].rc);
-	CHECK(p[1].rc == RMQNS_ENOMEM && strcmp(p[1].err, "out of memory") == 0, "rc %d '%s'", p[1].rc,
+	EXPECT_RET(changes == 3 && writes == 1, "%lu changes in %lu writes", changes, writes);
+	EXPECT_RET(p[0].rc == 0 && p[2].rc == 0, "the others are written: %d %d", p[0].rc, p[2].rc);
+	EXPECT_RET(p[1].rc == RMQNS_ENOMEM && strcmp(p[1].err, "out of memory") == 0, "rc %d '%s'", p[1].rc,
 	      p[1].err);
-	CHECK(get_is(kv, "NS", "a", "1") && get_is(kv, "NS", "b", "2") && get_is(kv, "NEW", "x", NULL),
+	EXPECT_RET(get_is(kv, "NS", "a", "1") && get_is(kv, "NS", "b", "2") && get_is(kv, "NEW", "x", NULL),
 	      "values");
 	rcu_read_lock();
 	rc = kv_table_json(kv, "NEW", &b);
 	race_reader_done();
 	rcu_read_unlock();
 	buf_free(&b);
-	CHECK(rc == RMQNS_ENOTFOUND, "the namespace of the failed change exists: %d", rc);
+	EXPECT_RET(rc == RMQNS_ENOTFOUND, "the namespace of the failed change exists: %d", rc);
 	disk = slurp(path);
 	mem = memory_json(kv);
-	CHECK(disk && mem && strcmp(disk, mem) == 0, "memory '%s' equals disk '%s'", mem, disk);
+	EXPECT_RET(disk && mem && strcmp(disk, mem) == 0, "memory '%s' equals disk '%s'", mem, disk);
 	free(disk);
 	free(mem);
 	kv_writer_destroy(w);
@@ -383,14 +372,14 @@ static int test_submitters_and_readers(void)
 		snprintf(values[i], sizeof(values[i]), "v%d", i);
 	path_of(path, sizeof(path), "threads.json");
 	sh.kv = kv_open(path, false, err, sizeof(err));
-	CHECK(sh.kv, "open: %s", err);
+	EXPECT_RET(sh.kv, "open: %s", err);
 	sh.w = kv_writer_create(sh.kv);
-	CHECK(sh.w && kv_writer_start(sh.w) == 0, "writer");
+	EXPECT_RET(sh.w && kv_writer_start(sh.w) == 0, "writer");
 	for (int i = 0; i < READERS; i++)
-		CHECK(pthread_create(&rds[i], NULL, reader, &sh) == 0, "reader");
+		EXPECT_RET(pthread_create(&rds[i], NULL, reader, &sh) == 0, "reader");
 	for (int i = 0; i < SUBMITTERS; i++) {
 		args[i] = (struct submitter_arg){ &sh, i };
-		CHECK(pthread_create(&subs[i], NULL, submitter, &args[i]) == 0, "submitter");
+		EXPECT_RET(pthread_create(&subs[i], NULL, submitter, &args[i]) == 0, "submitter");
 	}
 	for (int i = 0; i < SUBMITTERS; i++)
 		pthread_join(subs[i], NULL);
@@ -401,17 +390,17 @@ static int test_submitters_and_readers(void)
 	kv_writer_counts(sh.w, &changes, &writes);
 	printf("%d changes from %d threads in %lu file writes\n", SUBMITTERS * PER_SUBMITTER, SUBMITTERS,
 	       writes);
-	CHECK(atomic_load(&sh.answered) == SUBMITTERS * PER_SUBMITTER && changes == SUBMITTERS * PER_SUBMITTER,
+	EXPECT_RET(atomic_load(&sh.answered) == SUBMITTERS * PER_SUBMITTER && changes == SUBMITTERS * PER_SUBMITTER,
 	      "answered %d, counted %lu", atomic_load(&sh.answered), changes);
-	CHECK(atomic_load(&sh.failed) == 0 && atomic_load(&sh.reader_failures) == 0, "%d failed, %d reader failures",
+	EXPECT_RET(atomic_load(&sh.failed) == 0 && atomic_load(&sh.reader_failures) == 0, "%d failed, %d reader failures",
 	      atomic_load(&sh.failed), atomic_load(&sh.reader_failures));
-	CHECK(writes >= 1 && writes <= changes, "%lu writes", writes);
+	EXPECT_RET(writes >= 1 && writes <= changes, "%lu writes", writes);
 	for (int s = 0; s < SUBMITTERS; s++)
-		CHECK(get_is(sh.kv, "NS", submitter_key[s], values[PER_SUBMITTER - 1]),
+		EXPECT_RET(get_is(sh.kv, "NS", submitter_key[s], values[PER_SUBMITTER - 1]),
 		      "each submitter's last value is the one kept");
 	disk = slurp(path);
 	mem = memory_json(sh.kv);
-	CHECK(disk && mem && strcmp(disk, mem) == 0, "memory equals disk");
+	EXPECT_RET(disk && mem && strcmp(disk, mem) == 0, "memory equals disk");
 	free(disk);
 	free(mem);
 	kv_writer_destroy(sh.w);
@@ -431,18 +420,18 @@ static int test_late_change_committed_at_destroy(void)
 
 	path_of(path, sizeof(path), "late.json");
 	kv = kv_open(path, false, err, sizeof(err));
-	CHECK(kv, "open: %s", err);
+	EXPECT_RET(kv, "open: %s", err);
 	w = kv_writer_create(kv);
-	CHECK(w && kv_writer_start(w) == 0, "writer");
+	EXPECT_RET(w && kv_writer_start(w) == 0, "writer");
 	kv_writer_stop(w);
 	probe_init(&p, &answered, KV_CHANGE_PUT, "NS", "late", "1");
 	kv_writer_submit(w, &p.c);
 	kv_writer_destroy(w);
-	CHECK(p.rc == 0 && answered == 1, "rc %d, answered %d", p.rc, answered);
-	CHECK(get_is(kv, "NS", "late", "1"), "committed");
+	EXPECT_RET(p.rc == 0 && answered == 1, "rc %d, answered %d", p.rc, answered);
+	EXPECT_RET(get_is(kv, "NS", "late", "1"), "committed");
 	kv_close(kv);
 	kv = kv_open(path, false, err, sizeof(err));
-	CHECK(kv && get_is(kv, "NS", "late", "1"), "on disk");
+	EXPECT_RET(kv && get_is(kv, "NS", "late", "1"), "on disk");
 	kv_close(kv);
 	return 0;
 }
@@ -464,8 +453,8 @@ int main(void)
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
 		return 2;
-	if (failures) {
-		fprintf(stderr, "%d failures\n", failures);
+	if (atomic_load(&plain_failures)) {
+		fprintf(stderr, "%d failures\n", atomic_load(&plain_failures));
 		return 1;
 	}
 	return 0;

@@ -9,28 +9,11 @@
 
 #include "rmqns/err.h"
 #include "rmqns/remoting.h"
+#include "test_util.h"
 
 #ifndef TESTDATA_DIR
 #error "TESTDATA_DIR must name tests/data"
 #endif
-
-/* Reads a whole file into a buffer of exactly its size, so that any read
- * past the end is an AddressSanitizer error. */
-static uint8_t *load_exact(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	cr_assert(f, "cannot open %s", path);
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	cr_assert(n > 0);
-	uint8_t *p = malloc((size_t)n);
-	cr_assert(p);
-	cr_assert_eq(fread(p, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	*len = (size_t)n;
-	return p;
-}
 
 static void expect_ext_equals(const struct remoting_cmd *cmd, const json_t *ext, const char *file)
 {
@@ -77,7 +60,7 @@ static void check_frame(const char *dir, const json_t *rec, int *checked)
 	char path[2048];
 	snprintf(path, sizeof(path), "%s/%s", dir, rel);
 	size_t len;
-	uint8_t *frame = load_exact(path, &len);
+	uint8_t *frame = tu_load(path, &len);
 
 	size_t cut = 0;
 	cr_expect_eq(remoting_frame_cut(frame, len, 0, &cut), RMQNS_OK, "%s", rel);
@@ -281,7 +264,7 @@ Test(golden, java_frames_with_big_integers_and_bad_utf8_in_ext)
 		char path[2048];
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
 		size_t len, first;
-		uint8_t *frame = load_exact(path, &len);
+		uint8_t *frame = tu_load(path, &len);
 		if (!widen_header(frame, len, &wide, &first)) {
 			free(frame);
 			continue;

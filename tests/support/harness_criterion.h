@@ -1,0 +1,72 @@
+/* The harness (harness.h) for Criterion tests: calls that fail the test
+ * instead of returning an error, and a suite's server with the temporary
+ * directory its tests keep their files in (-c files, KV files), apart from
+ * the server's own:
+ *
+ *   static struct server_fixture fx;
+ *   static void init(void) { fixture_init(&fx, "rmqns-x"); }
+ *   static void fini(void) { fixture_fini(&fx); }
+ *   TestSuite(x, .init = init, .fini = fini);
+ */
+#ifndef RMQNS_HARNESS_CRITERION_H
+#define RMQNS_HARNESS_CRITERION_H
+
+#include <criterion/criterion.h>
+
+#include "harness.h"
+#include "test_util.h"
+
+struct server_fixture {
+	struct harness_server srv;
+	char dir[64];
+};
+
+static inline void fixture_init(struct server_fixture *fx, const char *prefix)
+{
+	cr_assert_eq(harness_mkdtemp(fx->dir, sizeof(fx->dir), prefix), 0);
+}
+
+/* Stops the server if a test left it running, and removes the directory. */
+static inline void fixture_fini(struct server_fixture *fx)
+{
+	harness_cleanup(&fx->srv);
+	harness_rmdir(fx->dir);
+}
+
+/* "dir/name", malloc'd. */
+static inline char *fixture_path(const struct server_fixture *fx, const char *name)
+{
+	return tu_path_in(fx->dir, name);
+}
+
+/* Writes text as the file name in the directory; its path, malloc'd. */
+static inline char *fixture_write(const struct server_fixture *fx, const char *name, const char *text)
+{
+	char *p = fixture_path(fx, name);
+	tu_write_file(p, text);
+	return p;
+}
+
+/* A client connected to the server. */
+static inline struct client *harness_connect_or_fail(const struct harness_server *s)
+{
+	struct client *c = harness_connect(s);
+	cr_assert_not_null(c, "cannot connect to the server");
+	return c;
+}
+
+/* A route query for topic (JSON): the answer's code. */
+static inline int harness_route_code(struct client *c, const char *topic)
+{
+	struct remoting_ext_field ext[HARNESS_CALL_MAX_EXT];
+	struct remoting_cmd req;
+	struct client_reply *r = NULL;
+
+	cr_assert_eq(harness_request(&req, ext, 105, REMOTING_JSON, NULL, "topic", topic, NULL), 0);
+	cr_assert_eq(client_call(c, &req, &r, HARNESS_IO_TIMEOUT_MS), 0, "route query for %s failed", topic);
+	int code = r->cmd.code;
+	client_reply_free(r);
+	return code;
+}
+
+#endif
