@@ -3,10 +3,8 @@
  * directory its tests keep their files in (-c files, KV files), apart from
  * the server's own:
  *
- *   static struct server_fixture fx;
- *   static void init(void) { fixture_init(&fx, "rmqns-x"); }
- *   static void fini(void) { fixture_fini(&fx); }
- *   TestSuite(x, .init = init, .fini = fini);
+ *   SERVER_FIXTURE_SUITE(x, "rmqns-x", .timeout = 120);
+ *   ... harness_start(&fx.srv, args) ... fixture_write(&fx, "n.conf", text) ...
  */
 #ifndef RMQNS_HARNESS_CRITERION_H
 #define RMQNS_HARNESS_CRITERION_H
@@ -14,7 +12,22 @@
 #include <criterion/criterion.h>
 
 #include "harness.h"
+#include "rmqns/handlers.h"
 #include "test_util.h"
+
+/* Declares the suite's fixture fx, its .init and .fini, and the suite
+ * (further TestSuite options after the directory's prefix). */
+#define SERVER_FIXTURE_SUITE(suite, prefix, ...)                                             \
+	static struct server_fixture fx;                                                     \
+	static void suite##_init(void)                                                       \
+	{                                                                                    \
+		fixture_init(&fx, prefix);                                                   \
+	}                                                                                    \
+	static void suite##_fini(void)                                                       \
+	{                                                                                    \
+		fixture_fini(&fx);                                                           \
+	}                                                                                    \
+	TestSuite(suite, .init = suite##_init, .fini = suite##_fini, __VA_ARGS__)
 
 struct server_fixture {
 	struct harness_server srv;
@@ -67,6 +80,18 @@ static inline int harness_route_code(struct client *c, const char *topic)
 	int code = r->cmd.code;
 	client_reply_free(r);
 	return code;
+}
+
+/* A GET_KV_CONFIG answer: value v, or not found when v is NULL. Frees r. */
+static inline void harness_expect_kv_value(struct client_reply *r, const char *ns, const char *k, const char *v)
+{
+	if (v) {
+		cr_assert_eq(r->cmd.code, 0, "%s/%s: code %d", ns, k, r->cmd.code);
+		cr_assert_str_eq(remoting_ext_get(&r->cmd, "value"), v);
+	} else {
+		cr_assert_eq(r->cmd.code, RSP_QUERY_NOT_FOUND, "%s/%s present", ns, k);
+	}
+	client_reply_free(r);
 }
 
 #endif

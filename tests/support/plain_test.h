@@ -59,6 +59,18 @@ static inline void plain_failed(const char *file, int line, const char *fmt, ...
 		}                                                                    \
 	} while (0)
 
+/* main's exit status: 1 after failed EXPECT checks (their count on
+ * stderr), else 0. */
+static inline int plain_exit_status(void)
+{
+	int n = atomic_load(&plain_failures);
+	if (n) {
+		fprintf(stderr, "%d failures\n", n);
+		return 1;
+	}
+	return 0;
+}
+
 static inline void sleep_ms(int ms)
 {
 	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };

@@ -63,6 +63,15 @@ static inline char *tu_read_file(const char *path)
 	return s;
 }
 
+/* The file at path holds exactly want; what says what is checked. */
+static inline void tu_assert_file_eq(const char *path, const char *want, const char *what)
+{
+	char *got = tu_read_file(path);
+	cr_assert_not_null(got, "%s: cannot read %s", what, path);
+	cr_assert_str_eq(got, want, "%s", what);
+	free(got);
+}
+
 /* A file's bytes in a buffer of exactly its size, so that any read past
  * the end is an AddressSanitizer error; the file must exist and not be
  * empty. */

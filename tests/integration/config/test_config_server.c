@@ -15,6 +15,7 @@
 
 #include "harness.h"
 #include "harness_criterion.h"
+#include "test_util.h"
 #include "rmqns/buf.h"
 #include "rmqns/config.h"
 #include "rmqns/err.h"
@@ -22,19 +23,7 @@
 
 #define T HARNESS_IO_TIMEOUT_MS
 
-static struct server_fixture fx;
-
-static void cfg_init(void)
-{
-	fixture_init(&fx, "rmqns-cfgs");
-}
-
-static void cfg_fini(void)
-{
-	fixture_fini(&fx);
-}
-
-TestSuite(config_server, .init = cfg_init, .fini = cfg_fini, .timeout = 120);
+SERVER_FIXTURE_SUITE(config_server, "rmqns-cfgs", .timeout = 120);
 
 /* Starts the server with -c file (when not NULL) and its KV file in dir. */
 static void start_with(const char *file)
@@ -225,16 +214,14 @@ Test(config_server, update_round_trip_persists_with_bak)
 {
 	const char *original = "# my config\nlistenPort=19999\nmyOwnKey=old\n";
 	char *file = fixture_write(&fx, "n.conf", original);
-	char *bak = fixture_path(&fx, "n.conf.bak"), *body, *disk;
+	char *bak = fixture_path(&fx, "n.conf.bak"), *body;
 	struct client *c;
 	int st;
 
 	start_with(file);
 	c = harness_connect_or_fail(&fx.srv);
 	expect_update(c, "enableTopicList=false\nfooBar=1\n", 1, "unknown key: fooBar");
-	disk = harness_slurp(file);
-	cr_assert_str_eq(disk, original, "a refused update writes nothing");
-	free(disk);
+	tu_assert_file_eq(file, original, "a refused update writes nothing");
 	expect_update(c, "enableTopicList=false\nlogLevel=debug\nmyOwnKey=new\nserverSocketBacklog=2048\n",
 		      0, NULL);
 	body = get_config(c, REMOTING_JSON);
@@ -243,12 +230,8 @@ Test(config_server, update_round_trip_persists_with_bak)
 	cr_assert_not_null(strstr(body, "\nmyOwnKey=new\n"));
 	cr_assert_not_null(strstr(body, "\nserverSocketBacklog=2048\n"), "restart-only values are shown");
 	cr_assert_null(strstr(body, "fooBar"), "unknown keys are refused");
-	disk = harness_slurp(file);
-	cr_assert_str_eq(disk, body, "the -c file holds what GET shows");
-	free(disk);
-	disk = harness_slurp(bak);
-	cr_assert_str_eq(disk, original, ".bak holds the previous content");
-	free(disk);
+	tu_assert_file_eq(file, body, "the -c file holds what GET shows");
+	tu_assert_file_eq(bak, original, ".bak holds the previous content");
 	cr_assert(harness_wait_log(&fx.srv, "UPDATE_NAMESRV_CONFIG from", 5000));
 	/* the persisted file starts the next run */
 	client_close(c);

@@ -20,19 +20,7 @@
 
 #define T HARNESS_IO_TIMEOUT_MS
 
-static struct server_fixture fx;
-
-static void kv_init(void)
-{
-	fixture_init(&fx, "rmqns-kvs");
-}
-
-static void kv_fini(void)
-{
-	fixture_fini(&fx);
-}
-
-TestSuite(kv_server, .init = kv_init, .fini = kv_fini, .timeout = 120);
+SERVER_FIXTURE_SUITE(kv_server, "rmqns-kvs", .timeout = 120);
 
 /* Starts the server with its KV file at dir/name. */
 static void start_kv(const char *name)
@@ -95,14 +83,7 @@ static void put_ok(struct client *c, const char *ns, const char *k, const char *
 static void get_expect(struct client *c, const char *ns, const char *k, const char *v)
 {
 	struct client_reply *r = call(c, REMOTING_JSON, REQ_GET_KV_CONFIG, "namespace", ns, "key", k, NULL);
-
-	if (v) {
-		cr_assert_eq(r->cmd.code, 0, "%s/%s: code %d", ns, k, r->cmd.code);
-		cr_assert_str_eq(remoting_ext_get(&r->cmd, "value"), v);
-	} else {
-		cr_assert_eq(r->cmd.code, RSP_QUERY_NOT_FOUND, "%s/%s present", ns, k);
-	}
-	client_reply_free(r);
+	harness_expect_kv_value(r, ns, k, v);
 }
 
 Test(kv_server, put_get_list_delete_both_serializations)

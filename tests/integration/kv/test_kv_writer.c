@@ -199,13 +199,7 @@ static void get_expect(struct client *c, const char *ns, const char *k, const ch
 
 	send_req(c, REQ_GET_KV_CONFIG, NULL, "namespace", ns, "key", k, NULL);
 	r = recv_or_fail(c, "GET_KV_CONFIG");
-	if (v) {
-		cr_assert_eq(r->cmd.code, 0, "%s/%s: code %d", ns, k, r->cmd.code);
-		cr_assert_str_eq(remoting_ext_get(&r->cmd, "value"), v);
-	} else {
-		cr_assert_eq(r->cmd.code, RSP_QUERY_NOT_FOUND, "%s/%s present", ns, k);
-	}
-	client_reply_free(r);
+	harness_expect_kv_value(r, ns, k, v);
 }
 
 static void stop_clean(void)

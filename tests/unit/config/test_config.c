@@ -601,12 +601,8 @@ Test(config, update_applies_live_and_persists_with_bak)
 	cr_assert_not_null(strstr(text, "\nenableTopicList=false\n"));
 	cr_assert_not_null(strstr(text, "\nmyKey=new\n"), "a key of the -c file is updated");
 	cr_assert_null(strstr(text, "fooBar"), "an unknown key is refused, not kept");
-	disk = tu_read_file(file);
-	cr_assert_str_eq(disk, text, "the file holds exactly the GET text");
-	free(disk);
-	disk = tu_read_file(bak);
-	cr_assert_str_eq(disk, before, ".bak holds the previous content");
-	free(disk);
+	tu_assert_file_eq(file, text, "the file holds exactly the GET text");
+	tu_assert_file_eq(bak, before, ".bak holds the previous content");
 	free(before);
 	free(text);
 

@@ -230,9 +230,7 @@ Test(kv, file_bytes_and_bak)
 	cr_assert_null(tu_read_file(bak), "no .bak before there was a file");
 	prev = t;
 	put_ok(kv, "NS", "k", "v");
-	t = tu_read_file(bak);
-	cr_assert_str_eq(t, prev, ".bak holds the previous content");
-	free(t);
+	tu_assert_file_eq(bak, prev, ".bak holds the previous content");
 	free(prev);
 	prev = tu_read_file(path);
 	/* a delete of nothing still rewrites the file (and .bak) */
@@ -440,15 +438,11 @@ Test(kv, failed_write_keeps_memory_and_disk_equal)
 	cr_assert_eq(kv_delete(kv, "NS", "a", err, sizeof(err)), RMQNS_EIO);
 	expect_get(kv, "NS", "c", NULL);
 	expect_get(kv, "NS", "a", "1");
-	t = tu_read_file(path);
-	cr_assert_str_eq(t, disk, "the file is unchanged");
-	free(t);
+	tu_assert_file_eq(path, disk, "the file is unchanged");
 	t = file_json(kv);
 	cr_assert_str_eq(t, disk, "memory equals disk");
 	free(t);
-	t = tu_read_file(bak);
-	cr_assert_str_eq(t, bak_before, ".bak is unchanged");
-	free(t);
+	tu_assert_file_eq(bak, bak_before, ".bak is unchanged");
 	cr_assert_eq(rmdir(tmp), 0);
 	put_ok(kv, "NS", "c", "3");
 	expect_get(kv, "NS", "c", "3");
@@ -484,9 +478,7 @@ Test(kv, full_disk_answers_error_and_loses_nothing)
 	cr_assert_lt(rc, 0, "the disk never filled");
 	cr_assert_not_null(strstr(err, "No space left"), "%s", err);
 	expect_get(kv, "NS", key, NULL);
-	t = tu_read_file(path);
-	cr_assert_str_eq(t, disk, "the last acknowledged content is intact");
-	free(t);
+	tu_assert_file_eq(path, disk, "the last acknowledged content is intact");
 	t = file_json(kv);
 	cr_assert_str_eq(t, disk, "memory equals disk");
 	free(t);

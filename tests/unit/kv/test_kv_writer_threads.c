@@ -453,9 +453,5 @@ int main(void)
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
 		return 2;
-	if (atomic_load(&plain_failures)) {
-		fprintf(stderr, "%d failures\n", atomic_load(&plain_failures));
-		return 1;
-	}
-	return 0;
+	return plain_exit_status();
 }
