@@ -29,6 +29,16 @@
 	}                                                                                    \
 	TestSuite(suite, .init = suite##_init, .fini = suite##_fini, __VA_ARGS__)
 
+/* Declares the suite's server srv, a .fini that expects its clean stop,
+ * and the suite (further TestSuite options after the name). */
+#define SERVER_SUITE(suite, ...)                                                             \
+	static struct harness_server srv;                                                    \
+	static void suite##_fini(void)                                                       \
+	{                                                                                    \
+		cr_expect_eq(harness_cleanup(&srv), 0, "the server did not stop cleanly");   \
+	}                                                                                    \
+	TestSuite(suite, .fini = suite##_fini, __VA_ARGS__)
+
 struct server_fixture {
 	struct harness_server srv;
 	char dir[64];
@@ -81,6 +91,17 @@ static inline int harness_route_code(struct client *c, const char *topic)
 	client_reply_free(r);
 	return code;
 }
+
+/* harness_call that must be answered with code 0. */
+#define harness_call_ok(conn_, code_, body_, ...)                                               \
+	do {                                                                                    \
+		struct client_reply *r_ = NULL;                                                 \
+		cr_assert_eq(harness_call((conn_), (code_), (body_), &r_, __VA_ARGS__), 0,      \
+			     "code %d unanswered", (int)(code_));                               \
+		cr_assert_eq(r_->cmd.code, 0, "code %d answered %d: %s", (int)(code_),          \
+			     r_->cmd.code, r_->cmd.remark ? r_->cmd.remark : "");               \
+		client_reply_free(r_);                                                          \
+	} while (0)
 
 /* A GET_KV_CONFIG answer: value v, or not found when v is NULL. Frees r. */
 static inline void harness_expect_kv_value(struct client_reply *r, const char *ns, const char *k, const char *v)

@@ -48,6 +48,22 @@ static inline void tu_frame_free(struct tu_frame *f)
 	free(f->bytes);
 }
 
+/* A registry for one test, the test thread registered with RCU (it plays
+ * the registrar). */
+static inline struct route_db *tu_db_open(void)
+{
+	rcu_register_thread();
+	struct route_db *db = route_db_create(0);
+	cr_assert(db);
+	return db;
+}
+
+static inline void tu_db_close(struct route_db *db)
+{
+	route_db_destroy(db);
+	rcu_unregister_thread();
+}
+
 /* A plain-JSON RegisterBrokerBody. topics: "name/read/write/perm[/sysflag]"
  * separated by spaces (NULL or "" for none). */
 static inline char *tu_body(int64_t counter, int64_t ts, int64_t state, const char *topics)

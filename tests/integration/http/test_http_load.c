@@ -17,6 +17,7 @@
 
 #include "harness.h"
 #include "rmqns/buf.h"
+#include "metrics_text.h"
 
 /* the labels of a request code: its number and its name */
 #define ROUTE_LABELS "code=\"105\",request=\"GET_ROUTEINFO_BY_TOPIC\""
@@ -42,15 +43,6 @@ static int free_port(void)
 	}
 	close(fd);
 	return ntohs(a.sin_port);
-}
-
-static double sample(const char *text, const char *name)
-{
-	size_t n = strlen(name);
-	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-		if (strncmp(p, name, n) == 0 && p[n] == ' ')
-			return strtod(p + n + 1, NULL);
-	return -1;
 }
 
 struct job {
@@ -181,9 +173,9 @@ static int test_scrape_under_load(struct harness_server *s)
 	/* exact counts once everything has been answered */
 	char *m = NULL;
 	HARNESS_CHECK(harness_http_get(port, "/metrics", &m) == 200, "final scrape");
-	double q = sample(m, "rmqns_requests_total{" ROUTE_LABELS ",response=\"17\"}");
-	double reg = sample(m, "rmqns_requests_total{" REGISTER_LABELS ",response=\"0\"}");
-	double live = sample(m, "rmqns_brokers_live");
+	double q = metrics_text_sample(m, "rmqns_requests_total{" ROUTE_LABELS ",response=\"17\"}");
+	double reg = metrics_text_sample(m, "rmqns_requests_total{" REGISTER_LABELS ",response=\"0\"}");
+	double live = metrics_text_sample(m, "rmqns_brokers_live");
 	free(m);
 	HARNESS_CHECK(q == QUERY_THREADS * QUERIES, "route misses %g, sent %d", q,
 		      QUERY_THREADS * QUERIES);
@@ -193,14 +185,14 @@ static int test_scrape_under_load(struct harness_server *s)
 		struct timespec ts = { 0, 50 * 1000000L };
 		nanosleep(&ts, NULL);
 		HARNESS_CHECK(harness_http_get(port, "/metrics", &m) == 200, "scrape");
-		live = sample(m, "rmqns_brokers_live");
+		live = metrics_text_sample(m, "rmqns_brokers_live");
 		free(m);
 	}
 	HARNESS_CHECK(live == 0, "brokers live %g after the close", live);
 	/* one-way heartbeats are counted as they are handled */
 	for (int i = 0; i < 100; i++) {
 		HARNESS_CHECK(harness_http_get(port, "/metrics", &m) == 200, "scrape");
-		double hb = sample(m, "rmqns_requests_total{" HEARTBEAT_LABELS ",response=\"0\"}");
+		double hb = metrics_text_sample(m, "rmqns_requests_total{" HEARTBEAT_LABELS ",response=\"0\"}");
 		free(m);
 		if (hb == HEARTBEATS)
 			return 0;

@@ -20,14 +20,7 @@
 
 #define T HARNESS_IO_TIMEOUT_MS
 
-static struct harness_server srv;
-
-static void core_fini(void)
-{
-	cr_expect_eq(harness_cleanup(&srv), 0, "the server did not stop cleanly");
-}
-
-TestSuite(core, .fini = core_fini, .timeout = 120);
+SERVER_SUITE(core, .timeout = 120);
 
 static void start(const char *const *args)
 {

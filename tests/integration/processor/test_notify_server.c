@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "harness_criterion.h"
 #include "rmqns/buf.h"
 #include "rmqns/client.h"
 #include "rmqns/remoting.h"
@@ -87,20 +88,9 @@ static const char body[] =
 	"\"nt-a\":{\"perm\":6,\"readQueueNums\":4,\"topicName\":\"nt-a\",\"writeQueueNums\":4},"
 	"\"nt-b\":{\"perm\":6,\"readQueueNums\":4,\"topicName\":\"nt-b\",\"writeQueueNums\":4}}}}";
 
-/* code with ext fields (key, value, ..., NULL), answered with code 0 */
-#define call(conn_, code_, body_, ...)                                                          \
-	do {                                                                                    \
-		struct client_reply *r_ = NULL;                                                 \
-		cr_assert_eq(harness_call((conn_), (code_), (body_), &r_, __VA_ARGS__), 0,      \
-			     "code %d unanswered", (int)(code_));                               \
-		cr_assert_eq(r_->cmd.code, 0, "code %d answered %d: %s", (int)(code_),          \
-			     r_->cmd.code, r_->cmd.remark ? r_->cmd.remark : "");               \
-		client_reply_free(r_);                                                          \
-	} while (0)
-
 static void register_acting(struct client *c, const char *addr, const char *id, const char *ha)
 {
-	call(c, REQ_REGISTER_BROKER, body, "brokerName", "nt-group", "brokerAddr", addr, "clusterName", "NtCluster",
+	harness_call_ok(c, REQ_REGISTER_BROKER, body, "brokerName", "nt-group", "brokerAddr", addr, "clusterName", "NtCluster",
 	     "haServerAddr", ha, "brokerId", id, "enableActingMaster", "true", "compressed", "false", NULL);
 }
 
@@ -143,7 +133,7 @@ Test(notify, brokers_of_an_acting_group_hear_of_a_new_minimum_and_of_one_leaving
 	}
 
 	/* the master unregisters: the rest hear it, with the address that went */
-	call(c, REQ_UNREGISTER_BROKER, NULL, "brokerName", "nt-group", "brokerAddr", master, "clusterName",
+	harness_call_ok(c, REQ_UNREGISTER_BROKER, NULL, "brokerName", "nt-group", "brokerAddr", master, "clusterName",
 	     "NtCluster", "brokerId", "0", NULL);
 	for (int k = 0; k < 2; k++) {
 		/* on the connections opened before, reused */

@@ -50,14 +50,7 @@
 #define CLUSTER "C1"
 #define GROUP "broker-a"
 
-static struct harness_server srv;
-
-static void personas_fini(void)
-{
-	cr_expect_eq(harness_cleanup(&srv), 0, "the server did not stop cleanly");
-}
-
-TestSuite(personas, .fini = personas_fini, .timeout = 120);
+SERVER_SUITE(personas, .timeout = 120);
 
 /* ---- frames as the clients write them ---- */
 
@@ -133,6 +126,17 @@ static void expect_body(const struct client_reply *r, const char *want)
 	char *got = body_text(r);
 	cr_expect_str_eq(got, want, "answer body");
 	free(got);
+}
+
+/* Sends a request whose JSON header is the text h (freed here), no body,
+ * and checks its answer header byte for byte. */
+static void ask_expect_header(struct client *c, struct buf *f, char *h, int32_t opaque, const char *want)
+{
+	json_frame(f, h, NULL, 0);
+	free(h);
+	struct client_reply *r = exchange(c, f, opaque);
+	expect_header(r, want);
+	client_reply_free(r);
 }
 
 /* ---- the Java 5.1.4 broker persona ---- */
@@ -417,46 +421,26 @@ Test(personas, go_ext_values_come_back_as_strings)
 	free(h);
 
 	/* Every answer ext value is a JSON string: Go decodes map[string]string. */
-	h = go_header(205, "\"GO\"", 2, "{\"brokerName\":\"" GROUP "\"}");
-	json_frame(&f, h, NULL, 0);
-	r = exchange(c, &f, 2);
-	expect_header(r, "{\"code\":0,\"extFields\":{\"wipeTopicCount\":\"2\"},\"flag\":1,\"language\":\"JAVA\","
+	ask_expect_header(c, &f, go_header(205, "\"GO\"", 2, "{\"brokerName\":\"" GROUP "\"}"), 2,
+			  "{\"code\":0,\"extFields\":{\"wipeTopicCount\":\"2\"},\"flag\":1,\"language\":\"JAVA\","
 			 "\"opaque\":2,\"serializeTypeCurrentRPC\":\"JSON\",\"version\":479}");
-	client_reply_free(r);
-	free(h);
 
-	h = go_header(327, "\"GO\"", 3, "{\"brokerName\":\"" GROUP "\"}");
-	json_frame(&f, h, NULL, 0);
-	r = exchange(c, &f, 3);
-	expect_header(r, "{\"code\":0,\"extFields\":{\"addTopicCount\":\"2\"},\"flag\":1,\"language\":\"JAVA\","
+	ask_expect_header(c, &f, go_header(327, "\"GO\"", 3, "{\"brokerName\":\"" GROUP "\"}"), 3,
+			  "{\"code\":0,\"extFields\":{\"addTopicCount\":\"2\"},\"flag\":1,\"language\":\"JAVA\","
 			 "\"opaque\":3,\"serializeTypeCurrentRPC\":\"JSON\",\"version\":479}");
-	client_reply_free(r);
-	free(h);
 
-	h = go_header(100, "\"GO\"", 4, "{\"namespace\":\"NS\",\"key\":\"n\",\"value\":\"12\"}");
-	json_frame(&f, h, NULL, 0);
-	r = exchange(c, &f, 4);
-	expect_header(r, OK_HEADER(4));
-	client_reply_free(r);
-	free(h);
+	ask_expect_header(c, &f, go_header(100, "\"GO\"", 4, "{\"namespace\":\"NS\",\"key\":\"n\",\"value\":\"12\"}"), 4,
+			  OK_HEADER(4));
 
-	h = go_header(101, "\"GO\"", 5, "{\"namespace\":\"NS\",\"key\":\"n\"}");
-	json_frame(&f, h, NULL, 0);
-	r = exchange(c, &f, 5);
-	expect_header(r, "{\"code\":0,\"extFields\":{\"value\":\"12\"},\"flag\":1,\"language\":\"JAVA\","
+	ask_expect_header(c, &f, go_header(101, "\"GO\"", 5, "{\"namespace\":\"NS\",\"key\":\"n\"}"), 5,
+			  "{\"code\":0,\"extFields\":{\"value\":\"12\"},\"flag\":1,\"language\":\"JAVA\","
 			 "\"opaque\":5,\"serializeTypeCurrentRPC\":\"JSON\",\"version\":479}");
-	client_reply_free(r);
-	free(h);
 
 	/* a KV miss: code 22, the remark Go returns as the error text */
-	h = go_header(101, "\"GO\"", 6, "{\"namespace\":\"NS\",\"key\":\"missing\"}");
-	json_frame(&f, h, NULL, 0);
-	r = exchange(c, &f, 6);
-	expect_header(r, "{\"code\":22,\"extFields\":{},\"flag\":1,\"language\":\"JAVA\",\"opaque\":6,"
+	ask_expect_header(c, &f, go_header(101, "\"GO\"", 6, "{\"namespace\":\"NS\",\"key\":\"missing\"}"), 6,
+			  "{\"code\":22,\"extFields\":{},\"flag\":1,\"language\":\"JAVA\",\"opaque\":6,"
 			 "\"remark\":\"No config item, Namespace: NS Key: missing\",\"serializeTypeCurrentRPC\":\"JSON\","
 			 "\"version\":479}");
-	client_reply_free(r);
-	free(h);
 	buf_free(&f);
 	client_close(c);
 	close_group();
@@ -775,20 +759,12 @@ Test(personas, ali_ons_raw_json_scalars_in_ext)
 	json_frame(&f, h, NULL, 0);
 	client_reply_free(exchange(c, &f, 2));
 	free(h);
-	h = node_header(101, 3, "\"namespace\":\"NS\",\"key\":\"num\"");
-	json_frame(&f, h, NULL, 0);
-	r = exchange(c, &f, 3);
-	expect_header(r, "{\"code\":0,\"extFields\":{\"value\":\"12345678901234567890\"},\"flag\":1,"
+	ask_expect_header(c, &f, node_header(101, 3, "\"namespace\":\"NS\",\"key\":\"num\""), 3,
+			  "{\"code\":0,\"extFields\":{\"value\":\"12345678901234567890\"},\"flag\":1,"
 			 "\"language\":\"JAVA\",\"opaque\":3,\"serializeTypeCurrentRPC\":\"JSON\",\"version\":479}");
-	client_reply_free(r);
-	free(h);
-	h = node_header(101, 4, "\"namespace\":\"NS\",\"key\":\"flag\"");
-	json_frame(&f, h, NULL, 0);
-	r = exchange(c, &f, 4);
-	expect_header(r, "{\"code\":0,\"extFields\":{\"value\":\"true\"},\"flag\":1,"
+	ask_expect_header(c, &f, node_header(101, 4, "\"namespace\":\"NS\",\"key\":\"flag\""), 4,
+			  "{\"code\":0,\"extFields\":{\"value\":\"true\"},\"flag\":1,"
 			 "\"language\":\"JAVA\",\"opaque\":4,\"serializeTypeCurrentRPC\":\"JSON\",\"version\":479}");
-	client_reply_free(r);
-	free(h);
 
 	/* version 121: the default form; a boolean acceptStandardJsonOnly
 	 * switches it to standard JSON */

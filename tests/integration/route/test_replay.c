@@ -25,6 +25,7 @@
 #include <jansson.h>
 
 #include "harness.h"
+#include "harness_criterion.h"
 #include "test_util.h"
 #include "rmqns/buf.h"
 #include "rmqns/err.h"
@@ -40,14 +41,7 @@
 #define FAQ_49 "\nSee http://rocketmq.apache.org/docs/faq/ for further details."
 #define FAQ_5 "\nSee https://rocketmq.apache.org/docs/bestPractice/06FAQ for further details."
 
-static struct harness_server srv;
-
-static void replay_fini(void)
-{
-	cr_expect_eq(harness_cleanup(&srv), 0, "the server did not stop cleanly");
-}
-
-TestSuite(replay, .fini = replay_fini, .timeout = 240);
+SERVER_SUITE(replay, .timeout = 240);
 
 struct answer {
 	int conn;

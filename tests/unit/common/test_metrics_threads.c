@@ -13,6 +13,7 @@
 #include "rmqns/buf.h"
 #include "rmqns/metrics.h"
 #include "rmqns/remoting.h"
+#include "metrics_text.h"
 
 /* the labels of a request code: its number and its name */
 #define ROUTE_LABELS "code=\"105\",request=\"GET_ROUTEINFO_BY_TOPIC\""
@@ -57,15 +58,6 @@ static void *reader(void *arg)
 	return NULL;
 }
 
-static double sample(const char *text, const char *name)
-{
-	size_t n = strlen(name);
-	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-		if (strncmp(p, name, n) == 0 && p[n] == ' ')
-			return strtod(p + n + 1, NULL);
-	return -1;
-}
-
 static char *scrape(void)
 {
 	struct buf b = BUF_INIT;
@@ -99,24 +91,24 @@ int main(void)
 	for (int round = 1; round <= 2; round++) {
 		CHECK(run_round() == 0, "threads");
 		char *t = scrape();
-		double ok = sample(t, "rmqns_requests_total{" ROUTE_LABELS ",response=\"0\"}");
-		double miss = sample(t, "rmqns_requests_total{" ROUTE_LABELS ",response=\"17\"}");
+		double ok = metrics_text_sample(t, "rmqns_requests_total{" ROUTE_LABELS ",response=\"0\"}");
+		double miss = metrics_text_sample(t, "rmqns_requests_total{" ROUTE_LABELS ",response=\"17\"}");
 		double total = (double)round * WRITERS * PER_WRITER;
 		CHECK(ok == total * 3 / 4, "round %d: code 0: %g of %g", round, ok, total * 3 / 4);
 		CHECK(miss == total / 4, "round %d: code 17: %g of %g", round, miss, total / 4);
-		CHECK(sample(t, "rmqns_route_cache_lookups_total{result=\"hit\"}") == total, "hits");
-		CHECK(sample(t, "rmqns_request_duration_seconds_count{" ROUTE_LABELS "}") == total,
+		CHECK(metrics_text_sample(t, "rmqns_route_cache_lookups_total{result=\"hit\"}") == total, "hits");
+		CHECK(metrics_text_sample(t, "rmqns_request_duration_seconds_count{" ROUTE_LABELS "}") == total,
 		      "latency count");
-		CHECK(sample(t, "rmqns_request_duration_seconds_bucket{" ROUTE_LABELS ",le=\"+Inf\"}") ==
+		CHECK(metrics_text_sample(t, "rmqns_request_duration_seconds_bucket{" ROUTE_LABELS ",le=\"+Inf\"}") ==
 			      total,
 		      "+Inf bucket");
 		double applies = (double)round * WRITERS * (PER_WRITER / 100);
-		CHECK(sample(t, "rmqns_registrar_apply_seconds_bucket{le=\"0.001\"}") == 0,
+		CHECK(metrics_text_sample(t, "rmqns_registrar_apply_seconds_bucket{le=\"0.001\"}") == 0,
 		      "1.5 ms is not under 1 ms");
-		CHECK(sample(t, "rmqns_registrar_apply_seconds_bucket{le=\"0.0025\"}") == applies,
+		CHECK(metrics_text_sample(t, "rmqns_registrar_apply_seconds_bucket{le=\"0.0025\"}") == applies,
 		      "1.5 ms is under 2.5 ms");
-		CHECK(sample(t, "rmqns_registrar_apply_seconds_count") == applies, "apply count");
-		double sum = sample(t, "rmqns_registrar_apply_seconds_sum");
+		CHECK(metrics_text_sample(t, "rmqns_registrar_apply_seconds_count") == applies, "apply count");
+		double sum = metrics_text_sample(t, "rmqns_registrar_apply_seconds_sum");
 		CHECK(sum > applies * 0.0015 * 0.999 && sum < applies * 0.0015 * 1.001, "sum %g", sum);
 		free(t);
 	}
@@ -128,24 +120,24 @@ int main(void)
 	for (int i = 0; i < 3; i++)
 		metrics_request(322, 0, t0);
 	char *t = scrape();
-	CHECK(sample(t, "rmqns_requests_total{" QDV_LABELS ",response=\"0\"}") == 3, "counted at once");
-	CHECK(sample(t, "rmqns_request_duration_seconds_count{" QDV_LABELS "}") == -1, "not yet observed");
+	CHECK(metrics_text_sample(t, "rmqns_requests_total{" QDV_LABELS ",response=\"0\"}") == 3, "counted at once");
+	CHECK(metrics_text_sample(t, "rmqns_request_duration_seconds_count{" QDV_LABELS "}") == -1, "not yet observed");
 	free(t);
 	metrics_turn_end();
 	t = scrape();
-	CHECK(sample(t, "rmqns_request_duration_seconds_count{" QDV_LABELS "}") == 3, "observed");
-	CHECK(sample(t, "rmqns_request_duration_seconds_bucket{" QDV_LABELS ",le=\"0.00025\"}") == 0,
+	CHECK(metrics_text_sample(t, "rmqns_request_duration_seconds_count{" QDV_LABELS "}") == 3, "observed");
+	CHECK(metrics_text_sample(t, "rmqns_request_duration_seconds_bucket{" QDV_LABELS ",le=\"0.00025\"}") == 0,
 	      "0.3 ms is not under 0.25 ms");
 	free(t);
 	for (int i = 0; i < 300; i++)
 		metrics_request(322, 0, t0);
 	t = scrape();
-	double seen = sample(t, "rmqns_request_duration_seconds_count{" QDV_LABELS "}");
+	double seen = metrics_text_sample(t, "rmqns_request_duration_seconds_count{" QDV_LABELS "}");
 	CHECK(seen >= 3 + 256 && seen < 303, "full deferral room flushed: %g", seen);
 	free(t);
 	metrics_turn_end();
 	t = scrape();
-	CHECK(sample(t, "rmqns_request_duration_seconds_count{" QDV_LABELS "}") == 303, "all observed");
+	CHECK(metrics_text_sample(t, "rmqns_request_duration_seconds_count{" QDV_LABELS "}") == 303, "all observed");
 	free(t);
 
 	/* more distinct codes than slots: the rest share code="other" */
@@ -161,18 +153,18 @@ int main(void)
 		const char *req = remoting_request_name(code);
 		snprintf(name, sizeof name, "rmqns_requests_total{code=\"%d\",request=\"%s\",response=\"0\"}",
 			 code, req ? req : num);
-		double v = sample(t, name);
+		double v = metrics_text_sample(t, name);
 		CHECK(v == -1 || v == 1, "code %d counted %g times", code, v);
 		named += v == 1;
 	}
-	double other = sample(t, "rmqns_requests_total{code=\"other\",request=\"other\",response=\"0\"}");
+	double other = metrics_text_sample(t, "rmqns_requests_total{code=\"other\",request=\"other\",response=\"0\"}");
 	CHECK(other > 0 && named + other == 100, "named %g + other %g", named, other);
 	/* a negative or huge code never takes a slot */
 	metrics_request(-5, 1, metrics_now_ns());
 	metrics_request(1 << 20, 1, metrics_now_ns());
 	free(t);
 	t = scrape();
-	CHECK(sample(t, "rmqns_requests_total{code=\"other\",request=\"other\",response=\"1\"}") == 2, "outliers");
+	CHECK(metrics_text_sample(t, "rmqns_requests_total{code=\"other\",request=\"other\",response=\"1\"}") == 2, "outliers");
 	CHECK(strstr(t, "# TYPE rmqns_requests_total counter\n") != NULL, "TYPE line");
 	free(t);
 

@@ -14,17 +14,14 @@ static struct route_db *db;
 
 static void setup(void)
 {
-	rcu_register_thread();
-	db = route_db_create(0);
-	cr_assert(db);
+	db = tu_db_open();
 }
 
 static void teardown(void)
 {
 	rt_fail_after = -1;
 	rt_test_before_install = NULL;
-	route_db_destroy(db);
-	rcu_unregister_thread();
+	tu_db_close(db);
 }
 
 TestSuite(faults, .init = setup, .fini = teardown);
