@@ -303,7 +303,7 @@ static void handle_query_data_version(struct app *app, struct request *req)
 
 struct route_request {
 	struct route_change change;
-	bool handoff; /* counted by processor_pool_handoff_begin until freed */
+	struct handoff_count *handoffs; /* counted (handoff_begin) until freed, or NULL */
 	struct app *app;
 	struct request *req;
 };
@@ -318,8 +318,8 @@ static void route_request_release(struct route_change *c)
 {
 	struct route_request *rr = route_request_of(c);
 
-	if (rr->handoff && rr->app->pool)
-		processor_pool_handoff_end(rr->app->pool);
+	if (rr->handoffs)
+		handoff_end(rr->handoffs);
 	if (rr->req)
 		request_free(rr->req);
 	free(rr);
@@ -494,9 +494,9 @@ static void handle_register_broker(struct app *app, struct request *req)
 		reply_free(req, RSP_SYSTEM_ERROR, remark);
 		return;
 	}
-	if (app->pool) {
-		processor_pool_handoff_begin(app->pool);
-		rr->handoff = true;
+	if (req->handoffs) {
+		handoff_begin(req->handoffs);
+		rr->handoffs = req->handoffs;
 	}
 	registrar_submit(app->registrar, &rr->change.m);
 }
