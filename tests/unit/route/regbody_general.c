@@ -1,25 +1,8 @@
-/* regbody.c compiled a second time without its shortcuts, under other
- * names (regbody_general.h), and the comparison of two decodes. */
+/* The comparison of two decoded REGISTER_BROKER bodies, for the tests and
+ * fuzzers that decode a body both ways (regbody_decode and its general
+ * path, regbody_decode_general). */
 #include <stdio.h>
 #include <string.h>
-
-#include "rmqns/json_reader.h"
-
-/* the reader's general member-key read instead of its inline shortcut */
-#define jp_obj_key_view jp_obj_key_view_general
-#define REGBODY_GENERAL_ONLY 1
-#define regbody_decode regbody_general_decode
-#define regbody_free regbody_general_free
-#define regbody_crc_matches regbody_general_crc_matches
-#define regbody_fingerprint regbody_general_fingerprint
-#define regbody_find_topic regbody_general_find_topic
-#define regbody_parse_data_version regbody_general_parse_data_version
-#define data_version_format general_data_version_format
-#define route_decode_topic_queues general_route_decode_topic_queues
-#define route_topic_queues_free general_route_topic_queues_free
-#include "../../src/route/regbody.c"
-#undef regbody_decode
-#undef regbody_free
 
 #include "regbody_general.h"
 

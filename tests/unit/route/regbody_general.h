@@ -1,18 +1,16 @@
-/* The REGISTER_BROKER decoder built without its shortcuts (the TopicConfig
- * shape matched in place, the inline read of a member key): the general
- * path alone, for tests and fuzzers that compare it with regbody_decode,
- * and the comparison of two decoded bodies field by field. */
+/* The REGISTER_BROKER decoder's general path (regbody_decode_general in
+ * src/route/regbody_priv.h: without the shortcuts of the TopicConfig shape
+ * matched in place and the inline read of a member key), for tests and
+ * fuzzers that compare it with regbody_decode, and the comparison of two
+ * decoded bodies field by field. */
 #ifndef RMQNS_TEST_REGBODY_GENERAL_H
 #define RMQNS_TEST_REGBODY_GENERAL_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "regbody_priv.h"
 #include "rmqns/regbody.h"
-
-int regbody_general_decode(const uint8_t *body, size_t len, bool compressed, int32_t version,
-			   size_t max_bytes, struct regbody *out, char *why, size_t whylen);
-void regbody_general_free(struct regbody *rb);
 
 /* true when a and b hold the same DataVersion, topics (in order, with
  * their names, values and name hashes), topic fingerprint, filter servers

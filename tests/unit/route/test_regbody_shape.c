@@ -17,7 +17,7 @@ static int decode_both(const uint8_t *body, size_t len, bool compressed, int32_t
 	struct regbody fast, general;
 	char why_fast[WHY_LEN], why_general[WHY_LEN], diff[128];
 	int rc_fast = regbody_decode(body, len, compressed, version, max, &fast, why_fast, WHY_LEN);
-	int rc_general = regbody_general_decode(body, len, compressed, version, max, &general, why_general,
+	int rc_general = regbody_decode_general(body, len, compressed, version, max, &general, why_general,
 						WHY_LEN);
 
 	cr_assert_eq(rc_fast, rc_general, "%s: %d (%s) against %d (%s)", what, rc_fast,
@@ -27,7 +27,7 @@ static int decode_both(const uint8_t *body, size_t len, bool compressed, int32_t
 	else
 		cr_assert(regbody_same(&fast, &general, diff, sizeof(diff)), "%s: %s", what, diff);
 	regbody_free(&fast);
-	regbody_general_free(&general);
+	regbody_free(&general);
 	return rc_fast;
 }
 
