@@ -61,6 +61,7 @@ TestSuite(admin_controller, .init = setup, .fini = teardown, .timeout = 240);
 struct run {
 	int code;
 	char *out, *err;
+	json_t *json; /* stdout parsed, when it is a JSON document */
 };
 
 /* Runs rmqns-admin with args (NULL-terminated) through the shell, each
@@ -95,6 +96,7 @@ static struct run admin_run(const char *const *args)
 	cr_assert_eq(buf_terminate(&out), 0);
 	r.out = (char *)out.data;
 	r.err = harness_slurp(errfile);
+	r.json = json_loads(r.out, 0, NULL);
 	cr_assert_not_null(r.out);
 	cr_assert_not_null(r.err);
 	buf_free(&cmd);
@@ -105,16 +107,24 @@ static struct run admin_run(const char *const *args)
 
 static void run_done(struct run *r)
 {
+	json_decref(r->json);
 	free(r->out);
 	free(r->err);
 }
 
-static json_t *run_json(const struct run *r)
+/* The run's JSON output, which must be there. */
+static json_t *doc(const struct run *r)
 {
-	json_error_t e;
-	json_t *v = json_loads(r->out, 0, &e);
-	cr_assert_not_null(v, "not JSON (%s): %s", e.text, r->out);
-	return v;
+	cr_assert_not_null(r->json, "not JSON: %s", r->out);
+	return r->json;
+}
+
+/* A run the controller refused: exit 4, its code and remark on stderr. */
+static void expect_refused(struct run r, const char *needle)
+{
+	cr_assert_eq(r.code, 4, "exit %d: %s", r.code, r.out);
+	cr_assert_not_null(strstr(r.err, needle), "%s", r.err);
+	run_done(&r);
 }
 
 static const char *jstr(const json_t *o, const char *key)
@@ -289,27 +299,23 @@ static void check_metadata(int leader, int follower)
 		size_t len = strlen(peers);
 		snprintf(peers + len, sizeof peers - len, "\n#Peer:\tn%d:%s", i, ctl_addr[i]);
 	}
-	/* from the leader */
-	struct run r = ADMIN("getControllerMetaData", "-a", ctl_addr[leader]);
-	cr_assert_eq(r.code, 0, "%s", r.err);
-	snprintf(expect, sizeof expect,
-		 "\n#ControllerGroup\tgroup\n#ControllerLeaderId\tn%d\n#ControllerLeaderAddress\t%s"
-		 "\n#IsLeader\ttrue%s\n", leader, ctl_addr[leader], peers);
-	cr_assert_str_eq(r.out, expect);
-	run_done(&r);
+	/* from the leader, then from every follower: the same leader, and
+	 * whether the node asked is it */
+	for (int i = 0; i < nnodes; i++) {
+		int asked = (leader + i) % nnodes;
+		struct run r = ADMIN("getControllerMetaData", "-a", ctl_addr[asked]);
+		cr_assert_eq(r.code, 0, "%s", r.err);
+		snprintf(expect, sizeof expect,
+			 "\n#ControllerGroup\tgroup\n#ControllerLeaderId\tn%d\n#ControllerLeaderAddress\t%s"
+			 "\n#IsLeader\t%s%s\n", leader, ctl_addr[leader], asked == leader ? "true" : "false",
+			 peers);
+		cr_assert_str_eq(r.out, expect);
+		run_done(&r);
+	}
 
-	/* from a follower: the same leader, and not itself */
-	r = ADMIN("getControllerMetaData", "-a", ctl_addr[follower]);
+	struct run r = ADMIN("getControllerMetaData", "--json", "-a", ctl_addr[follower]);	r = ADMIN("getControllerMetaData", "--json", "-a", ctl_addr[follower]);
 	cr_assert_eq(r.code, 0, "%s", r.err);
-	snprintf(expect, sizeof expect,
-		 "\n#ControllerGroup\tgroup\n#ControllerLeaderId\tn%d\n#ControllerLeaderAddress\t%s"
-		 "\n#IsLeader\tfalse%s\n", leader, ctl_addr[leader], peers);
-	cr_assert_str_eq(r.out, expect);
-	run_done(&r);
-
-	r = ADMIN("getControllerMetaData", "--json", "-a", ctl_addr[follower]);
-	cr_assert_eq(r.code, 0, "%s", r.err);
-	json_t *v = run_json(&r);
+	json_t *v = doc(&r);
 	cr_assert_str_eq(jstr(v, "server"), ctl_addr[follower]);
 	cr_assert_str_eq(jstr(v, "group"), "group");
 	cr_assert(json_is_false(json_object_get(v, "isLeader")));
@@ -318,7 +324,6 @@ static void check_metadata(int leader, int follower)
 	cr_assert_eq(json_array_size(p), 3);
 	cr_assert_str_eq(jstr(json_array_get(p, 2), "id"), "n2");
 	cr_assert_str_eq(jstr(json_array_get(p, 2), "address"), ctl_addr[2]);
-	json_decref(v);
 	run_done(&r);
 }
 
@@ -360,7 +365,7 @@ Test(admin_controller, three_node_group)
 	r = ADMIN("getSyncStateSet", "--json", "-a", all, "-b", "broker-a, broker-zz");
 	cr_assert_eq(r.code, 0, "%s", r.err);
 	cr_assert_not_null(strstr(r.err, "no broker set broker-zz"), "%s", r.err);
-	json_t *v = run_json(&r), *set = json_array_get(json_object_get(v, "brokers"), 0);
+	json_t *v = doc(&r), *set = json_array_get(json_object_get(v, "brokers"), 0);
 	cr_assert_str_eq(jstr(v, "controller"), ctl_addr[leader]);
 	cr_assert_eq(json_array_size(json_object_get(v, "brokers")), 1);
 	cr_assert_str_eq(json_string_value(json_array_get(json_object_get(v, "unknown"), 0)), "broker-zz");
@@ -373,7 +378,6 @@ Test(admin_controller, three_node_group)
 	cr_assert_eq(json_array_size(not_in), 1);
 	cr_assert_eq(jint(json_array_get(not_in, 0), "brokerId"), 2);
 	cr_assert(json_is_true(json_object_get(json_array_get(not_in, 0), "alive")));
-	json_decref(v);
 	run_done(&r);
 
 	/* by cluster: the names come from a NameServer */
@@ -384,23 +388,17 @@ Test(admin_controller, three_node_group)
 	cr_assert_eq(r.code, 0, "%s", r.err);
 	cr_assert_not_null(strstr(r.out, "\n#brokerName\tbroker-a\n#MasterBrokerId\t1\n"), "%s", r.out);
 	run_done(&r);
-	r = ADMIN("getSyncStateSet", "-a", ctl_addr[leader], "-c", "C9", "-n", ns);
-	cr_assert_eq(r.code, 4, "%s", r.err);
-	cr_assert_not_null(strstr(r.err, "knows no broker of cluster C9"), "%s", r.err);
-	run_done(&r);
+	expect_refused(ADMIN("getSyncStateSet", "-a", ctl_addr[leader], "-c", "C9", "-n", ns),
+		       "knows no broker of cluster C9");
 
 	/* the controller's refusals: 1 is already master; 2 is not in sync */
-	r = ADMIN("electMaster", "-a", ctl_addr[leader], "-c", "C1", "-bn", "broker-a", "-b", "1");
-	cr_assert_eq(r.code, 4, "%s", r.out);
-	cr_assert_not_null(strstr(r.err, "code 2011 (CONTROLLER_MASTER_STILL_EXIST): The old master 1 is "
-				  "still alive"), "%s", r.err);
-	run_done(&r);
+	expect_refused(ADMIN("electMaster", "-a", ctl_addr[leader], "-c", "C1", "-bn", "broker-a", "-b", "1"),
+		       "code 2011 (CONTROLLER_MASTER_STILL_EXIST): The old master 1 is still alive");
 	r = ADMIN("electMaster", "--json", "-a", ctl_addr[leader], "-c", "C1", "-bn", "broker-a", "-b", "2");
 	cr_assert_eq(r.code, 4, "%s", r.out);
-	v = run_json(&r);
+	v = doc(&r);
 	cr_assert(json_is_false(json_object_get(v, "ok")));
 	cr_assert_not_null(strstr(jstr(v, "error"), "code 2012 (CONTROLLER_ELECT_MASTER_FAILED)"), "%s", r.out);
-	json_decref(v);
 	run_done(&r);
 
 	/* unclean elections allowed on every node: 2 can be elected */
@@ -422,7 +420,7 @@ Test(admin_controller, three_node_group)
 	run_done(&r);
 	r = ADMIN("getControllerConfig", "--json", "-a", all);
 	cr_assert_eq(r.code, 0, "%s", r.err);
-	v = run_json(&r);
+	v = doc(&r);
 	json_t *results = json_object_get(v, "results");
 	cr_assert_eq(json_array_size(results), 3);
 	for (int i = 0; i < 3; i++) {
@@ -433,12 +431,11 @@ Test(admin_controller, three_node_group)
 		snprintf(self, sizeof self, "n%d", i);
 		cr_assert_str_eq(jstr(json_object_get(one, "config"), "controllerDLegerSelfId"), self);
 	}
-	json_decref(v);
 	run_done(&r);
 
 	r = ADMIN("electMaster", "--json", "-a", ctl_addr[follower], "-c", "C1", "-bn", "broker-a", "-b", "2");
 	cr_assert_eq(r.code, 0, "%s", r.err);
-	v = run_json(&r);
+	v = doc(&r);
 	cr_assert_str_eq(jstr(v, "controller"), ctl_addr[leader]);
 	cr_assert_eq(jint(v, "masterBrokerId"), 2);
 	cr_assert_str_eq(jstr(v, "masterAddress"), A2);
@@ -448,16 +445,13 @@ Test(admin_controller, three_node_group)
 	cr_assert_str_eq(jstr(json_object_get(v, "brokerAddrs"), "2"), A2);
 	cr_assert_eq(json_array_size(json_object_get(v, "syncStateSet")), 1);
 	cr_assert_eq(json_integer_value(json_array_get(json_object_get(v, "syncStateSet"), 0)), 2);
-	json_decref(v);
 	run_done(&r);
 
 	/* cleaning: broker 1 is alive, so refused; once its connection is
 	 * gone it is cleaned */
-	r = ADMIN("cleanBrokerMetadata", "-a", ctl_addr[leader], "-c", "C1", "-bn", "broker-a", "-b", "1");
-	cr_assert_eq(r.code, 4, "%s", r.out);
-	cr_assert_not_null(strstr(r.err, "code 2009 (CONTROLLER_INVALID_CLEAN_BROKER_METADATA): Broker "
-				  "[broker-a,  1] is still alive"), "%s", r.err);
-	run_done(&r);
+	expect_refused(ADMIN("cleanBrokerMetadata", "-a", ctl_addr[leader], "-c", "C1", "-bn", "broker-a",
+			     "-b", "1"),
+		       "code 2009 (CONTROLLER_INVALID_CLEAN_BROKER_METADATA): Broker [broker-a,  1] is still alive");
 	client_close(broker[0]);
 	broker[0] = NULL;
 	bool dead = false;
@@ -476,12 +470,11 @@ Test(admin_controller, three_node_group)
 	run_done(&r);
 	r = ADMIN("getSyncStateSet", "--json", "-a", ctl_addr[leader], "-b", "broker-a");
 	cr_assert_eq(r.code, 0, "%s", r.err);
-	v = run_json(&r);
+	v = doc(&r);
 	set = json_array_get(json_object_get(v, "brokers"), 0);
 	cr_assert_eq(json_array_size(json_object_get(set, "inSyncReplicas")), 1);
 	cr_assert_eq(jint(json_array_get(json_object_get(set, "inSyncReplicas"), 0), "brokerId"), 2);
 	cr_assert_eq(json_array_size(json_object_get(set, "notInSyncReplicas")), 0);
-	json_decref(v);
 	run_done(&r);
 
 	/* mqadmin's rules: a cluster unless -l; ids as numbers */
@@ -495,10 +488,9 @@ Test(admin_controller, three_node_group)
 	/* -l: a living broker too (broker 2 is master and alive) */
 	r = ADMIN("cleanBrokerMetadata", "--json", "-a", ctl_addr[leader], "-bn", "broker-a", "-b", "2", "-l");
 	cr_assert_eq(r.code, 0, "%s", r.err);
-	v = run_json(&r);
+	v = doc(&r);
 	cr_assert(json_is_true(json_object_get(v, "ok")));
 	cr_assert(json_is_true(json_object_get(v, "cleanLivingBroker")));
-	json_decref(v);
 	run_done(&r);
 
 	/* clusterDiff: the three nodes name the same leader */
@@ -511,7 +503,7 @@ Test(admin_controller, three_node_group)
 	run_done(&r);
 	r = ADMIN("clusterDiff", "--json", "-a", all);
 	cr_assert_eq(r.code, 0, "%s", r.err);
-	v = run_json(&r);
+	v = doc(&r);
 	cr_assert(json_is_true(json_object_get(v, "agree")));
 	json_t *ctl = json_object_get(v, "controllers");
 	cr_assert(json_is_true(json_object_get(ctl, "agree")));
@@ -519,7 +511,6 @@ Test(admin_controller, three_node_group)
 	cr_assert_eq(json_array_size(json_object_get(ctl, "nodes")), 3);
 	cr_assert(json_is_true(json_object_get(json_array_get(json_object_get(ctl, "nodes"), (size_t)leader),
 					       "isLeader")));
-	json_decref(v);
 	run_done(&r);
 }
 
@@ -569,7 +560,7 @@ Test(admin_controller, independent_groups_disagree)
 	snprintf(ns, sizeof ns, "127.0.0.1:%d;127.0.0.1:%d", node[0].port, node[1].port);
 	r = ADMIN("clusterDiff", "--json", "-n", ns, "-a", both);
 	cr_assert_eq(r.code, 1, "%s%s", r.out, r.err);
-	json_t *v = run_json(&r), *ctl = json_object_get(v, "controllers");
+	json_t *v = doc(&r), *ctl = json_object_get(v, "controllers");
 	cr_assert(json_is_false(json_object_get(v, "agree")));
 	cr_assert_eq(json_integer_value(json_object_get(v, "brokersDiffer")), 0);
 	cr_assert_eq(json_integer_value(json_object_get(v, "topicsDiffer")), 0);
@@ -578,7 +569,6 @@ Test(admin_controller, independent_groups_disagree)
 	cr_assert_str_eq(jstr(n1, "server"), ctl_addr[1]);
 	cr_assert_str_eq(jstr(n1, "group"), "group-1");
 	cr_assert_str_eq(jstr(n1, "controllerLeaderAddress"), ctl_addr[1]);
-	json_decref(v);
 	run_done(&r);
 
 	/* one node gone: no verdict, exit 3 */

@@ -1,4 +1,4 @@
-/* rmqns-admin: the NameServer side of mqadmin, native. Parses the command
+/* rmqns-admin: the NameServer and controller side of mqadmin, native. Parses the command
  * line (mqadmin's subcommand names and short options), then runs one
  * subcommand; see usage() for the list. */
 #include <getopt.h>
@@ -180,7 +180,9 @@ static void usage(FILE *f)
 		else
 			fprintf(f, "  %-22s %s\n", head, commands[i].synopsis);
 	}
-	fputc('\n', f);
+	fprintf(f, "\nThe controller subcommands (and clusterDiff -a) talk to controller nodes at their\n"
+		   "controllerDLegerPeers addresses, -a \"host:port;host:port\"; the others to the\n"
+		   "NameServers of -n.\n\n");
 	usage_common(f);
 }
 
