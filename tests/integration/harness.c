@@ -205,6 +205,25 @@ int harness_free_port(void)
 	return port;
 }
 
+int harness_free_port_pair(int offset)
+{
+	for (int tries = 0; tries < 50; tries++) {
+		int p = harness_free_port();
+		if (p <= 0 || p + offset > 65535)
+			continue;
+		int fd = socket(AF_INET, SOCK_STREAM, 0);
+		struct sockaddr_in a = { .sin_family = AF_INET,
+					 .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+					 .sin_port = htons((uint16_t)(p + offset)) };
+		int ok = fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0;
+		if (fd >= 0)
+			close(fd);
+		if (ok)
+			return p;
+	}
+	return -1;
+}
+
 double harness_metric(int http_port, const char *sample)
 {
 	static const char req[] = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";

@@ -95,6 +95,9 @@ int harness_mkdtemp(char *dir, size_t n, const char *prefix);
 /* A loopback port nobody listens on now (the kernel's pick, bound and
  * released); -1 when the socket calls fail. */
 int harness_free_port(void);
+/* A free port p whose p + offset is free too (a controller's peer port
+ * and its Raft port); -1 when none was found. */
+int harness_free_port_pair(int offset);
 
 /* CLOCK_MONOTONIC in ms, and a sleep that resumes after signals. */
 int64_t harness_now_ms(void);

@@ -33,31 +33,12 @@ struct group {
 	struct ctl_node *nodes[NODES];
 };
 
-/* A port p with p + the Raft offset free as well. */
-static int free_port_pair(void)
-{
-	for (int tries = 0; tries < 50; tries++) {
-		int p = harness_free_port();
-		if (p <= 0 || p + CTL_DEFAULT_RAFT_PORT_OFFSET > 65535)
-			continue;
-		int fd = socket(AF_INET, SOCK_STREAM, 0);
-		struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
-					 .sin_port = htons((uint16_t)(p + CTL_DEFAULT_RAFT_PORT_OFFSET)) };
-		int ok = fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0;
-		if (fd >= 0)
-			close(fd);
-		if (ok)
-			return p;
-	}
-	return -1;
-}
-
 static void group_init(struct group *g)
 {
 	int ports[NODES];
 	cr_assert_eq(harness_mkdtemp(g->dir, sizeof g->dir, "rmqns-test-ctl"), 0);
 	for (int i = 0; i < NODES; i++) {
-		ports[i] = free_port_pair();
+		ports[i] = harness_free_port_pair(CTL_DEFAULT_RAFT_PORT_OFFSET);
 		cr_assert_gt(ports[i], 0);
 	}
 	snprintf(g->peers, sizeof g->peers, "n0-127.0.0.1:%d;n1-127.0.0.1:%d;n2-127.0.0.1:%d", ports[0],
