@@ -23,12 +23,22 @@ int ctl_answer_encode_cmd(const struct ctl_answer *ans, struct remoting_cmd *cmd
 /* The body {"syncStateSet":[...],"syncStateSetEpoch":E}. */
 int ctl_answer_body_sss(struct ctl_answer *ans, const int64_t *ids, uint32_t n, int32_t epoch);
 
-/* Election (ctl_elect.c) and its liveness view. */
+/* A broker is live on this node (ctl_env.c). */
 bool ctl_env_alive(const struct ctl_env *env, const char *cluster, const char *broker_name,
 		   int64_t id);
 
 /* The one-way NOTIFY_BROKER_ROLE_CHANGED (1008) frame for a set's current
  * master (controller.md §3.13). */
 int ctl_notify_encode(const struct ctl_set *set, int32_t opaque, struct buf *out);
+
+/* ---- the Raft state machine (ctl_fsm.c) ---- */
+
+struct raft_buffer;
+struct raft_fsm;
+/* A log entry of one event: u32 length, the event, zeros to a multiple of
+ * 8 bytes; out->base from raft_malloc. */
+int ctl_entry_wrap(const struct ctl_event *ev, struct raft_buffer *out);
+/* The FSM applying entries to state and snapshotting it. */
+void ctl_fsm_init(struct raft_fsm *fsm, struct ctl_state *state);
 
 #endif

@@ -30,6 +30,7 @@ struct cluster {
 	char dir[256];
 	char peers[512];
 	int ctl_port[NODES];
+	int http_port[NODES];
 	struct harness_server node[NODES];
 };
 
@@ -45,12 +46,13 @@ static void cluster_fini(void)
 
 static void node_start(int i)
 {
-	char a_peers[600], a_self[64], a_store[400];
+	char a_peers[600], a_self[64], a_store[400], a_http[64];
 	snprintf(a_peers, sizeof a_peers, "--controllerDLegerPeers=%s", cl.peers);
 	snprintf(a_self, sizeof a_self, "--controllerDLegerSelfId=n%d", i);
 	snprintf(a_store, sizeof a_store, "--controllerStorePath=%s/n%d", cl.dir, i);
+	snprintf(a_http, sizeof a_http, "--httpPort=%d", cl.http_port[i]);
 	const char *args[] = { "--enableControllerInNamesrv=true", "--controllerDLegerGroup=g1",
-			       a_peers, a_self, a_store, "--scanNotActiveBrokerInterval=500",
+			       a_peers, a_self, a_store, a_http, "--scanNotActiveBrokerInterval=500",
 			       "--scanInactiveMasterInterval=500", NULL };
 	memset(&cl.node[i], 0, sizeof cl.node[i]);
 	cr_assert_eq(harness_start(&cl.node[i], args), 0, "node %d did not start", i);
@@ -62,7 +64,9 @@ static void cluster_start(void)
 	size_t off = 0;
 	for (int i = 0; i < NODES; i++) {
 		cl.ctl_port[i] = harness_free_port_pair(RAFT_OFFSET);
+		cl.http_port[i] = harness_free_port();
 		cr_assert_gt(cl.ctl_port[i], 0);
+		cr_assert_gt(cl.http_port[i], 0);
 		off += (size_t)snprintf(cl.peers + off, sizeof cl.peers - off, "%sn%d-127.0.0.1:%d",
 					i ? ";" : "", i, cl.ctl_port[i]);
 	}
@@ -397,5 +401,38 @@ Test(controller_cluster, master_disconnect_elects_the_live_replica_and_tells_it)
 	close(fd);
 	close(l1);
 	close(l2);
+
+	/* what an operator sees: the election in the log, the state as JSON,
+	 * the series in /metrics, the controller's line in /healthz */
+	cr_assert(harness_wait_log(&cl.node[leader], "b2 elected broker 2", 5000));
+	char needle[96];
+	snprintf(needle, sizeof needle, "leader is n%d", leader);
+	cr_assert(harness_wait_log(&cl.node[(leader + 1) % NODES], needle, 5000));
+	char *doc = NULL;
+	bool seen = false;
+	for (int k = 0; k < 50 && !seen; k++) { /* the view is rebuilt every 500 ms */
+		free(doc);
+		doc = NULL;
+		cr_assert_eq(harness_http_get(cl.http_port[leader], "/controller", &doc), 200);
+		seen = strstr(doc, "\"masterBrokerId\":2") != NULL;
+		if (!seen)
+			harness_sleep_ms(100);
+	}
+	cr_assert(seen, "/controller: %s", doc);
+	cr_assert_not_null(strstr(doc, "\"role\":\"leader\""), "%s", doc);
+	cr_assert_not_null(strstr(doc, "\"brokerName\":\"b2\""), "%s", doc);
+	cr_assert_not_null(strstr(doc, "\"masterEpoch\":2"), "%s", doc);
+	free(doc);
+	cr_assert_eq(harness_http_get(cl.http_port[(leader + 1) % NODES], "/controller", &doc), 200);
+	cr_assert_not_null(strstr(doc, "\"role\":\"follower\""), "%s", doc);
+	free(doc);
+	cr_assert_eq(harness_metric(cl.http_port[leader], "rmqns_controller_leader"), 1);
+	cr_assert_eq(harness_metric(cl.http_port[(leader + 1) % NODES], "rmqns_controller_leader"), 0);
+	cr_assert_geq(harness_metric(cl.http_port[leader],
+				     "rmqns_controller_elections_total{result=\"elected\"}"), 2);
+	cr_assert_eq(harness_metric(cl.http_port[leader], "rmqns_controller_masters"), 1);
+	cr_assert_eq(harness_http_get(cl.http_port[leader], "/healthz", &doc), 200);
+	cr_assert_not_null(strstr(doc, "controller: ok"), "%s", doc);
+	free(doc);
 	client_close(h2);
 }
