@@ -11,7 +11,7 @@
 
 #include "rmqns/controller.h"
 #include "rmqns/json_tree.h"
-#include "ctl_view.h"
+#include "leader_view.h"
 #include "ops.h"
 
 /* Java prints a null String as "null"; so do the mqadmin-shaped lines. */
@@ -21,7 +21,7 @@ static const char *or_null(const char *s)
 }
 
 /* The first listed node that answers 1005, into *m; *who is that node. */
-static int meta_first(struct admin_ctx *ctx, struct ctl_view *m, const struct target **who)
+static int meta_first(struct admin_ctx *ctx, struct leader_view *m, const struct target **who)
 {
 	char why[512];
 	int ex = ADMIN_EXIT_UNREACHABLE;
@@ -29,7 +29,7 @@ static int meta_first(struct admin_ctx *ctx, struct ctl_view *m, const struct ta
 	memset(m, 0, sizeof *m);
 	for (size_t i = 0; i < ctx->controllers.n; i++) {
 		const struct target *t = &ctx->controllers.v[i];
-		ex = ctl_view_ask(t, ctx->timeout_ms, m);
+		ex = leader_view_ask(t, ctx->timeout_ms, m);
 		if (ex == ADMIN_EXIT_OK) {
 			*who = t;
 			return ex;
@@ -37,7 +37,7 @@ static int meta_first(struct admin_ctx *ctx, struct ctl_view *m, const struct ta
 		call_describe(&m->r, why, sizeof why);
 		admin_error("%s: %s%s", t->name, why,
 			    i + 1 < ctx->controllers.n ? "; trying the next controller" : "");
-		ctl_view_clear(m);
+		leader_view_clear(m);
 	}
 	return ex;
 }
@@ -45,7 +45,7 @@ static int meta_first(struct admin_ctx *ctx, struct ctl_view *m, const struct ta
 /* The leader as a listed node names it, in *leader. */
 static int find_leader(struct admin_ctx *ctx, struct target *leader)
 {
-	struct ctl_view m;
+	struct leader_view m;
 	const struct target *who = NULL;
 	struct target_list one;
 	char err[256];
@@ -63,7 +63,7 @@ static int find_leader(struct admin_ctx *ctx, struct target *leader)
 	} else {
 		*leader = one.v[0];
 	}
-	ctl_view_clear(&m);
+	leader_view_clear(&m);
 	return ex;
 }
 
@@ -87,14 +87,14 @@ static int leader_call(struct admin_ctx *ctx, struct remoting_cmd *req, struct t
 
 int cmd_get_controller_metadata(struct admin_ctx *ctx)
 {
-	struct ctl_view m;
+	struct leader_view m;
 	const struct target *who = NULL;
 
 	int ex = meta_first(ctx, &m, &who);
 	if (ex != ADMIN_EXIT_OK)
 		return ex;
 	if (ctx->json) {
-		ex = ops_print_json(ctl_view_json(who, &m));
+		ex = ops_print_json(leader_view_json(who, &m));
 	} else {
 		printf("\n#ControllerGroup\t%s", or_null(m.group));
 		printf("\n#ControllerLeaderId\t%s", or_null(m.leader_id));
@@ -108,7 +108,7 @@ int cmd_get_controller_metadata(struct admin_ctx *ctx)
 		}
 		printf("\n");
 	}
-	ctl_view_clear(&m);
+	leader_view_clear(&m);
 	return ex;
 }
 

@@ -14,7 +14,7 @@
 #include "rmqns/json_body.h"
 #include "rmqns/json_tree.h"
 #include "clusterinfo.h"
-#include "ctl_view.h"
+#include "leader_view.h"
 #include "ops.h"
 #include "routes.h"
 
@@ -304,7 +304,7 @@ static int diff_namesrvs(struct admin_ctx *ctx, json_t *top);
 /* ---- controllers ---- */
 
 /* What one controller node says leads: "n0 at host:port", or "(no leader)". */
-static void leader_text(const struct ctl_view *m, char *out, size_t n)
+static void leader_text(const struct leader_view *m, char *out, size_t n)
 {
 	if (m->leader_id || m->leader_addr)
 		snprintf(out, n, "%s at %s", m->leader_id ? m->leader_id : "?",
@@ -321,7 +321,7 @@ static void leader_text(const struct ctl_view *m, char *out, size_t n)
 static int diff_controllers(struct admin_ctx *ctx, json_t *top, bool *agree)
 {
 	size_t nn = ctx->controllers.n, leading = 0;
-	struct ctl_view *m = calloc(nn, sizeof *m);
+	struct leader_view *m = calloc(nn, sizeof *m);
 	char (*text)[600] = calloc(nn, sizeof *text);
 	char why[512];
 	int ex = ADMIN_EXIT_OK;
@@ -334,7 +334,7 @@ static int diff_controllers(struct admin_ctx *ctx, json_t *top, bool *agree)
 	}
 	for (size_t i = 0; i < nn; i++) {
 		const struct target *t = &ctx->controllers.v[i];
-		int e = ctl_view_ask(t, ctx->timeout_ms, &m[i]);
+		int e = leader_view_ask(t, ctx->timeout_ms, &m[i]);
 		if (e != ADMIN_EXIT_OK) {
 			call_describe(&m[i].r, why, sizeof why);
 			admin_error("%s: controller metadata: %s", t->name, why);
@@ -353,7 +353,7 @@ static int diff_controllers(struct admin_ctx *ctx, json_t *top, bool *agree)
 	if (ex == ADMIN_EXIT_OK && top) {
 		json_t *arr = json_array();
 		for (size_t i = 0; i < nn; i++)
-			json_array_append_new(arr, ctl_view_json(&ctx->controllers.v[i], &m[i]));
+			json_array_append_new(arr, leader_view_json(&ctx->controllers.v[i], &m[i]));
 		json_object_set_new(top, "controllers",
 				    json_pack("{s:b, s:b, s:o}", "agree", *agree, "termCompared", 0,
 					      "nodes", arr));
@@ -369,7 +369,7 @@ static int diff_controllers(struct admin_ctx *ctx, json_t *top, bool *agree)
 		       *agree ? text[0] : "");
 	}
 	for (size_t i = 0; i < nn; i++)
-		ctl_view_clear(&m[i]);
+		leader_view_clear(&m[i]);
 	free(m);
 	free(text);
 	return ex;

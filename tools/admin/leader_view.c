@@ -1,11 +1,11 @@
-/* The controller metadata answer (ctl_view.h). */
+/* The controller metadata answer (leader_view.h). */
 #include <string.h>
 
 #include "rmqns/controller.h"
 #include "admin.h"
-#include "ctl_view.h"
+#include "leader_view.h"
 
-int ctl_view_ask(const struct target *t, int timeout_ms, struct ctl_view *m)
+int leader_view_ask(const struct target *t, int timeout_ms, struct leader_view *m)
 {
 	struct remoting_cmd req;
 
@@ -24,7 +24,7 @@ int ctl_view_ask(const struct target *t, int timeout_ms, struct ctl_view *m)
 	return ADMIN_EXIT_OK;
 }
 
-json_t *ctl_view_json(const struct target *t, const struct ctl_view *m)
+json_t *leader_view_json(const struct target *t, const struct leader_view *m)
 {
 	json_t *peers = json_array();
 
@@ -43,7 +43,7 @@ json_t *ctl_view_json(const struct target *t, const struct ctl_view *m)
 			 "isLeader", m->is_leader, "peers", peers);
 }
 
-void ctl_view_clear(struct ctl_view *m)
+void leader_view_clear(struct leader_view *m)
 {
 	call_result_clear(&m->r);
 }
