@@ -34,10 +34,15 @@ struct admin_args {
 	const char *broker;     /* -b */
 	const char *method;     /* -m */
 	const char *http;       /* --http HOST:PORT (brokers) */
+	const char *controller; /* -a: controller addresses */
+	const char *broker_ids; /* -b of electMaster (one id) and cleanBrokerMetadata ("1;2") */
+	bool clean_living;      /* -l (cleanBrokerMetadata) */
 };
 
 struct admin_ctx {
-	struct target_list targets;
+	struct target_list targets;     /* the NameServers (-n) */
+	bool namesrv_given;             /* -n or $NAMESRV_ADDR, not the default */
+	struct target_list controllers; /* -a, for the controller subcommands */
 	int timeout_ms;
 	bool json;
 	struct admin_args a;
@@ -62,6 +67,18 @@ int cmd_delete_topic(struct admin_ctx *ctx);
 int cmd_update_order_conf(struct admin_ctx *ctx);
 
 int cmd_cluster_diff(struct admin_ctx *ctx);
+
+int cmd_get_controller_metadata(struct admin_ctx *ctx);
+int cmd_get_sync_state_set(struct admin_ctx *ctx);
+int cmd_elect_master(struct admin_ctx *ctx);
+int cmd_clean_broker_metadata(struct admin_ctx *ctx);
+int cmd_get_controller_config(struct admin_ctx *ctx);
+int cmd_update_controller_config(struct admin_ctx *ctx);
+
+/* Sends "KEY=VALUE" (-k, -v) as a properties body with `code` to every
+ * server of list: updateNamesrvConfig and updateControllerConfig. */
+int admin_update_config(struct admin_ctx *ctx, const struct target_list *list, int32_t code,
+			const char *what);
 
 /* GET_KV_CONFIG, shared by getKvConfig and `updateOrderConf -m get`. */
 int admin_get_kv(struct admin_ctx *ctx, const char *ns, const char *key, bool order_conf);

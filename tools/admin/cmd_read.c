@@ -9,23 +9,8 @@
 
 /* ---- config and KV ---- */
 
-int cmd_get_namesrv_config(struct admin_ctx *ctx)
+void admin_config_print(const struct target *who, const struct remoting_cmd *c, json_t *cfg)
 {
-	struct remoting_cmd req;
-	struct call_result r;
-
-	target_request_init(&req, REQ_GET_NAMESRV_CONFIG);
-	int idx = ops_read(ctx, &req, &r);
-	if (idx < 0)
-		return admin_exit_for(&r);
-	const struct target *who = &ctx->targets.v[idx];
-	if (!call_ok(&r)) {
-		int ex = ops_fail(who, &r);
-		call_result_clear(&r);
-		return ex;
-	}
-	const struct remoting_cmd *c = &r.reply->cmd;
-	json_t *cfg = ctx->json ? json_object() : NULL;
 	if (!cfg)
 		printf("============%s============\n", who->name);
 	const char *p = (const char *)c->body, *end = p + (c->body ? c->body_len : 0);
@@ -46,6 +31,25 @@ int cmd_get_namesrv_config(struct admin_ctx *ctx)
 		}
 		p = nl ? nl + 1 : end;
 	}
+}
+
+int cmd_get_namesrv_config(struct admin_ctx *ctx)
+{
+	struct remoting_cmd req;
+	struct call_result r;
+
+	target_request_init(&req, REQ_GET_NAMESRV_CONFIG);
+	int idx = ops_read(ctx, &req, &r);
+	if (idx < 0)
+		return admin_exit_for(&r);
+	const struct target *who = &ctx->targets.v[idx];
+	if (!call_ok(&r)) {
+		int ex = ops_fail(who, &r);
+		call_result_clear(&r);
+		return ex;
+	}
+	json_t *cfg = ctx->json ? json_object() : NULL;
+	admin_config_print(who, &r.reply->cmd, cfg);
 	call_result_clear(&r);
 	if (cfg)
 		return ops_print_json(json_pack("{s:s, s:o}", "server", who->name, "config", cfg));

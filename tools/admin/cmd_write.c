@@ -35,7 +35,8 @@ static int props_append(struct buf *b, const char *s, bool is_key)
 	return rc;
 }
 
-int cmd_update_namesrv_config(struct admin_ctx *ctx)
+int admin_update_config(struct admin_ctx *ctx, const struct target_list *list, int32_t code,
+			const char *what)
 {
 	struct remoting_cmd req;
 	struct buf body = BUF_INIT;
@@ -45,12 +46,17 @@ int cmd_update_namesrv_config(struct admin_ctx *ctx)
 		buf_free(&body);
 		return ADMIN_EXIT_BAD_ANSWER;
 	}
-	target_request_init(&req, REQ_UPDATE_NAMESRV_CONFIG);
+	target_request_init(&req, code);
 	req.body = body.data;
 	req.body_len = (uint32_t)body.len;
-	int ex = ops_write_all(ctx, "updateNamesrvConfig", &req, NULL, NULL, NULL);
+	int ex = ops_write_list(ctx, list, what, &req, NULL, NULL, NULL);
 	buf_free(&body);
 	return ex;
+}
+
+int cmd_update_namesrv_config(struct admin_ctx *ctx)
+{
+	return admin_update_config(ctx, &ctx->targets, REQ_UPDATE_NAMESRV_CONFIG, "updateNamesrvConfig");
 }
 
 int cmd_update_kv_config(struct admin_ctx *ctx)

@@ -3,7 +3,8 @@
  * then every topic's route, pipelined); each node's view becomes two
  * sorted lists of (name, state text), which are merged to find a broker
  * or topic that a node lacks or sees differently. NameServers never talk
- * to each other, so a node that drifted is invisible otherwise. */
+ * to each other, so a node that drifted is invisible otherwise. With -a,
+ * the controller nodes too: who each says leads (1005). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "rmqns/json_body.h"
 #include "rmqns/json_tree.h"
 #include "clusterinfo.h"
+#include "leader_view.h"
 #include "ops.h"
 #include "routes.h"
 
@@ -297,7 +299,113 @@ static void diff_merge(struct diff_report *rep, struct diff_node *nodes, size_t 
 	}
 }
 
+static int diff_namesrvs(struct admin_ctx *ctx, json_t *top);
+
+/* ---- controllers ---- */
+
+/* What one controller node says leads: "n0 at host:port", or "(no leader)". */
+static void leader_text(const struct leader_view *m, char *out, size_t n)
+{
+	if (m->leader_id || m->leader_addr)
+		snprintf(out, n, "%s at %s", m->leader_id ? m->leader_id : "?",
+			 m->leader_addr ? m->leader_addr : "?");
+	else
+		snprintf(out, n, "(no leader)");
+}
+
+/* Asks every controller node who leads. The nodes of one group agree
+ * when they all name the same leader and at most one of them says it
+ * leads; two independent groups, or a node cut off from its group, show
+ * up as different leaders. *agree gets the verdict; with --json the
+ * object goes into top under "controllers". */
+static int diff_controllers(struct admin_ctx *ctx, json_t *top, bool *agree)
+{
+	size_t nn = ctx->controllers.n, leading = 0;
+	struct leader_view *m = calloc(nn, sizeof *m);
+	char (*text)[600] = calloc(nn, sizeof *text);
+	char why[512];
+	int ex = ADMIN_EXIT_OK;
+
+	*agree = true;
+	if (!m || !text) {
+		free(m);
+		free(text);
+		return ADMIN_EXIT_BAD_ANSWER;
+	}
+	for (size_t i = 0; i < nn; i++) {
+		const struct target *t = &ctx->controllers.v[i];
+		int e = leader_view_ask(t, ctx->timeout_ms, &m[i]);
+		if (e != ADMIN_EXIT_OK) {
+			call_describe(&m[i].r, why, sizeof why);
+			admin_error("%s: controller metadata: %s", t->name, why);
+			if (ex == ADMIN_EXIT_OK)
+				ex = e;
+			continue;
+		}
+		leader_text(&m[i], text[i], sizeof text[i]);
+		if (m[i].is_leader)
+			leading++;
+		if (strcmp(text[i], text[0]) != 0)
+			*agree = false;
+	}
+	if (leading > 1)
+		*agree = false;
+	if (ex == ADMIN_EXIT_OK && top) {
+		json_t *arr = json_array();
+		for (size_t i = 0; i < nn; i++)
+			json_array_append_new(arr, leader_view_json(&ctx->controllers.v[i], &m[i]));
+		json_object_set_new(top, "controllers",
+				    json_pack("{s:b, s:b, s:o}", "agree", *agree, "termCompared", 0,
+					      "nodes", arr));
+	} else if (ex == ADMIN_EXIT_OK) {
+		if (!*agree) {
+			printf("controller leader:\n");
+			for (size_t i = 0; i < nn; i++)
+				printf("  %-24s %s%s\n", ctx->controllers.v[i].name, text[i],
+				       m[i].is_leader ? " (this node says it leads)" : "");
+		}
+		printf("%zu controllers compared (the leader only: no answer carries the Raft term): %s%s\n",
+		       nn, *agree ? "they agree, leader " : "the controllers DISAGREE on the leader",
+		       *agree ? text[0] : "");
+	}
+	for (size_t i = 0; i < nn; i++)
+		leader_view_clear(&m[i]);
+	free(m);
+	free(text);
+	return ex;
+}
+
 int cmd_cluster_diff(struct admin_ctx *ctx)
+{
+	/* -a alone compares the controllers only */
+	bool with_namesrv = ctx->namesrv_given || ctx->controllers.n == 0;
+	json_t *top = ctx->json ? json_object() : NULL;
+	bool ctl_agree = true;
+
+	if (top) /* first in the document; set at the end */
+		json_object_set_new(top, "agree", json_false());
+
+	if (with_namesrv && ctx->targets.n < 2) {
+		json_decref(top);
+		admin_error("clusterDiff needs at least two NameServers (-n \"a:port;b:port\")");
+		return ADMIN_EXIT_USAGE;
+	}
+	int ex = ctx->controllers.n ? diff_controllers(ctx, top, &ctl_agree) : ADMIN_EXIT_OK;
+	if (ex == ADMIN_EXIT_OK && with_namesrv)
+		ex = diff_namesrvs(ctx, top);
+	if (ex == ADMIN_EXIT_OK && !ctl_agree)
+		ex = ADMIN_EXIT_DIFF;
+	if (top && ex != ADMIN_EXIT_OK && ex != ADMIN_EXIT_DIFF) {
+		json_decref(top);
+	} else if (top) {
+		json_object_set_new(top, "agree", json_boolean(ex == ADMIN_EXIT_OK));
+		ops_print_json(top);
+	}
+	return ex;
+}
+
+/* The NameServers of -n, compared; with --json the members go into top. */
+static int diff_namesrvs(struct admin_ctx *ctx, json_t *top)
 {
 	size_t nn = ctx->targets.n;
 	struct diff_node nodes[TARGET_MAX];
@@ -305,10 +413,6 @@ int cmd_cluster_diff(struct admin_ctx *ctx)
 	bool started[TARGET_MAX] = { false };
 	int ex = ADMIN_EXIT_OK;
 
-	if (nn < 2) {
-		admin_error("clusterDiff needs at least two NameServers (-n \"a:port;b:port\")");
-		return ADMIN_EXIT_USAGE;
-	}
 	memset(nodes, 0, sizeof nodes);
 	for (size_t i = 0; i < nn; i++) {
 		nodes[i].t = &ctx->targets.v[i];
@@ -328,7 +432,7 @@ int cmd_cluster_diff(struct admin_ctx *ctx)
 	}
 	if (ex == ADMIN_EXIT_OK) {
 		struct diff_report brokers = { .ctx = ctx }, topics = { .ctx = ctx };
-		json_t *diffs = ctx->json ? json_array() : NULL;
+		json_t *diffs = top ? json_array() : NULL;
 		brokers.differences = topics.differences = diffs;
 		diff_merge(&brokers, nodes, nn, "broker", false);
 		diff_merge(&topics, nodes, nn, "topic", true);
@@ -337,11 +441,12 @@ int cmd_cluster_diff(struct admin_ctx *ctx)
 			json_t *servers = json_array();
 			for (size_t i = 0; i < nn; i++)
 				json_array_append_new(servers, json_string(nodes[i].t->name));
-			ops_print_json(json_pack("{s:o, s:b, s:I, s:I, s:I, s:I, s:o}", "servers", servers,
-						 "agree", agree, "brokersCompared", (json_int_t)brokers.compared,
-						 "brokersDiffer", (json_int_t)brokers.differ,
-						 "topicsCompared", (json_int_t)topics.compared,
-						 "topicsDiffer", (json_int_t)topics.differ, "differences", diffs));
+			json_object_set_new(top, "servers", servers);
+			json_object_set_new(top, "brokersCompared", json_integer((json_int_t)brokers.compared));
+			json_object_set_new(top, "brokersDiffer", json_integer((json_int_t)brokers.differ));
+			json_object_set_new(top, "topicsCompared", json_integer((json_int_t)topics.compared));
+			json_object_set_new(top, "topicsDiffer", json_integer((json_int_t)topics.differ));
+			json_object_set_new(top, "differences", diffs);
 		} else {
 			printf("%zu brokers compared, %zu differ; %zu topics compared, %zu differ: %s\n",
 			       brokers.compared, brokers.differ, topics.compared, topics.differ,

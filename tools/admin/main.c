@@ -1,4 +1,4 @@
-/* rmqns-admin: the NameServer side of mqadmin, native. Parses the command
+/* rmqns-admin: the NameServer and controller side of mqadmin, native. Parses the command
  * line (mqadmin's subcommand names and short options), then runs one
  * subcommand; see usage() for the list. */
 #include <getopt.h>
@@ -21,6 +21,17 @@ struct command {
 	const char *synopsis; /* one line for the list */
 	const char *help;     /* more, for `rmqns-admin SUBCOMMAND -h` (may be "") */
 };
+
+/* An N among the required letters stands for mqadmin's "-bn NAME" (the
+ * broker name); -b is then a broker id. */
+
+/* Help shared by the controller subcommands. */
+#define CTL_ADDR_HELP \
+	"  -a, --controllerAddress LIST  controller nodes (their controllerDLegerPeers\n" \
+	"                          addresses), ';'-separated\n"
+#define CTL_LEADER_HELP \
+	"Asks the first listed node that answers who leads (1005) and sends the request\n" \
+	"to that leader, as mqadmin does: any node of the group will do.\n"
 
 static const struct command commands[] = {
 	{ "clusterList", "", "", cmd_cluster_list, "", "brokers by cluster: name, id, address", "" },
@@ -69,7 +80,59 @@ static const struct command commands[] = {
 	{ "probe", "", "", cmd_probe, "", "exit 0 when every listed server answers",
 	  "Sends GET_BROKER_CLUSTER_INFO to each server. Any well-formed answer means the\n"
 	  "server is alive, an error code included (an ACL refusal, code 16, says so).\n" },
-	{ "clusterDiff", "", "", cmd_cluster_diff, "", "where the listed servers disagree (exit 1 if they do)", "" },
+	{ "clusterDiff", "a:", "", cmd_cluster_diff, "[-a CONTROLLERS]",
+	  "where the listed servers disagree (exit 1 if they do)",
+	  "Compares every NameServer of -n (brokers and topic routes), and with -a the\n"
+	  "controller nodes: each is asked who leads (1005), and nodes that name different\n"
+	  "leaders, or more than one node that says it leads, are reported. 1005 carries\n"
+	  "no Raft term, nor does any other controller answer, so only the leader is\n"
+	  "compared, not the term. With -a and neither -n nor $NAMESRV_ADDR, only the\n"
+	  "controllers are compared.\n"
+	  "  -a, --controllerAddress LIST  controller nodes, ';'-separated\n" },
+	{ "getControllerMetaData", "a:", "a", cmd_get_controller_metadata, "-a CONTROLLER",
+	  "a controller node's view: group, leader, peers",
+	  CTL_ADDR_HELP
+	  "Asks the first listed node that answers (1005): the group, the leader's id and\n"
+	  "address (null while it knows none), whether this node leads (#IsLeader, which\n"
+	  "mqadmin does not print), and every peer.\n" },
+	{ "getSyncStateSet", "a:b:c:", "a", cmd_get_sync_state_set,
+	  "-a CONTROLLER (-b NAME[,NAME] | -c CLUSTER)",
+	  "master, epochs and in-sync replicas of broker sets",
+	  CTL_ADDR_HELP
+	  "  -b, --brokerName NAMES  broker sets, ','-separated\n"
+	  "  -c, --clusterName NAME  every broker set of the cluster, as the first\n"
+	  "                          NameServer of -n that answers lists them\n"
+	  CTL_LEADER_HELP
+	  "A name the controller does not know is reported on stderr; none known: exit 4.\n" },
+	{ "electMaster", "a:c:b:", "acbN", cmd_elect_master, "-a CONTROLLER -c CLUSTER -bn NAME -b ID",
+	  "make that broker the master of its set", CTL_ADDR_HELP
+	  "  -c, --clusterName NAME  the broker's cluster\n"
+	  "  -bn, --brokerName NAME  its broker set\n"
+	  "  -b, --brokerId ID       the controller id of the broker to elect\n"
+	  CTL_LEADER_HELP
+	  "An admin election (designateElect): the broker must be alive and, unless the\n"
+	  "controller allows unclean elections, in the in-sync set. Prints the new master\n"
+	  "and epochs, then each member of the set (#Broker ID ADDRESS). The controller's\n"
+	  "refusal (2011: that broker is already master, 2012: it cannot be elected) is\n"
+	  "exit 4 with its code and remark.\n" },
+	{ "cleanBrokerMetadata", "a:c:b:l", "aN", cmd_clean_broker_metadata,
+	  "-a CONTROLLER -bn NAME [-c CLUSTER] [-b \"ID;ID\"] [-l]",
+	  "remove dead brokers (or a whole set) from the controller", CTL_ADDR_HELP
+	  "  -bn, --brokerName NAME  the broker set\n"
+	  "  -c, --clusterName NAME  its cluster (required unless -l)\n"
+	  "  -b, --brokerControllerIdsToClean \"ID;ID\"  the controller ids to remove (none:\n"
+	  "                          the whole set)\n"
+	  "  -l, --cleanLivingBroker also brokers that are alive\n"
+	  CTL_LEADER_HELP },
+	{ "getControllerConfig", "a:", "a", cmd_get_controller_config, "-a CONTROLLERS",
+	  "every listed controller node's options", CTL_ADDR_HELP
+	  "Asks each node (each has its own options); exit as the first that failed.\n" },
+	{ "updateControllerConfig", "a:k:v:", "akv", cmd_update_controller_config,
+	  "-a CONTROLLERS -k KEY -v VALUE", "change an option on every listed controller node",
+	  CTL_ADDR_HELP
+	  "  -k, --key KEY           the option\n"
+	  "  -v, --value VALUE       its new value\n"
+	  "One line per node; exit 5 when some nodes took it and others did not.\n" },
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
@@ -117,7 +180,9 @@ static void usage(FILE *f)
 		else
 			fprintf(f, "  %-22s %s\n", head, commands[i].synopsis);
 	}
-	fputc('\n', f);
+	fprintf(f, "\nThe controller subcommands (and clusterDiff -a) talk to controller nodes at their\n"
+		   "controllerDLegerPeers addresses, -a \"host:port;host:port\"; the others to the\n"
+		   "NameServers of -n.\n\n");
 	usage_common(f);
 }
 
@@ -157,6 +222,10 @@ static const struct option long_opts[] = {
 	{ "value", required_argument, NULL, 'v' },
 	{ "brokerName", required_argument, NULL, 'b' },
 	{ "method", required_argument, NULL, 'm' },
+	{ "controllerAddress", required_argument, NULL, 'a' },
+	{ "brokerId", required_argument, NULL, 'b' },
+	{ "brokerControllerIdsToClean", required_argument, NULL, 'b' },
+	{ "cleanLivingBroker", no_argument, NULL, 'l' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -180,13 +249,26 @@ static int parse(int argc, char **argv, const struct command *cmd, struct admin_
 
 	snprintf(optstring, sizeof optstring, ":hn:D:%s", cmd->opts);
 	ctx->timeout_ms = ADMIN_DEFAULT_TIMEOUT_MS;
+	bool bn = strchr(cmd->required, 'N') != NULL;
+	/* mqadmin's two-letter "-bn", which getopt cannot have, as its long name */
+	for (int i = 1; bn && i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "-bn") == 0)
+			argv[i] = (char *)"--brokerName";
 	optind = 1;
 	int li = -1;
 	for (int ch; (ch = getopt_long(argc, argv, optstring, long_opts, &li)) != -1; li = -1) {
 		size_t ng = strlen(given);
+		const char *lname = li >= 0 ? long_opts[li].name : "";
+		/* -bn (N among the required letters) names the broker; -b is the id */
+		bool bn_name = bn && ch == 'b' && strcmp(lname, "brokerName") == 0;
 		if (ch < 128 && ch != ':' && ch != '?' && strchr(cmd->opts, ch) && ng + 1 < sizeof given) {
-			given[ng] = (char)ch;
+			given[ng] = bn_name ? 'N' : (char)ch;
 			given[ng + 1] = '\0';
+		}
+		if (!bn && (strcmp(lname, "brokerId") == 0 ||
+				 strcmp(lname, "brokerControllerIdsToClean") == 0)) {
+			admin_error("%s takes no option --%s", cmd->name, lname);
+			return -1;
 		}
 		/* long names reach every letter: keep each command to its own */
 		if (ch < 128 && ch != 'h' && ch != 'n' && ch != 'D' && ch != ':' && ch != '?' &&
@@ -200,6 +282,8 @@ static int parse(int argc, char **argv, const struct command *cmd, struct admin_
 		switch (ch) {
 		case 'h': usage_command(stdout, cmd); exit(ADMIN_EXIT_OK);
 		case 'n': namesrv = optarg; break;
+		case 'a': ctx->a.controller = optarg; break;
+		case 'l': ctx->a.clean_living = true; break;
 		case 'D':
 			if (admin_tls_define(tls, optarg, err, sizeof err) < 0) {
 				admin_error("%s", err);
@@ -241,7 +325,12 @@ static int parse(int argc, char **argv, const struct command *cmd, struct admin_
 		case 'k': ctx->a.key = optarg; break;
 		case 'v': ctx->a.value = optarg; break;
 		case 's': ctx->a.ns = optarg; break;
-		case 'b': ctx->a.broker = optarg; break;
+		case 'b':
+			if (bn && !bn_name)
+				ctx->a.broker_ids = optarg;
+			else
+				ctx->a.broker = optarg;
+			break;
 		case 'm': ctx->a.method = optarg; break;
 		case ':':
 			admin_error("%s: option %s needs a value", cmd->name, argv[optind - 1]);
@@ -257,7 +346,10 @@ static int parse(int argc, char **argv, const struct command *cmd, struct admin_
 	}
 	for (const char *r = cmd->required; *r; r++) {
 		if (!strchr(given, *r)) {
-			admin_error("%s needs -%c (see rmqns-admin --help)", cmd->name, *r);
+			if (*r == 'N')
+				admin_error("%s needs -bn (see rmqns-admin --help)", cmd->name);
+			else
+				admin_error("%s needs -%c (see rmqns-admin --help)", cmd->name, *r);
 			return -1;
 		}
 	}
@@ -276,9 +368,15 @@ static int parse(int argc, char **argv, const struct command *cmd, struct admin_
 		return -1;
 	}
 	target_set_tls(tls_ctx);
-	if (target_list_parse(namesrv && *namesrv ? namesrv : ADMIN_DEFAULT_NAMESRV, &ctx->targets, err,
+	ctx->namesrv_given = namesrv && *namesrv;
+	if (target_list_parse(ctx->namesrv_given ? namesrv : ADMIN_DEFAULT_NAMESRV, &ctx->targets, err,
 			      sizeof err) < 0) {
-		admin_error("%s", err);
+		admin_error("-n: %s", err);
+		return -1;
+	}
+	if (ctx->a.controller &&
+	    target_list_parse(ctx->a.controller, &ctx->controllers, err, sizeof err) < 0) {
+		admin_error("-a: %s", err);
 		return -1;
 	}
 	return 0;

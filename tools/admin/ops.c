@@ -60,23 +60,29 @@ int admin_exit_for(const struct call_result *r)
 	}
 }
 
-int ops_read(struct admin_ctx *ctx, struct remoting_cmd *req, struct call_result *r)
+int ops_read_from(struct admin_ctx *ctx, const struct target_list *list, const char *kind,
+		  struct remoting_cmd *req, struct call_result *r)
 {
 	char why[512];
 
 	/* no target at all reads as a connect that failed */
 	*r = (struct call_result){ .status = CALL_CONN_FAILED, .timeout_ms = ctx->timeout_ms };
 
-	for (size_t i = 0; i < ctx->targets.n; i++) {
-		const struct target *t = &ctx->targets.v[i];
+	for (size_t i = 0; i < list->n; i++) {
+		const struct target *t = &list->v[i];
 		target_call(t, req, ctx->timeout_ms, r);
 		if (r->status == CALL_ANSWERED)
 			return (int)i;
 		call_describe(r, why, sizeof why);
-		admin_error("%s: %s%s", t->name, why,
-			i + 1 < ctx->targets.n ? "; trying the next NameServer" : "");
+		admin_error("%s: %s%s%s", t->name, why, i + 1 < list->n ? "; trying the next " : "",
+			    i + 1 < list->n ? kind : "");
 	}
 	return -1;
+}
+
+int ops_read(struct admin_ctx *ctx, struct remoting_cmd *req, struct call_result *r)
+{
+	return ops_read_from(ctx, &ctx->targets, "NameServer", req, r);
 }
 
 int ops_fail(const struct target *t, const struct call_result *r)
@@ -138,6 +144,17 @@ void ops_set_ext(struct remoting_cmd *req, struct ops_ext *store, ...)
 	req->ext = store->f;
 	req->ext_count = n;
 	req->ext_present = n > 0;
+}
+
+void ops_ext_add(struct remoting_cmd *req, struct ops_ext *store, const char *key, const char *value)
+{
+	if (!value || req->ext_count >= OPS_MAX_EXT)
+		return;
+	store->f[req->ext_count].key = key;
+	store->f[req->ext_count].value = value;
+	req->ext = store->f;
+	req->ext_count++;
+	req->ext_present = true;
 }
 
 void ops_write_begin(struct admin_ctx *ctx, struct ops_write *w)
@@ -206,11 +223,17 @@ int ops_write_exit(const struct ops_write *w, const char *nothing)
 int ops_write_all(struct admin_ctx *ctx, const char *what, struct remoting_cmd *req,
 		  ops_write_ok_fn on_ok, void *arg, const char *nothing)
 {
+	return ops_write_list(ctx, &ctx->targets, what, req, on_ok, arg, nothing);
+}
+
+int ops_write_list(struct admin_ctx *ctx, const struct target_list *list, const char *what,
+		   struct remoting_cmd *req, ops_write_ok_fn on_ok, void *arg, const char *nothing)
+{
 	struct ops_write w;
 
 	ops_write_begin(ctx, &w);
-	for (size_t i = 0; i < ctx->targets.n; i++)
-		ops_write_one(ctx, what, &ctx->targets.v[i], req, on_ok, arg, &w);
+	for (size_t i = 0; i < list->n; i++)
+		ops_write_one(ctx, what, &list->v[i], req, on_ok, arg, &w);
 	int ex = ops_write_exit(&w, nothing);
 	if (w.results) {
 		json_t *top = json_object();

@@ -14,6 +14,11 @@
  * (r holds the last failure, already reported on stderr). */
 int ops_read(struct admin_ctx *ctx, struct remoting_cmd *req, struct call_result *r);
 
+/* The same over another list (the controllers); kind names its members
+ * in the "trying the next ..." warning. */
+int ops_read_from(struct admin_ctx *ctx, const struct target_list *list, const char *kind,
+		  struct remoting_cmd *req, struct call_result *r);
+
 /* For a successful write on t: the text after "<server> " in the human
  * line (e.g. "OK, 3 topics"), and extra members for the JSON result.
  * Returns false when the answer says nothing changed there (the line then
@@ -50,6 +55,10 @@ int ops_write_exit(const struct ops_write *w, const char *nothing);
 int ops_write_all(struct admin_ctx *ctx, const char *what, struct remoting_cmd *req,
 		  ops_write_ok_fn on_ok, void *arg, const char *nothing);
 
+/* The same over another list (the controllers). */
+int ops_write_list(struct admin_ctx *ctx, const struct target_list *list, const char *what,
+		   struct remoting_cmd *req, ops_write_ok_fn on_ok, void *arg, const char *nothing);
+
 /* ops_read, then the body: on code 0 with a JSON body, *out gets the body
  * and *who the server that answered. Otherwise the failure is reported on
  * stderr and its exit code returned. */
@@ -62,6 +71,11 @@ int ops_fail(const struct target *t, const struct call_result *r);
 /* The body of a successful answer as JSON; NULL (reported) when it has
  * none or it does not parse. */
 json_t *ops_body_json(const struct target *t, const struct call_result *r);
+
+/* A properties answer (getNamesrvConfig, getControllerConfig): with cfg
+ * NULL printed as mqadmin does ("============server============", then
+ * "%-50s=  %s" a key), else each key put into cfg. */
+void admin_config_print(const struct target *who, const struct remoting_cmd *c, json_t *cfg);
 
 /* Prints v (stealing the reference) as indented JSON and a newline. */
 int ops_print_json(json_t *v);
@@ -78,5 +92,9 @@ struct ops_ext {
 	struct remoting_ext_field f[OPS_MAX_EXT];
 };
 void ops_set_ext(struct remoting_cmd *req, struct ops_ext *store, ...);
+
+/* Appends one ext field to req (which must use store, or no ext yet);
+ * a NULL value adds nothing: for optional fields. */
+void ops_ext_add(struct remoting_cmd *req, struct ops_ext *store, const char *key, const char *value);
 
 #endif

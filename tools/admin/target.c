@@ -52,11 +52,11 @@ int target_list_parse(const char *spec, struct target_list *out, char *err, size
 			e--;
 		if (e > b) {
 			if (out->n == TARGET_MAX) {
-				snprintf(err, err_len, "more than %d NameServers", TARGET_MAX);
+				snprintf(err, err_len, "more than %d addresses", TARGET_MAX);
 				return -1;
 			}
 			if (target_parse_one(b, (size_t)(e - b), &out->v[out->n]) < 0) {
-				snprintf(err, err_len, "bad NameServer address \"%.*s\" (want host:port)",
+				snprintf(err, err_len, "bad address \"%.*s\" (want host:port)",
 					 (int)(e - b), b);
 				return -1;
 			}
@@ -65,7 +65,7 @@ int target_list_parse(const char *spec, struct target_list *out, char *err, size
 		p = semi ? semi + 1 : end;
 	}
 	if (out->n == 0) {
-		snprintf(err, err_len, "no NameServer address in \"%s\"", spec);
+		snprintf(err, err_len, "no address in \"%s\"", spec);
 		return -1;
 	}
 	return 0;
@@ -182,6 +182,22 @@ const char *call_code_name(int32_t code)
 	case 17: return "TOPIC_NOT_EXIST";
 	case 22: return "QUERY_NOT_FOUND";
 	case 1500: return "GO_AWAY";
+	/* the controller's (controller.md §3.2) */
+	case 2000: return "CONTROLLER_FENCED_MASTER_EPOCH";
+	case 2001: return "CONTROLLER_FENCED_SYNC_STATE_SET_EPOCH";
+	case 2002: return "CONTROLLER_INVALID_MASTER";
+	case 2003: return "CONTROLLER_INVALID_REPLICAS";
+	case 2004: return "CONTROLLER_MASTER_NOT_AVAILABLE";
+	case 2005: return "CONTROLLER_INVALID_REQUEST";
+	case 2006: return "CONTROLLER_BROKER_NOT_ALIVE";
+	case 2007: return "CONTROLLER_NOT_LEADER";
+	case 2008: return "CONTROLLER_BROKER_METADATA_NOT_EXIST";
+	case 2009: return "CONTROLLER_INVALID_CLEAN_BROKER_METADATA";
+	case 2010: return "CONTROLLER_BROKER_NEED_TO_BE_REGISTERED";
+	case 2011: return "CONTROLLER_MASTER_STILL_EXIST";
+	case 2012: return "CONTROLLER_ELECT_MASTER_FAILED";
+	case 2013: return "CONTROLLER_ALTER_SYNC_STATE_SET_FAILED";
+	case 2014: return "CONTROLLER_BROKER_ID_INVALID";
 	default: return "?";
 	}
 }
