@@ -3,8 +3,18 @@
  * now, resolving host names first. libraft 0.15 takes numeric IPv4
  * addresses only and keeps the addresses of its configuration in the log;
  * dialling by id lets peers be names (StatefulSet pods, Compose services)
- * whose address changes across restarts. Runs on the node's loop. */
+ * whose address changes across restarts. Runs on the node's loop.
+ *
+ * libraft 0.15 never reads its outbound connections, so it learns of a
+ * dead peer only when a write fails. A peer that comes back at another
+ * address (a restarted container or pod) leaves the old connection half
+ * closed towards an address nobody answers at, and its writes would be
+ * retried by the kernel for many minutes. Outbound connections therefore
+ * give up on data unacknowledged for CTL_RAFT_UNACKED_MS; the failed write
+ * makes libraft dial again, and the dial resolves the name anew. */
 #include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,9 +36,52 @@ struct ctl_resolve {
 	struct ctl_resolve *prev, *next;
 };
 
+/* Well above a heartbeat's round trip (the leader sends every 100 ms), well
+ * below the kernel's own give-up time. */
+#define CTL_RAFT_UNACKED_MS 5000u
+
+/* One dial handed to libraft's TCP transport on behalf of libraft's own
+ * request, so that the connected stream can be set up before it is. */
+struct ctl_dial {
+	struct raft_uv_connect inner;
+	struct raft_uv_connect *req;
+	raft_uv_connect_cb cb;
+};
+
 static struct ctl_transport *of(struct raft_uv_transport *outer)
 {
 	return outer->impl;
+}
+
+static void tr_on_dialled(struct raft_uv_connect *inner, struct uv_stream_s *stream, int status)
+{
+	struct ctl_dial *d = inner->data;
+	uv_os_fd_t fd;
+	unsigned ms = CTL_RAFT_UNACKED_MS;
+
+	/* without the bound the connection still works, with the kernel's */
+	if (status == 0 && stream && (uv_fileno((uv_handle_t *)stream, &fd) != 0 ||
+				      setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof ms) != 0))
+		log_warn("controller: cannot bound unacknowledged Raft data to %u ms", ms);
+	d->cb(d->req, stream, status);
+	free(d);
+}
+
+/* Dials a numeric address; cb gets req, as libraft expects. Called with the
+ * transport open; a dial cancelled by its close still calls back. */
+static int tr_dial(struct ctl_transport *t, struct raft_uv_connect *req, raft_id id, const char *addr,
+		   raft_uv_connect_cb cb)
+{
+	struct ctl_dial *d = malloc(sizeof *d);
+
+	if (!d)
+		return RAFT_NOMEM;
+	*d = (struct ctl_dial){ .inner.data = d, .req = req, .cb = cb };
+	req->cb = cb;
+	int rc = t->tcp.connect(&t->tcp, &d->inner, id, addr, tr_on_dialled);
+	if (rc)
+		free(d);
+	return rc;
 }
 
 static int tr_init(struct raft_uv_transport *outer, raft_id id, const char *address)
@@ -89,7 +142,7 @@ static void tr_on_resolved(uv_getaddrinfo_t *gai, int status, struct addrinfo *r
 	} else if (status == 0 && res && res->ai_family == AF_INET &&
 		   inet_ntop(AF_INET, &((struct sockaddr_in *)res->ai_addr)->sin_addr, ip, sizeof ip)) {
 		snprintf(addr, sizeof addr, "%s:%d", ip, r->port);
-		rc = t->tcp.connect(&t->tcp, r->req, r->id, addr, r->cb);
+		rc = tr_dial(t, r->req, r->id, addr, r->cb);
 	} else {
 		log_debug("controller: raft peer %llu does not resolve: %s", (unsigned long long)r->id,
 			  status ? uv_strerror(status) : "no IPv4 address");
@@ -114,7 +167,7 @@ static int tr_connect(struct raft_uv_transport *outer, struct raft_uv_connect *r
 		char addr[300];
 		if (p)
 			snprintf(addr, sizeof addr, "%s:%d", p->host, p->port + t->port_offset);
-		return t->tcp.connect(&t->tcp, req, id, p ? addr : address, cb);
+		return tr_dial(t, req, id, p ? addr : address, cb);
 	}
 	struct ctl_resolve *r = calloc(1, sizeof *r);
 	if (!r)
