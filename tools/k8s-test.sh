@@ -9,8 +9,18 @@
 # ConfigMap, rolls the pod (kube down and play, same data volume) and sees the
 # new value in force. The HTTP probes (/healthz, /readyz) are checked by the
 # schema pass only here: podman runs no kubelet probes (tools/container-test.sh
-# checks /healthz with ACL and TLS on). Fails (never skips) when node, npm,
-# kubectl or podman cannot run.
+# checks /healthz with ACL and TLS on).
+#
+# The controller overlay (embedded controllers, one Raft group): its peers
+# checked against the StatefulSet's stable names and declared ports, then
+# three pods of it (ordinals 0-2) played on a podman network of their own.
+# podman has no Services, so the headless Service's per-pod names
+# (rmqns-0.rmqns-headless, ...) are written into the pods' /etc/hosts with
+# the static addresses kube play gives them; everything else is the
+# overlay's own: the peers, the self id from the pod's name (downward API),
+# the ports. Waits until the three name one leader, stops the leader's pod
+# and waits for the two others to name another. Fails (never skips) when
+# node, npm, kubectl or podman cannot run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . tools/podman-env.sh
@@ -39,11 +49,12 @@ if [ ! -x "$KUBECTL" ]; then
 fi
 echo "k8s-test: $("$KUBECTL" version --client --short 2>/dev/null || "$KUBECTL" version --client | head -n 1)"
 
-step "kustomize: base, prometheus, overlays/example"
+step "kustomize: base, prometheus, overlays/example, overlays/controller"
 render() { "$KUBECTL" kustomize "$1" >"$2" 2>"$2.err" || { cat "$2.err" >&2; fail "kubectl kustomize $1"; }; }
 render deploy/k8s/base "$WORK/base.yaml"
 render deploy/k8s/prometheus "$WORK/prometheus.yaml"
 render deploy/k8s/overlays/example "$WORK/example.yaml"
+render deploy/k8s/overlays/controller "$WORK/controller.yaml"
 # apply -k on a cluster without the Prometheus Operator: no ServiceMonitor in the base.
 ! grep -q '^kind: ServiceMonitor' "$WORK/base.yaml" || fail "the base holds a ServiceMonitor (needs the operator's CRDs)"
 [ "$(grep -c '^kind: ServiceMonitor' "$WORK/prometheus.yaml")" = 1 ] || fail "prometheus/ holds no ServiceMonitor"
@@ -58,6 +69,21 @@ if [ ! -d "$WORK/node_modules/kubernetes-models" ]; then
 fi
 node "$WORK/validate.mjs" "$WORK/prometheus.yaml" || fail "prometheus manifests"
 node "$WORK/validate.mjs" "$WORK/example.yaml" || fail "example overlay manifests"
+# Three pods of the controller overlay, each publishing its protocol,
+# controller and HTTP ports on 127.0.0.1 (Raft stays on the pod network).
+CTL_PORTS=() CTL_HTTP=() publish=()
+for k in 0 1 2; do
+	CTL_PORTS+=("$(free_port)") CTL_HTTP+=("$(free_port)")
+	publish+=("namesrv=$(free_port),controller=${CTL_PORTS[$k]},http=${CTL_HTTP[$k]}")
+done
+CTL_NET=rmqns-kube-net-$$
+# The addresses the pods get on that network; chosen once it exists.
+ctl_pods() {
+	node "$WORK/validate.mjs" "$WORK/controller.yaml" --pods "$WORK/pods-controller.yaml" --image "$TAG" \
+		--publish "$(IFS=';'; echo "${publish[*]}")" --ips "$1" --claim "$CLAIM-ctl" --name "$POD-ctl"
+}
+ctl_pods "10.0.0.10;10.0.0.11;10.0.0.12" || fail "controller overlay manifests"
+grep -q 'containerPort: 10878' "$WORK/controller.yaml" || fail "the controller overlay declares no Raft port"
 PORT=$(free_port) HTTP=$(free_port)
 node "$WORK/validate.mjs" "$WORK/base.yaml" --pod "$WORK/pod.yaml" --image "$TAG" --port "$PORT" --http-port "$HTTP" \
 	--claim "$CLAIM" --name "$POD" || fail "base manifests"
@@ -96,13 +122,25 @@ if ! podman image exists "$TAG"; then
 fi
 cleanup() {
 	podman_q kube down "$WORK/pod.yaml" >/dev/null 2>&1 || true
+	podman_q kube down "$WORK/pods-controller.yaml" >/dev/null 2>&1 || true
+	local k
+	for k in 0 1 2; do
+		podman pod rm -f "$POD-ctl-$k" >/dev/null 2>&1 || true
+		podman volume rm -f "$CLAIM-ctl-$k" >/dev/null 2>&1 || true
+	done
+	podman network rm -f "$CTL_NET" >/dev/null 2>&1 || true
 	podman pod rm -f "$POD" >/dev/null 2>&1 || true
 	podman volume rm -f "$CLAIM" >/dev/null 2>&1 || true
 	podman volume ls --format '{{.Name}}' | grep '^rmqns-config' | xargs -r podman volume rm -f >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
 trap 'exit 143' INT TERM   # a timeout still cleans up
-admin() { timeout 30 podman run --rm --network host --entrypoint /usr/local/bin/rmqns-admin "$TAG" "$@" 2> >(grep -v "unable to get systemd connection" >&2); }
+# rmqns-admin on the host's network; the image's NAMESRV_ADDR emptied, so
+# that clusterDiff -a compares the controllers only.
+admin() {
+	timeout 30 podman run --rm --network host -e NAMESRV_ADDR= --entrypoint /usr/local/bin/rmqns-admin "$TAG" "$@" \
+		2> >(grep -v "unable to get systemd connection" >&2)
+}
 
 # Plays a pod file and waits for the protocol port.
 play() {
@@ -135,4 +173,70 @@ play "$WORK/pod-edit.yaml"
 podman exec "$POD-rmqns" test -f /var/lib/rmqns/rmqns.conf.previous || fail "no rmqns.conf.previous kept"
 echo "k8s-test: after the rollout the ConfigMap's new value is in force"
 podman_q kube down "$WORK/pod-edit.yaml" >/dev/null
+
+step "controller overlay: three pods on the network $CTL_NET"
+podman network create "$CTL_NET" >/dev/null || fail "podman network create $CTL_NET"
+subnet=$(podman network inspect "$CTL_NET" --format '{{range .Subnets}}{{.Subnet}}{{end}}')
+ips=$(python3 -c 'import ipaddress, sys; h = list(ipaddress.ip_network(sys.argv[1]).hosts()); print(";".join(str(a) for a in h[9:12]))' "$subnet")
+ctl_pods "$ips" >/dev/null || fail "controller pods for $ips"
+ip_args=()
+for ip in ${ips//;/ }; do ip_args+=(--ip "$ip"); done
+podman_q kube play --network "$CTL_NET" "${ip_args[@]}" "$WORK/pods-controller.yaml" >"$WORK/play-ctl.log" 2>&1 ||
+	{ cat "$WORK/play-ctl.log" >&2; fail "podman kube play $WORK/pods-controller.yaml"; }
+echo "k8s-test: pods $POD-ctl-0..2 at $ips ($subnet), controllers on 127.0.0.1:${CTL_PORTS[*]}"
+
+# "LEADER_ID LEADER_ADDRESS IS_LEADER" as the controller at $1 answers,
+# "- - false" when it knows no leader or does not answer.
+leader_of() {
+	admin getControllerMetaData -a "$1" --json 2>/dev/null | python3 -c '
+import json, sys
+try: m = json.load(sys.stdin)
+except ValueError: m = {}
+print(m.get("controllerLeaderId") or "-", m.get("controllerLeaderAddress") or "-", "true" if m.get("isLeader") else "false")' ||
+		echo "- - false"
+}
+# Waits (up to 90 s) until the pods of the given ordinals name one leader and
+# exactly one of them is it; prints "ID ADDRESS".
+wait_one_leader() {
+	local deadline=$(( $(date +%s) + 90 )) k views ids
+	while [ "$(date +%s)" -lt "$deadline" ]; do
+		views=""
+		for k in "$@"; do views+="$(leader_of "127.0.0.1:${CTL_PORTS[$k]}")"$'\n'; done
+		ids=$(awk 'NF { print $1, $2 }' <<<"$views" | sort -u)
+		if [ "$ids" != "- -" ] && [ "$(wc -l <<<"$ids")" = 1 ] && [ "$(grep -c ' true$' <<<"$views")" = 1 ]; then
+			echo "$ids"
+			return 0
+		fi
+		sleep 0.5
+	done
+	echo "k8s-test: the controllers' views: $(tr '\n' ',' <<<"$views")" >&2
+	return 1
+}
+ctl_addrs() { local k a=(); for k in "$@"; do a+=("127.0.0.1:${CTL_PORTS[$k]}"); done; (IFS=';'; echo "${a[*]}"); }
+
+read -r leader leader_addr <<<"$(wait_one_leader 0 1 2)" || {
+	for k in 0 1 2; do echo "--- $POD-ctl-$k" >&2; podman logs "$POD-ctl-$k-rmqns" 2>&1 | tail -8 >&2; done
+	fail "the three pods name no common leader"
+}
+[ -n "$leader" ] || fail "no leader"
+k=${leader#n}
+# The leader's address is its pod's stable name under the headless Service,
+# and each pod took the self id of its ordinal from its name.
+[ "$leader_addr" = "rmqns-$k.rmqns-headless:9878" ] || fail "leader $leader at $leader_addr"
+for j in 0 1 2; do
+	grep -q "controller n$j: raft member rmqns-$j.rmqns-headless:10878" <<<"$(podman logs "$POD-ctl-$j-rmqns" 2>&1)" ||
+		fail "$POD-ctl-$j did not start as n$j at rmqns-$j.rmqns-headless:10878"
+done
+admin clusterDiff -a "$(ctl_addrs 0 1 2)" || fail "clusterDiff -a: the pods disagree"
+echo "k8s-test: leader $leader at $leader_addr; self ids n0..n2 from the pod names"
+
+step "stop the leader's pod $POD-ctl-$k"
+rest=()
+for j in 0 1 2; do [ "$j" = "$k" ] || rest+=("$j"); done
+podman_q pod stop -t 10 "$POD-ctl-$k" >/dev/null || fail "podman pod stop $POD-ctl-$k"
+read -r new new_addr <<<"$(wait_one_leader "${rest[@]}")" || fail "no new leader after $POD-ctl-$k stopped"
+[ -n "$new" ] && [ "$new" != "$leader" ] || fail "the two others name '$new' (the stopped leader was $leader)"
+admin clusterDiff -a "$(ctl_addrs "${rest[@]}")" || fail "clusterDiff -a: the two others disagree"
+echo "k8s-test: leader $leader -> $new at $new_addr"
+podman_q kube down "$WORK/pods-controller.yaml" >/dev/null
 step "passed"

@@ -6,7 +6,10 @@
 //   node validate.mjs FILE|DIR               exit 1 on any problem
 //   node validate.mjs FILE|DIR --pod OUT.yaml --image IMG --port P --http-port H
 //     also writes the StatefulSet's pod template as one Pod, with its
-//     ConfigMap and ports published on 127.0.0.1, for `podman kube play`.
+//     ConfigMap and ports published on 127.0.0.1, for `podman kube play`;
+//     --pods writes several (the ordinals of a StatefulSet), see below.
+// With the embedded controller on (RMQNS_controllerDLegerPeers), the peers
+// must be the pods' stable names and their ports declared.
 import fs from "node:fs";
 import path from "node:path";
 import YAML from "yaml";
@@ -27,7 +30,7 @@ const models = {
 const args = process.argv.slice(2);
 const dir = args[0];
 const opt = (name) => { const i = args.indexOf(name); return i > 0 ? args[i + 1] : undefined; };
-if (!dir) { console.error("usage: validate.mjs FILE|DIR [--pod OUT --image IMG --port P --http-port H]"); process.exit(2); }
+if (!dir) { console.error("usage: validate.mjs FILE|DIR [--pod OUT --image IMG --port P --http-port H | --pods OUT --image IMG --publish ... --ips ...]"); process.exit(2); }
 
 const problems = [];
 const docs = [];
@@ -89,29 +92,94 @@ for (const { f, obj: sts } of of("StatefulSet")) {
       if (!svcs.every((s) => s.obj.spec.ports.some((p) => p.name === ep.port))) problems.push(`${mf}: port ${ep.port} not on the Service`);
   }
 
-  const out = opt("--pod");
-  if (out) {
-    // One pod of the StatefulSet, as podman kube play runs it: the claim
-    // becomes a podman volume, the ports are published on 127.0.0.1 only.
+  // The embedded controller: one controllerDLegerPeers entry per replica,
+  // each host the stable name of that ordinal's pod under the headless
+  // Service, its port a container port and a port of that Service, and the
+  // Raft port (peer port + controllerRaftPortOffset) likewise.
+  for (const c of tpl.spec.containers) {
+    const env = Object.fromEntries((c.env || []).filter((e) => e.value !== undefined).map((e) => [e.name, e.value]));
+    const peers = env.RMQNS_controllerDLegerPeers;
+    if (!peers) continue;
+    const entries = peers.split(";").filter((e) => e.trim());
+    if (entries.length !== (sts.spec.replicas ?? 1))
+      problems.push(`${f}: ${entries.length} controllerDLegerPeers entries for ${sts.spec.replicas} replicas`);
+    const headless = of("Service").find((s) => s.obj.metadata.name === sts.spec.serviceName)?.obj;
+    const offset = Number(env.RMQNS_controllerRaftPortOffset ?? 1000);
+    const containerPortOf = (n) => (c.ports || []).find((p) => p.containerPort === n);
+    entries.forEach((e, i) => {
+      const m = /^([^-]+)-([^:]+):(\d+)$/.exec(e.trim());
+      if (!m) { problems.push(`${f}: controllerDLegerPeers entry ${e} is not id-host:port`); return; }
+      const [, id, host, port] = m;
+      if (id !== `n${i}`) problems.push(`${f}: entry ${i} has id ${id}, the pod's ordinal gives n${i}`);
+      const stable = `${sts.metadata.name}-${i}.${sts.spec.serviceName}`;
+      if (host !== stable && !host.startsWith(`${stable}.`)) problems.push(`${f}: entry ${i} names ${host}, not the pod's stable name ${stable}`);
+      for (const n of [Number(port), Number(port) + offset]) {
+        const cp = containerPortOf(n);
+        if (!cp) problems.push(`${f}: port ${n} of the controller is not a container port`);
+        else if (!headless?.spec.ports.some((p) => p.port === n && p.targetPort === cp.name))
+          problems.push(`${f}: port ${n} (${cp.name}) is not on the headless Service ${sts.spec.serviceName}`);
+      }
+    });
+    if (headless && !headless.spec.publishNotReadyAddresses)
+      problems.push(`${f}: the headless Service hides not-ready pods: controllers could not find each other before ready`);
+  }
+
+  // Pods of the StatefulSet, as podman kube play runs them: the claims
+  // become podman volumes, the ports are published on 127.0.0.1 only.
+  //   --pod OUT --port P --http-port H [--claim C] [--name N]
+  //     one pod (ordinal 0), port "http" on H and every other port on P
+  //   --pods OUT --publish "NAME=PORT,...;..." --ips "IP;..." [--claim C] [--name N]
+  //     one pod per ';'-separated --publish group (ordinals 0, 1, ...),
+  //     named N-K with claim C-K, the listed ports published; each pod's
+  //     hostname and subdomain as the StatefulSet gives them, and the
+  //     headless Service's per-pod names (STS-K.SERVICE) written into every
+  //     pod's /etc/hosts with the addresses of --ips, since podman has no
+  //     Services (kube play --ip gives the pods those addresses in order)
+  const makePod = (ordinal, name, claim, hostPortOf, hostAliases) => {
     const pod = structuredClone(tpl);
-    const port = Number(opt("--port")), http = Number(opt("--http-port"));
     for (const c of [...(pod.spec.initContainers || []), ...pod.spec.containers]) c.image = opt("--image") || c.image;
-    for (const c of pod.spec.containers) for (const p of c.ports || []) {
-      p.hostIP = "127.0.0.1";
-      p.hostPort = p.name === "http" ? http : port;
+    // A port not published is left out: podman 4.3 would publish it on
+    // every address of the host at its own number.
+    for (const c of pod.spec.containers) {
+      c.ports = (c.ports || []).filter((p) => hostPortOf(p.name));
+      for (const p of c.ports) { p.hostIP = "127.0.0.1"; p.hostPort = hostPortOf(p.name); }
     }
     for (const t of sts.spec.volumeClaimTemplates || [])
-      (pod.spec.volumes ||= []).push({ name: t.metadata.name, persistentVolumeClaim: { claimName: opt("--claim") || `${sts.metadata.name}-${t.metadata.name}` } });
+      (pod.spec.volumes ||= []).push({ name: t.metadata.name, persistentVolumeClaim: { claimName: claim } });
     delete pod.spec.affinity;
     delete pod.spec.topologySpreadConstraints;
+    if (hostAliases) {
+      pod.spec.hostname = `${sts.metadata.name}-${ordinal}`;
+      pod.spec.subdomain = sts.spec.serviceName;
+      pod.spec.hostAliases = hostAliases;
+    }
     // podman 4.3 removes a finished "once" init container racily ("cannot
     // remove container ... as it is running"); "always" keeps it.
     const annotations = { ...(pod.metadata.annotations || {}), "io.podman.annotations.init.container.type": "always" };
-    const podDoc = { apiVersion: "v1", kind: "Pod", metadata: { name: opt("--name") || `${sts.metadata.name}-0`, labels: pod.metadata.labels, annotations }, spec: pod.spec };
-    try { new core.Pod(podDoc).validate(); } catch (e) { problems.push(`generated pod: ${e.message}`); }
+    const podDoc = { apiVersion: "v1", kind: "Pod", metadata: { name, labels: pod.metadata.labels, annotations }, spec: pod.spec };
+    try { new core.Pod(podDoc).validate(); } catch (e) { problems.push(`generated pod ${name}: ${e.message}`); }
+    return YAML.stringify(podDoc);
+  };
+  const writePods = (out, pods) => {
     const cms = of("ConfigMap").map((m) => YAML.stringify(m.obj));
-    fs.writeFileSync(out, [...cms, YAML.stringify(podDoc)].join("---\n"));
-    console.log(`k8s: wrote ${out}`);
+    fs.writeFileSync(out, [...cms, ...pods].join("---\n"));
+    console.log(`k8s: wrote ${out} (${pods.length} pods)`);
+  };
+  if (opt("--pod")) {
+    const port = Number(opt("--port")), http = Number(opt("--http-port"));
+    writePods(opt("--pod"), [makePod(0, opt("--name") || `${sts.metadata.name}-0`,
+      opt("--claim") || `data-${sts.metadata.name}-0`, (n) => (n === "http" ? http : port))]);
+  }
+  if (opt("--pods")) {
+    const groups = (opt("--publish") || "").split(";");
+    const ips = (opt("--ips") || "").split(";");
+    if (ips.length !== groups.length) problems.push(`--ips names ${ips.length} addresses for ${groups.length} pods`);
+    const aliases = ips.map((ip, k) => ({ ip, hostnames: [`${sts.metadata.name}-${k}.${sts.spec.serviceName}`] }));
+    const prefix = opt("--name") || sts.metadata.name, claim = opt("--claim") || `data-${sts.metadata.name}`;
+    writePods(opt("--pods"), groups.map((g, k) => {
+      const ports = Object.fromEntries(g.split(",").filter(Boolean).map((kv) => kv.split("=")).map(([n, v]) => [n, Number(v)]));
+      return makePod(k, `${prefix}-${k}`, `${claim}-${k}`, (n) => ports[n], aliases);
+    }));
   }
 }
 
