@@ -15,6 +15,9 @@
 #include "rmqns/acl.h"
 #include "rmqns/app.h"
 #include "rmqns/config.h"
+#include "rmqns/controller.h"
+#include "rmqns/controller_params.h"
+#include "rmqns/controller_port.h"
 #include "rmqns/cpus.h"
 #include "rmqns/err.h"
 #include "rmqns/http.h"
@@ -25,6 +28,7 @@
 #include "rmqns/net_params.h"
 #include "rmqns/notify.h"
 #include "rmqns/processor.h"
+#include "rmqns/properties.h"
 #include "rmqns/registrar.h"
 #include "rmqns/route.h"
 #include "rmqns/route_snapshot.h"
@@ -170,6 +174,10 @@ static void main_teardown(struct app *app, struct http_endpoints **http, uint64_
 		}
 		server_stop(app->server, flush_ms); /* drains the answers, closes the rest */
 	}
+	/* no frames, closes or answers reach it any more; before the server
+	 * it sends through is freed */
+	ctl_port_stop(app->controller);
+	app->controller = NULL;
 	http_endpoints_stop(*http);
 	*http = NULL;
 	registrar_destroy(app->registrar);
@@ -215,6 +223,29 @@ static int main_wait_for_stop(int sfd, struct config *cfg, struct registrar *reg
 static void main_reload_acl(void *acl)
 {
 	acl_request_reload(acl);
+}
+
+/* The embedded controller: its node running and its port added to the
+ * server, which has not started yet. */
+static int main_start_controller(struct app *app, const struct config *cfg, const struct options *o)
+{
+	struct ctl_node_config ncfg;
+	struct properties shown = PROPERTIES_INIT;
+	char err[512] = "", store[4096];
+	const char *home = getenv("HOME");
+
+	snprintf(store, sizeof store, "%s" CONTROLLER_CONFIG_FILE, home && *home ? home : "");
+	int rc = controller_params_from_options(&ncfg, &shown, cfg, o, store, err, sizeof err);
+
+	if (rc == 0) {
+		app->controller = ctl_port_start(app->server, app->acl, &ncfg, o->bindAddress, err,
+						 sizeof err);
+		rc = app->controller ? 0 : RMQNS_EIO;
+	}
+	properties_free(&shown); /* the node keeps a copy */
+	if (rc < 0)
+		fprintf(stderr, "rmqns: cannot start the embedded controller: %s\n", err);
+	return rc;
 }
 
 int main(int argc, char **argv)
@@ -358,6 +389,8 @@ int main(int argc, char **argv)
 		app.server = server_create(&sp, &cb, &rc);
 		tls_settings_free(&tls); /* the server keeps a copy */
 	}
+	if (app.server && o->enableControllerInNamesrv && main_start_controller(&app, cfg, o) < 0)
+		goto out;
 	if (!app.server || (rc = server_start(app.server)) < 0) {
 		fprintf(stderr, "rmqns: cannot start the server on %s:%d: %s\n",
 			sp.bind_address && *sp.bind_address ? sp.bind_address : "0.0.0.0", sp.port,

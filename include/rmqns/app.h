@@ -5,6 +5,7 @@
 
 struct acl;
 struct config;
+struct ctl_port;
 struct kv_store;
 struct kv_writer;
 struct route_db;
@@ -21,6 +22,7 @@ struct app {
 	struct server *server;       /* boss and reactors */
 	struct processor_pool *pool;
 	struct acl *acl;             /* the ACL check (acl.h); NULL = none */
+	struct ctl_port *controller; /* the embedded controller; NULL = not enabled */
 };
 
 #endif

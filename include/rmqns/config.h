@@ -94,7 +94,7 @@ struct options {
 	char *tlsConfigFile;               /* Java properties holding the keys above */
 	bool tlsTestModeEnable;            /* self-signed certificate when no certPath */
 	/* the embedded controller (controller.md §1.4), Java's names; read at
-	 * start, no effect while enableControllerInNamesrv is refused */
+	 * start, used when enableControllerInNamesrv is true */
 	char *controllerDLegerGroup;
 	char *controllerDLegerPeers;       /* n0-host:port;n1-host:port;... */
 	char *controllerDLegerSelfId;
@@ -103,6 +103,12 @@ struct options {
 	bool notifyBrokerRoleChanged;
 	int64_t scanInactiveMasterInterval; /* ms */
 	int32_t controllerRaftPortOffset;  /* Raft port = peer port + this */
+	int32_t controllerElectionTimeoutMillis;
+	int32_t controllerHeartbeatTimeoutMillis;
+	bool processReadEvent;             /* refused when true */
+	int64_t mappedFileSize;            /* accepted, no effect */
+	int32_t controllerThreadPoolNums;  /* accepted, no effect */
+	int32_t controllerRequestThreadPoolQueueCapacity; /* accepted, no effect */
 };
 
 /* ---- the options table ---- */

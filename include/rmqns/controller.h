@@ -339,6 +339,9 @@ struct ctl_node_config {
 	int64_t scan_inactive_master_ms; /* scanInactiveMasterInterval; 0 = 5000 */
 	/* the node's controller options as 1010 shows them (copied) */
 	const struct properties *options;
+	/* where a 1009 that changed them writes them (Java's configStorePath
+	 * of the controller); NULL = kept in memory only */
+	const char *config_store_path;
 	/* sends a one-way NOTIFY_BROKER_ROLE_CHANGED frame to a broker's
 	 * address; called on the node's thread; NULL = no notifications */
 	void (*notify)(void *arg, const char *address, const uint8_t *frame, size_t len);

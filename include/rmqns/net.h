@@ -135,12 +135,23 @@ struct server_params {
 struct server *server_create(const struct server_params *p, const struct net_callbacks *cb,
 			     int *err);
 
+/* A second listening port (the embedded controller's) whose connections
+ * are served by the same reactors, limits and transports, but whose frames
+ * and closes go to cb's on_frame and on_closed (the thread hooks stay the
+ * server's). Before server_start; port 0 = an ephemeral one. `what` names
+ * the port in log lines (and must outlive the server). */
+int server_add_listener(struct server *s, const char *bind_address, int port, const char *what,
+			const struct net_callbacks *cb);
+
 /* Binds and listens (errors are reported here, with a log line), then
  * starts the reactors and the boss. */
 int server_start(struct server *s);
 
 /* The port actually bound (the ephemeral one when the port was 0). */
 int server_port(const struct server *s);
+/* Listener i's (0: the protocol port, 1: the one server_add_listener
+ * added); -1 when there is none. */
+int server_listener_port(const struct server *s, unsigned i);
 
 /* Sending on a connection, from any thread, as encoded bytes: net_send_begin
  * gives a buffer (s.out) to append whole frames to, net_send_commit hands

@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "options.h"
+#include "rmqns/controller.h"
 #include "rmqns/err.h"
 #include "rmqns/log.h"
 
@@ -70,8 +71,8 @@ static const struct config_option options_table[] = {
 	  "answer the topic lists 224 and 311-313" },
 	{ "notifyMinBrokerIdChanged", CONFIG_BOOL, 0, OFF(notifyMinBrokerIdChanged), "false", 0, 0, 0, NULL,
 	  "tell brokers of acting-master groups when the group's smallest broker id changes (code 905)" },
-	{ "enableControllerInNamesrv", CONFIG_BOOL, CONFIG_UNUSED, OFF(enableControllerInNamesrv), "false",
-	  0, 0, 0, NULL, "Java's embedded DLedger controller; not supported: true is refused at start" },
+	{ "enableControllerInNamesrv", CONFIG_BOOL, 0, OFF(enableControllerInNamesrv), "false",
+	  0, 0, 0, NULL, "run the 5.x controller (A-HA) in this process, on this node's controllerDLegerPeers port" },
 	{ "needWaitForService", CONFIG_BOOL, CONFIG_LIVE, OFF(needWaitForService), "false", 0, 0, 0, NULL,
 	  "answer route queries only after waitSecondsForService from start" },
 	{ "waitSecondsForService", CONFIG_I32, CONFIG_LIVE, OFF(waitSecondsForService), "45",
@@ -191,24 +192,36 @@ static const struct config_option options_table[] = {
 	  "no tls.server.certPath: a self-signed certificate made at start (tests only)" },
 
 	/* the embedded controller (controller.md §1.4): Java's names, read at
-	 * start; the controller itself is not served yet (enableControllerInNamesrv
-	 * is refused), so none of them has an effect */
-	{ "controllerDLegerGroup", CONFIG_STR, CONFIG_UNUSED, OFF(controllerDLegerGroup), "", 0, 0, 0, NULL,
+	 * start; served when enableControllerInNamesrv=true */
+	{ "controllerDLegerGroup", CONFIG_STR, 0, OFF(controllerDLegerGroup), "", 0, 0, 0, NULL,
 	  "embedded controller: the Raft group's name, reported by CONTROLLER_GET_METADATA_INFO" },
-	{ "controllerDLegerPeers", CONFIG_STR, CONFIG_UNUSED, OFF(controllerDLegerPeers), "", 0, 0, 0, NULL,
+	{ "controllerDLegerPeers", CONFIG_STR, 0, OFF(controllerDLegerPeers), "", 0, 0, 0, NULL,
 	  "embedded controller: the group, id-host:port;... (brokers reach each node at its host:port)" },
-	{ "controllerDLegerSelfId", CONFIG_STR, CONFIG_UNUSED, OFF(controllerDLegerSelfId), "", 0, 0, 0, NULL,
+	{ "controllerDLegerSelfId", CONFIG_STR, 0, OFF(controllerDLegerSelfId), "", 0, 0, 0, NULL,
 	  "embedded controller: this node's id in controllerDLegerPeers" },
-	{ "controllerStorePath", CONFIG_STR, CONFIG_PATH | CONFIG_UNUSED, OFF(controllerStorePath), NULL,
+	{ "controllerStorePath", CONFIG_STR, CONFIG_PATH, OFF(controllerStorePath), NULL,
 	  0, 0, 0, NULL, "embedded controller: directory of the Raft log and snapshots (default $HOME/DledgerController)" },
-	{ "enableElectUncleanMaster", CONFIG_BOOL, CONFIG_UNUSED, OFF(enableElectUncleanMaster), "false",
+	{ "enableElectUncleanMaster", CONFIG_BOOL, 0, OFF(enableElectUncleanMaster), "false",
 	  0, 0, 0, NULL, "embedded controller: may elect a replica outside the sync-state set (may lose messages)" },
-	{ "notifyBrokerRoleChanged", CONFIG_BOOL, CONFIG_UNUSED, OFF(notifyBrokerRoleChanged), "true",
+	{ "notifyBrokerRoleChanged", CONFIG_BOOL, 0, OFF(notifyBrokerRoleChanged), "true",
 	  0, 0, 0, NULL, "embedded controller: tell a set's live brokers of a new master (code 1008)" },
-	{ "scanInactiveMasterInterval", CONFIG_I64, CONFIG_UNUSED, OFF(scanInactiveMasterInterval), "5000",
+	{ "scanInactiveMasterInterval", CONFIG_I64, 0, OFF(scanInactiveMasterInterval), "5000",
 	  100, 3600000, 1000, NULL, "embedded controller: ms between the leader's scans for masters no longer live" },
-	{ "controllerRaftPortOffset", CONFIG_I32, CONFIG_UNUSED, OFF(controllerRaftPortOffset), "1000",
+	{ "controllerRaftPortOffset", CONFIG_I32, 0, OFF(controllerRaftPortOffset), "1000",
 	  1, 64535, 0, NULL, "embedded controller: a node's Raft port is its controllerDLegerPeers port plus this" },
+	{ "controllerElectionTimeoutMillis", CONFIG_I32, 0, OFF(controllerElectionTimeoutMillis), "800",
+	  100, 60000, 0, NULL, "embedded controller: Raft election timeout; a dead leader is replaced within about twice this" },
+	{ "controllerHeartbeatTimeoutMillis", CONFIG_I32, 0, OFF(controllerHeartbeatTimeoutMillis), "100",
+	  10, 10000, 0, NULL, "embedded controller: Raft heartbeat interval of the leader (below the election timeout)" },
+	{ "processReadEvent", CONFIG_BOOL, 0, OFF(processReadEvent), "false", 0, 0, 0, NULL,
+	  "embedded controller: a log entry per read (Java's isProcessReadEvent); not offered: true is refused at start" },
+	{ "mappedFileSize", CONFIG_I64, CONFIG_UNUSED, OFF(mappedFileSize), "1073741824", 0, INT64_MAX, 0, NULL,
+	  "embedded controller: DLedger's log file size; the Raft log here sizes its own segments" },
+	{ "controllerThreadPoolNums", CONFIG_I32, CONFIG_UNUSED, OFF(controllerThreadPoolNums), "16",
+	  1, 65535, 0, NULL, "embedded controller: Java's request threads; one thread runs the controller here" },
+	{ "controllerRequestThreadPoolQueueCapacity", CONFIG_I32, CONFIG_UNUSED,
+	  OFF(controllerRequestThreadPoolQueueCapacity), "50000", 1, INT32_MAX, 0, NULL,
+	  "embedded controller: Java's request queue; requests here wait within serverMaxInflight per connection" },
 };
 
 #define OPTIONS_COUNT (sizeof(options_table) / sizeof(options_table[0]))
@@ -475,13 +488,69 @@ int options_copy(struct options *dst, const struct options *src)
 	return RMQNS_OK;
 }
 
+/* The embedded controller's options, when it is on: what Java refuses at
+ * start (no peers, a self id not among them) and what rmqns cannot
+ * honour, each with its reason. */
+static int options_check_controller(const struct options *o, char *err, size_t errlen)
+{
+	struct ctl_peer *peers;
+	unsigned n;
+	char why[300];
+
+	if (!o->controllerDLegerPeers || !*o->controllerDLegerPeers) {
+		snprintf(err, errlen, "enableControllerInNamesrv=true needs controllerDLegerPeers "
+			 "(n0-host:port;n1-host:port;n2-host:port)");
+		return RMQNS_EINVAL;
+	}
+	if (ctl_peers_parse(o->controllerDLegerPeers, &peers, &n, why, sizeof why) < 0) {
+		snprintf(err, errlen, "controllerDLegerPeers: %s", why);
+		return RMQNS_EINVAL;
+	}
+	bool found = false;
+	int port = 0;
+	for (unsigned i = 0; i < n; i++) {
+		if (o->controllerDLegerSelfId && strcmp(peers[i].id, o->controllerDLegerSelfId) == 0) {
+			found = true;
+			port = peers[i].port;
+		}
+	}
+	ctl_peers_free(peers, n);
+	if (n == 0 || !found) {
+		snprintf(err, errlen, "controllerDLegerSelfId '%s' is not one of the ids in "
+			 "controllerDLegerPeers", o->controllerDLegerSelfId ? o->controllerDLegerSelfId : "");
+		return RMQNS_EINVAL;
+	}
+	if (port == o->listenPort) {
+		snprintf(err, errlen, "controllerDLegerPeers gives this node port %d, which is "
+			 "listenPort: the controller needs a port of its own", port);
+		return RMQNS_EINVAL;
+	}
+	if (port + o->controllerRaftPortOffset > 65535) {
+		snprintf(err, errlen, "the controller's Raft port (%d + controllerRaftPortOffset %d) is "
+			 "past 65535", port, (int)o->controllerRaftPortOffset);
+		return RMQNS_EINVAL;
+	}
+	if (o->processReadEvent) {
+		snprintf(err, errlen, "processReadEvent=true (a Raft entry per read) is not offered; "
+			 "reads are answered by a leader serving its own term");
+		return RMQNS_EINVAL;
+	}
+	if (o->controllerHeartbeatTimeoutMillis >= o->controllerElectionTimeoutMillis) {
+		snprintf(err, errlen, "controllerHeartbeatTimeoutMillis (%d) must be below "
+			 "controllerElectionTimeoutMillis (%d)", (int)o->controllerHeartbeatTimeoutMillis,
+			 (int)o->controllerElectionTimeoutMillis);
+		return RMQNS_EINVAL;
+	}
+	return RMQNS_OK;
+}
+
 int options_check(const struct options *o, char *err, size_t errlen)
 {
 	/* Java options rmqns cannot honour: refused, never accepted and ignored */
 	if (o->enableControllerInNamesrv) {
-		snprintf(err, errlen, "enableControllerInNamesrv=true: rmqns has no embedded controller "
-			 "yet; run the controller as its own process (mqcontroller) and keep this false");
-		return RMQNS_EINVAL;
+		int rc = options_check_controller(o, err, errlen);
+		if (rc < 0)
+			return rc;
 	}
 	if (o->clusterTest) {
 		snprintf(err, errlen, "clusterTest=true: Java's cluster-test mode (forwarding unknown "

@@ -20,6 +20,7 @@
 #include <uv.h>
 
 #include "ctl_internal.h"
+#include "rmqns/durable.h"
 #include "rmqns/err.h"
 #include "rmqns/log.h"
 #include "rmqns/remoting.h"
@@ -64,6 +65,7 @@ struct ctl_node {
 	char *group;
 	char *peers_desc;
 	char *dir;
+	char *config_store_path;
 	char raft_address[200];
 	char bind_address[200];
 	unsigned election_timeout_ms, heartbeat_timeout_ms, snapshot_threshold, snapshot_trailing;
@@ -424,6 +426,37 @@ static void brokers_inactive(struct ctl_node *n, struct ctl_broker_key *keys, ui
 	ctl_broker_keys_free(keys, count);
 }
 
+/* A 1009 changed the options: they go to the node's config file before
+ * the answer, which says so when they could not. */
+static void persist_options(struct ctl_node *n, struct ctl_answer *ans)
+{
+	char err[512], dir[4096];
+	struct buf text = BUF_INIT;
+
+	if (!n->config_store_path)
+		return;
+	snprintf(dir, sizeof dir, "%s", n->config_store_path);
+	char *slash = strrchr(dir, '/');
+	if (slash && slash != dir)
+		*slash = '\0';
+	int rc = properties_format(&n->options, &text);
+	if (rc == 0 && slash && slash != dir)
+		rc = durable_mkdirs(dir, err, sizeof err);
+	if (rc == 0)
+		rc = durable_write(n->config_store_path, text.data, text.len, true, err, sizeof err);
+	else if (rc == RMQNS_ENOMEM)
+		snprintf(err, sizeof err, "out of memory");
+	buf_free(&text);
+	if (rc == 0) {
+		log_info("controller: options changed by UPDATE_CONTROLLER_CONFIG written to %s",
+			 n->config_store_path);
+		return;
+	}
+	log_error("controller: options changed but not written: %s", err);
+	ctl_answer_clear(ans);
+	ctl_answer_set(ans, RSP_SYSTEM_ERROR, "The config was changed but not written: %s", err);
+}
+
 static void run_request(struct ctl_node *n, struct job *j)
 {
 	struct ctl_meta meta;
@@ -441,6 +474,8 @@ static void run_request(struct ctl_node *n, struct job *j)
 	}
 	if (j->ans.has_event && commit_event(n, j))
 		return;
+	if (j->ans.config_changed)
+		persist_options(n, &j->ans);
 	job_finish(n, j, true);
 }
 
@@ -772,6 +807,7 @@ static void node_free(struct ctl_node *n)
 	free(n->group);
 	free(n->peers_desc);
 	free(n->dir);
+	free(n->config_store_path);
 	ctl_state_free(&n->state);
 	ctl_live_free(&n->live);
 	properties_free(&n->options);
@@ -836,6 +872,10 @@ static int node_configure(struct ctl_node *n, const struct ctl_node_config *cfg,
 	n->scan_inactive_master_ms = cfg->scan_inactive_master_ms > 0 ? cfg->scan_inactive_master_ms : 5000;
 	n->notify = cfg->notify;
 	n->notify_arg = cfg->notify_arg;
+	if (cfg->config_store_path && !(n->config_store_path = strdup(cfg->config_store_path))) {
+		snprintf(err, errlen, "out of memory");
+		return RMQNS_ENOMEM;
+	}
 	return 0;
 }
 

@@ -148,12 +148,15 @@ static void boss_pause_accepts(struct accept_backoff *b, int e, uint64_t now)
 static void boss_on_listener(struct loop *l, int fd, uint32_t events, void *arg)
 {
 	(void)events;
+	(void)fd;
 	struct listener *ls = arg;
 	struct accept_backoff *b = &ls->srv->backoff;
 	int e = boss_accept_all(ls);
 	if (e) {
 		boss_pause_accepts(b, e, loop_clock_ms());
-		(void)loop_set_events(l, fd, 0); /* the backlog waits in the kernel */
+		/* the backlogs wait in the kernel */
+		for (unsigned i = 0; i < ls->srv->nlisteners; i++)
+			(void)loop_set_events(l, ls->srv->listeners[i].fd, 0);
 	} else if (b->outage) {
 		log_info("accept: accepting connections again after %llu pauses",
 			 (unsigned long long)b->outage);
@@ -172,7 +175,8 @@ static int boss_before_sleep(struct loop *l, void *arg)
 	if (now < b->until_ms)
 		return (int)(b->until_ms - now);
 	b->until_ms = 0;
-	(void)loop_set_events(l, s->listener.fd, LOOP_IN);
+	for (unsigned i = 0; i < s->nlisteners; i++)
+		(void)loop_set_events(l, s->listeners[i].fd, LOOP_IN);
 	return -1;
 }
 
@@ -185,15 +189,22 @@ static void boss_watch_certificates(struct loop *l, void *arg)
 
 int boss_start(struct server *s)
 {
-	struct listener *ls = &s->listener;
-	int rc = net_listen(ls->bind, s->params.port, s->params.backlog, ls->what, &ls->fd, &ls->port);
-	if (rc < 0)
-		return rc;
+	s->listeners[0].port = s->params.port;
+	for (unsigned i = 0; i < s->nlisteners; i++) {
+		struct listener *ls = &s->listeners[i];
+		int rc = net_listen(ls->bind, ls->port, s->params.backlog, ls->what, &ls->fd, &ls->port);
+		if (rc < 0)
+			return rc;
+	}
 	uint64_t watch_ms = net_transport_watch_ms(s);
 	s->boss_loop = loop_create("boss");
-	if (!s->boss_loop || loop_watch(s->boss_loop, ls->fd, LOOP_IN, boss_on_listener, ls) < 0 ||
+	if (!s->boss_loop ||
 	    (watch_ms && loop_every(s->boss_loop, watch_ms, boss_watch_certificates, s) < 0))
 		return RMQNS_EIO;
+	for (unsigned i = 0; i < s->nlisteners; i++)
+		if (loop_watch(s->boss_loop, s->listeners[i].fd, LOOP_IN, boss_on_listener,
+			       &s->listeners[i]) < 0)
+			return RMQNS_EIO;
 	loop_set_hooks(s->boss_loop, &(struct loop_hooks){ .before_sleep = boss_before_sleep, .data = s });
 	return RMQNS_OK;
 }
@@ -209,11 +220,14 @@ void boss_stop(struct server *s)
 		loop_stop(s->boss_loop);
 		loop_join(s->boss_loop);
 	}
-	if (s->listener.fd >= 0) {
+	for (unsigned i = 0; i < s->nlisteners; i++) {
+		struct listener *ls = &s->listeners[i];
+		if (ls->fd < 0)
+			continue;
 		if (s->boss_loop)
-			loop_unwatch(s->boss_loop, s->listener.fd);
-		close(s->listener.fd);
-		s->listener.fd = -1;
+			loop_unwatch(s->boss_loop, ls->fd);
+		close(ls->fd);
+		ls->fd = -1;
 	}
 }
 

@@ -133,7 +133,11 @@ struct listener {
 	char bind[64];
 	const char *what; /* the option naming the address, for log lines */
 	const struct net_callbacks *cb; /* on_frame and on_closed of its connections */
+	struct net_callbacks own_cb;     /* a second port's (server_add_listener) */
 };
+
+/* The protocol port, and the embedded controller's. */
+#define NET_MAX_LISTENERS 2u
 
 /* The boss's accept back-off; the boss thread's alone. */
 struct accept_backoff {
@@ -150,7 +154,8 @@ struct server {
 	 * (transport_tls.c's alone). */
 	const struct conn_ops *accept_ops;
 	struct tls_server *tls;
-	struct listener listener; /* the protocol port */
+	struct listener listeners[NET_MAX_LISTENERS]; /* [0]: the protocol port */
+	unsigned nlisteners;
 	struct loop *boss_loop;
 	struct accept_backoff backoff; /* the boss's */
 	unsigned next_reactor;

@@ -33,7 +33,8 @@ struct server *server_create(const struct server_params *p, const struct net_cal
 	}
 	s->params = *p;
 	s->cb = *cb;
-	struct listener *ls = &s->listener;
+	struct listener *ls = &s->listeners[0];
+	s->nlisteners = 1;
 	ls->srv = s;
 	ls->fd = -1;
 	ls->cb = &s->cb;
@@ -84,13 +85,35 @@ int server_start(struct server *s)
 	rc = boss_run(s);
 	if (rc < 0)
 		return rc;
-	log_info("RemotingServer started, listening %s:%d", s->listener.bind, s->listener.port);
+	for (unsigned i = 0; i < s->nlisteners; i++)
+		log_info("RemotingServer started, listening %s:%d%s%s", s->listeners[i].bind,
+			 s->listeners[i].port, i ? " for " : "", i ? s->listeners[i].what : "");
+	return RMQNS_OK;
+}
+
+int server_add_listener(struct server *s, const char *bind_address, int port, const char *what,
+			const struct net_callbacks *cb)
+{
+	if (s->nlisteners >= NET_MAX_LISTENERS || !cb || !cb->on_frame || !what)
+		return RMQNS_EINVAL;
+	struct listener *ls = &s->listeners[s->nlisteners];
+	*ls = (struct listener){ .srv = s, .fd = -1, .port = port, .what = what };
+	ls->own_cb = *cb;
+	ls->cb = &ls->own_cb;
+	snprintf(ls->bind, sizeof ls->bind, "%s",
+		 bind_address && *bind_address ? bind_address : "0.0.0.0");
+	s->nlisteners++;
 	return RMQNS_OK;
 }
 
 int server_port(const struct server *s)
 {
-	return s->listener.port;
+	return s->listeners[0].port;
+}
+
+int server_listener_port(const struct server *s, unsigned i)
+{
+	return i < s->nlisteners ? s->listeners[i].port : -1;
 }
 
 int server_close_conn(struct server *s, uint64_t conn_id)

@@ -344,12 +344,28 @@ static void expect_error(const char *what, const char *needle1, const char *need
 
 Test(config, options_rmqns_cannot_honour_are_refused_not_ignored)
 {
-	expect_error("embedded controller", "enableControllerInNamesrv", "no embedded controller",
-		     "--enableControllerInNamesrv=true", NULL);
 	expect_error("cluster test", "clusterTest", "not supported", "--clusterTest=true", NULL);
+	/* the embedded controller: what it cannot run with, each said */
+	expect_error("controller without peers", "controllerDLegerPeers", "needs",
+		     "--enableControllerInNamesrv=true", NULL);
 	char *f = write_file("controller.properties", "enableControllerInNamesrv=true\n");
-	expect_error("embedded controller in a file", "enableControllerInNamesrv", NULL, "-c", f, NULL);
+	expect_error("controller without peers, in a file", "controllerDLegerPeers", NULL, "-c", f, NULL);
 	free(f);
+	const char *peers = "--controllerDLegerPeers=n0-127.0.0.1:9878;n1-127.0.0.1:9868";
+	expect_error("self id not a peer", "controllerDLegerSelfId", "n7",
+		     "--enableControllerInNamesrv=true", peers, "--controllerDLegerSelfId=n7", NULL);
+	expect_error("peer without id", "controllerDLegerPeers", NULL, "--enableControllerInNamesrv=true",
+		     "--controllerDLegerPeers=127.0.0.1:9878", "--controllerDLegerSelfId=n0", NULL);
+	expect_error("controller on listenPort", "listenPort", "9878", "--enableControllerInNamesrv=true",
+		     peers, "--controllerDLegerSelfId=n0", "--listenPort=9878", NULL);
+	expect_error("raft port past 65535", "controllerRaftPortOffset", "65535",
+		     "--enableControllerInNamesrv=true", peers, "--controllerDLegerSelfId=n0",
+		     "--controllerRaftPortOffset=60000", NULL);
+	expect_error("read events", "processReadEvent", "not offered", "--enableControllerInNamesrv=true",
+		     peers, "--controllerDLegerSelfId=n0", "--processReadEvent=true", NULL);
+	expect_error("raft timings", "controllerElectionTimeoutMillis", "below",
+		     "--enableControllerInNamesrv=true", peers, "--controllerDLegerSelfId=n0",
+		     "--controllerHeartbeatTimeoutMillis=900", NULL);
 }
 
 Test(config, command_line_errors)

@@ -1,0 +1,66 @@
+/* The embedded controller's parameters from the options
+ * (controller_params.h). */
+#include <stdio.h>
+#include <string.h>
+
+#include <urcu.h>
+
+#include "rmqns/buf.h"
+#include "rmqns/config.h"
+#include "rmqns/controller.h"
+#include "rmqns/controller_params.h"
+#include "rmqns/err.h"
+#include "rmqns/properties.h"
+
+int controller_params_from_options(struct ctl_node_config *p, struct properties *shown,
+				   const struct config *cfg, const struct options *o,
+				   const char *store_path, char *err, size_t errlen)
+{
+	struct buf text = BUF_INIT;
+	struct ctl_peer *peers = NULL;
+	unsigned n = 0;
+	char port[16] = "";
+	int rc;
+
+	*p = (struct ctl_node_config){
+		.group = o->controllerDLegerGroup,
+		.peers = o->controllerDLegerPeers,
+		.self_id = o->controllerDLegerSelfId,
+		.store_path = o->controllerStorePath,
+		/* Java binds the controller on bindAddress, not the peer's host */
+		.bind_host = o->bindAddress && *o->bindAddress ? o->bindAddress : "0.0.0.0",
+		.raft_port_offset = o->controllerRaftPortOffset,
+		.election_timeout_ms = (unsigned)o->controllerElectionTimeoutMillis,
+		.heartbeat_timeout_ms = (unsigned)o->controllerHeartbeatTimeoutMillis,
+		.scan_not_active_ms = o->scanNotActiveBrokerInterval,
+		.scan_inactive_master_ms = o->scanInactiveMasterInterval,
+		.options = shown,
+		.config_store_path = store_path,
+	};
+	rc = ctl_peers_parse(o->controllerDLegerPeers, &peers, &n, err, errlen);
+	if (rc < 0)
+		return rc;
+	for (unsigned i = 0; i < n; i++)
+		if (o->controllerDLegerSelfId && strcmp(peers[i].id, o->controllerDLegerSelfId) == 0)
+			snprintf(port, sizeof port, "%d", peers[i].port);
+	ctl_peers_free(peers, n);
+
+	rcu_register_thread();
+	rcu_read_lock();
+	rc = config_properties_text(cfg, &text);
+	rcu_read_unlock();
+	rcu_unregister_thread();
+	if (rc == 0)
+		rc = properties_parse(shown, (const char *)text.data, text.len, PROPERTIES_FILE, NULL);
+	/* 1010 shows the port the controller serves, as Java's copy of the
+	 * network options does */
+	if (rc == 0 && *port)
+		rc = properties_set(shown, "listenPort", port);
+	/* where 1009 writes, as Java's controller: its own file, not the -c one */
+	if (rc == 0 && store_path)
+		rc = properties_set(shown, "configStorePath", store_path);
+	buf_free(&text);
+	if (rc < 0)
+		snprintf(err, errlen, "the controller's option set: %s", rmqns_strerror(rc));
+	return rc;
+}
