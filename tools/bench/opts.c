@@ -707,6 +707,7 @@ int opts_parse(int argc, char **argv, struct bench_opts *o, bool *help, char *er
 		case OPT_BROKER_PREFIX:
 			if (opts_name(a, o->broker_prefix, sizeof(o->broker_prefix)))
 				return opts_fail(err, err_len, "bad --broker-prefix '%s'", a);
+			o->broker_prefix_given = true;
 			break;
 		case OPT_TOPIC_PREFIX:
 			if (opts_name(a, o->topic_prefix, sizeof(o->topic_prefix)))

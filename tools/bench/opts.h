@@ -103,6 +103,7 @@ struct bench_opts {
 	/* names */
 	char cluster[64];
 	char broker_prefix[64];
+	bool broker_prefix_given;
 	char topic_prefix[64];
 	uint32_t broker_port;    /* first fake broker port */
 	/* ACL 1.0: sign every request (both or neither) */

@@ -745,7 +745,7 @@ static void report_print_controller(FILE *f, const struct report *r)
 				d.p90, d.max);
 		fputc('\n', f);
 	}
-	fprintf(f, "  heartbeats: %llu sent (%.0f/s, each broker every %.3g ms to every controller); "
+	fprintf(f, "  heartbeats: %llu sent (%.0f/s, each broker every %.1f ms to every controller); "
 		"%llu role notifications received, %llu elections asked by brokers\n", x->heartbeats,
 		x->heartbeat_s > 0 ? (double)x->heartbeats / x->heartbeat_s : 0.0,
 		x->heartbeat_interval_ms, x->notifications, x->elect_requests);
@@ -771,7 +771,7 @@ void report_print_text(FILE *f, const struct report *r)
 	} else if (o && o->scenario != SC_STARTUP) {
 		fprintf(f, "  version %d, %s headers\n", o->version, o->serialize ? "ROCKETMQ" : "JSON");
 	}
-	if (o && o->scenario != SC_STARTUP) {
+	if (o && o->scenario != SC_STARTUP && o->scenario != SC_CONTROLLER) {
 		fprintf(f, "  brokers %u x %u topics x %u queues, %s topics, %s bodies\n", o->brokers,
 			o->broker_topics, o->queues, o->layout == LAYOUT_SHARED ? "shared" : "distinct",
 			o->compressed ? "compressed" : "plain");
