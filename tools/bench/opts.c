@@ -59,6 +59,15 @@ void opts_usage(FILE *f)
 "            or --storm-topics, a registration storm beside it. Reports the\n"
 "            route (and registration) latencies and, with --pid, the server's\n"
 "            RSS per connection.\n"
+"  controller  brokers in controller mode (5.x A-HA): --broker-sets x --replicas\n"
+"            brokers, each listening on its own loopback port, go through the\n"
+"            broker's life cycle with the --controller-addr controllers (1005,\n"
+"            1012, 1013, 1003, 1002, 904, 1004, 1001) and register with the\n"
+"            NameServers of --addr (a;b;... allowed) as id 0 (master) or their\n"
+"            id; then --kills masters are killed (or --freeze) one every\n"
+"            --kill-every. Reports per kill: death -> new master elected\n"
+"            (1006/1004/1008), -> its 1008 received, -> a route (105) naming\n"
+"            it brokerId 0; and heartbeats sent per second.\n"
 "  seed      register brokers and keep them alive (re-register every\n"
 "            --keepalive) until the run ends, so other tools have routes.\n"
 "  startup   time from exec of --exec CMD to the first successful answer\n"
@@ -68,6 +77,8 @@ void opts_usage(FILE *f)
 "Target and bounds:\n"
 "  -a, --addr HOST:PORT      server address (default 127.0.0.1:9876)\n"
 "  -d, --duration TIME       measured run time (default 10s; mixed: both phases;\n"
+"                            controller with kills: a bound, 60s + each kill's\n"
+"                            slowest case;\n"
 "                            disconnect: the longest wait for the routes to go, 60s;\n"
 "                            clients: two periods, after the connections are open)\n"
 "  -n, --requests N          stop after N requests of the measured load\n"
@@ -149,6 +160,28 @@ void opts_usage(FILE *f)
 "                            querying at least this long after the closes, so that\n"
 "                            the server's removal of the tables is measured too\n"
 "                            (default 2s)\n"
+"Brokers in controller mode (controller):\n"
+"      --controller-addr LIST  the controllers, HOST:PORT;HOST:PORT (required)\n"
+"      --broker-sets N       broker sets (default 2), named --broker-prefix-<i>;\n"
+"                            without --broker-prefix each run names them afresh\n"
+"      --replicas N          brokers per set (1..8, default 2)\n"
+"      --broker-port N       first broker port, the others follow (default 0:\n"
+"                            each picked by the kernel)\n"
+"      -t, --broker-topics N topics of each set (default 4)\n"
+"      --kills N             masters killed in all (default 0: the life cycle\n"
+"                            and heartbeats only, for --duration)\n"
+"      --kill-every TIME     between kills (default 5s); sets take turns\n"
+"      --return-after TIME   a killed master restarts this long after its death\n"
+"                            (not before a new master is seen), keeps its id\n"
+"                            and follows the new master (default 1s)\n"
+"      --freeze              stop the master's heartbeats and reads instead,\n"
+"                            its connections open (a hung process)\n"
+"      --heartbeat-interval TIME  904 to every controller (default 1s)\n"
+"      --heartbeat-timeout TIME   heartbeatTimeoutMills sent (default 10s)\n"
+"      --replica-poll TIME   GET_REPLICA_INFO period (default 5s)\n"
+"      --poll-interval TIME  route and sync-state polls after a kill (default 5ms)\n"
+"      --failover-timeout TIME  a stage not seen by then is missing (default\n"
+"                            30s, with --freeze 60s)\n"
 "Access control (a server with aclEnable):\n"
 "      --access-key AK       sign every request as an ACL 1.0 client, with\n"
 "      --secret-key SK       this account (AccessKey and Signature ext fields)\n"
@@ -911,9 +944,11 @@ int opts_parse(int argc, char **argv, struct bench_opts *o, bool *help, char *er
 	}
 	if (liveness_given && o->scenario != SC_MIXED)
 		return opts_fail(err, err_len,
-				 "--heartbeats, --heartbeat-interval and --kv-interval apply to mixed and controller only");
+				 "--heartbeats, --heartbeat-interval and --kv-interval apply to mixed only "
+				 "(--heartbeat-interval to controller too)");
 	if (poll_given && o->scenario != SC_DISCONNECT)
-		return opts_fail(err, err_len, "--poll-interval and --measure-for apply to disconnect and controller only");
+		return opts_fail(err, err_len, "--poll-interval and --measure-for apply to disconnect only "
+				 "(--poll-interval to controller too)");
 	if (o->scenario != SC_CONTROLLER && o->broker_port == 0)
 		return opts_fail(err, err_len, "--broker-port 0 applies to controller only");
 	if (o->scenario == SC_DISCONNECT) {
