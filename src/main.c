@@ -142,7 +142,9 @@ static void main_on_conn_closed(void *db, uint64_t conn_id)
  * and the registrar (and run the pool's thread hooks); the pool feeds the
  * registrar; both answer (and the route hooks close and notify) through
  * the server. So the registrar goes before the server and the pool after
- * it. The HTTP endpoint reads every part: it answers (/readyz failing)
+ * it. The embedded controller's node takes frames and closes from the
+ * reactors and answers through the server: it stops once the server has,
+ * before the server is freed. The HTTP endpoint reads every part: it answers (/readyz failing)
  * until all have stopped and goes before any is freed. With a deadline
  * (CLOCK_MONOTONIC ns, 0 = none) queued work still waiting at it is
  * dropped, and the answers get what time is left to drain.
@@ -174,12 +176,12 @@ static void main_teardown(struct app *app, struct http_endpoints **http, uint64_
 		}
 		server_stop(app->server, flush_ms); /* drains the answers, closes the rest */
 	}
-	/* no frames, closes or answers reach it any more; before the server
-	 * it sends through is freed */
-	ctl_port_stop(app->controller);
-	app->controller = NULL;
 	http_endpoints_stop(*http);
 	*http = NULL;
+	/* nothing reaches it any more (frames, closes, the HTTP side); before
+	 * the server it sends through is freed */
+	ctl_port_stop(app->controller);
+	app->controller = NULL;
 	registrar_destroy(app->registrar);
 	app->registrar = NULL;
 	server_destroy(app->server);

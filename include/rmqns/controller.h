@@ -372,8 +372,43 @@ struct ctl_node_status {
 	uint64_t term;
 	uint64_t last_applied;
 	int leader;          /* index in the peers list, -1 = none known */
+	uint64_t turn_ms;    /* CLOCK_MONOTONIC ms of the thread's latest turn (every 20 ms) */
+	uint64_t leader_changes;   /* times the leader this node knows changed */
+	uint64_t elections_won;    /* master elections this node committed as leader */
+	uint64_t elections_failed; /* ... that found no master */
+	uint32_t broker_sets;      /* registered sets in the state */
+	uint32_t masters;          /* of which with a master */
+	uint32_t live_brokers;     /* heart-beating here */
 };
 void ctl_node_status(struct ctl_node *node, struct ctl_node_status *out);
+/* The peers list entry of index i (ctl_node_status.leader), or NULL. */
+const struct ctl_peer *ctl_node_peer(const struct ctl_node *node, int i);
+const char *ctl_node_self_id(const struct ctl_node *node);
+
+/* The node's latest published view (rebuilt on its thread at most every
+ * CTL_VIEW_MS): the replicated state and this node's liveness as JSON
+ * (json, for /controller) and the per-broker heartbeat ages as
+ * Prometheus samples (prom). Either may be NULL. Any thread; never waits
+ * for the node's thread. */
+#define CTL_VIEW_MS 500
+int ctl_node_view(struct ctl_node *node, struct buf *json, struct buf *prom);
+
+/* ---- the published view (ctl_view.c) ---- */
+
+struct ctl_view_ctx {
+	const struct ctl_state *state;
+	const struct ctl_live *live;
+	const struct ctl_node_status *status;
+	const char *self_id;
+	const char *group;
+	const struct ctl_peer *leader;  /* NULL = none known */
+	int64_t now_ms;
+};
+/* {"self":..,"group":..,"role":..,"serving":..,"term":..,"leader":..,
+ *  "leaderAddress":..,"lastApplied":..,"brokerSets":[..],"liveBrokers":[..]} */
+int ctl_view_json(const struct ctl_view_ctx *v, struct buf *out);
+/* rmqns_controller_heartbeat_age_seconds{cluster,broker,id} samples. */
+int ctl_view_prom(const struct ctl_view_ctx *v, struct buf *out);
 
 /* Runs fn on the node's thread with its state, and waits for it. */
 int ctl_node_inspect(struct ctl_node *node, void (*fn)(void *arg, const struct ctl_state *s),

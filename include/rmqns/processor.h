@@ -13,6 +13,7 @@
 #ifndef RMQNS_PROCESSOR_H
 #define RMQNS_PROCESSOR_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -55,11 +56,20 @@ int processor_pool_submit(struct processor_pool *p, const struct handler *h, str
  * PROCESSOR_HANDOFF_MAX of them no worker takes another from the broker
  * lane, so the registrar's queue (applied in arrival order) never holds
  * more than that ahead of a broker's registration, however many one
- * connection pipelines. begin when submitting, end when the mutation is
- * freed (applied or dropped); any thread. */
+ * connection pipelines. The pool owns the count and hands it to every
+ * request it takes in (request.handoffs); a handler calls handoff_begin
+ * when it submits, and handoff_end when the mutation is freed (applied or
+ * dropped); any thread (handoff.c). */
 #define PROCESSOR_HANDOFF_MAX 2u
-void processor_pool_handoff_begin(struct processor_pool *p);
-void processor_pool_handoff_end(struct processor_pool *p);
+struct handoff_count {
+	atomic_uint n;
+	/* called when n falls below PROCESSOR_HANDOFF_MAX again: a worker
+	 * may sleep with registrations waiting, held back by the cap */
+	void (*reopened)(void *arg);
+	void *arg;
+};
+void handoff_begin(struct handoff_count *h);
+void handoff_end(struct handoff_count *h);
 
 /* Wakes sleeping workers for n_route + n_default requests just queued. */
 void processor_pool_wake(struct processor_pool *p, unsigned n_route, unsigned n_default);

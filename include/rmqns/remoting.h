@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "rmqns/buf.h"
 
@@ -176,9 +177,20 @@ int remoting_encode_header(const struct remoting_cmd *cmd, enum remoting_seriali
 			   struct buf *out);
 
 /* Prepares the answer to `req` (§2.6): same opaque, response flag, JAVA,
- * RMQNS_SERVER_VERSION, the request's serialization, no ext, no body. */
-void remoting_response_init(struct remoting_cmd *rsp, const struct remoting_cmd *req,
-			    int32_t code, const char *remark);
+ * RMQNS_SERVER_VERSION, the request's serialization, no ext, no body.
+ * (Inline: a handler fills its answer in without a call.) */
+static inline void remoting_response_init(struct remoting_cmd *rsp, const struct remoting_cmd *req,
+					  int32_t code, const char *remark)
+{
+	memset(rsp, 0, sizeof(*rsp));
+	rsp->code = code;
+	rsp->language = LANG_JAVA;
+	rsp->version = RMQNS_SERVER_VERSION;
+	rsp->opaque = req->opaque;
+	rsp->flag = REMOTING_FLAG_RESPONSE;
+	rsp->remark = remark;
+	rsp->serialize = req->serialize;
+}
 
 /* ---- fields ---- */
 
@@ -189,6 +201,24 @@ bool remoting_ext_get_long(const struct remoting_cmd *cmd, const char *key, int6
 bool remoting_ext_get_int(const struct remoting_cmd *cmd, const char *key, int32_t *out);
 /* true only for "true" in any case; absent or anything else is false. */
 bool remoting_ext_get_bool(const struct remoting_cmd *cmd, const char *key);
+
+/* Several ext fields read in one call, each as the reads above read it
+ * (the first of a repeated key counts): a handler's whole header in one
+ * pass over the fields. */
+enum remoting_field_kind {
+	REMOTING_FIELD_STRING, /* value */
+	REMOTING_FIELD_LONG,   /* value; ok and num as remoting_ext_get_long */
+	REMOTING_FIELD_BOOL,   /* value; ok as remoting_ext_get_bool */
+};
+struct remoting_field {
+	const char *key;
+	enum remoting_field_kind kind;
+	/* filled in */
+	const char *value; /* NULL when absent */
+	bool ok;
+	int64_t num;
+};
+void remoting_ext_read(const struct remoting_cmd *cmd, struct remoting_field *fields, size_t n);
 
 static inline bool remoting_is_response(const struct remoting_cmd *c) { return c->flag & REMOTING_FLAG_RESPONSE; }
 static inline bool remoting_is_oneway(const struct remoting_cmd *c) { return c->flag & REMOTING_FLAG_ONEWAY; }

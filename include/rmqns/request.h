@@ -15,6 +15,7 @@
 #include "rmqns/remoting.h"
 
 struct handler;
+struct handoff_count;
 
 #define REQUEST_PEER_LEN NET_PEER_LEN
 
@@ -32,6 +33,9 @@ struct request {
 	struct net_conn_share *share;
 	bool share_barrier;         /* held as a barrier (net_share_hold) */
 	struct fairq_item queued;   /* its place in a fair lane */
+	/* The pool's count of registrations handed to the registrar
+	 * (processor.h); NULL for a request made outside a pool. */
+	struct handoff_count *handoffs;
 };
 
 /* True when the request's connection has closed and nobody would read its

@@ -55,6 +55,19 @@ struct route_change {
 };
 
 void route_change_init(struct route_change *c, struct route_db *db, enum route_change_kind kind);
+/* REGISTER_BROKER, on the requester's thread, in one call: c initialised
+ * (route_change_init) with reg (its body_id holding the bytes, length,
+ * version, compressed flag and inflate cap; hash and crc are filled in
+ * here), the body's fingerprint taken and checked against crc_want, the
+ * bodyCrc32 (0 = unchecked; RMQNS_ECRC on a mismatch), then the body
+ * decoded unless it is the broker's last one on the same connection
+ * (route_body_is_last, read here inside a read-side section). A negative
+ * rmqns_err otherwise, with the reason of a failed decode in why; give c
+ * up with route_change_fini then. */
+int route_change_register_prepare(struct route_change *c, struct route_db *db,
+				  const struct route_broker_reg *reg, int64_t crc_want, char *why,
+				  size_t whylen);
+
 /* REGISTER_BROKER: decodes reg.body_id's bytes into c->body as its identity
  * says they are to be read; reg.body points at it on success. A negative
  * rmqns_err with the reason in why otherwise. */

@@ -10,12 +10,6 @@
 #include "rmqns/json_body.h"
 #include "rmqns/remoting.h"
 
-bool ctl_env_alive(const struct ctl_env *env, const char *cluster, const char *broker_name,
-		   int64_t id)
-{
-	return env->live && ctl_live_alive(env->live, cluster, broker_name, id, env->now_ms);
-}
-
 /* Is a better master than b: higher epoch, then more data, then a lower
  * priority number; the lower id breaks a full tie so that every run
  * picks the same one. Offsets are compared as 64-bit values. */

@@ -17,12 +17,6 @@
 
 #define NOT_LEADER_REMARK "The controller is not in leader state"
 
-bool ctl_config_flag(const struct properties *cfg, const char *key, bool def)
-{
-	const char *v = cfg ? properties_get(cfg, key) : NULL;
-	return v ? strcasecmp(v, "true") == 0 : def;
-}
-
 /* Code 1 for a field the handler cannot do without (Java: an exception). */
 static int missing(struct ctl_answer *ans, const char *field)
 {

@@ -23,12 +23,48 @@ int ctl_answer_encode_cmd(const struct ctl_answer *ans, struct remoting_cmd *cmd
 /* The body {"syncStateSet":[...],"syncStateSetEpoch":E}. */
 int ctl_answer_body_sss(struct ctl_answer *ans, const int64_t *ids, uint32_t n, int32_t epoch);
 
-/* Election (ctl_elect.c) and its liveness view. */
+/* A broker is live on this node (ctl_env.c). */
 bool ctl_env_alive(const struct ctl_env *env, const char *cluster, const char *broker_name,
 		   int64_t id);
 
 /* The one-way NOTIFY_BROKER_ROLE_CHANGED (1008) frame for a set's current
  * master (controller.md §3.13). */
 int ctl_notify_encode(const struct ctl_set *set, int32_t opaque, struct buf *out);
+
+/* ---- the Raft state machine (ctl_fsm.c) ---- */
+
+struct raft_buffer;
+struct raft_fsm;
+/* A log entry of one event: u32 length, the event, zeros to a multiple of
+ * 8 bytes; out->base from raft_malloc. */
+int ctl_entry_wrap(const struct ctl_event *ev, struct raft_buffer *out);
+/* The FSM applying entries to state and snapshotting it. */
+void ctl_fsm_init(struct raft_fsm *fsm, struct ctl_state *state);
+
+/* ---- the Raft transport (ctl_transport.c) ---- */
+
+#include <raft/uv.h>
+
+/* libraft's TCP transport dialling each peer id at its entry of the peers
+ * list (+ the Raft port offset), host names resolved on the loop. Give
+ * &t->outer to raft_uv_init; t must stay where it is. */
+struct ctl_resolve;
+struct ctl_transport {
+	struct raft_uv_transport outer;
+	struct raft_uv_transport tcp;
+	struct uv_loop_s *loop;
+	const struct ctl_peer *peers;
+	unsigned n_peers;
+	int port_offset;
+	raft_uv_accept_cb accept_cb;
+	struct ctl_resolve *resolving;
+	bool closing, tcp_closed;
+	raft_uv_transport_close_cb close_cb;
+};
+int ctl_transport_init(struct ctl_transport *t, struct uv_loop_s *loop, const struct ctl_peer *peers,
+		       unsigned n_peers, int port_offset, const char *bind_address, char *err,
+		       size_t errlen);
+/* After the transport closed (raft_uv_close), frees the TCP transport. */
+void ctl_transport_free(struct ctl_transport *t);
 
 #endif

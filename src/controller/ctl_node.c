@@ -89,7 +89,7 @@ struct ctl_node {
 	uv_loop_t loop;
 	uv_async_t wake;
 	uv_timer_t tick;
-	struct raft_uv_transport transport;
+	struct ctl_transport transport;
 	struct raft_io io;
 	struct raft raft;
 	struct raft_fsm fsm;
@@ -107,6 +107,11 @@ struct ctl_node {
 	int64_t next_master_scan;
 	int32_t next_opaque;
 	struct buf out;
+	/* what the HTTP side reads (ctl_node_status, ctl_node_view) */
+	int last_leader;         /* -2 before the first look */
+	uint64_t leader_changes, elections_won, elections_failed;
+	int64_t next_view_ms;
+	struct buf view_json, view_prom; /* under lock */
 };
 
 static int64_t now_ms(void)
@@ -194,122 +199,20 @@ static void publish_status(struct ctl_node *n)
 		.term = n->raft.current_term,
 		.last_applied = raft_last_applied(&n->raft),
 		.leader = leader_index(n),
+		.turn_ms = (uint64_t)now_ms(),
+		.leader_changes = n->leader_changes,
+		.elections_won = n->elections_won,
+		.elections_failed = n->elections_failed,
+		.live_brokers = n->live.count,
 	};
+	for (uint32_t i = 0; i < n->state.count; i++) {
+		const struct ctl_set *set = n->state.sets[i];
+		st.broker_sets += ctl_set_exists(set);
+		st.masters += ctl_set_exists(set) && set->has_master;
+	}
 	pthread_mutex_lock(&n->lock);
 	n->status = st;
 	pthread_mutex_unlock(&n->lock);
-}
-
-/* ---- the FSM ---- */
-
-/* A log entry: u32 length of the event, the event (ctl_event_encode),
- * zeros up to a multiple of 8 bytes: libraft's segment files keep entry
- * sizes in 8-byte words and read back unpadded sizes wrong. */
-static int entry_wrap(const struct ctl_event *ev, struct raft_buffer *out)
-{
-	struct buf b = BUF_INIT;
-	int rc = buf_put_be32(&b, 0);
-
-	if (!rc)
-		rc = ctl_event_encode(ev, &b);
-	if (rc) {
-		buf_free(&b);
-		return rc;
-	}
-	wr_be32(b.data, (uint32_t)(b.len - 4));
-	size_t padded = (b.len + 7) & ~(size_t)7;
-	out->base = raft_malloc(padded);
-	if (!out->base) {
-		buf_free(&b);
-		return RMQNS_ENOMEM;
-	}
-	memcpy(out->base, b.data, b.len);
-	memset((uint8_t *)out->base + b.len, 0, padded - b.len);
-	out->len = padded;
-	buf_free(&b);
-	return 0;
-}
-
-static int entry_unwrap(const struct raft_buffer *buf, struct ctl_event *ev)
-{
-	const uint8_t *p = buf->base;
-
-	if (buf->len < 4 || buf->len % 8)
-		return RMQNS_EINVAL;
-	size_t n = rd_be32(p);
-	if (n > buf->len - 4 || buf->len - 4 - n >= 8)
-		return RMQNS_EINVAL;
-	for (size_t i = 4 + n; i < buf->len; i++)
-		if (p[i])
-			return RMQNS_EINVAL;
-	return ctl_event_decode(p + 4, n, ev);
-}
-
-static int fsm_apply(struct raft_fsm *fsm, const struct raft_buffer *buf, void **result)
-{
-	struct ctl_node *n = fsm->data;
-	struct ctl_event ev;
-	int rc;
-
-	*result = NULL;
-	if (buf->len == 0)
-		return 0; /* an empty entry is a no-op */
-	if (entry_unwrap(buf, &ev) != 0) {
-		/* every node refuses it alike: the states stay equal */
-		log_error("controller: log entry of %zu bytes is not an event; skipped", buf->len);
-		return RAFT_MALFORMED;
-	}
-	rc = ctl_state_apply(&n->state, &ev);
-	ctl_event_clear(&ev);
-	if (rc == RMQNS_ENOMEM) {
-		/* this node's state would part from the others' for good */
-		log_error("controller: out of memory applying a committed event; stopping");
-		abort();
-	}
-	return rc ? RAFT_MALFORMED : 0;
-}
-
-static int fsm_snapshot(struct raft_fsm *fsm, struct raft_buffer *bufs[], unsigned *n_bufs)
-{
-	struct ctl_node *n = fsm->data;
-	struct buf img = BUF_INIT;
-	struct raft_buffer *b = malloc(sizeof *b);
-
-	if (!b)
-		return RAFT_NOMEM;
-	if (ctl_state_snapshot(&n->state, &img) != 0) {
-		free(b);
-		buf_free(&img);
-		return RAFT_NOMEM;
-	}
-	b->base = img.data;
-	b->len = img.len;
-	*bufs = b;
-	*n_bufs = 1;
-	return 0;
-}
-
-static int fsm_snapshot_finalize(struct raft_fsm *fsm, struct raft_buffer *bufs[], unsigned *n_bufs)
-{
-	(void)fsm;
-	for (unsigned i = 0; i < *n_bufs; i++)
-		free((*bufs)[i].base);
-	free(*bufs);
-	*bufs = NULL;
-	*n_bufs = 0;
-	return 0;
-}
-
-static int fsm_restore(struct raft_fsm *fsm, struct raft_buffer *buf)
-{
-	struct ctl_node *n = fsm->data;
-
-	if (ctl_state_restore(&n->state, buf->base, buf->len) != 0) {
-		log_error("controller: snapshot of %zu bytes does not restore", buf->len);
-		return RAFT_MALFORMED;
-	}
-	raft_free(buf->base);
-	return 0;
 }
 
 /* ---- work ---- */
@@ -349,6 +252,26 @@ static void notify_brokers(struct ctl_node *n, const char *broker_name)
 	}
 }
 
+/* An election's outcome, committed or refused: counted, and a line. */
+static void election_done(struct ctl_node *n, const struct ctl_answer *ans)
+{
+	const struct ctl_event *ev = &ans->event;
+
+	if (ans->has_event && ev->elected) {
+		const struct ctl_set *set = ctl_state_find(&n->state, ev->broker_name);
+		const struct ctl_replica *m = set ? ctl_set_replica(set, ev->broker_id) : NULL;
+		n->elections_won++;
+		log_info("controller: %s elected broker %" PRId64 " (%s) master, epoch %d",
+			 ev->broker_name, ev->broker_id, m ? m->address : "?",
+			 set ? set->master_epoch : -1);
+		return;
+	}
+	n->elections_failed++;
+	log_info("controller: election in %s found no master: %d %s",
+		 ans->has_event ? ev->broker_name : "a broker set", ans->code,
+		 ans->remark ? ans->remark : "");
+}
+
 static void on_applied(struct raft_apply *req, int status, void *result)
 {
 	struct job *j = req->data;
@@ -366,8 +289,11 @@ static void on_applied(struct raft_apply *req, int status, void *result)
 		ctl_answer_set(&j->ans, RSP_SYSTEM_ERROR, "The change was not committed: %s",
 			       raft_strerror(status));
 		free(name);
-	} else if (j->ans.notify_role_change) {
-		notify_brokers(n, j->ans.event.broker_name);
+	} else {
+		if (j->ans.event.type == CTL_EV_ELECT_MASTER)
+			election_done(n, &j->ans);
+		if (j->ans.notify_role_change)
+			notify_brokers(n, j->ans.event.broker_name);
 	}
 	publish_status(n);
 	job_finish(n, j, true);
@@ -378,7 +304,7 @@ static void on_applied(struct raft_apply *req, int status, void *result)
 static bool commit_event(struct ctl_node *n, struct job *j)
 {
 	struct raft_buffer rb;
-	int rc = entry_wrap(&j->ans.event, &rb);
+	int rc = ctl_entry_wrap(&j->ans.event, &rb);
 
 	if (rc == 0) {
 		j->apply.data = j;
@@ -474,6 +400,8 @@ static void run_request(struct ctl_node *n, struct job *j)
 	}
 	if (j->ans.has_event && commit_event(n, j))
 		return;
+	if (j->req.code == CTL_REQ_ELECT_MASTER && !j->ans.has_event && j->ans.code != 0)
+		election_done(n, &j->ans);
 	if (j->ans.config_changed)
 		persist_options(n, &j->ans);
 	job_finish(n, j, true);
@@ -499,10 +427,10 @@ static void run_job(struct ctl_node *n, struct job *j)
 		if (!env.serving)
 			break;
 		if (ctl_elect_master(&env, j->broker_name, false, 0, false, &j->ans) == 0) {
-			log_info("controller: master of %s is gone: %d %s", j->broker_name, j->ans.code,
-				 j->ans.remark ? j->ans.remark : "");
+			log_info("controller: master of %s is gone; electing another", j->broker_name);
 			if (j->ans.has_event && commit_event(n, j))
 				return;
+			election_done(n, &j->ans);
 		}
 		break;
 	case JOB_INSPECT:
@@ -586,13 +514,65 @@ static void scan(struct ctl_node *n)
 	}
 }
 
+/* Followers name the new leader as soon as libraft knows it. */
+static void watch_leader(struct ctl_node *n)
+{
+	int leader = leader_index(n);
+
+	if (leader == n->last_leader)
+		return;
+	if (n->last_leader != -2)
+		n->leader_changes++;
+	n->last_leader = leader;
+	if (leader >= 0)
+		log_info("controller %s: leader is %s (%s), term %llu", n->peers[n->self].id,
+			 n->peers[leader].id, n->peers[leader].address,
+			 (unsigned long long)n->raft.current_term);
+	else
+		log_info("controller %s: no leader known, term %llu", n->peers[n->self].id,
+			 (unsigned long long)n->raft.current_term);
+}
+
+/* The JSON and metrics the HTTP side shows, rebuilt here, swapped in. */
+static void publish_view(struct ctl_node *n)
+{
+	int64_t now = now_ms();
+	struct buf json = BUF_INIT, prom = BUF_INIT;
+
+	if (now < n->next_view_ms)
+		return;
+	n->next_view_ms = now + CTL_VIEW_MS;
+	struct ctl_node_status st;
+	pthread_mutex_lock(&n->lock);
+	st = n->status;
+	pthread_mutex_unlock(&n->lock);
+	struct ctl_view_ctx v = {
+		.state = &n->state, .live = &n->live, .status = &st, .self_id = n->peers[n->self].id,
+		.group = n->group, .leader = st.leader >= 0 ? &n->peers[st.leader] : NULL, .now_ms = now,
+	};
+	if (ctl_view_json(&v, &json) != 0 || ctl_view_prom(&v, &prom) != 0) {
+		buf_free(&json);
+		buf_free(&prom);
+		return; /* the previous view stays */
+	}
+	pthread_mutex_lock(&n->lock);
+	struct buf old_json = n->view_json, old_prom = n->view_prom;
+	n->view_json = json;
+	n->view_prom = prom;
+	pthread_mutex_unlock(&n->lock);
+	buf_free(&old_json);
+	buf_free(&old_prom);
+}
+
 static void on_tick(uv_timer_t *t)
 {
 	struct ctl_node *n = t->data;
 
 	watch_role(n);
+	watch_leader(n);
 	scan(n);
 	publish_status(n);
+	publish_view(n);
 	pump(n);
 }
 
@@ -606,7 +586,7 @@ static void on_raft_closed(struct raft *r)
 	struct ctl_node *n = r->data;
 
 	raft_uv_close(&n->io);
-	raft_uv_tcp_close(&n->transport);
+	ctl_transport_free(&n->transport);
 	uv_close((uv_handle_t *)&n->tick, on_handle_closed);
 	uv_close((uv_handle_t *)&n->wake, on_handle_closed);
 }
@@ -711,21 +691,14 @@ static int node_open(struct ctl_node *n, char *err, size_t errlen)
 	n->wake.data = n;
 	uv_timer_init(&n->loop, &n->tick);
 	n->tick.data = n;
-	if ((rc = raft_uv_tcp_init(&n->transport, &n->loop)) != 0) {
-		snprintf(err, errlen, "raft transport: %s", raft_strerror(rc));
+	if (ctl_transport_init(&n->transport, &n->loop, n->peers, n->n_peers, n->raft_port_offset,
+			       n->bind_address, err, errlen) != 0)
 		goto fail_handles;
-	}
-	if ((rc = raft_uv_tcp_set_bind_address(&n->transport, n->bind_address)) != 0) {
-		snprintf(err, errlen, "raft bind address %s: %s", n->bind_address, raft_strerror(rc));
-		goto fail_transport;
-	}
-	if ((rc = raft_uv_init(&n->io, &n->loop, n->dir, &n->transport)) != 0) {
+	if ((rc = raft_uv_init(&n->io, &n->loop, n->dir, &n->transport.outer)) != 0) {
 		snprintf(err, errlen, "raft log in %s: %s", n->dir, raft_strerror(rc));
 		goto fail_transport;
 	}
-	n->fsm = (struct raft_fsm){ .version = 2, .data = n, .apply = fsm_apply,
-				    .snapshot = fsm_snapshot, .restore = fsm_restore,
-				    .snapshot_finalize = fsm_snapshot_finalize };
+	ctl_fsm_init(&n->fsm, &n->state);
 	if ((rc = raft_init(&n->raft, &n->io, &n->fsm, n->self + 1, n->raft_address)) != 0) {
 		snprintf(err, errlen, "raft: %s", raft_strerror(rc));
 		goto fail_io;
@@ -752,7 +725,7 @@ static int node_open(struct ctl_node *n, char *err, size_t errlen)
 fail_io:
 	raft_uv_close(&n->io);
 fail_transport:
-	raft_uv_tcp_close(&n->transport);
+	ctl_transport_free(&n->transport);
 fail_handles:
 	uv_close((uv_handle_t *)&n->tick, on_handle_closed);
 	uv_close((uv_handle_t *)&n->wake, on_handle_closed);
@@ -812,6 +785,8 @@ static void node_free(struct ctl_node *n)
 	ctl_live_free(&n->live);
 	properties_free(&n->options);
 	buf_free(&n->out);
+	buf_free(&n->view_json);
+	buf_free(&n->view_prom);
 	pthread_mutex_destroy(&n->lock);
 	pthread_cond_destroy(&n->cond);
 	free(n);
@@ -895,6 +870,7 @@ struct ctl_node *ctl_node_start(const struct ctl_node_config *cfg, char *err, si
 	ctl_live_init(&n->live);
 	n->options = (struct properties)PROPERTIES_INIT;
 	n->next_opaque = 1;
+	n->last_leader = -2;
 	if (node_configure(n, cfg, err, errlen) != 0) {
 		node_free(n);
 		return NULL;
@@ -981,6 +957,29 @@ int ctl_node_conn_closed(struct ctl_node *n, uint64_t conn)
 		return RMQNS_ENOMEM;
 	*j = (struct job){ .kind = JOB_CLOSE, .node = n, .conn = conn };
 	return node_post_or_free(n, j);
+}
+
+const struct ctl_peer *ctl_node_peer(const struct ctl_node *n, int i)
+{
+	return i >= 0 && (unsigned)i < n->n_peers ? &n->peers[i] : NULL;
+}
+
+const char *ctl_node_self_id(const struct ctl_node *n)
+{
+	return n->peers[n->self].id;
+}
+
+int ctl_node_view(struct ctl_node *n, struct buf *json, struct buf *prom)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&n->lock);
+	if (json)
+		rc = buf_append(json, n->view_json.data, n->view_json.len);
+	if (prom && rc == 0)
+		rc = buf_append(prom, n->view_prom.data, n->view_prom.len);
+	pthread_mutex_unlock(&n->lock);
+	return rc;
 }
 
 void ctl_node_status(struct ctl_node *n, struct ctl_node_status *out)

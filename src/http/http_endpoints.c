@@ -13,8 +13,10 @@
 
 #include "rmqns/app.h"
 #include "rmqns/config.h"
+#include "rmqns/controller_port.h"
 #include "rmqns/err.h"
 #include "rmqns/http.h"
+#include "rmqns/http_controller.h"
 #include "rmqns/http_status.h"
 #include "rmqns/json_body.h"
 #include "rmqns/log.h"
@@ -83,6 +85,9 @@ static bool ep_health(struct http_endpoints *e, struct buf *out)
 	if (rc >= 0)
 		rc = buf_printf(out, "registrar: %s, last turn %llu ms ago\n", fine ? "ok" : "STALLED",
 				(unsigned long long)age);
+	struct ctl_node *ctl = ctl_port_node(e->app->controller);
+	if (ctl && rc >= 0)
+		ok = http_controller_health(ctl, now, e->stall_ms, out) && ok;
 	return ok && rc >= 0;
 }
 
@@ -312,6 +317,9 @@ static int ep_gauges(struct http_endpoints *e, struct buf *out)
 			      "Seconds since the registrar last began a turn or a mutation.",
 			      t && now > t ? (double)(now - t) / 1e3 : 0);
 	}
+	struct ctl_node *ctl = ctl_port_node(app->controller);
+	if (rc == 0 && ctl)
+		rc = http_controller_metrics(ctl, now, out);
 	return rc;
 }
 
@@ -371,6 +379,32 @@ static void ep_brokers(void *arg, const struct http_request *req, struct http_re
 		ep_oom(rsp);
 }
 
+/* ---- /controller: the embedded controller's state, as this node has it ---- */
+
+static void ep_controller(void *arg, const struct http_request *req, struct http_response *rsp)
+{
+	struct http_endpoints *e = arg;
+	struct ctl_node *ctl = ctl_port_node(e->app->controller);
+	(void)req;
+
+	rsp->content_type = TEXT_PLAIN;
+	if (!ctl) {
+		rsp->status = 404;
+		if (buf_append_str(&rsp->body, "no embedded controller: enableControllerInNamesrv=false\n") < 0)
+			ep_oom(rsp);
+		return;
+	}
+	int rc = http_controller_json(ctl, &rsp->body);
+	if (rc == RMQNS_EAGAIN) {
+		rsp->status = 503;
+		rc = buf_append_str(&rsp->body, "the controller has not published its state yet\n");
+	} else if (rc == 0) {
+		rsp->content_type = "application/json";
+	}
+	if (rc < 0)
+		ep_oom(rsp);
+}
+
 /* every other path: the status page and its JSON (http_status.c) */
 static void ep_status(void *arg, const struct http_request *req, struct http_response *rsp)
 {
@@ -382,6 +416,7 @@ static const struct http_route ep_routes[] = {
 	{ "/healthz", ep_healthz },
 	{ "/readyz", ep_readyz },
 	{ "/brokers", ep_brokers },
+	{ "/controller", ep_controller },
 };
 
 struct http_endpoints *http_endpoints_start(struct app *app, const struct options *o, int *err)
@@ -416,7 +451,7 @@ struct http_endpoints *http_endpoints_start(struct app *app, const struct option
 		free(e);
 		return NULL;
 	}
-	log_info("HTTP endpoint listening %s:%d (/metrics /healthz /readyz /brokers, status page /)", p.bind_address,
+	log_info("HTTP endpoint listening %s:%d (/metrics /healthz /readyz /brokers /controller, status page /)", p.bind_address,
 		 http_port(e->http));
 	return e;
 }

@@ -42,17 +42,23 @@ static void reply_out_of_memory(struct request *req)
 	reply_free(req, RSP_SYSTEM_ERROR, "rmqns: out of memory");
 }
 
+/* Answers code 1 naming a required ext field the request lacks. */
+static void reply_missing(struct request *req, const char *key)
+{
+	char remark[128];
+
+	snprintf(remark, sizeof(remark), "the request has no %s", key);
+	reply_free(req, RSP_SYSTEM_ERROR, remark);
+}
+
 /* A required ext field, or NULL after answering code 1 naming it. */
 static const char *need_ext(struct request *req, const char *key)
 {
 	const char *v = remoting_ext_get(&req->cmd, key);
-	char remark[128];
 
-	if (v)
-		return v;
-	snprintf(remark, sizeof(remark), "the request has no %s", key);
-	reply_free(req, RSP_SYSTEM_ERROR, remark);
-	return NULL;
+	if (!v)
+		reply_missing(req, key);
+	return v;
 }
 
 /* ---- 105 GET_ROUTEINFO_BY_TOPIC ---- */
@@ -303,7 +309,7 @@ static void handle_query_data_version(struct app *app, struct request *req)
 
 struct route_request {
 	struct route_change change;
-	bool handoff; /* counted by processor_pool_handoff_begin until freed */
+	struct handoff_count *handoffs; /* counted (handoff_begin) until freed, or NULL */
 	struct app *app;
 	struct request *req;
 };
@@ -318,8 +324,8 @@ static void route_request_release(struct route_change *c)
 {
 	struct route_request *rr = route_request_of(c);
 
-	if (rr->handoff && rr->app->pool)
-		processor_pool_handoff_end(rr->app->pool);
+	if (rr->handoffs)
+		handoff_end(rr->handoffs);
 	if (rr->req)
 		request_free(rr->req);
 	free(rr);
@@ -347,6 +353,16 @@ static bool route_request_cancelled(const struct route_change *c)
 	return rr->req && request_is_stale(rr->req);
 }
 
+/* The requester's callbacks of an initialised change. */
+static void route_request_wire(struct route_request *rr, void (*done)(struct route_change *c))
+{
+	rr->change.m.drop = route_request_drop;
+	rr->change.cancelled = route_request_cancelled;
+	rr->change.done = done;
+	rr->change.release = route_request_release;
+	rr->change.peer = rr->req->peer;
+}
+
 static struct route_request *route_request_new(struct app *app, struct request *req,
 					       enum route_change_kind kind, void (*done)(struct route_change *c))
 {
@@ -354,14 +370,10 @@ static struct route_request *route_request_new(struct app *app, struct request *
 
 	if (!rr)
 		return NULL;
-	route_change_init(&rr->change, app->route, kind);
-	rr->change.m.drop = route_request_drop;
-	rr->change.cancelled = route_request_cancelled;
-	rr->change.done = done;
-	rr->change.release = route_request_release;
-	rr->change.peer = req->peer;
 	rr->app = app;
 	rr->req = req;
+	route_change_init(&rr->change, app->route, kind);
+	route_request_wire(rr, done);
 	return rr;
 }
 
@@ -419,22 +431,39 @@ static void reply_register_broker(struct route_change *c)
 	buf_free(&kv);
 }
 
+/* The header fields of a REGISTER_BROKER, read in one call. */
+enum {
+	RB_NAME, RB_ADDR, RB_CLUSTER, /* required, in the order a missing one is named */
+	RB_ID, RB_CRC, RB_HA, RB_ACTING, RB_ZONE, RB_TIMEOUT, RB_COMPRESSED, RB_FIELDS
+};
+
 static void handle_register_broker(struct app *app, struct request *req)
 {
 	const struct remoting_cmd *cmd = &req->cmd;
-	const char *name, *addr, *cluster;
-	int64_t id, timeout = 0, crc_want = 0;
+	struct remoting_field f[RB_FIELDS] = {
+		[RB_NAME] = { .key = "brokerName" },
+		[RB_ADDR] = { .key = "brokerAddr" },
+		[RB_CLUSTER] = { .key = "clusterName" },
+		[RB_ID] = { .key = "brokerId", .kind = REMOTING_FIELD_LONG },
+		[RB_CRC] = { .key = "bodyCrc32", .kind = REMOTING_FIELD_LONG },
+		[RB_HA] = { .key = "haServerAddr" },
+		[RB_ACTING] = { .key = "enableActingMaster", .kind = REMOTING_FIELD_BOOL },
+		[RB_ZONE] = { .key = "__ZONE_NAME" },
+		[RB_TIMEOUT] = { .key = "heartbeatTimeoutMillis", .kind = REMOTING_FIELD_LONG },
+		[RB_COMPRESSED] = { .key = "compressed", .kind = REMOTING_FIELD_BOOL },
+	};
 	char why[160], remark[sizeof(why) + sizeof(DECODE_FAILED) + 8];
-	uint32_t crc;
-	uint64_t hash;
 	struct route_request *rr;
-	struct route_broker_reg *reg;
 	int rc;
 
-	if (!(name = need_ext(req, "brokerName")) || !(addr = need_ext(req, "brokerAddr")) ||
-	    !(cluster = need_ext(req, "clusterName")))
-		return;
-	if (!remoting_ext_get_long(cmd, "brokerId", &id)) {
+	remoting_ext_read(cmd, f, RB_FIELDS);
+	for (int i = RB_NAME; i <= RB_CLUSTER; i++) {
+		if (!f[i].value) {
+			reply_missing(req, f[i].key);
+			return;
+		}
+	}
+	if (!f[RB_ID].ok) {
 		reply_free(req, RSP_SYSTEM_ERROR, "the request has no brokerId");
 		return;
 	}
@@ -442,61 +471,56 @@ static void handle_register_broker(struct app *app, struct request *req)
 		reply_free(req, RSP_SYSTEM_ERROR, "REGISTER_BROKER with a negative version");
 		return;
 	}
-	/* the CRC bodyCrc32 is checked against and a hash beside it, in one
-	 * walk: together the identity of the body */
-	regbody_fingerprint(cmd->body, cmd->body_len, &crc, &hash);
-	if (remoting_ext_get_long(cmd, "bodyCrc32", &crc_want) && crc_want != 0 && crc_want != (int64_t)crc) {
-		struct remoting_cmd rsp;
-		remoting_response_init(&rsp, cmd, RSP_SYSTEM_ERROR, "crc32 not match");
-		rsp.ext_present = true;
-		request_reply(req, &rsp);
-		request_free(req);
-		return;
-	}
+	struct route_broker_reg reg = {
+		.cluster = f[RB_CLUSTER].value,
+		.name = f[RB_NAME].value,
+		.addr = f[RB_ADDR].value,
+		.ha_addr = f[RB_HA].value,
+		.id = f[RB_ID].num,
+		.new_style = f[RB_ACTING].value != NULL,
+		.acting_master = f[RB_ACTING].ok,
+		.zone = f[RB_ZONE].value,
+		.timeout_ms = f[RB_TIMEOUT].ok && f[RB_TIMEOUT].num > 0 ? f[RB_TIMEOUT].num : 0,
+		.conn_id = req->conn.id,
+		.body_id = { .bytes = cmd->body, .len = cmd->body_len, .version = cmd->version,
+			     .compressed = f[RB_COMPRESSED].ok },
+	};
+	state_read_lock();
+	const struct options *o = config_current(app->config);
+	reg.body_id.max_bytes = o->registerInflateMaxBytes > 0 ? (size_t)o->registerInflateMaxBytes
+							       : REGBODY_DEFAULT_MAX_BYTES;
+	reg.delete_missing_topics = o->deleteTopicWithBrokerRegistration;
+	state_read_unlock();
 
-	rr = route_request_new(app, req, ROUTE_CHANGE_REGISTER_BROKER, reply_register_broker);
+	rr = calloc(1, sizeof(*rr));
 	if (!rr) {
 		reply_out_of_memory(req);
 		return;
 	}
-	reg = &rr->change.reg;
-	reg->cluster = cluster;
-	reg->name = name;
-	reg->addr = addr;
-	reg->ha_addr = remoting_ext_get(cmd, "haServerAddr");
-	reg->id = id;
-	reg->new_style = remoting_ext_get(cmd, "enableActingMaster") != NULL;
-	reg->acting_master = remoting_ext_get_bool(cmd, "enableActingMaster");
-	reg->zone = remoting_ext_get(cmd, "__ZONE_NAME");
-	if (remoting_ext_get_long(cmd, "heartbeatTimeoutMillis", &timeout) && timeout > 0)
-		reg->timeout_ms = timeout;
-	reg->conn_id = req->conn.id;
-	reg->body_id = (struct route_body_id){
-		.bytes = cmd->body, .len = cmd->body_len, .hash = hash, .crc = crc, .version = cmd->version,
-		.compressed = remoting_ext_get_bool(cmd, "compressed"),
-	};
-
-	state_read_lock();
-	const struct options *o = config_current(app->config);
-	reg->body_id.max_bytes = o->registerInflateMaxBytes > 0 ? (size_t)o->registerInflateMaxBytes
-								: REGBODY_DEFAULT_MAX_BYTES;
-	reg->delete_missing_topics = o->deleteTopicWithBrokerRegistration;
-	/* the broker's last body again, on the same connection: nothing in
-	 * it needs reading (the registrar makes sure, docs/architecture.md) */
-	bool same = route_body_is_last(app->route, cluster, addr, req->conn.id, &reg->body_id);
-	state_read_unlock();
-
-	if (!same && (rc = route_change_decode_body(&rr->change, why, sizeof(why))) != 0) {
-		log_warn("route: undecodable registration from %s (%s): %s", addr, req->peer, why);
-		snprintf(remark, sizeof(remark), "%s, %s", DECODE_FAILED, why);
+	rr->app = app;
+	rr->req = req;
+	rc = route_change_register_prepare(&rr->change, app->route, &reg, f[RB_CRC].ok ? f[RB_CRC].num : 0, why,
+					   sizeof(why));
+	if (rc) {
 		rr->req = NULL;
 		route_request_free(rr);
+		if (rc == RMQNS_ECRC) {
+			struct remoting_cmd rsp;
+			remoting_response_init(&rsp, cmd, RSP_SYSTEM_ERROR, "crc32 not match");
+			rsp.ext_present = true;
+			request_reply(req, &rsp);
+			request_free(req);
+			return;
+		}
+		log_warn("route: undecodable registration from %s (%s): %s", reg.addr, req->peer, why);
+		snprintf(remark, sizeof(remark), "%s, %s", DECODE_FAILED, why);
 		reply_free(req, RSP_SYSTEM_ERROR, remark);
 		return;
 	}
-	if (app->pool) {
-		processor_pool_handoff_begin(app->pool);
-		rr->handoff = true;
+	route_request_wire(rr, reply_register_broker);
+	if (req->handoffs) {
+		handoff_begin(req->handoffs);
+		rr->handoffs = req->handoffs;
 	}
 	registrar_submit(app->registrar, &rr->change.m);
 }

@@ -63,7 +63,7 @@ struct processor_pool {
 	 * queries. Separate counts: a client's reads never take the slot a
 	 * broker's registration needs. */
 	atomic_uint broker_busy, default_busy;
-	atomic_uint handoffs; /* processor_pool_handoff_begin */
+	struct handoff_count handoffs; /* given to each request taken in */
 	unsigned default_max;
 	/* Shutdown: requests taken after this CLOCK_MONOTONIC time are
 	 * dropped unanswered (0 = none). */
@@ -82,6 +82,15 @@ static struct fairq *pool_fair_lane(struct processor_pool *pool, enum handler_la
 
 /* Requests the calling (reactor) thread queued since its last turn end. */
 static __thread unsigned intake_route, intake_default;
+
+/* handoff_count.reopened: the cap lets a registration through again */
+static void pool_handoff_reopened(void *arg)
+{
+	struct processor_pool *pool = arg;
+
+	if (!fairq_looks_empty(&pool->broker_lane))
+		processor_pool_wake(pool, 0, 1);
+}
 
 struct processor_pool *processor_pool_create(struct app *app, const struct processor_params *p,
 					     int *err)
@@ -105,6 +114,8 @@ struct processor_pool *processor_pool_create(struct app *app, const struct proce
 	pool->default_nice = p->default_nice;
 	pool->run_inline = p->run_inline;
 	pool->lane_capacity = p->lane_capacity;
+	pool->handoffs.reopened = pool_handoff_reopened;
+	pool->handoffs.arg = pool;
 	pool->threads = calloc(pool->nthreads, sizeof *pool->threads);
 	int rc = pool->threads ? RMQNS_OK : RMQNS_ENOMEM;
 	int done = 0; /* lanes made */
@@ -185,7 +196,7 @@ static struct request *pool_take(struct processor_pool *pool, enum pool_role rol
 	 * pool stops: then what is queued is run (or dropped) before the
 	 * workers leave */
 	if (role == POOL_GENERAL &&
-	    (atomic_load_explicit(&pool->handoffs, memory_order_relaxed) < PROCESSOR_HANDOFF_MAX ||
+	    (atomic_load_explicit(&pool->handoffs.n, memory_order_relaxed) < PROCESSOR_HANDOFF_MAX ||
 	     atomic_load_explicit(&pool->stopping, memory_order_relaxed)) &&
 	    (req = pool_take_fair(pool, &pool->broker_lane, &pool->broker_busy))) {
 		*slot = pool->default_max ? SLOT_BROKER : SLOT_NONE;
@@ -314,6 +325,7 @@ int processor_pool_submit(struct processor_pool *pool, const struct handler *h, 
 	if (atomic_load_explicit(&pool->stopping, memory_order_relaxed))
 		return RMQNS_ECLOSED;
 	req->handler = h;
+	req->handoffs = &pool->handoffs;
 	if (h->lane == LANE_ROUTE)
 		return ring_push(&pool->route_lane, req);
 	/* one flow per connection; 0 (a request made without one) is a flow too */
@@ -342,6 +354,7 @@ int processor_pool_take_frame(struct processor_pool *pool, const struct net_fram
 	const struct handler *h = pool->lookup(req->cmd.code);
 	if (pool->run_inline && h->may_run_inline) {
 		req->handler = h;
+		req->handoffs = &pool->handoffs;
 		pool_run(pool, h, req);
 		return RMQNS_OK;
 	}
@@ -433,19 +446,6 @@ void processor_pool_stop(struct processor_pool *pool)
 	if (late)
 		log_warn("processor pool: %u requests queued after the workers stopped, answered busy",
 			 late);
-}
-
-void processor_pool_handoff_begin(struct processor_pool *pool)
-{
-	atomic_fetch_add(&pool->handoffs, 1);
-}
-
-void processor_pool_handoff_end(struct processor_pool *pool)
-{
-	/* a worker may sleep with registrations waiting, held back by the cap */
-	if (atomic_fetch_sub(&pool->handoffs, 1) == PROCESSOR_HANDOFF_MAX &&
-	    !fairq_looks_empty(&pool->broker_lane))
-		processor_pool_wake(pool, 0, 1);
 }
 
 void processor_pool_set_deadline(struct processor_pool *pool, uint64_t drop_after_ns)

@@ -24,6 +24,7 @@ static int request_fill(struct request *req, size_t len, struct net_conn conn, c
 	req->handler = NULL;
 	req->share = NULL;
 	req->share_barrier = false;
+	req->handoffs = NULL;
 	req->recv_ns = recv_ns;
 	/* a copy by hand: snprintf was 3 % of the CPU of a route query */
 	size_t pl = peer ? strnlen(peer, sizeof req->peer - 1) : 0;

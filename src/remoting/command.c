@@ -121,19 +121,6 @@ int remoting_encode(const struct remoting_cmd *cmd, struct buf *out)
 	return rc;
 }
 
-void remoting_response_init(struct remoting_cmd *rsp, const struct remoting_cmd *req,
-			    int32_t code, const char *remark)
-{
-	memset(rsp, 0, sizeof(*rsp));
-	rsp->code = code;
-	rsp->language = LANG_JAVA;
-	rsp->version = RMQNS_SERVER_VERSION;
-	rsp->opaque = req->opaque;
-	rsp->flag = REMOTING_FLAG_RESPONSE;
-	rsp->remark = remark;
-	rsp->serialize = req->serialize;
-}
-
 /* ---- ext fields ---- */
 
 const char *remoting_ext_get(const struct remoting_cmd *cmd, const char *key)
@@ -198,6 +185,26 @@ bool remoting_ext_get_bool(const struct remoting_cmd *cmd, const char *key)
 {
 	const char *v = remoting_ext_get(cmd, key);
 	return v && strcasecmp(v, "true") == 0;
+}
+
+void remoting_ext_read(const struct remoting_cmd *cmd, struct remoting_field *fields, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		struct remoting_field *f = &fields[k];
+		f->value = remoting_ext_get(cmd, f->key);
+		f->num = 0;
+		switch (f->kind) {
+		case REMOTING_FIELD_LONG:
+			f->ok = f->value && remoting_parse_integer(f->value, INT64_MIN, INT64_MAX, &f->num);
+			break;
+		case REMOTING_FIELD_BOOL:
+			f->ok = f->value && strcasecmp(f->value, "true") == 0;
+			break;
+		default:
+			f->ok = f->value != NULL;
+			break;
+		}
+	}
 }
 
 /* ---- request codes ---- */

@@ -10,6 +10,7 @@
 #include "rmqns/err.h"
 #include "rmqns/log.h"
 #include "rmqns/metrics.h"
+#include "rmqns/race.h"
 
 void route_change_init(struct route_change *c, struct route_db *db, enum route_change_kind kind)
 {
@@ -28,6 +29,29 @@ int route_change_decode_body(struct route_change *c, char *why, size_t whylen)
 	if (rc == 0)
 		c->reg.body = &c->body;
 	return rc;
+}
+
+int route_change_register_prepare(struct route_change *c, struct route_db *db,
+				  const struct route_broker_reg *reg, int64_t crc_want, char *why,
+				  size_t whylen)
+{
+	struct route_body_id *id = &c->reg.body_id;
+	uint32_t crc;
+
+	route_change_init(c, db, ROUTE_CHANGE_REGISTER_BROKER);
+	c->reg = *reg;
+	/* the CRC bodyCrc32 is checked against and a hash beside it, in one
+	 * walk: together the identity of the body */
+	regbody_fingerprint(id->bytes, id->len, &crc, &id->hash);
+	id->crc = crc;
+	if (crc_want != 0 && crc_want != (int64_t)crc)
+		return RMQNS_ECRC;
+	/* the broker's last body again, on the same connection: nothing in
+	 * it needs reading (the registrar makes sure, docs/architecture.md) */
+	state_read_lock();
+	bool same = route_body_is_last(db, reg->cluster, reg->addr, reg->conn_id, id);
+	state_read_unlock();
+	return same ? 0 : route_change_decode_body(c, why, whylen);
 }
 
 static void change_register_broker(struct route_change *c)

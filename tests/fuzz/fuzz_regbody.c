@@ -65,14 +65,14 @@ static void decode(const uint8_t *body, size_t len, bool compressed, int32_t ver
 	struct regbody general;
 	char why_general[160], diff[128];
 	why_general[0] = 0;
-	int rc_general = regbody_general_decode(body, len, compressed, version, FUZZ_MAX_BODY, &general,
+	int rc_general = regbody_decode_general(body, len, compressed, version, FUZZ_MAX_BODY, &general,
 						why_general, sizeof(why_general));
 	REQUIRE(rc_general == rc);
 	if (rc == RMQNS_OK)
 		REQUIRE(regbody_same(&rb, &general, diff, sizeof(diff)));
 	else
 		REQUIRE(strcmp(why, why_general) == 0);
-	regbody_general_free(&general);
+	regbody_free(&general);
 	regbody_free(&rb);
 }
 

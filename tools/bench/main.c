@@ -637,22 +637,22 @@ stop:
 			fprintf(stderr, "rmqns-bench: %s\n", r.route[i].fail_msg);
 			exit_code = 1;
 		}
-	if (r.have_load && engine_state(&r.load) == ENG_FAILED) {
-		fprintf(stderr, "rmqns-bench: %s\n", r.load.fail_msg);
-		exit_code = 1;
-	}
-	if (r.have_hb && engine_state(&r.hb) == ENG_FAILED) {
-		fprintf(stderr, "rmqns-bench: heartbeats: %s\n", r.hb.fail_msg);
-		exit_code = 1;
-	}
-	if (r.have_kv && engine_state(&r.kv) == ENG_FAILED) {
-		fprintf(stderr, "rmqns-bench: kv: %s\n", r.kv.fail_msg);
-		exit_code = 1;
-	}
-	if (r.have_seed && engine_state(&r.seed) == ENG_FAILED) {
-		fprintf(stderr, "rmqns-bench: seed: %s\n", r.seed.fail_msg);
-		exit_code = 1;
-	}
+	/* the other engines, each named in its failure */
+	const struct {
+		bool have;
+		struct engine *e;
+		const char *what;
+	} others[] = {
+		{ r.have_load, &r.load, "" },
+		{ r.have_hb, &r.hb, "heartbeats: " },
+		{ r.have_kv, &r.kv, "kv: " },
+		{ r.have_seed, &r.seed, "seed: " },
+	};
+	for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
+		if (others[i].have && engine_state(others[i].e) == ENG_FAILED) {
+			fprintf(stderr, "rmqns-bench: %s%s\n", others[i].what, others[i].e->fail_msg);
+			exit_code = 1;
+		}
 
 	/* 4. report */
 	struct report rep;

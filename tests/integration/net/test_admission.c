@@ -1,0 +1,471 @@
+/* Fair admission against the real binary, each case as a hostile client
+ * plays it: pipelined reads never read back, the same closing at once, a
+ * flood of inflate-heavy registrations, frames stalled one byte short, and
+ * SIGTERM with work queued. Each asserts what a broker, a client or an
+ * operator sees: registrations answered within the broker's timeout and
+ * routes that never disappear, bounded RSS, an exit within the deadline
+ * with every acknowledged KV write on disk. */
+#include <criterion/criterion.h>
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <sys/wait.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "harness_criterion.h"
+#include "rmqns/buf.h"
+#include "rmqns/client.h"
+#include "rmqns/remoting.h"
+#include "reqs.h"
+
+static struct harness_server srv;
+
+static void fini(void)
+{
+	cr_expect_eq(harness_cleanup(&srv), 0, "the server did not stop cleanly");
+}
+
+TestSuite(admission, .fini = fini, .timeout = 240);
+
+/* A Java broker's registration timeout (registerBrokerTimeoutMills). */
+#define BROKER_TIMEOUT_MS 6000
+/* What mqadmin waits for an admin answer. */
+#define ADMIN_TIMEOUT_MS 3000
+/* Topics in each registration of a flood: seconds of work queued. An
+ * AddressSanitizer build does the same work several times slower. */
+#define FLOOD_TOPICS (HARNESS_ASAN ? 25000 : 100000)
+#define FLOOD_DEPTH 40 /* registrations pipelined on each flooding connection */
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* n copies of a frame of `code` with ext fields key, value, ..., NULL. */
+static void pipeline(struct buf *out, int n, int32_t code, ...)
+{
+	struct remoting_ext_field ext[4];
+	struct remoting_cmd req;
+	uint32_t k = 0;
+	va_list ap;
+
+	harness_request_init(&req, code, REMOTING_JSON);
+	va_start(ap, code);
+	for (const char *key; k < 4 && (key = va_arg(ap, const char *)) != NULL; k++)
+		ext[k] = (struct remoting_ext_field){ key, va_arg(ap, const char *) };
+	va_end(ap);
+	req.ext = ext;
+	req.ext_count = k;
+	req.ext_present = k > 0;
+	for (int i = 0; i < n; i++) {
+		req.opaque = i + 1;
+		harness_encode(&req, out);
+	}
+}
+
+/* A client that sends and never reads: its receive buffer stays small, so
+ * the server's answers pile up on the server's side. What the server no
+ * longer reads stays unsent after a second. */
+static struct client *flood(const struct buf *frames)
+{
+	struct client *c = harness_connect_rcvbuf(&srv, 4096);
+	cr_assert(c, "cannot connect the flooding client");
+	(void)client_send_raw(c, frames->data, frames->len, 1000);
+	return c;
+}
+
+/* Starts the server with the HTTP endpoint on a free port and more args. */
+static int start_with_http(const char *more)
+{
+	static char http_arg[32];
+	int port = harness_free_port();
+	cr_assert_gt(port, 0);
+	snprintf(http_arg, sizeof http_arg, "--httpPort=%d", port);
+	const char *args[] = { http_arg, more, NULL };
+	cr_assert_eq(harness_start(&srv, args), 0);
+	return port;
+}
+
+/* Stores a value of `size` bytes under NS/big. */
+static void put_big_value(size_t size)
+{
+	char *value = malloc(size + 1);
+	cr_assert(value);
+	memset(value, 'v', size);
+	value[size] = 0;
+	struct client *c = harness_connect_or_fail(&srv);
+	struct client_reply *r = NULL;
+	cr_assert_eq(harness_call(c, REQ_PUT_KV_CONFIG, NULL, &r, "namespace", "NS", "key", "big",
+				  "value", value, NULL),
+		     0, "no answer to the PUT");
+	cr_assert_eq(r->cmd.code, 0, "PUT refused: %d", r->cmd.code);
+	client_reply_free(r);
+	client_close(c);
+	free(value);
+}
+
+/* ---- a broker and the clients of its topic ---- */
+
+#define BROKER_TOPIC "AdmTopic0"
+
+/* One registration of the well-behaved broker (heartbeat timeout 10 s),
+ * answered within the broker's timeout; returns how long it took. */
+static int64_t broker_register(struct client *broker)
+{
+	struct buf body = BUF_INIT;
+	harness_topics_body(&body, "AdmTopic", 4, 4);
+	struct remoting_ext_field ext[] = {
+		{ "clusterName", "AdmCluster" },  { "brokerName", "adm-broker" },
+		{ "brokerAddr", "127.0.0.1:30911" }, { "brokerId", "0" },
+		{ "haServerAddr", "127.0.0.1:30912" }, { "heartbeatTimeoutMillis", "10000" },
+	};
+	struct remoting_cmd req;
+	struct client_reply *r = NULL;
+	harness_request_init(&req, REQ_REGISTER_BROKER, REMOTING_JSON);
+	req.ext = ext;
+	req.ext_count = sizeof ext / sizeof ext[0];
+	req.ext_present = true;
+	req.body = body.data;
+	req.body_len = (uint32_t)body.len;
+	int64_t t0 = now_ms();
+	int rc = client_call(broker, &req, &r, BROKER_TIMEOUT_MS);
+	int64_t took = now_ms() - t0;
+	buf_free(&body);
+	cr_assert_eq(rc, 0, "REGISTER_BROKER not answered within the broker's %d ms", BROKER_TIMEOUT_MS);
+	cr_assert_eq(r->cmd.code, 0, "REGISTER_BROKER answered %d", r->cmd.code);
+	client_reply_free(r);
+	return took;
+}
+
+/* The route a client gets for the broker's topic: present. */
+static void expect_route(struct client *c)
+{
+	struct client_reply *r = NULL;
+	cr_assert_eq(harness_call(c, REQ_GET_ROUTEINFO_BY_TOPIC, NULL, &r, "topic", BROKER_TOPIC, NULL),
+		     0, "no route answer");
+	cr_assert_eq(r->cmd.code, 0, "the broker's topic has no route (code %d): the broker expired",
+		     r->cmd.code);
+	client_reply_free(r);
+}
+
+/* For longer than the broker's heartbeat timeout, the broker registers
+ * every 2 s, each answered within its timeout, and its route is served
+ * throughout. */
+static void broker_lives_through(struct client *broker, int seconds)
+{
+	struct client *reader = harness_connect_or_fail(&srv);
+	int64_t worst = 0, end = now_ms() + seconds * 1000, next_reg = 0;
+	while (now_ms() < end) {
+		if (now_ms() >= next_reg) {
+			int64_t took = broker_register(broker);
+			worst = took > worst ? took : worst;
+			next_reg = now_ms() + 2000;
+		}
+		expect_route(reader);
+		harness_sleep_ms(250);
+	}
+	fprintf(stderr, "slowest registration answer: %lld ms\n", (long long)worst);
+	client_close(reader);
+}
+
+/* n clients each send `frames` (freed here) and never read; the broker
+ * lives through them (above), then everyone leaves. */
+static void broker_lives_through_floods(struct client *broker, struct buf *frames, int n)
+{
+	struct client *floods[8];
+	cr_assert_leq(n, 8);
+	for (int i = 0; i < n; i++)
+		floods[i] = flood(frames);
+	buf_free(frames);
+	broker_lives_through(broker, 12);
+	for (int i = 0; i < n; i++)
+		client_close(floods[i]);
+	client_close(broker);
+}
+
+/* ---- the cases ---- */
+
+Test(admission, a_reader_pipelining_without_reading_never_starves_a_broker)
+{
+	const char *args[] = { "--scanNotActiveBrokerInterval=1000", NULL };
+	cr_assert_eq(harness_start(&srv, args), 0);
+	struct client *broker = harness_connect_or_fail(&srv);
+	broker_register(broker);
+	put_big_value(8u << 20);
+
+	struct buf frames = BUF_INIT;
+	pipeline(&frames, 600, REQ_GET_KVLIST_BY_NAMESPACE, "namespace", "NS", NULL);
+	broker_lives_through_floods(broker, &frames, 5);
+}
+
+Test(admission, a_connection_at_its_in_flight_cap_is_paused_not_closed)
+{
+	int http = start_with_http("--serverMaxInflight=16");
+	put_big_value(1u << 20);
+	struct buf frames = BUF_INIT;
+	enum { N = 200 };
+	pipeline(&frames, N, REQ_GET_KVLIST_BY_NAMESPACE, "namespace", "NS", NULL);
+	struct client *c = harness_connect_or_fail(&srv);
+	cr_assert_eq(client_send_raw(c, frames.data, frames.len, HARNESS_IO_TIMEOUT_MS), 0);
+	buf_free(&frames);
+	/* every answer comes, in order of the requests (one connection: one flow) */
+	for (int i = 0; i < N; i++) {
+		struct client_reply *r = NULL;
+		cr_assert_eq(client_recv(c, &r, HARNESS_IO_TIMEOUT_MS), 0, "answer %d of %d missing", i, N);
+		cr_assert_eq(r->cmd.opaque, i + 1);
+		cr_assert_eq(r->cmd.code, 0);
+		client_reply_free(r);
+	}
+	client_close(c);
+	double pauses = harness_metric(http, "rmqns_connection_read_pauses_total{reason=\"inflight\"}");
+	fprintf(stderr, "in-flight pauses: %.0f\n", pauses);
+	cr_expect_gt(pauses, 0, "the connection was never paused at 16 requests in flight");
+}
+
+/* A broker's one-way registration, then at once a route query for one of
+ * its topics on the same connection: the answer always sees it applied. */
+Test(admission, a_one_way_registration_is_applied_before_its_connection_reads_on)
+{
+	cr_assert_eq(harness_start(&srv, NULL), 0);
+	struct client *broker = harness_connect_or_fail(&srv);
+	struct remoting_ext_field ext[] = {
+		{ "clusterName", "OwCluster" }, { "brokerName", "ow-broker" },
+		{ "brokerAddr", "127.0.0.1:50911" }, { "brokerId", "0" },
+		{ "haServerAddr", "127.0.0.1:50912" },
+	};
+	char prefix[32], topic[40];
+	for (int round = 0; round < 50; round++) {
+		struct buf body = BUF_INIT, frames = BUF_INIT;
+		snprintf(prefix, sizeof prefix, "Ow%d-", round);
+		harness_topics_body(&body, prefix, 2000, 4);
+		struct remoting_cmd reg;
+		harness_request_init(&reg, REQ_REGISTER_BROKER, REMOTING_JSON);
+		reg.flag |= REMOTING_FLAG_ONEWAY;
+		reg.ext = ext;
+		reg.ext_count = sizeof ext / sizeof ext[0];
+		reg.ext_present = true;
+		reg.body = body.data;
+		reg.body_len = (uint32_t)body.len;
+		harness_encode(&reg, &frames);
+		snprintf(topic, sizeof topic, "%s1999", prefix);
+		struct remoting_ext_field qext[] = { { "topic", topic } };
+		struct remoting_cmd q;
+		harness_request_init(&q, REQ_GET_ROUTEINFO_BY_TOPIC, REMOTING_JSON);
+		q.opaque = 1000 + round;
+		q.ext = qext;
+		q.ext_count = 1;
+		q.ext_present = true;
+		harness_encode(&q, &frames);
+		/* one write: both arrive together */
+		cr_assert_eq(client_send_raw(broker, frames.data, frames.len, HARNESS_IO_TIMEOUT_MS), 0);
+		struct client_reply *r = NULL;
+		cr_assert_eq(client_recv(broker, &r, HARNESS_IO_TIMEOUT_MS), 0);
+		cr_assert_eq(r->cmd.opaque, 1000 + round);
+		cr_assert_eq(r->cmd.code, 0, "round %d: the route of %s after its one-way registration: "
+			     "code %d", round, topic, r->cmd.code);
+		client_reply_free(r);
+		buf_free(&body);
+		buf_free(&frames);
+	}
+	client_close(broker);
+}
+
+Test(admission, work_queued_for_a_closed_connection_is_dropped)
+{
+	int http = start_with_http(NULL);
+	put_big_value(8u << 20);
+	struct buf frames = BUF_INIT;
+	pipeline(&frames, 500, REQ_GET_KVLIST_BY_NAMESPACE, "namespace", "NS", NULL);
+	for (int i = 0; i < 3; i++)
+		client_close(flood(&frames)); /* sent, then gone */
+	buf_free(&frames);
+
+	/* An admin read right after is answered within mqadmin's timeout,
+	 * not after the dead connections' 1,500 reads. */
+	struct client *admin = harness_connect_or_fail(&srv);
+	struct remoting_cmd req;
+	struct client_reply *r = NULL;
+	harness_request_init(&req, REQ_GET_BROKER_CLUSTER_INFO, REMOTING_JSON);
+	int64_t t0 = now_ms();
+	cr_assert_eq(client_call(admin, &req, &r, ADMIN_TIMEOUT_MS), 0,
+		     "GET_BROKER_CLUSTER_INFO not answered within %d ms", ADMIN_TIMEOUT_MS);
+	fprintf(stderr, "cluster info answered in %lld ms\n", (long long)(now_ms() - t0));
+	cr_expect_eq(r->cmd.code, 0);
+	client_reply_free(r);
+	client_close(admin);
+	double dropped = harness_metric(http, "rmqns_requests_dropped_total{reason=\"connection_closed\"}");
+	fprintf(stderr, "requests dropped for closed connections: %.0f\n", dropped);
+	cr_expect_gt(dropped, 0, "no queued request was dropped");
+}
+
+/* n pipelined registrations of one broker identity, each of `topics`
+ * topics in the compressed layout a broker with compressedRegister=true
+ * sends (the load tool's builder), each with another data version than
+ * the one before: every one is inflated, parsed and applied in full. */
+static void registration_flood(struct buf *out, int n, int topics)
+{
+	const struct reqs_body_spec spec = { .topic_prefix = "FloodTopic", .layout = LAYOUT_SHARED,
+					     .topics = (uint32_t)topics, .queues = 8,
+					     .compressed = true, .version = 479 };
+	struct remoting_ext_field ext[] = {
+		{ "clusterName", "FloodCluster" }, { "brokerName", "flood-broker" },
+		{ "brokerAddr", "127.0.0.1:40911" }, { "brokerId", "0" },
+		{ "haServerAddr", "127.0.0.1:40912" }, { "compressed", "true" },
+	};
+	struct remoting_cmd req;
+	harness_request_init(&req, REQ_REGISTER_BROKER, REMOTING_JSON);
+	req.ext = ext;
+	req.ext_count = sizeof ext / sizeof ext[0];
+	req.ext_present = true;
+	struct buf body[2] = { BUF_INIT, BUF_INIT };
+	for (int v = 0; v < 2; v++)
+		cr_assert_eq(reqs_register_body(&body[v], &spec, 0, v + 1, 1700000000000), 0);
+	for (int i = 0; i < n; i++) {
+		req.opaque = i + 1;
+		req.body = body[i % 2].data; /* data versions 1, 2, 1, 2: each a change */
+		req.body_len = (uint32_t)body[i % 2].len;
+		harness_encode(&req, out);
+	}
+	buf_free(&body[0]);
+	buf_free(&body[1]);
+}
+
+Test(admission, an_inflate_heavy_registration_flood_never_starves_a_broker)
+{
+	const char *args[] = { "--scanNotActiveBrokerInterval=1000", NULL };
+	cr_assert_eq(harness_start(&srv, args), 0);
+	struct client *broker = harness_connect_or_fail(&srv);
+	broker_register(broker);
+
+	struct buf frames = BUF_INIT;
+	registration_flood(&frames, FLOOD_DEPTH, FLOOD_TOPICS);
+	broker_lives_through_floods(broker, &frames, 3);
+}
+
+Test(admission, stalled_frames_stay_within_the_memory_budget)
+{
+	cr_assert_eq(harness_start(&srv, NULL), 0);
+	struct client *broker = harness_connect_or_fail(&srv);
+	broker_register(broker);
+
+	/* 40 connections, each one byte short of a 16 MiB frame */
+	enum { STALLERS = 40 };
+	const size_t frame = 16u << 20, sent = frame - 1;
+	uint8_t *bytes = calloc(1, sent);
+	cr_assert(bytes);
+	uint32_t be = htonl((uint32_t)(frame - 4));
+	memcpy(bytes, &be, 4);
+	struct client *stallers[STALLERS];
+	long peak_kb = 0;
+	for (int i = 0; i < STALLERS; i++) {
+		stallers[i] = harness_connect_or_fail(&srv);
+		/* a connection the budget closes fails its send: that is the point */
+		(void)client_send_raw(stallers[i], bytes, sent, 3000);
+		long kb = harness_status_kb(&srv, "VmRSS");
+		peak_kb = kb > peak_kb ? kb : peak_kb;
+	}
+	free(bytes);
+	for (int i = 0; i < 20; i++) {
+		long kb = harness_status_kb(&srv, "VmRSS");
+		peak_kb = kb > peak_kb ? kb : peak_kb;
+		harness_sleep_ms(50);
+	}
+	fprintf(stderr, "peak RSS with %d stalled frames: %ld kB\n", STALLERS, peak_kb);
+	cr_expect_lt(peak_kb, 300 * 1024 + (HARNESS_ASAN ? 320 * 1024 : 0),
+		     "RSS reached %ld kB (budget 192 MiB)", peak_kb);
+	cr_expect(harness_wait_log(&srv, "connectionMemoryBudget", 5000),
+		  "no log line about the connections closed for the budget");
+	/* and it keeps answering */
+	struct client *reader = harness_connect_or_fail(&srv);
+	expect_route(reader);
+	broker_register(broker);
+	client_close(reader);
+	for (int i = 0; i < STALLERS; i++)
+		client_close(stallers[i]);
+	client_close(broker);
+}
+
+/* Whether the KV file holds "key":"value". */
+static bool kv_file_has(const char *key, const char *value)
+{
+	char *path = harness_path_in(srv.dir, "namesrv/kvConfig.json");
+	char *file = path ? harness_slurp(path) : NULL;
+	char needle[128];
+	snprintf(needle, sizeof needle, "\"%s\":\"%s\"", key, value);
+	bool has = file && strstr(file, needle);
+	free(file);
+	free(path);
+	return has;
+}
+
+Test(admission, sigterm_with_queued_work_exits_by_the_deadline_with_every_acknowledged_write)
+{
+	int http = start_with_http("--shutdownTimeoutMillis=1000");
+
+	/* KV writes acknowledged before the flood */
+	struct client *kv = harness_connect_or_fail(&srv);
+	int acked = 0;
+	char key[32], value[32];
+	for (int i = 0; i < 20; i++) {
+		struct client_reply *r = NULL;
+		snprintf(key, sizeof key, "key%d", i);
+		snprintf(value, sizeof value, "value%d", i);
+		if (harness_call(kv, REQ_PUT_KV_CONFIG, NULL, &r, "namespace", "ACK", "key", key,
+				 "value", value, NULL) == 0 &&
+		    r->cmd.code == 0)
+			acked++;
+		client_reply_free(r);
+	}
+	cr_assert_eq(acked, 20, "only %d of 20 PUTs acknowledged", acked);
+
+	/* seconds of registrations queued when the signal comes */
+	struct buf frames = BUF_INIT;
+	registration_flood(&frames, FLOOD_DEPTH, FLOOD_TOPICS);
+	struct client *floods[3];
+	for (int i = 0; i < 3; i++)
+		floods[i] = flood(&frames);
+	buf_free(&frames);
+
+	/* while it drains, it says it is not ready, and stays alive */
+	int64_t t0 = now_ms();
+	cr_assert_eq(kill(srv.pid, SIGTERM), 0);
+	char *ready = NULL, *health = NULL;
+	int ready_status = -1;
+	for (int i = 0; i < 50 && ready_status != 503; i++, harness_sleep_ms(10)) {
+		free(ready);
+		ready_status = harness_http_get(http, "/readyz", &ready);
+	}
+	cr_expect_eq(ready_status, 503, "/readyz during the drain: %d", ready_status);
+	cr_expect(ready && strstr(ready, "stopping"), "/readyz: %s", ready ? ready : "");
+	int health_status = harness_http_get(http, "/healthz", &health);
+	free(ready);
+	free(health);
+	int st = harness_stop(&srv, SIGTERM, 20000, NULL);
+	int elapsed = (int)(now_ms() - t0);
+	fprintf(stderr, "exit %d ms after SIGTERM\n", elapsed);
+	cr_expect(health_status == 200 || health_status == -1,
+		  "/healthz during the drain: %d", health_status);
+	cr_assert(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "unclean exit: %d", st);
+	/* the deadline, the answers' last drain (2 s at most), a running registration */
+	cr_expect_lt(elapsed, 6000, "exit took %d ms with shutdownTimeoutMillis=1000", elapsed);
+	for (int i = 0; i < 20; i++) {
+		snprintf(key, sizeof key, "key%d", i);
+		snprintf(value, sizeof value, "value%d", i);
+		cr_expect(kv_file_has(key, value), "acknowledged %s=%s is not in the KV file", key,
+			  value);
+	}
+	client_close(kv);
+	for (int i = 0; i < 3; i++)
+		client_close(floods[i]);
+}
