@@ -6,6 +6,9 @@
 #            process "dies": every socket closes); per kill: death -> new
 #            master elected -> notified (1008) -> a route naming it id 0.
 #   frozen   the same with the master frozen (sockets open, no heartbeats).
+#   heartbeats  150 brokers heart-beat every controller every 10 ms while
+#            rmqns-bench route queries node 0's NameServer port; route
+#            throughput alone and beside them.
 #   leader   the controller leader process is killed (SIGKILL) --leader-kills
 #            times while brokers play; per kill: death -> a survivor serves
 #            as leader (a leader-only request answered) -> every survivor
@@ -57,6 +60,8 @@ for _ in range(50):
 
 cleanup() {
 	local p
+	[ -n "${players:-}" ] && kill "$players" 2>/dev/null
+	[ -n "${hb:-}" ] && kill "$hb" 2>/dev/null
 	for p in "${PID[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null || true; done
 	for p in "${PID[@]:-}"; do [ -n "$p" ] && wait "$p" 2>/dev/null || true; done
 	rm -rf "$WORK"
@@ -117,26 +122,30 @@ EOF
 }
 
 bench() { "$BENCH" controller -a "$NSS" --controller-addr "$CTLS" "${bench_opts[@]}" "$@"; }
+# the same in the background, its own PID in $! (a function would leave a subshell's)
+bench_bg() { "$BENCH" controller -a "$NSS" --controller-addr "$CTLS" "${bench_opts[@]}" "$@" & }
 
 for part in $PARTS; do
 case $part in
 masters)
 	echo "controller-failover: $KILLS master kills"
+	# a set is killed again only after its returned master is back in
+	# the sync-state set (the master adds it at its next replica poll)
 	bench --broker-sets 4 --replicas 2 --kills "$KILLS" --kill-every 2s --return-after 500ms \
-		--json >"$OUT/masters-$TIMINGS.json"
+		--replica-poll 1s --json >"$OUT/masters-$TIMINGS.json" || true
 	bench --broker-sets 4 --replicas 2 --kills 0 -d 1s >/dev/null 2>&1 || true
 	stages "$OUT/masters-$TIMINGS.json"
 	;;
 frozen)
 	n=$(( KILLS / 4 > 0 ? KILLS / 4 : 1 ))
 	echo "controller-failover: $n frozen masters"
-	bench --broker-sets 2 --replicas 2 --kills "$n" --freeze --kill-every 2s --return-after 500ms \
-		--json >"$OUT/frozen-$TIMINGS.json"
+	bench --broker-sets 4 --replicas 2 --kills "$n" --freeze --kill-every 2s --return-after 500ms \
+		--replica-poll 1s --json >"$OUT/frozen-$TIMINGS.json" || true
 	stages "$OUT/frozen-$TIMINGS.json"
 	;;
 leader)
 	echo "controller-failover: $LEADER_KILLS controller leader kills"
-	bench --broker-sets 4 --replicas 2 -d 3600s >"$WORK/players.txt" 2>&1 &
+	bench_bg --broker-sets 4 --replicas 2 -d 3600s >"$WORK/players.txt" 2>&1
 	players=$!
 	sleep 5
 	: >"$OUT/leader-$TIMINGS.txt"
@@ -170,6 +179,32 @@ for name, col in (("a survivor serves as leader", 6), ("every survivor names it"
     v=sorted(int(r[col]) for r in rows)
     q=lambda f: v[min(len(v)-1, int(f*len(v)))]
     print("controller-failover: leader kills %d: %s: min %d p50 %d p90 %d max %d ms" % (len(v), name, v[0], q(0.5), q(0.9), v[-1]))
+EOF
+	;;
+heartbeats)
+	# route queries on node 0's NameServer port alone, then with brokers
+	# heart-beating all three controllers as fast as the bench sends them
+	echo "controller-failover: heartbeats with route load beside"
+	"$BENCH" route -a "127.0.0.1:${NS[0]}" -b 10 -t 100 -c 8 -p 4 -d 8s --json >"$OUT/route-alone-$TIMINGS.json"
+	bench_bg --broker-sets 50 --replicas 3 --heartbeat-interval 10ms -d 20s \
+		--json >"$OUT/heartbeats-$TIMINGS.json" 2>"$WORK/hb.err"
+	hb=$!
+	sleep 6
+	"$BENCH" route -a "127.0.0.1:${NS[0]}" -b 10 -t 100 -c 8 -p 4 -d 8s --json >"$OUT/route-beside-$TIMINGS.json"
+	for i in 0 1 2; do
+		echo "  node $i: $(curl -s "http://127.0.0.1:${HTTP[$i]}/metrics" | grep -E '^rmqns_controller_(live_brokers|turn_age_seconds) ' | tr '\n' ' ')"
+	done
+	wait "$hb" || true
+	python3 - "$OUT" "$TIMINGS" <<'EOF'
+import json,sys
+out,t=sys.argv[1],sys.argv[2]
+def tput(f):
+    d=json.load(open(f)); r=d["roles"]["route"]
+    return r["throughput_rps"], r["latency_us"]["p99"] / 1000
+a=tput(f"{out}/route-alone-{t}.json"); b=tput(f"{out}/route-beside-{t}.json")
+hb=json.load(open(f"{out}/heartbeats-{t}.json"))["controller"]["heartbeats"]
+print("controller-failover: %.0f heartbeats/s sent (to each of 3 controllers: %.0f/s in all)" % (hb["per_s"], 3*hb["per_s"]))
+print("controller-failover: route alone %.0f/s p99 %.2f ms; beside the heartbeats %.0f/s p99 %.2f ms (ratio %.3f)" % (a[0], a[1], b[0], b[1], b[0]/a[0]))
 EOF
 	;;
 *) echo "controller-failover: unknown part $part" >&2; exit 2 ;;
