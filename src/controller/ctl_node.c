@@ -249,17 +249,59 @@ static void persist_options(struct ctl_node *n, struct ctl_answer *ans)
 	ctl_answer_set(ans, RSP_SYSTEM_ERROR, "The config was changed but not written: %s", err);
 }
 
+/* The reads Java's controller appends to its log first when
+ * processReadEvent is on: answered from state no older than the read. */
+static bool read_goes_through_log(struct ctl_node *n, int32_t code)
+{
+	return (code == CTL_REQ_GET_REPLICA_INFO || code == CTL_REQ_GET_SYNC_STATE_DATA ||
+		code == CTL_REQ_GET_NEXT_BROKER_ID) &&
+	       ctl_node_serving(n) && ctl_config_flag(&n->options, "processReadEvent", false);
+}
+
+static void answer_request(struct ctl_node *n, struct job *j);
+
+static void on_read_barrier(struct raft_barrier *req, int status)
+{
+	struct job *j = req->data;
+	struct ctl_node *n = j->node;
+
+	n->inflight = NULL;
+	if (status != 0) {
+		ctl_answer_set(&j->ans, RSP_SYSTEM_ERROR, "The read was not committed: %s",
+			       raft_strerror(status));
+		job_finish(n, j, true);
+	} else {
+		answer_request(n, j);
+	}
+	pump(n);
+}
+
 static void run_request(struct ctl_node *n, struct job *j)
 {
-	struct ctl_meta meta;
-	struct ctl_env env;
-
 	if (remoting_decode(j->frame, j->len, &j->req) != 0) {
 		job_finish(n, j, false);
 		return;
 	}
 	j->decoded = true;
-	env = node_env(n, &meta, j->conn);
+	if (read_goes_through_log(n, j->req.code)) {
+		j->read_barrier.data = j;
+		if (raft_barrier(&n->raft, &j->read_barrier, on_read_barrier) == 0) {
+			n->inflight = j;
+			return;
+		}
+		ctl_answer_set(&j->ans, RSP_SYSTEM_ERROR, "The read could not be appended to the log");
+		job_finish(n, j, true);
+		return;
+	}
+	answer_request(n, j);
+}
+
+/* Runs the handler and answers, after committing its event if it made one. */
+static void answer_request(struct ctl_node *n, struct job *j)
+{
+	struct ctl_meta meta;
+	struct ctl_env env = node_env(n, &meta, j->conn);
+
 	if (ctl_handle(&env, &j->req, &j->ans) != 0) {
 		ctl_answer_clear(&j->ans);
 		ctl_answer_set(&j->ans, RSP_SYSTEM_ERROR, "The controller ran out of memory");

@@ -35,6 +35,7 @@ struct job {
 	bool decoded;
 	struct ctl_answer ans;
 	struct raft_apply apply;
+	struct raft_barrier read_barrier; /* processReadEvent: a read after a log entry */
 	/* JOB_ELECT */
 	char *broker_name;
 	/* JOB_INSPECT: the caller waits on the node's cond for *done */

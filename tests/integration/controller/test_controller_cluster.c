@@ -233,6 +233,30 @@ Test(controller_cluster, one_leader_named_by_all_and_followers_refuse)
 	const char *const next_id[] = { "clusterName", "C1", "brokerName", "b", NULL };
 	cr_assert_eq(ctl_call(follower, 1012, next_id, NULL, NULL), 2007, "CONTROLLER_NOT_LEADER");
 
+	/* processReadEvent: off, reads add nothing to the log; on (live,
+	 * through 1009), each read waits for an entry of its own, and its
+	 * answer is the same */
+	int hp = cl.http_port[leader];
+	harness_sleep_ms(100); /* the status is published every 20 ms */
+	double applied = harness_metric(hp, "rmqns_controller_last_applied");
+	for (int k = 0; k < 3; k++)
+		cr_assert_eq(ctl_call(leader, 1012, next_id, NULL, NULL), 0);
+	harness_sleep_ms(100);
+	cr_assert_eq(harness_metric(hp, "rmqns_controller_last_applied"), applied);
+	cr_assert_eq(ctl_call(leader, 1009, NULL, "processReadEvent=true", NULL), 0);
+	for (int k = 0; k < 3; k++) {
+		cr_assert_eq(ctl_call(leader, 1012, next_id, NULL, &r), 0);
+		cr_assert_str_eq(remoting_ext_get(&r->cmd, "nextBrokerId"), "1");
+		client_reply_free(r);
+	}
+	double now_applied = applied;
+	for (int k = 0; k < 100 && now_applied < applied + 3; k++) {
+		harness_sleep_ms(20);
+		now_applied = harness_metric(hp, "rmqns_controller_last_applied");
+	}
+	cr_assert_eq(now_applied, applied + 3, "three reads, three entries: %f -> %f", applied,
+		     now_applied);
+
 	/* the NameServer port of every node is the NameServer's: 1005 is not its code */
 	struct client *c = harness_connect(&cl.node[follower]);
 	cr_assert_not_null(c);
