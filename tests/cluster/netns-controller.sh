@@ -18,16 +18,14 @@
 #   tests/cluster/netns-controller.sh [BUILD_DIR]   (default build/)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. tests/cluster/netns-lib.sh
+TAG="controller cluster"
 BUILD=${1:-build}
-RMQNS=$BUILD/rmqns
-ADMIN=$BUILD/tools/admin/rmqns-admin
 PLAYER=$BUILD/tests/cluster/ctl-player
-for b in "$RMQNS" "$ADMIN" "$PLAYER"; do [ -x "$b" ] || { echo "controller cluster: $b not built" >&2; exit 1; }; done
-for t in curl jq; do command -v "$t" >/dev/null || { echo "controller cluster: $t is needed" >&2; exit 1; }; done
+netns_build "$PLAYER" curl jq
 
 ID=rmqnsk$$
 NET=10.254.13      # only inside the namespaces below
-HUB=$ID-hub
 NODES=(n0 n1 n2)
 declare -A IP=([n0]=$NET.10 [n1]=$NET.11 [n2]=$NET.12 [broker]=$NET.20 [client]=$NET.30)
 CTL_PORT=9878      # Raft between the nodes: 9878 + controllerRaftPortOffset (1000)
@@ -45,34 +43,10 @@ fail() {
 }
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 
-cleanup() {
-	local p
-	for p in "${PLAY[@]}" "${PID[@]}"; do kill "$p" 2>/dev/null || true; done
-	for p in "${PLAY[@]}" "${PID[@]}"; do wait "$p" 2>/dev/null || true; done
-	for p in "${NODES[@]}" broker client; do ip netns del "$ID-$p" 2>/dev/null || true; done
-	ip netns del "$HUB" 2>/dev/null || true
-	rm -rf "$WORK"
-}
+cleanup() { netns_kill "${PLAY[@]}" "${PID[@]}"; netns_down; rm -rf "$WORK"; }
 trap cleanup EXIT
 trap 'exit 143' INT TERM   # a timeout still cleans up
-
-if ! err=$(ip netns add "$HUB" 2>&1); then
-	echo "controller cluster: SKIPPED: cannot create network namespaces here ($err)"
-	exit 77
-fi
-ip -n "$HUB" link add br0 type bridge
-ip -n "$HUB" link set br0 up
-for h in "${NODES[@]}" broker client; do
-	ns=$ID-$h
-	ip netns add "$ns"
-	ip -n "$ns" link set lo up
-	ip link add eth0 netns "$ns" type veth peer name "p-$h" netns "$HUB"
-	ip -n "$HUB" link set dev "p-$h" master br0 up
-	ip -n "$ns" addr add "${IP[$h]}/24" dev eth0
-	ip -n "$ns" link set dev eth0 up
-done
-inns() { local h=$1; shift; ip netns exec "$ID-$h" "$@"; }
-client() { local cmd=$1; shift; inns client timeout 20 "$ADMIN" "$cmd" --timeout 1000 "$@"; }
+netns_up "${NODES[@]}" broker client
 PEERS="n0-${IP[n0]}:$CTL_PORT;n1-${IP[n1]}:$CTL_PORT;n2-${IP[n2]}:$CTL_PORT"
 CTLS="${IP[n0]}:$CTL_PORT;${IP[n1]}:$CTL_PORT;${IP[n2]}:$CTL_PORT"
 
@@ -168,7 +142,7 @@ within 5000 sets_in_sync || fail "the leader's /controller does not show 4 broke
 
 step "3. the leader ($LEADER) is cut off at the hub"
 cut_ms=$(now_ms)
-ip -n "$HUB" link set dev "p-$LEADER" down
+netns_link "$LEADER" down
 NEW=
 while [ $(( $(now_ms) - cut_ms )) -lt 20000 ]; do
 	NEW=$(agreed_leader "${OTHERS[@]}")
@@ -207,7 +181,7 @@ say "the cut node is behind: lastApplied $(field .lastApplied "$cut_view"), the 
 
 step "4. the link comes back: $CUT rejoins and catches up"
 up_ms=$(now_ms)
-ip -n "$HUB" link set dev "p-$CUT" up
+netns_link "$CUT" up
 same=
 while [ $(( $(now_ms) - up_ms )) -lt 30000 ]; do
 	lead_view=$(view client "$NEW")
