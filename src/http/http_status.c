@@ -12,6 +12,8 @@
 
 #include "rmqns/app.h"
 #include "rmqns/config.h"
+#include "rmqns/controller.h"
+#include "rmqns/controller_port.h"
 #include "rmqns/err.h"
 #include "rmqns/http_status.h"
 #include "rmqns/json_body.h"
@@ -543,8 +545,15 @@ static int api_node(struct app *app, const struct http_request *req, struct buf 
 	jw_int(&w, (int64_t)kv_keys);
 	jw_key(&w, "peers");
 	node_peers(&w, o->statusPeers);
-	jw_key(&w, "controller"); /* no controller runs in rmqns */
-	jw_null(&w);
+	/* the embedded controller's view (as /controller), or null */
+	jw_key(&w, "controller");
+	struct ctl_node *ctl = ctl_port_node(app->controller);
+	struct buf view = BUF_INIT;
+	if (ctl && ctl_node_view(ctl, &view, NULL) == 0 && view.len)
+		jw_raw(&w, (const char *)view.data, view.len);
+	else
+		jw_null(&w);
+	buf_free(&view);
 	jw_key(&w, "config");
 	if (rc == 0)
 		rc = node_config(app, &w);
