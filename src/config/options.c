@@ -209,7 +209,7 @@ static const struct config_option options_table[] = {
 	  100, 3600000, 1000, NULL, "embedded controller: ms between the leader's scans for masters no longer live" },
 	{ "controllerRaftPortOffset", CONFIG_I32, 0, OFF(controllerRaftPortOffset), "1000",
 	  1, 64535, 0, NULL, "embedded controller: a node's Raft port is its controllerDLegerPeers port plus this" },
-	{ "controllerElectionTimeoutMillis", CONFIG_I32, 0, OFF(controllerElectionTimeoutMillis), "800",
+	{ "controllerElectionTimeoutMillis", CONFIG_I32, 0, OFF(controllerElectionTimeoutMillis), "500",
 	  100, 60000, 0, NULL, "embedded controller: Raft election timeout; a dead leader is replaced within about twice this" },
 	{ "controllerHeartbeatTimeoutMillis", CONFIG_I32, 0, OFF(controllerHeartbeatTimeoutMillis), "100",
 	  10, 10000, 0, NULL, "embedded controller: Raft heartbeat interval of the leader (below the election timeout)" },

@@ -99,7 +99,7 @@ int ctl_node_configure(struct ctl_node *n, const struct ctl_node_config *cfg, ch
 		snprintf(err, errlen, "out of memory");
 		return RMQNS_ENOMEM;
 	}
-	n->election_timeout_ms = cfg->election_timeout_ms ? cfg->election_timeout_ms : 800;
+	n->election_timeout_ms = cfg->election_timeout_ms ? cfg->election_timeout_ms : 500;
 	n->heartbeat_timeout_ms = cfg->heartbeat_timeout_ms ? cfg->heartbeat_timeout_ms : 100;
 	n->snapshot_threshold = cfg->snapshot_threshold ? cfg->snapshot_threshold : 1024;
 	n->snapshot_trailing = cfg->snapshot_trailing ? cfg->snapshot_trailing : 128;
