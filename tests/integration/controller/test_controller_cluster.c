@@ -481,3 +481,39 @@ Test(controller_cluster, master_disconnect_elects_the_live_replica_and_tells_it)
 	free(doc);
 	client_close(h2);
 }
+
+/* A master gone with no other replica in the sync-state set: nobody is
+ * elected (the set keeps no master, its epoch moves on) unless unclean
+ * election is on, and then the live replica outside the set is. */
+Test(controller_cluster, no_in_sync_replica_no_master_unless_unclean)
+{
+	cluster_start();
+	int leader = wait_leader(all_alive, NULL);
+	cr_assert_geq(leader, 0);
+	struct client *h1 = client_connect("127.0.0.1", cl.ctl_port[leader], 1000, &(int){ 0 });
+	struct client *h2 = client_connect("127.0.0.1", cl.ctl_port[leader], 1000, &(int){ 0 });
+	cr_assert(h1 && h2);
+	make_set(leader, "u1", "127.0.0.1:32001", "127.0.0.1:32002", h1);
+	heartbeat(h2, "u1", "127.0.0.1:32002", "2"); /* live, never in the sync-state set */
+	client_close(h1);
+	int64_t master = 1, epoch = 1;
+	int64_t t0 = harness_now_ms();
+	while (harness_now_ms() - t0 < WAIT_MS && epoch < 2) {
+		replica_info(leader, "u1", &master, &epoch);
+		if (epoch < 2)
+			harness_sleep_ms(10);
+	}
+	cr_assert_eq(epoch, 2, "no election was tried");
+	cr_assert_eq(master, -1, "replica 2 is not in sync: nobody may be elected");
+	cr_assert(harness_wait_log(&cl.node[leader], "election in u1 found no master", 5000));
+
+	/* unclean election on: the operator's election takes the live replica */
+	cr_assert_eq(ctl_call(leader, 1009, NULL, "enableElectUncleanMaster=true", NULL), 0);
+	const char *const elect[] = { "clusterName", "C1", "brokerName", "u1", "brokerId", "2",
+				      "designateElect", "true", NULL };
+	cr_assert_eq(ctl_call(leader, 1002, elect, NULL, NULL), 0);
+	cr_assert_eq(replica_info(leader, "u1", &master, &epoch), 0);
+	cr_assert_eq(master, 2);
+	cr_assert_eq(epoch, 3);
+	client_close(h2);
+}
