@@ -86,11 +86,47 @@ start_node() {
 	echo "controller-failover: node $i did not start" >&2; tail -5 "$WORK/n$i.log" >&2; exit 1
 }
 now_ms() { date +%s%3N; }
-leader_of() { # the leader node i names (index), or -1
-	"$ADMIN" getControllerMetaData -a "127.0.0.1:${CTL[$1]}" --json 2>/dev/null |
-		python3 -c 'import json,sys
-try: d=json.load(sys.stdin); l=d.get("controllerLeaderId") or ""; print(int(l[1:]) if l.startswith("n") else -1)
-except Exception: print(-1)'
+# After the leader (index $2) was killed at $1 (ms since the epoch): asks
+# the survivors over the wire, every 2 ms, with a leader-only request
+# (1012) and the metadata query (1005). Prints the new leader's index, the
+# ms until it served and until every survivor named it.
+watch_takeover() {
+	python3 - "$1" "$2" "${CTL[@]}" <<'EOF'
+import json, socket, struct, sys, time
+t0, dead, ports = int(sys.argv[1]), int(sys.argv[2]), [int(p) for p in sys.argv[3:]]
+live = [i for i in range(len(ports)) if i != dead]
+def ask(i, code, ext):
+    h = json.dumps({"code": code, "flag": 0, "language": "JAVA", "opaque": 1, "version": 479,
+                    "serializeTypeCurrentRPC": "JSON", "extFields": ext}).encode()
+    try:
+        with socket.create_connection(("127.0.0.1", ports[i]), timeout=0.5) as s:
+            s.sendall(struct.pack(">II", 4 + len(h), len(h)) + h)
+            d = b""
+            while len(d) < 4 or len(d) < 4 + struct.unpack(">I", d[:4])[0]:
+                c = s.recv(65536)
+                if not c:
+                    return None
+                d += c
+            hl = struct.unpack(">I", d[4:8])[0] & 0xFFFFFF
+            return json.loads(d[8:8 + hl])
+    except (OSError, ValueError):
+        return None
+now = lambda: int(time.time() * 1000)
+new, served, named = -1, None, None
+while now() - t0 < 30000 and named is None:
+    if served is None:
+        for i in live:
+            a = ask(i, 1012, {"clusterName": "C", "brokerName": "takeover-probe"})
+            if a and a.get("code") == 0:
+                new, served = i, now() - t0
+                break
+    else:
+        names = [(ask(i, 1005, {}) or {}).get("extFields", {}).get("controllerLeaderId") for i in live if i != new]
+        if all(n == "n%d" % new for n in names):
+            named = now() - t0
+    time.sleep(0.002)
+print(new, served if served is not None else -1, named if named is not None else -1)
+EOF
 }
 serving() { # node i answers as a serving leader: rmqns_controller_leader 1
 	curl -s --max-time 1 "http://127.0.0.1:${HTTP[$1]}/metrics" 2>/dev/null | grep -qx "rmqns_controller_leader 1"
@@ -153,20 +189,8 @@ leader)
 		leader=$(wait_leader)
 		t0=$(now_ms)
 		kill -9 "${PID[$leader]}"; wait "${PID[$leader]}" 2>/dev/null || true; PID[$leader]=
-		next=-1
-		while [ "$next" -lt 0 ] && [ $(( $(now_ms) - t0 )) -lt 30000 ]; do
-			for i in 0 1 2; do [ -n "${PID[$i]}" ] && serving "$i" && { next=$i; break; }; done
-			[ "$next" -ge 0 ] || sleep 0.005
-		done
-		t_serve=$(( $(now_ms) - t0 ))
-		named=0
-		while [ "$named" = 0 ] && [ $(( $(now_ms) - t0 )) -lt 30000 ]; do
-			named=1
-			for i in 0 1 2; do
-				[ -n "${PID[$i]}" ] && [ "$i" != "$next" ] && [ "$(leader_of "$i")" != "$next" ] && named=0
-			done
-		done
-		t_named=$(( $(now_ms) - t0 ))
+		set -- $(watch_takeover "$t0" "$leader")
+		next=$1 t_serve=$2 t_named=$3
 		echo "$k killed n$leader new n$next serving_ms $t_serve named_ms $t_named" | tee -a "$OUT/leader-$TIMINGS.txt"
 		start_node "$leader"
 		sleep 2
