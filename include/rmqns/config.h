@@ -105,7 +105,7 @@ struct options {
 	int32_t controllerRaftPortOffset;  /* Raft port = peer port + this */
 	int32_t controllerElectionTimeoutMillis;
 	int32_t controllerHeartbeatTimeoutMillis;
-	bool processReadEvent;             /* refused when true */
+	bool processReadEvent;             /* reads through the Raft log */
 	int64_t mappedFileSize;            /* accepted, no effect */
 	int32_t controllerThreadPoolNums;  /* accepted, no effect */
 	int32_t controllerRequestThreadPoolQueueCapacity; /* accepted, no effect */

@@ -331,7 +331,7 @@ struct ctl_node_config {
 	const char *store_path;        /* controllerStorePath: the Raft log lives here */
 	const char *bind_host;         /* where the Raft port listens; NULL = the peer's host */
 	int raft_port_offset;          /* 0 = CTL_DEFAULT_RAFT_PORT_OFFSET */
-	unsigned election_timeout_ms;  /* 0 = 800 */
+	unsigned election_timeout_ms;  /* 0 = 500 */
 	unsigned heartbeat_timeout_ms; /* 0 = 100 */
 	unsigned snapshot_threshold;   /* entries between snapshots; 0 = 1024 */
 	unsigned snapshot_trailing;    /* entries kept behind a snapshot; 0 = 128 */

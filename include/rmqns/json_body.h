@@ -44,6 +44,23 @@ void jw_bool(struct jw *w, bool v);
 void jw_null(struct jw *w);
 /* Appends already-serialized JSON as one value. */
 void jw_raw(struct jw *w, const char *json, size_t n);
+/* A member of an object: "name": value. */
+static inline void jw_member_str(struct jw *w, const char *name, const char *s)
+{
+	jw_key(w, name);
+	jw_str(w, s);
+}
+static inline void jw_member_int(struct jw *w, const char *name, int64_t v)
+{
+	jw_key(w, name);
+	jw_int(w, v);
+}
+static inline void jw_member_bool(struct jw *w, const char *name, bool v)
+{
+	jw_key(w, name);
+	jw_bool(w, v);
+}
+
 /* 0, or the first error met while writing. */
 static inline int jw_error(const struct jw *w) { return w->err; }
 

@@ -19,11 +19,21 @@ enum acl_class acl_class_of(int32_t code)
 	case REQ_REGISTER_TOPIC_IN_NAMESRV:
 	case REQ_UPDATE_NAMESRV_CONFIG:
 	case REQ_ADD_WRITE_PERM_OF_BROKER:
+	/* the controller's port (controller.md §3): its config and a clean */
+	case 1009: /* UPDATE_CONTROLLER_CONFIG */
+	case 1011: /* CLEAN_BROKER_DATA */
 		return ACL_CLASS_ADMIN;
 	case REQ_REGISTER_BROKER:
 	case REQ_UNREGISTER_BROKER:
 	case REQ_QUERY_DATA_VERSION:
-	case REQ_BROKER_HEARTBEAT:
+	case REQ_BROKER_HEARTBEAT: /* on both ports */
+	/* what brokers send the controller: sync-state changes, elections,
+	 * registration and ids */
+	case 1001: /* ALTER_SYNC_STATE_SET */
+	case 1002: /* ELECT_MASTER */
+	case 1003: /* REGISTER_BROKER (controller) */
+	case 1012: /* GET_NEXT_BROKER_ID */
+	case 1013: /* APPLY_BROKER_ID */
 		return ACL_CLASS_BROKER;
 	default:
 		return ACL_CLASS_READ;

@@ -209,12 +209,12 @@ static const struct config_option options_table[] = {
 	  100, 3600000, 1000, NULL, "embedded controller: ms between the leader's scans for masters no longer live" },
 	{ "controllerRaftPortOffset", CONFIG_I32, 0, OFF(controllerRaftPortOffset), "1000",
 	  1, 64535, 0, NULL, "embedded controller: a node's Raft port is its controllerDLegerPeers port plus this" },
-	{ "controllerElectionTimeoutMillis", CONFIG_I32, 0, OFF(controllerElectionTimeoutMillis), "800",
+	{ "controllerElectionTimeoutMillis", CONFIG_I32, 0, OFF(controllerElectionTimeoutMillis), "500",
 	  100, 60000, 0, NULL, "embedded controller: Raft election timeout; a dead leader is replaced within about twice this" },
 	{ "controllerHeartbeatTimeoutMillis", CONFIG_I32, 0, OFF(controllerHeartbeatTimeoutMillis), "100",
 	  10, 10000, 0, NULL, "embedded controller: Raft heartbeat interval of the leader (below the election timeout)" },
 	{ "processReadEvent", CONFIG_BOOL, 0, OFF(processReadEvent), "false", 0, 0, 0, NULL,
-	  "embedded controller: a log entry per read (Java's isProcessReadEvent); not offered: true is refused at start" },
+	  "embedded controller: reads of the state (1004, 1006, 1012) answered after a Raft entry commits (Java's isProcessReadEvent)" },
 	{ "mappedFileSize", CONFIG_I64, CONFIG_UNUSED, OFF(mappedFileSize), "1073741824", 0, INT64_MAX, 0, NULL,
 	  "embedded controller: DLedger's log file size; the Raft log here sizes its own segments" },
 	{ "controllerThreadPoolNums", CONFIG_I32, CONFIG_UNUSED, OFF(controllerThreadPoolNums), "16",
@@ -528,11 +528,6 @@ static int options_check_controller(const struct options *o, char *err, size_t e
 	if (port + o->controllerRaftPortOffset > 65535) {
 		snprintf(err, errlen, "the controller's Raft port (%d + controllerRaftPortOffset %d) is "
 			 "past 65535", port, (int)o->controllerRaftPortOffset);
-		return RMQNS_EINVAL;
-	}
-	if (o->processReadEvent) {
-		snprintf(err, errlen, "processReadEvent=true (a Raft entry per read) is not offered; "
-			 "reads are answered by a leader serving its own term");
 		return RMQNS_EINVAL;
 	}
 	if (o->controllerHeartbeatTimeoutMillis >= o->controllerElectionTimeoutMillis) {

@@ -471,14 +471,10 @@ static void write_replicas(struct jw *w, const struct ctl_env *env, const struct
 		if (ctl_set_in_sss(set, r->id) != in_sync)
 			continue;
 		jw_obj_begin(w);
-		jw_key(w, "alive");
-		jw_bool(w, ctl_env_alive(env, set->cluster, set->name, r->id));
-		jw_key(w, "brokerAddress");
-		jw_str(w, r->address);
-		jw_key(w, "brokerId");
-		jw_int(w, r->id);
-		jw_key(w, "brokerName");
-		jw_str(w, set->name);
+		jw_member_bool(w, "alive", ctl_env_alive(env, set->cluster, set->name, r->id));
+		jw_member_str(w, "brokerAddress", r->address);
+		jw_member_int(w, "brokerId", r->id);
+		jw_member_str(w, "brokerName", set->name);
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);
@@ -512,19 +508,15 @@ static int handle_sync_state_data(const struct ctl_env *env, const struct remoti
 		jw_key(&w, "inSyncReplicas");
 		write_replicas(&w, env, set, true);
 		if (m) {
-			jw_key(&w, "masterAddress");
-			jw_str(&w, m->address);
+			jw_member_str(&w, "masterAddress", m->address);
 		}
 		if (set->has_master) {
-			jw_key(&w, "masterBrokerId");
-			jw_int(&w, set->master_id);
+			jw_member_int(&w, "masterBrokerId", set->master_id);
 		}
-		jw_key(&w, "masterEpoch");
-		jw_int(&w, set->master_epoch);
+		jw_member_int(&w, "masterEpoch", set->master_epoch);
 		jw_key(&w, "notInSyncReplicas");
 		write_replicas(&w, env, set, false);
-		jw_key(&w, "syncStateSetEpoch");
-		jw_int(&w, set->sss_epoch);
+		jw_member_int(&w, "syncStateSetEpoch", set->sss_epoch);
 		jw_obj_end(&w);
 	}
 	jw_obj_end(&w);

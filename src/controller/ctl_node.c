@@ -19,7 +19,7 @@
 #include <raft/uv.h>
 #include <uv.h>
 
-#include "ctl_internal.h"
+#include "ctl_node.h"
 #include "rmqns/durable.h"
 #include "rmqns/err.h"
 #include "rmqns/log.h"
@@ -27,99 +27,6 @@
 
 #define TICK_MS 20
 #define FIRST_EXPIRY_SCAN_MS 2000
-
-enum job_kind { JOB_REQUEST, JOB_CLOSE, JOB_ELECT, JOB_INSPECT };
-
-struct job {
-	struct job *next;
-	enum job_kind kind;
-	struct ctl_node *node;
-	/* JOB_REQUEST */
-	uint8_t *frame;
-	size_t len;
-	uint64_t conn;
-	ctl_reply_fn reply;
-	void *reply_arg;
-	struct remoting_cmd req;
-	bool decoded;
-	struct ctl_answer ans;
-	struct raft_apply apply;
-	/* JOB_ELECT */
-	char *broker_name;
-	/* JOB_INSPECT: the caller waits on the node's cond for *done */
-	void (*inspect)(void *arg, const struct ctl_state *s);
-	void *inspect_arg;
-	bool *done;
-};
-
-struct job_queue {
-	struct job *head;
-	struct job **tail;
-};
-
-struct ctl_node {
-	/* set before the thread starts, read-only after */
-	struct ctl_peer *peers;
-	unsigned n_peers;
-	unsigned self;
-	char *group;
-	char *peers_desc;
-	char *dir;
-	char *config_store_path;
-	char raft_address[200];
-	char bind_address[200];
-	unsigned election_timeout_ms, heartbeat_timeout_ms, snapshot_threshold, snapshot_trailing;
-	int raft_port_offset;
-	int64_t scan_not_active_ms, scan_inactive_master_ms;
-	void (*notify)(void *arg, const char *address, const uint8_t *frame, size_t len);
-	void *notify_arg;
-
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	/* under lock */
-	struct job_queue inbox;
-	bool stopping;
-	bool started;
-	int start_rc;
-	char start_err[512];
-	struct ctl_node_status status;
-
-	/* the loop thread's own */
-	uv_loop_t loop;
-	uv_async_t wake;
-	uv_timer_t tick;
-	struct ctl_transport transport;
-	struct raft_io io;
-	struct raft raft;
-	struct raft_fsm fsm;
-	struct ctl_state state;
-	struct ctl_live live;
-	struct properties options;
-	struct job_queue pending;
-	struct job *inflight;
-	struct raft_barrier barrier;
-	bool barrier_pending;
-	raft_term barrier_term;
-	raft_term serving_term;  /* the term whose no-op is applied; 0 = none */
-	bool closing;
-	int64_t next_expiry_scan;
-	int64_t next_master_scan;
-	int32_t next_opaque;
-	struct buf out;
-	/* what the HTTP side reads (ctl_node_status, ctl_node_view) */
-	int last_leader;         /* -2 before the first look */
-	uint64_t leader_changes, elections_won, elections_failed;
-	int64_t next_view_ms;
-	struct buf view_json, view_prom; /* under lock */
-};
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void queue_init(struct job_queue *q)
 {
@@ -176,52 +83,11 @@ static void job_finish(struct ctl_node *n, struct job *j, bool answer)
 	job_free(j);
 }
 
-static bool node_serving(struct ctl_node *n)
-{
-	return !n->closing && raft_state(&n->raft) == RAFT_LEADER && n->serving_term != 0 &&
-	       n->serving_term == n->raft.current_term;
-}
-
-static int leader_index(struct ctl_node *n)
-{
-	raft_id id = 0;
-	const char *addr = NULL;
-
-	raft_leader(&n->raft, &id, &addr);
-	return id >= 1 && id <= n->n_peers ? (int)id - 1 : -1;
-}
-
-static void publish_status(struct ctl_node *n)
-{
-	struct ctl_node_status st = {
-		.is_leader = raft_state(&n->raft) == RAFT_LEADER,
-		.serving = node_serving(n),
-		.term = n->raft.current_term,
-		.last_applied = raft_last_applied(&n->raft),
-		.leader = leader_index(n),
-		.turn_ms = (uint64_t)now_ms(),
-		.leader_changes = n->leader_changes,
-		.elections_won = n->elections_won,
-		.elections_failed = n->elections_failed,
-		.live_brokers = n->live.count,
-	};
-	for (uint32_t i = 0; i < n->state.count; i++) {
-		const struct ctl_set *set = n->state.sets[i];
-		st.broker_sets += ctl_set_exists(set);
-		st.masters += ctl_set_exists(set) && set->has_master;
-	}
-	pthread_mutex_lock(&n->lock);
-	n->status = st;
-	pthread_mutex_unlock(&n->lock);
-}
-
-/* ---- work ---- */
-
 static void pump(struct ctl_node *n);
 
 static struct ctl_env node_env(struct ctl_node *n, struct ctl_meta *meta, uint64_t conn)
 {
-	int leader = leader_index(n);
+	int leader = ctl_node_leader_index(n);
 
 	*meta = (struct ctl_meta){
 		.group = n->group,
@@ -230,7 +96,7 @@ static struct ctl_env node_env(struct ctl_node *n, struct ctl_meta *meta, uint64
 		.is_leader = raft_state(&n->raft) == RAFT_LEADER,
 		.peers = n->peers_desc,
 	};
-	return (struct ctl_env){ &n->state, &n->live, &n->options, meta, now_ms(), node_serving(n), conn };
+	return (struct ctl_env){ &n->state, &n->live, &n->options, meta, ctl_node_now_ms(), ctl_node_serving(n), conn };
 }
 
 static void notify_brokers(struct ctl_node *n, const char *broker_name)
@@ -247,7 +113,7 @@ static void notify_brokers(struct ctl_node *n, const char *broker_name)
 	}
 	for (uint32_t i = 0; i < set->replica_count; i++) {
 		const struct ctl_replica *r = &set->replicas[i];
-		if (ctl_live_alive(&n->live, set->cluster, set->name, r->id, now_ms()))
+		if (ctl_live_alive(&n->live, set->cluster, set->name, r->id, ctl_node_now_ms()))
 			n->notify(n->notify_arg, r->address, n->out.data, n->out.len);
 	}
 }
@@ -295,7 +161,7 @@ static void on_applied(struct raft_apply *req, int status, void *result)
 		if (j->ans.notify_role_change)
 			notify_brokers(n, j->ans.event.broker_name);
 	}
-	publish_status(n);
+	ctl_node_publish_status(n);
 	job_finish(n, j, true);
 	pump(n);
 }
@@ -345,7 +211,7 @@ static void brokers_inactive(struct ctl_node *n, struct ctl_broker_key *keys, ui
 		const struct ctl_set *set = ctl_state_find(&n->state, keys[i].broker_name);
 		log_info("controller: broker %s/%s id %" PRId64 " is no longer live", keys[i].cluster,
 			 keys[i].broker_name, keys[i].broker_id);
-		if (node_serving(n) && ctl_set_exists(set) && set->has_master &&
+		if (ctl_node_serving(n) && ctl_set_exists(set) && set->has_master &&
 		    set->master_id == keys[i].broker_id && strcmp(set->cluster, keys[i].cluster) == 0)
 			enqueue_election(n, set->name);
 	}
@@ -383,17 +249,59 @@ static void persist_options(struct ctl_node *n, struct ctl_answer *ans)
 	ctl_answer_set(ans, RSP_SYSTEM_ERROR, "The config was changed but not written: %s", err);
 }
 
+/* The reads Java's controller appends to its log first when
+ * processReadEvent is on: answered from state no older than the read. */
+static bool read_goes_through_log(struct ctl_node *n, int32_t code)
+{
+	return (code == CTL_REQ_GET_REPLICA_INFO || code == CTL_REQ_GET_SYNC_STATE_DATA ||
+		code == CTL_REQ_GET_NEXT_BROKER_ID) &&
+	       ctl_node_serving(n) && ctl_config_flag(&n->options, "processReadEvent", false);
+}
+
+static void answer_request(struct ctl_node *n, struct job *j);
+
+static void on_read_barrier(struct raft_barrier *req, int status)
+{
+	struct job *j = req->data;
+	struct ctl_node *n = j->node;
+
+	n->inflight = NULL;
+	if (status != 0) {
+		ctl_answer_set(&j->ans, RSP_SYSTEM_ERROR, "The read was not committed: %s",
+			       raft_strerror(status));
+		job_finish(n, j, true);
+	} else {
+		answer_request(n, j);
+	}
+	pump(n);
+}
+
 static void run_request(struct ctl_node *n, struct job *j)
 {
-	struct ctl_meta meta;
-	struct ctl_env env;
-
 	if (remoting_decode(j->frame, j->len, &j->req) != 0) {
 		job_finish(n, j, false);
 		return;
 	}
 	j->decoded = true;
-	env = node_env(n, &meta, j->conn);
+	if (read_goes_through_log(n, j->req.code)) {
+		j->read_barrier.data = j;
+		if (raft_barrier(&n->raft, &j->read_barrier, on_read_barrier) == 0) {
+			n->inflight = j;
+			return;
+		}
+		ctl_answer_set(&j->ans, RSP_SYSTEM_ERROR, "The read could not be appended to the log");
+		job_finish(n, j, true);
+		return;
+	}
+	answer_request(n, j);
+}
+
+/* Runs the handler and answers, after committing its event if it made one. */
+static void answer_request(struct ctl_node *n, struct job *j)
+{
+	struct ctl_meta meta;
+	struct ctl_env env = node_env(n, &meta, j->conn);
+
 	if (ctl_handle(&env, &j->req, &j->ans) != 0) {
 		ctl_answer_clear(&j->ans);
 		ctl_answer_set(&j->ans, RSP_SYSTEM_ERROR, "The controller ran out of memory");
@@ -462,11 +370,11 @@ static void on_barrier(struct raft_barrier *req, int status)
 	if (status == 0 && raft_state(&n->raft) == RAFT_LEADER &&
 	    n->raft.current_term == n->barrier_term) {
 		n->serving_term = n->barrier_term;
-		n->next_master_scan = now_ms() + n->scan_inactive_master_ms;
+		n->next_master_scan = ctl_node_now_ms() + n->scan_inactive_master_ms;
 		log_info("controller %s: leader of term %llu, serving", n->peers[n->self].id,
 			 (unsigned long long)n->serving_term);
 	}
-	publish_status(n);
+	ctl_node_publish_status(n);
 }
 
 /* A new leader serves only once a no-op of its term is applied: then
@@ -489,7 +397,7 @@ static void watch_role(struct ctl_node *n)
 
 static void scan(struct ctl_node *n)
 {
-	int64_t now = now_ms();
+	int64_t now = ctl_node_now_ms();
 	struct ctl_broker_key *gone;
 	uint32_t count;
 
@@ -498,7 +406,7 @@ static void scan(struct ctl_node *n)
 		if (ctl_live_remove_expired(&n->live, now, &gone, &count) == 0)
 			brokers_inactive(n, gone, count);
 	}
-	if (node_serving(n) && now >= n->next_master_scan) {
+	if (ctl_node_serving(n) && now >= n->next_master_scan) {
 		n->next_master_scan = now + n->scan_inactive_master_ms;
 		for (uint32_t i = 0; i < n->state.count; i++) {
 			const struct ctl_set *set = n->state.sets[i];
@@ -514,65 +422,15 @@ static void scan(struct ctl_node *n)
 	}
 }
 
-/* Followers name the new leader as soon as libraft knows it. */
-static void watch_leader(struct ctl_node *n)
-{
-	int leader = leader_index(n);
-
-	if (leader == n->last_leader)
-		return;
-	if (n->last_leader != -2)
-		n->leader_changes++;
-	n->last_leader = leader;
-	if (leader >= 0)
-		log_info("controller %s: leader is %s (%s), term %llu", n->peers[n->self].id,
-			 n->peers[leader].id, n->peers[leader].address,
-			 (unsigned long long)n->raft.current_term);
-	else
-		log_info("controller %s: no leader known, term %llu", n->peers[n->self].id,
-			 (unsigned long long)n->raft.current_term);
-}
-
-/* The JSON and metrics the HTTP side shows, rebuilt here, swapped in. */
-static void publish_view(struct ctl_node *n)
-{
-	int64_t now = now_ms();
-	struct buf json = BUF_INIT, prom = BUF_INIT;
-
-	if (now < n->next_view_ms)
-		return;
-	n->next_view_ms = now + CTL_VIEW_MS;
-	struct ctl_node_status st;
-	pthread_mutex_lock(&n->lock);
-	st = n->status;
-	pthread_mutex_unlock(&n->lock);
-	struct ctl_view_ctx v = {
-		.state = &n->state, .live = &n->live, .status = &st, .self_id = n->peers[n->self].id,
-		.group = n->group, .leader = st.leader >= 0 ? &n->peers[st.leader] : NULL, .now_ms = now,
-	};
-	if (ctl_view_json(&v, &json) != 0 || ctl_view_prom(&v, &prom) != 0) {
-		buf_free(&json);
-		buf_free(&prom);
-		return; /* the previous view stays */
-	}
-	pthread_mutex_lock(&n->lock);
-	struct buf old_json = n->view_json, old_prom = n->view_prom;
-	n->view_json = json;
-	n->view_prom = prom;
-	pthread_mutex_unlock(&n->lock);
-	buf_free(&old_json);
-	buf_free(&old_prom);
-}
-
 static void on_tick(uv_timer_t *t)
 {
 	struct ctl_node *n = t->data;
 
 	watch_role(n);
-	watch_leader(n);
+	ctl_node_watch_leader(n);
 	scan(n);
-	publish_status(n);
-	publish_view(n);
+	ctl_node_publish_status(n);
+	ctl_node_publish_view(n);
 	pump(n);
 }
 
@@ -617,27 +475,6 @@ static void on_wake(uv_async_t *a)
 	pump(n);
 }
 
-static int mkdir_p(const char *path)
-{
-	char *copy = strdup(path);
-	int rc = 0;
-
-	if (!copy)
-		return RMQNS_ENOMEM;
-	for (char *p = copy + 1; *p && !rc; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(copy, 0755) != 0 && errno != EEXIST)
-			rc = RMQNS_EIO;
-		*p = '/';
-	}
-	if (!rc && mkdir(copy, 0755) != 0 && errno != EEXIST)
-		rc = RMQNS_EIO;
-	free(copy);
-	return rc;
-}
-
 /* Closes what node_open opened after raft_init, and runs the loop dry. */
 static void node_close_raft(struct ctl_node *n)
 {
@@ -647,39 +484,13 @@ static void node_close_raft(struct ctl_node *n)
 	uv_loop_close(&n->loop);
 }
 
-static int node_bootstrap(struct ctl_node *n, char *err, size_t errlen)
-{
-	struct raft_configuration conf;
-	char addr[300];
-	int rc = 0;
-
-	/* the same configuration on every node; a node with a log keeps its own */
-	raft_configuration_init(&conf);
-	for (unsigned i = 0; i < n->n_peers && rc == 0; i++) {
-		if (ctl_peer_raft_address(&n->peers[i], n->raft_port_offset, addr, sizeof addr) != 0) {
-			snprintf(err, errlen, "raft port of %s is past 65535", n->peers[i].address);
-			raft_configuration_close(&conf);
-			return RMQNS_EINVAL;
-		}
-		rc = raft_configuration_add(&conf, i + 1, addr, RAFT_VOTER);
-	}
-	if (rc == 0)
-		rc = raft_bootstrap(&n->raft, &conf);
-	raft_configuration_close(&conf);
-	if (rc != 0 && rc != RAFT_CANTBOOTSTRAP) {
-		snprintf(err, errlen, "raft bootstrap in %s: %s", n->dir, raft_errmsg(&n->raft));
-		return RMQNS_EIO;
-	}
-	return 0;
-}
-
 /* Brings up the loop, the Raft member and the timer; on failure what was
  * opened is closed again and err says why. */
 static int node_open(struct ctl_node *n, char *err, size_t errlen)
 {
 	int rc;
 
-	if (mkdir_p(n->dir) != 0) {
+	if (durable_mkdirs(n->dir, err, errlen) != 0) {
 		snprintf(err, errlen, "cannot create %s: %s", n->dir, strerror(errno));
 		return RMQNS_EIO;
 	}
@@ -704,7 +515,7 @@ static int node_open(struct ctl_node *n, char *err, size_t errlen)
 		goto fail_io;
 	}
 	n->raft.data = n;
-	if (node_bootstrap(n, err, errlen) != 0) {
+	if (ctl_node_bootstrap(n, err, errlen) != 0) {
 		node_close_raft(n);
 		return RMQNS_EIO;
 	}
@@ -718,7 +529,7 @@ static int node_open(struct ctl_node *n, char *err, size_t errlen)
 		node_close_raft(n);
 		return RMQNS_EIO;
 	}
-	n->next_expiry_scan = now_ms() + FIRST_EXPIRY_SCAN_MS;
+	n->next_expiry_scan = ctl_node_now_ms() + FIRST_EXPIRY_SCAN_MS;
 	uv_timer_start(&n->tick, on_tick, TICK_MS, TICK_MS);
 	return 0;
 
@@ -756,7 +567,7 @@ static void *node_main(void *arg)
 	pthread_mutex_unlock(&n->lock);
 	if (rc)
 		return NULL;
-	publish_status(n);
+	ctl_node_publish_status(n);
 	uv_run(&n->loop, UV_RUN_DEFAULT);
 	uv_loop_close(&n->loop);
 	/* what arrived after the close: no answer */
@@ -772,86 +583,6 @@ static void *node_main(void *arg)
 	while ((j = queue_pop(&n->pending)))
 		job_finish(n, j, false);
 	return NULL;
-}
-
-static void node_free(struct ctl_node *n)
-{
-	ctl_peers_free(n->peers, n->n_peers);
-	free(n->group);
-	free(n->peers_desc);
-	free(n->dir);
-	free(n->config_store_path);
-	ctl_state_free(&n->state);
-	ctl_live_free(&n->live);
-	properties_free(&n->options);
-	buf_free(&n->out);
-	buf_free(&n->view_json);
-	buf_free(&n->view_prom);
-	pthread_mutex_destroy(&n->lock);
-	pthread_cond_destroy(&n->cond);
-	free(n);
-}
-
-static int node_options(struct ctl_node *n, const struct ctl_node_config *cfg)
-{
-	int rc = cfg->options ? properties_copy(&n->options, cfg->options) : 0;
-
-	/* the flags 1009 may change must be there to be changed */
-	if (!rc && !properties_has(&n->options, "enableElectUncleanMaster"))
-		rc = properties_set(&n->options, "enableElectUncleanMaster", "false");
-	if (!rc && !properties_has(&n->options, "notifyBrokerRoleChanged"))
-		rc = properties_set(&n->options, "notifyBrokerRoleChanged", "true");
-	return rc;
-}
-
-static int node_configure(struct ctl_node *n, const struct ctl_node_config *cfg, char *err,
-			  size_t errlen)
-{
-	int rc;
-
-	if (!cfg->self_id || !*cfg->self_id || !cfg->store_path || !*cfg->store_path) {
-		snprintf(err, errlen, "controllerDLegerSelfId and controllerStorePath must be set");
-		return RMQNS_EINVAL;
-	}
-	if ((rc = ctl_peers_parse(cfg->peers, &n->peers, &n->n_peers, err, errlen)))
-		return rc;
-	for (n->self = 0; n->self < n->n_peers; n->self++)
-		if (strcmp(n->peers[n->self].id, cfg->self_id) == 0)
-			break;
-	if (n->self == n->n_peers) {
-		snprintf(err, errlen, "controllerDLegerSelfId %s is not in controllerDLegerPeers",
-			 cfg->self_id);
-		return RMQNS_EINVAL;
-	}
-	n->raft_port_offset = cfg->raft_port_offset ? cfg->raft_port_offset : CTL_DEFAULT_RAFT_PORT_OFFSET;
-	const struct ctl_peer *me = &n->peers[n->self];
-	if (ctl_peer_raft_address(me, n->raft_port_offset, n->raft_address, sizeof n->raft_address)) {
-		snprintf(err, errlen, "raft port of %s (+%d) is past 65535", me->address, n->raft_port_offset);
-		return RMQNS_EINVAL;
-	}
-	snprintf(n->bind_address, sizeof n->bind_address, "%s:%d",
-		 cfg->bind_host && *cfg->bind_host ? cfg->bind_host : me->host, me->port + n->raft_port_offset);
-	n->group = strdup(cfg->group ? cfg->group : "");
-	n->peers_desc = ctl_peers_describe(n->peers, n->n_peers);
-	if (asprintf(&n->dir, "%s/raft-%s", cfg->store_path, me->id) < 0)
-		n->dir = NULL;
-	if (!n->group || !n->peers_desc || !n->dir || node_options(n, cfg)) {
-		snprintf(err, errlen, "out of memory");
-		return RMQNS_ENOMEM;
-	}
-	n->election_timeout_ms = cfg->election_timeout_ms ? cfg->election_timeout_ms : 800;
-	n->heartbeat_timeout_ms = cfg->heartbeat_timeout_ms ? cfg->heartbeat_timeout_ms : 100;
-	n->snapshot_threshold = cfg->snapshot_threshold ? cfg->snapshot_threshold : 1024;
-	n->snapshot_trailing = cfg->snapshot_trailing ? cfg->snapshot_trailing : 128;
-	n->scan_not_active_ms = cfg->scan_not_active_ms > 0 ? cfg->scan_not_active_ms : 5000;
-	n->scan_inactive_master_ms = cfg->scan_inactive_master_ms > 0 ? cfg->scan_inactive_master_ms : 5000;
-	n->notify = cfg->notify;
-	n->notify_arg = cfg->notify_arg;
-	if (cfg->config_store_path && !(n->config_store_path = strdup(cfg->config_store_path))) {
-		snprintf(err, errlen, "out of memory");
-		return RMQNS_ENOMEM;
-	}
-	return 0;
 }
 
 struct ctl_node *ctl_node_start(const struct ctl_node_config *cfg, char *err, size_t errlen)
@@ -871,13 +602,13 @@ struct ctl_node *ctl_node_start(const struct ctl_node_config *cfg, char *err, si
 	n->options = (struct properties)PROPERTIES_INIT;
 	n->next_opaque = 1;
 	n->last_leader = -2;
-	if (node_configure(n, cfg, err, errlen) != 0) {
-		node_free(n);
+	if (ctl_node_configure(n, cfg, err, errlen) != 0) {
+		ctl_node_free(n);
 		return NULL;
 	}
 	if (pthread_create(&n->thread, NULL, node_main, n) != 0) {
 		snprintf(err, errlen, "cannot start the controller thread");
-		node_free(n);
+		ctl_node_free(n);
 		return NULL;
 	}
 	pthread_mutex_lock(&n->lock);
@@ -888,7 +619,7 @@ struct ctl_node *ctl_node_start(const struct ctl_node_config *cfg, char *err, si
 	pthread_mutex_unlock(&n->lock);
 	if (rc) {
 		pthread_join(n->thread, NULL);
-		node_free(n);
+		ctl_node_free(n);
 		return NULL;
 	}
 	log_info("controller %s: raft member %s, log in %s, peers %s", n->peers[n->self].id,
@@ -905,7 +636,7 @@ void ctl_node_stop(struct ctl_node *n)
 	uv_async_send(&n->wake);
 	pthread_mutex_unlock(&n->lock);
 	pthread_join(n->thread, NULL);
-	node_free(n);
+	ctl_node_free(n);
 }
 
 /* Puts a job in the inbox and wakes the loop; RMQNS_ECLOSED once stopping. */
@@ -957,36 +688,6 @@ int ctl_node_conn_closed(struct ctl_node *n, uint64_t conn)
 		return RMQNS_ENOMEM;
 	*j = (struct job){ .kind = JOB_CLOSE, .node = n, .conn = conn };
 	return node_post_or_free(n, j);
-}
-
-const struct ctl_peer *ctl_node_peer(const struct ctl_node *n, int i)
-{
-	return i >= 0 && (unsigned)i < n->n_peers ? &n->peers[i] : NULL;
-}
-
-const char *ctl_node_self_id(const struct ctl_node *n)
-{
-	return n->peers[n->self].id;
-}
-
-int ctl_node_view(struct ctl_node *n, struct buf *json, struct buf *prom)
-{
-	int rc = 0;
-
-	pthread_mutex_lock(&n->lock);
-	if (json)
-		rc = buf_append(json, n->view_json.data, n->view_json.len);
-	if (prom && rc == 0)
-		rc = buf_append(prom, n->view_prom.data, n->view_prom.len);
-	pthread_mutex_unlock(&n->lock);
-	return rc;
-}
-
-void ctl_node_status(struct ctl_node *n, struct ctl_node_status *out)
-{
-	pthread_mutex_lock(&n->lock);
-	*out = n->status;
-	pthread_mutex_unlock(&n->lock);
 }
 
 int ctl_node_inspect(struct ctl_node *n, void (*fn)(void *arg, const struct ctl_state *s), void *arg)

@@ -83,7 +83,7 @@ static int ctl_port_on_frame(void *arg, const struct net_frame *f)
 		return -1;
 	}
 	bool allowed = acl_authorize(p->acl, &req, f->peer, remark, sizeof remark);
-	if (!allowed)
+	if (!allowed && !remoting_is_oneway(&req)) /* a one-way request gets no answer */
 		ctl_port_refuse(f, &req, remark);
 	remoting_cmd_release(&req);
 	if (!allowed)

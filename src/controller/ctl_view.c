@@ -22,25 +22,18 @@ static void view_set(struct jw *w, const struct ctl_view_ctx *v, const struct ct
 	const struct ctl_replica *master = set->has_master ? ctl_set_replica(set, set->master_id) : NULL;
 
 	jw_obj_begin(w);
-	jw_key(w, "brokerName");
-	jw_str(w, set->name);
-	jw_key(w, "clusterName");
-	jw_str(w, set->cluster);
-	jw_key(w, "registered");
-	jw_bool(w, ctl_set_exists(set));
-	jw_key(w, "nextBrokerId");
-	jw_int(w, set->next_id);
+	jw_member_str(w, "brokerName", set->name);
+	jw_member_str(w, "clusterName", set->cluster);
+	jw_member_bool(w, "registered", ctl_set_exists(set));
+	jw_member_int(w, "nextBrokerId", set->next_id);
 	jw_key(w, "masterBrokerId");
 	if (set->has_master)
 		jw_int(w, set->master_id);
 	else
 		jw_null(w);
-	jw_key(w, "masterAddress");
-	jw_str(w, master ? master->address : NULL);
-	jw_key(w, "masterEpoch");
-	jw_int(w, set->master_epoch);
-	jw_key(w, "syncStateSetEpoch");
-	jw_int(w, set->sss_epoch);
+	jw_member_str(w, "masterAddress", master ? master->address : NULL);
+	jw_member_int(w, "masterEpoch", set->master_epoch);
+	jw_member_int(w, "syncStateSetEpoch", set->sss_epoch);
 	jw_key(w, "syncStateSet");
 	view_ids(w, set->sss, set->sss_count);
 	jw_key(w, "replicas");
@@ -48,14 +41,12 @@ static void view_set(struct jw *w, const struct ctl_view_ctx *v, const struct ct
 	for (uint32_t i = 0; i < set->replica_count; i++) {
 		const struct ctl_replica *r = &set->replicas[i];
 		jw_obj_begin(w);
-		jw_key(w, "brokerId");
-		jw_int(w, r->id);
-		jw_key(w, "address");
-		jw_str(w, r->address);
-		jw_key(w, "alive");
-		jw_bool(w, v->live && ctl_live_alive(v->live, set->cluster, set->name, r->id, v->now_ms));
-		jw_key(w, "inSyncStateSet");
-		jw_bool(w, ctl_set_in_sss(set, r->id));
+		jw_member_int(w, "brokerId", r->id);
+		jw_member_str(w, "address", r->address);
+		bool alive = v->live &&
+			     ctl_live_alive(v->live, set->cluster, set->name, r->id, v->now_ms);
+		jw_member_bool(w, "alive", alive);
+		jw_member_bool(w, "inSyncStateSet", ctl_set_in_sss(set, r->id));
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);
@@ -68,24 +59,15 @@ static void view_live(struct jw *w, const struct ctl_view_ctx *v)
 	for (uint32_t i = 0; v->live && i < v->live->count; i++) {
 		const struct ctl_live_entry *e = &v->live->items[i];
 		jw_obj_begin(w);
-		jw_key(w, "clusterName");
-		jw_str(w, e->cluster);
-		jw_key(w, "brokerName");
-		jw_str(w, e->broker_name);
-		jw_key(w, "brokerId");
-		jw_int(w, e->broker_id);
-		jw_key(w, "address");
-		jw_str(w, e->address);
-		jw_key(w, "heartbeatAgeMillis");
-		jw_int(w, v->now_ms > e->last_ms ? v->now_ms - e->last_ms : 0);
-		jw_key(w, "heartbeatTimeoutMillis");
-		jw_int(w, e->timeout_ms);
-		jw_key(w, "epoch");
-		jw_int(w, e->epoch);
-		jw_key(w, "maxOffset");
-		jw_int(w, e->max_offset);
-		jw_key(w, "electionPriority");
-		jw_int(w, e->priority);
+		jw_member_str(w, "clusterName", e->cluster);
+		jw_member_str(w, "brokerName", e->broker_name);
+		jw_member_int(w, "brokerId", e->broker_id);
+		jw_member_str(w, "address", e->address);
+		jw_member_int(w, "heartbeatAgeMillis", v->now_ms > e->last_ms ? v->now_ms - e->last_ms : 0);
+		jw_member_int(w, "heartbeatTimeoutMillis", e->timeout_ms);
+		jw_member_int(w, "epoch", e->epoch);
+		jw_member_int(w, "maxOffset", e->max_offset);
+		jw_member_int(w, "electionPriority", e->priority);
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);
@@ -98,24 +80,15 @@ int ctl_view_json(const struct ctl_view_ctx *v, struct buf *out)
 
 	jw_init(&w, out, JW_STANDARD);
 	jw_obj_begin(&w);
-	jw_key(&w, "self");
-	jw_str(&w, v->self_id);
-	jw_key(&w, "group");
-	jw_str(&w, v->group);
-	jw_key(&w, "role");
-	jw_str(&w, st->is_leader ? "leader" : "follower");
-	jw_key(&w, "serving");
-	jw_bool(&w, st->serving);
-	jw_key(&w, "term");
-	jw_int(&w, (int64_t)st->term);
-	jw_key(&w, "leader");
-	jw_str(&w, v->leader ? v->leader->id : NULL);
-	jw_key(&w, "leaderAddress");
-	jw_str(&w, v->leader ? v->leader->address : NULL);
-	jw_key(&w, "lastApplied");
-	jw_int(&w, (int64_t)st->last_applied);
-	jw_key(&w, "leaderChanges");
-	jw_int(&w, (int64_t)st->leader_changes);
+	jw_member_str(&w, "self", v->self_id);
+	jw_member_str(&w, "group", v->group);
+	jw_member_str(&w, "role", st->is_leader ? "leader" : "follower");
+	jw_member_bool(&w, "serving", st->serving);
+	jw_member_int(&w, "term", (int64_t)st->term);
+	jw_member_str(&w, "leader", v->leader ? v->leader->id : NULL);
+	jw_member_str(&w, "leaderAddress", v->leader ? v->leader->address : NULL);
+	jw_member_int(&w, "lastApplied", (int64_t)st->last_applied);
+	jw_member_int(&w, "leaderChanges", (int64_t)st->leader_changes);
 	jw_key(&w, "brokerSets");
 	jw_arr_begin(&w);
 	for (uint32_t i = 0; v->state && i < v->state->count; i++)

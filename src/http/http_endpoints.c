@@ -347,12 +347,9 @@ static int ep_broker_one(void *arg, const struct route_broker_view *b)
 
 	/* the words rmqns-admin prints */
 	http_status_broker_begin(w, b, b->id == 0 ? "master" : b->id > 0 ? "slave" : "unknown");
-	jw_key(w, "lastHeartbeatAgeMillis");
-	jw_int(w, (int64_t)age);
-	jw_key(w, "heartbeatTimeoutMillis");
-	jw_int(w, b->timeout_ms);
-	jw_key(w, "topicCount");
-	jw_int(w, (int64_t)b->topics);
+	jw_member_int(w, "lastHeartbeatAgeMillis", (int64_t)age);
+	jw_member_int(w, "heartbeatTimeoutMillis", b->timeout_ms);
+	jw_member_int(w, "topicCount", (int64_t)b->topics);
 	jw_obj_end(w);
 	return jw_error(w);
 }

@@ -12,6 +12,8 @@
 
 #include "rmqns/app.h"
 #include "rmqns/config.h"
+#include "rmqns/controller.h"
+#include "rmqns/controller_port.h"
 #include "rmqns/err.h"
 #include "rmqns/http_status.h"
 #include "rmqns/json_body.h"
@@ -185,30 +187,21 @@ static void brokers_assign_roles(struct broker_rows *rows, bool support_acting_m
 void http_status_broker_begin(struct jw *w, const struct route_broker_view *b, const char *role)
 {
 	jw_obj_begin(w);
-	jw_key(w, "cluster");
-	jw_str(w, b->cluster);
-	jw_key(w, "brokerName");
-	jw_str(w, b->name);
-	jw_key(w, "brokerId");
-	jw_int(w, b->id);
-	jw_key(w, "role");
-	jw_str(w, role);
-	jw_key(w, "address");
-	jw_str(w, b->addr);
+	jw_member_str(w, "cluster", b->cluster);
+	jw_member_str(w, "brokerName", b->name);
+	jw_member_int(w, "brokerId", b->id);
+	jw_member_str(w, "role", role);
+	jw_member_str(w, "address", b->addr);
 }
 
 static void broker_write(struct jw *w, const struct broker_row *row, uint64_t now)
 {
 	const struct route_broker_view *b = &row->v;
 	http_status_broker_begin(w, b, row->role);
-	jw_key(w, "actingMasterEnabled");
-	jw_bool(w, b->acting_master);
-	jw_key(w, "lastHeartbeatAgeMillis");
-	jw_int(w, (int64_t)(now > b->last_ms ? now - b->last_ms : 0));
-	jw_key(w, "heartbeatTimeoutMillis");
-	jw_int(w, b->timeout_ms);
-	jw_key(w, "topicCount");
-	jw_int(w, (int64_t)b->topics);
+	jw_member_bool(w, "actingMasterEnabled", b->acting_master);
+	jw_member_int(w, "lastHeartbeatAgeMillis", (int64_t)(now > b->last_ms ? now - b->last_ms : 0));
+	jw_member_int(w, "heartbeatTimeoutMillis", b->timeout_ms);
+	jw_member_int(w, "topicCount", (int64_t)b->topics);
 	char dv[96];
 	int n = data_version_format(&b->dv, dv, sizeof dv);
 	jw_key(w, "dataVersion");
@@ -232,8 +225,7 @@ static int api_brokers(struct app *app, const struct http_request *req, struct b
 		brokers_assign_roles(&rows, sam);
 		jw_init(&w, out, JW_STANDARD);
 		jw_obj_begin(&w);
-		jw_key(&w, "supportActingMaster");
-		jw_bool(&w, sam);
+		jw_member_bool(&w, "supportActingMaster", sam);
 		jw_key(&w, "brokers");
 		jw_arr_begin(&w);
 		for (size_t i = 0; i < rows.n; i++)
@@ -346,14 +338,10 @@ static int api_topics(struct app *app, const struct http_request *req, struct bu
 			qsort(tp.v, tp.n, sizeof *tp.v, name_cmp);
 		jw_init(&w, out, JW_STANDARD);
 		jw_obj_begin(&w);
-		jw_key(&w, "total");
-		jw_int(&w, (int64_t)tp.total);
-		jw_key(&w, "matched");
-		jw_int(&w, (int64_t)tp.matched);
-		jw_key(&w, "offset");
-		jw_int(&w, offset);
-		jw_key(&w, "limit");
-		jw_int(&w, limit);
+		jw_member_int(&w, "total", (int64_t)tp.total);
+		jw_member_int(&w, "matched", (int64_t)tp.matched);
+		jw_member_int(&w, "offset", offset);
+		jw_member_int(&w, "limit", limit);
 		jw_key(&w, "topics");
 		jw_arr_begin(&w);
 		for (size_t i = (size_t)offset; i < tp.n && i < (size_t)offset + (size_t)limit; i++)
@@ -511,40 +499,33 @@ static int api_node(struct app *app, const struct http_request *req, struct buf 
 		kv_count(app->kv, &kv_ns, &kv_keys);
 	const struct options *o = config_current(app->config);
 	jw_obj_begin(&w);
-	jw_key(&w, "version");
-	jw_str(&w, RMQNS_VERSION);
-	jw_key(&w, "uptimeMillis");
-	jw_int(&w, (int64_t)route_uptime_ms(app->route, now));
-	jw_key(&w, "listenPort");
-	jw_int(&w, app->server ? server_port(app->server) : o->listenPort);
-	jw_key(&w, "connections");
-	jw_int(&w, app->server ? server_conn_count(app->server) : 0);
-	jw_key(&w, "connectionMemoryBytes");
-	jw_int(&w, app->server ? server_held_bytes(app->server) : 0);
-	jw_key(&w, "connectionMemoryBudgetBytes");
-	jw_int(&w, app->server ? (int64_t)server_memory_budget(app->server) : 0);
-	jw_key(&w, "rssBytes");
-	jw_int(&w, (int64_t)node_rss_bytes());
-	jw_key(&w, "brokersLive");
-	jw_int(&w, st.live);
-	jw_key(&w, "brokerGroups");
-	jw_int(&w, st.groups);
-	jw_key(&w, "topics");
-	jw_int(&w, (int64_t)d.n);
+	jw_member_str(&w, "version", RMQNS_VERSION);
+	jw_member_int(&w, "uptimeMillis", (int64_t)route_uptime_ms(app->route, now));
+	jw_member_int(&w, "listenPort", app->server ? server_port(app->server) : o->listenPort);
+	jw_member_int(&w, "connections", app->server ? server_conn_count(app->server) : 0);
+	jw_member_int(&w, "connectionMemoryBytes", app->server ? server_held_bytes(app->server) : 0);
+	jw_member_int(&w, "connectionMemoryBudgetBytes", app->server ? (int64_t)server_memory_budget(app->server) : 0);
+	jw_member_int(&w, "rssBytes", (int64_t)node_rss_bytes());
+	jw_member_int(&w, "brokersLive", st.live);
+	jw_member_int(&w, "brokerGroups", st.groups);
+	jw_member_int(&w, "topics", (int64_t)d.n);
 	/* equal on two nodes when they route every topic alike */
 	snprintf(hex, sizeof hex, "%016llx", (unsigned long long)d.sum);
-	jw_key(&w, "topicsDigest");
-	jw_str(&w, hex);
-	jw_key(&w, "queueEntries");
-	jw_int(&w, (int64_t)st.queue_entries);
-	jw_key(&w, "kvNamespaces");
-	jw_int(&w, (int64_t)kv_ns);
-	jw_key(&w, "kvKeys");
-	jw_int(&w, (int64_t)kv_keys);
+	jw_member_str(&w, "topicsDigest", hex);
+	jw_member_int(&w, "queueEntries", (int64_t)st.queue_entries);
+	jw_member_int(&w, "kvNamespaces", (int64_t)kv_ns);
+	jw_member_int(&w, "kvKeys", (int64_t)kv_keys);
 	jw_key(&w, "peers");
 	node_peers(&w, o->statusPeers);
-	jw_key(&w, "controller"); /* no controller runs in rmqns */
-	jw_null(&w);
+	/* the embedded controller's view (as /controller), or null */
+	jw_key(&w, "controller");
+	struct ctl_node *ctl = ctl_port_node(app->controller);
+	struct buf view = BUF_INIT;
+	if (ctl && ctl_node_view(ctl, &view, NULL) == 0 && view.len)
+		jw_raw(&w, (const char *)view.data, view.len);
+	else
+		jw_null(&w);
+	buf_free(&view);
 	jw_key(&w, "config");
 	if (rc == 0)
 		rc = node_config(app, &w);

@@ -6,6 +6,10 @@
 // silent broker turning red and the broker then leaving, the request charts,
 // the differences with a second node (read by the browser across origins),
 // a phone-sized layout without sideways scrolling, and no console errors.
+// A third node runs a one-node controller group with a broker set made by
+// synthetic brokers: its controller section shows the role, term, the set
+// with its master and epoch, and the brokers heart-beating to it (a silent
+// one turning red); the first node's says none runs there.
 //
 //   RMQNS_BIN=... RMQNS_BENCH_BIN=... CHROMIUM=/usr/bin/chromium \
 //     node status_page.js [SCREENSHOT.png]
@@ -19,11 +23,15 @@ const puppeteer = require('puppeteer-core');
 const lib = path.join(__dirname, '..', 'compat', 'lib');
 const { startServer, stopServer } = require(path.join(lib, 'server.js'));
 const { RawConn, registerBroker, closedPort } = require(path.join(lib, 'wire.js'));
+const controller = require(path.join(__dirname, 'controller.js'));
 
 const TOPICS = 100000;
 const SEED_BROKERS = 4;
 const SILENT_TIMEOUT_MS = 6000;   // the slave that stops heartbeating
 const STEP_MS = 30000;            // generous: "it happens at all"
+// The controller node's expiry scan runs 2 s after its start, then at this
+// interval: a silent broker stays listed (red) well past its timeout.
+const CTL_SCAN_MS = 600000;
 // Time to a rendered page (broker table and first topic page) that fails
 // the test: generous for a loaded CI machine; the measured time is printed.
 const RENDER_LIMIT_MS = Number(process.env.RMQNS_BROWSER_RENDER_LIMIT_MS || 10000);
@@ -47,6 +55,19 @@ async function waitFor(what, fn, ms = STEP_MS) {
   }
 }
 
+// Console errors, failed requests and HTTP errors of a page, collected in problems.
+function watch(page, problems) {
+  page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warn') problems.push(`console ${m.type()}: ${m.text()}`); });
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('requestfailed', (r) => problems.push(`request failed: ${r.url()} ${r.failure() && r.failure().errorText}`));
+  page.on('response', (r) => { if (r.status() >= 400) problems.push(`HTTP ${r.status()}: ${r.url()}`); });
+}
+
+// The rows of a table as the text of their cells.
+function cellTexts(page, selector) {
+  return page.$$eval(selector, (rows) => rows.map((r) => [...r.cells].map((c) => c.textContent)));
+}
+
 async function main() {
   const shot = process.argv[2];
   const httpPort = await closedPort(), peerHttpPort = await closedPort();
@@ -56,7 +77,7 @@ async function main() {
   const server = await startServer([`--httpPort=${httpPort}`, '--httpBindAddress=127.0.0.1',
     '--scanNotActiveBrokerInterval=2000', '--supportActingMaster=true', `--statusPeers=127.0.0.1:${peerHttpPort}`]);
   const base = `http://127.0.0.1:${httpPort}`;
-  let seed = null, browser = null;
+  let seed = null, browser = null, ctlServer = null;
   const conns = [];
   try {
     // 100,000 topics over four brokers, kept alive until the end
@@ -96,10 +117,7 @@ async function main() {
     });
     const page = await browser.newPage();
     const problems = [];
-    page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warn') problems.push(`console ${m.type()}: ${m.text()}`); });
-    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-    page.on('requestfailed', (r) => problems.push(`request failed: ${r.url()} ${r.failure() && r.failure().errorText}`));
-    page.on('response', (r) => { if (r.status() >= 400) problems.push(`HTTP ${r.status()}: ${r.url()}`); });
+    watch(page, problems);
     await page.setViewport({ width: 1200, height: 1500 });
 
     // the first render: brokers and the first page of topics
@@ -115,6 +133,11 @@ async function main() {
     const count = await page.$eval('#topic-count', (e) => e.textContent);
     assert.match(count, /of \d+ \(100\d{3} in all\)/, `topic count line: ${count}`);
     assert.strictEqual(await page.$$eval('#topic-list li', (r) => r.length), 50, 'one page of 50 topics');
+
+    // no controller here: the section says so and shows no tables
+    await page.waitForFunction(() => /^No controller runs in this NameServer/.test(document.getElementById('controller-state').textContent), { timeout: STEP_MS });
+    assert.deepStrictEqual(await page.evaluate(() => [document.getElementById('controller-state').hidden, document.getElementById('controller-view').hidden]),
+      [false, true], 'the controller section without a controller');
 
     // every broker with its role, as the JSON says and as registered
     const api = (await getJSON(`${base}/api/brokers`)).brokers;
@@ -135,7 +158,7 @@ async function main() {
     await page.keyboard.press('Enter');
     await page.waitForFunction(() => /BenchTopic-b3-t24999/.test((document.getElementById('route-h') || {}).textContent || ''), { timeout: STEP_MS });
     assert.strictEqual(await page.evaluate(() => document.activeElement.id), 'route-h', 'focus moves to the route');
-    const q1 = await page.$$eval('#route-queues tbody tr', (rows) => rows.map((r) => [...r.cells].map((c) => c.textContent)));
+    const q1 = await cellTexts(page, '#route-queues tbody tr');
     assert.deepStrictEqual(q1, [['bench-broker-3', '4', '4', 'RW-', '0']], 'queues of the seeded topic');
 
     await page.click('#topic-q', { clickCount: 3 });
@@ -143,7 +166,7 @@ async function main() {
     await page.waitForSelector('button[data-topic="StatusTopic"]', { timeout: STEP_MS });
     await page.click('button[data-topic="StatusTopic"]');
     await page.waitForFunction(() => /StatusTopic/.test((document.getElementById('route-h') || {}).textContent || ''), { timeout: STEP_MS });
-    const q2 = await page.$$eval('#route-queues tbody tr', (rows) => rows.map((r) => [...r.cells].map((c) => c.textContent)));
+    const q2 = await cellTexts(page, '#route-queues tbody tr');
     assert.deepStrictEqual(q2, [['status-a', '4', '2', 'RW-', '0']], 'queues of StatusTopic');
     const b2 = await page.$$eval('#route-brokers tbody tr', (rows) => rows.map((r) => r.cells[2].textContent));
     assert.deepStrictEqual(b2, [`0: ${master}, 1: ${slave}`], 'the broker set of StatusTopic');
@@ -157,7 +180,7 @@ async function main() {
 
     // the other node, read by the browser across origins: where they disagree
     const diffRows = await waitFor('the comparison with the other node', async () => {
-      const rows = await page.$$eval('#peer-differences tbody tr', (r) => r.map((x) => [...x.cells].map((c) => c.textContent)));
+      const rows = await cellTexts(page, '#peer-differences tbody tr');
       return rows.length ? rows : null;
     });
     const peerName = `127.0.0.1:${peerHttpPort}`;
@@ -212,6 +235,15 @@ async function main() {
     const buttons = await page.$$eval('button', (b) => b.map((x) => x.id || 'topic'));
     assert.ok(buttons.every((id) => ['topic-prev', 'topic-next', 'topic'].includes(id)), `buttons: ${buttons}`);
 
+    // the controller node, started only now: its expiry scan runs 2 s
+    // after its start, then every CTL_SCAN_MS
+    const ctlPort = await controller.controllerPort(), ctlHttpPort = await closedPort();
+    ctlServer = await startServer([`--httpPort=${ctlHttpPort}`, '--httpBindAddress=127.0.0.1',
+      `--scanNotActiveBrokerInterval=${CTL_SCAN_MS}`, `--statusPeers=127.0.0.1:${httpPort}`,
+      ...controller.oneNodeGroup('StatusGroup', ctlPort)]);
+    await controllerSection(browser, problems, conns,
+      { port: ctlPort, base: `http://127.0.0.1:${ctlHttpPort}`, peer: `127.0.0.1:${httpPort}` });
+
     assert.deepStrictEqual(problems, [], 'console errors or failed requests');
     log('ok');
   } finally {
@@ -223,7 +255,87 @@ async function main() {
     }
     await stopServer(server);
     await stopServer(peer);
+    await stopServer(ctlServer);
   }
+}
+
+// The page of a node running a one-node controller group (ctl: its
+// controller port, its page's base URL, and the controller-less node it
+// lists in statusPeers): role, term and leader; a broker set made through
+// the controller (master 1, then a slave 2 that falls silent); the brokers
+// heart-beating to it; the controller column of the other node.
+async function controllerSection(browser, problems, conns, ctl) {
+  const view = async () => (await getJSON(`${ctl.base}/api/node`)).controller;
+  await waitFor('the controller leading and serving', async () => { const c = await view(); return c && c.serving; });
+
+  const master = { cluster: 'CtlCluster', brokerName: 'ctl-a', brokerId: 1, address: `127.0.0.1:${await closedPort()}`, timeoutMillis: 600000 };
+  const masterConn = await controller.startBroker(ctl.port, master);
+  conns.push(masterConn);
+  const elected = await controller.electSelf(masterConn, master);
+  assert.deepStrictEqual([elected.masterBrokerId, elected.masterAddress, elected.masterEpoch], ['1', master.address, '1'],
+    `the election: ${JSON.stringify(elected)}`);
+  await controller.heartbeat(masterConn, master, 1, 4096); // as a master of epoch 1 with data
+  const term = (await view()).term;
+
+  const page = await browser.newPage();
+  watch(page, problems);
+  await page.setViewport({ width: 1200, height: 1500 });
+  await page.goto(`${ctl.base}/`, { waitUntil: 'domcontentloaded' });
+  await page.waitForSelector('#ctl-sets tr[data-set="ctl-a"]', { timeout: STEP_MS });
+  assert.strictEqual(await page.$eval('#controller-state', (e) => e.hidden), true, 'no "no controller" text');
+  const facts = await page.$$eval('#controller-facts dt', (dts) => Object.fromEntries(dts.map((dt) => [dt.textContent, dt.nextElementSibling.textContent])));
+  assert.strictEqual(facts.Role, 'leader, serving', JSON.stringify(facts));
+  assert.strictEqual(facts.Term, String(term), JSON.stringify(facts));
+  assert.strictEqual(facts.Group, 'StatusGroup', JSON.stringify(facts));
+  assert.strictEqual(facts['This node'], 'n0', JSON.stringify(facts));
+  assert.strictEqual(facts.Leader, `n0 at 127.0.0.1:${ctl.port}`, JSON.stringify(facts));
+  assert.match(facts['Leader changes'], /^\d+$/, JSON.stringify(facts));
+
+  const setRow = () => cellTexts(page, '#ctl-sets tr[data-set="ctl-a"]');
+  assert.deepStrictEqual(await setRow(), [['ctl-a', 'CtlCluster', `1 at ${master.address}`, '1', '{1}, epoch 1',
+    `1: ${master.address} ✓\u00a0alive, in sync`]], 'the broker set');
+
+  // the master heart-beating, its epoch and offset from the last heartbeat
+  const liveRow = async (b) => (await cellTexts(page, `#ctl-live tr[data-ctl-broker="${b.address}"]`))[0];
+  const masterRow = await waitFor('the master as its last heartbeat says', async () => {
+    const r = await liveRow(master);
+    return r && r[5] === '1' ? r : null;
+  });
+  assert.deepStrictEqual(masterRow.filter((c, i) => i !== 4), ['CtlCluster', 'ctl-a', '1', master.address, '1', '4096', '2147483647']);
+  assert.match(masterRow[4], /^\d+(\.\d)? s \/ 10 min$/, 'heartbeat age / timeout');
+  assert.strictEqual(await page.$(`#ctl-live tr[data-ctl-broker="${master.address}"] .hb.late`), null, 'the master is not late');
+
+  // a slave that heart-beats once: alive and out of the sync-state set,
+  // then red and not alive once its timeout has run out
+  const slave = { ...master, brokerId: 2, address: `127.0.0.1:${await closedPort()}`, timeoutMillis: SILENT_TIMEOUT_MS };
+  conns.push(await controller.startBroker(ctl.port, slave));
+  const replicas = () => page.$$eval('#ctl-sets tr[data-set="ctl-a"] li', (li) => li.map((x) => [x.dataset.replica, x.dataset.alive, x.dataset.inSync]));
+  await waitFor('the slave among the replicas', async () =>
+    JSON.stringify(await replicas()) === JSON.stringify([['1', 'true', 'true'], ['2', 'true', 'false']]));
+  const slaveSel = `#ctl-live tr[data-ctl-broker="${slave.address}"]`;
+  await page.waitForSelector(slaveSel, { timeout: STEP_MS });
+  assert.strictEqual(await page.$(`${slaveSel} .hb.late`), null, 'not red while its timeout runs');
+  await page.waitForSelector(`${slaveSel} .hb.late`, { timeout: SILENT_TIMEOUT_MS + STEP_MS });
+  assert.match((await liveRow(slave))[4], /^timed out \(/, 'the late heartbeat text');
+  const colour = await page.$eval(`${slaveSel} .bar > span`, (s) => getComputedStyle(s).backgroundColor);
+  assert.strictEqual(colour, 'rgb(179, 0, 27)', 'the late bar is red');
+  await waitFor('the silent slave not alive', async () =>
+    JSON.stringify(await replicas()) === JSON.stringify([['1', 'true', 'true'], ['2', 'false', 'false']]));
+  assert.deepStrictEqual((await setRow())[0].slice(2, 6), [`1 at ${master.address}`, '1', '{1}, epoch 1',
+    `1: ${master.address} ✓\u00a0alive, in sync2: ${slave.address} ✗\u00a0not alive, not in sync`], 'the set with its silent slave');
+
+  // the other node, without a controller, in the comparison
+  const peerRow = await waitFor('the other node in the comparison', async () =>
+    (await cellTexts(page, '#peer-nodes tbody tr')).find((r) => r[0] === ctl.peer));
+  assert.strictEqual(peerRow[5], 'none', `the other node's controller: ${JSON.stringify(peerRow)}`);
+
+  // a phone-sized screen: no sideways scrolling
+  await page.setViewport({ width: 390, height: 844, isMobile: true, hasTouch: true });
+  await sleep(300);
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 1, `the controller page is ${overflow} px wider than a phone`);
+  log(`controller section: leader in term ${term}, set ctl-a with master 1 at epoch 1, silent slave red`);
+  await page.close();
 }
 
 main().then(() => process.exit(0), (e) => {

@@ -14,15 +14,14 @@
 #   tests/cluster/netns-cluster.sh [BUILD_DIR]   (default build/)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. tests/cluster/netns-lib.sh
+TAG=cluster
 BUILD=${1:-build}
-RMQNS=$BUILD/rmqns
-ADMIN=$BUILD/tools/admin/rmqns-admin
 BENCH=$BUILD/tools/bench/rmqns-bench
-for b in "$RMQNS" "$ADMIN" "$BENCH"; do [ -x "$b" ] || { echo "cluster: $b not built" >&2; exit 1; }; done
+netns_build "$BENCH"
 
 ID=rmqnsc$$
 NET=10.254.12      # only inside the namespaces below
-HUB=$ID-hub
 NODES=(n1 n2 n3)
 declare -A IP=([n1]=$NET.11 [n2]=$NET.12 [n3]=$NET.13 [broker]=$NET.20 [client]=$NET.30)
 WORK=$(mktemp -d)
@@ -31,34 +30,10 @@ t0=$(date +%s)
 step() { echo "cluster: $* ($(( $(date +%s) - t0 )) s)"; }
 fail() { echo "cluster: FAIL: $*" >&2; tail -3 "$WORK/probe.log" >&2 2>/dev/null; for n in "${NODES[@]}"; do echo "--- $n" >&2; tail -5 "$WORK/$n.log" >&2 || true; done; exit 1; }
 
-cleanup() {
-	local p
-	for p in "${PID[@]}" "${SEED[@]}"; do kill -CONT "$p" 2>/dev/null || true; kill "$p" 2>/dev/null || true; done
-	for p in "${PID[@]}" "${SEED[@]}"; do wait "$p" 2>/dev/null || true; done
-	for p in "${NODES[@]}" broker client; do ip netns del "$ID-$p" 2>/dev/null || true; done
-	ip netns del "$HUB" 2>/dev/null || true
-	rm -rf "$WORK"
-}
+cleanup() { netns_kill "${PID[@]}" "${SEED[@]}"; netns_down; rm -rf "$WORK"; }
 trap cleanup EXIT
 trap 'exit 143' INT TERM   # a timeout still cleans up
-
-if ! err=$(ip netns add "$HUB" 2>&1); then
-	echo "cluster: SKIPPED: cannot create network namespaces here ($err)"
-	exit 77
-fi
-ip -n "$HUB" link add br0 type bridge
-ip -n "$HUB" link set br0 up
-for h in "${NODES[@]}" broker client; do
-	ns=$ID-$h
-	ip netns add "$ns"
-	ip -n "$ns" link set lo up
-	ip link add eth0 netns "$ns" type veth peer name "p-$h" netns "$HUB"
-	ip -n "$HUB" link set dev "p-$h" master br0 up
-	ip -n "$ns" addr add "${IP[$h]}/24" dev eth0
-	ip -n "$ns" link set dev eth0 up
-done
-inns() { local h=$1; shift; ip netns exec "$ID-$h" "$@"; }
-client() { local cmd=$1; shift; inns client timeout 20 "$ADMIN" "$cmd" --timeout 1000 "$@"; }
+netns_up "${NODES[@]}" broker client
 ALL="${IP[n1]}:9876;${IP[n2]}:9876;${IP[n3]}:9876"
 
 start_node() {

@@ -1,5 +1,6 @@
 /* Process and result functions shared by the rmqns-bench integration tests. */
 #include "bench_run.h"
+#include "fork_tied.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -9,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -30,18 +30,13 @@ static pid_t spawn(char *const argv[], int *out_fd, int err_fd)
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) != 0)
 		return -1;
-	pid_t ppid = getpid();
-	pid_t pid = fork();
+	pid_t pid = fork_tied();
 	if (pid < 0) {
 		close(p[0]);
 		close(p[1]);
 		return -1;
 	}
 	if (pid == 0) {
-		/* never outlive the test */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != ppid)
-			_exit(127);
 		dup2(p[1], STDOUT_FILENO);
 		if (err_fd >= 0)
 			dup2(err_fd, STDERR_FILENO);

@@ -11,13 +11,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "fork_tied.h"
 #include "harness.h"
 #include "rmqns/buf.h"
 #include "rmqns/err.h"
@@ -167,13 +167,8 @@ static pid_t harness_spawn(const char *dir, char *const *argv, const char *out_p
 		harness_free_env(env);
 		return -1;
 	}
-	pid_t parent = getpid();
-	pid_t pid = fork();
+	pid_t pid = fork_tied();
 	if (pid == 0) {
-		/* Die with the test process, whatever way it ends. */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
-			_exit(127);
 		if (chdir(dir) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
 			_exit(127);
 		execve(argv[0], argv, env);

@@ -115,4 +115,64 @@ static inline void harness_expect_kv_value(struct client_reply *r, const char *n
 	client_reply_free(r);
 }
 
+/* The bytes of a frame of the Java 4.9.8 capture under $RMQNS_TESTDATA. */
+static inline uint8_t *harness_java498_frame(const char *file, size_t *len)
+{
+	char *path = NULL;
+	cr_assert(asprintf(&path, "%s/java-4.9.8/frames/%s", getenv("RMQNS_TESTDATA"), file) > 0);
+	uint8_t *frame = tu_load(path, len);
+	free(path);
+	return frame;
+}
+
+/* Sends a request of the Java 4.9.8 capture on c and returns our answer. */
+static inline struct client_reply *harness_replay_java498(struct client *c, const char *file)
+{
+	size_t n;
+	uint8_t *frame = harness_java498_frame(file, &n);
+	struct client_reply *r = NULL;
+	struct remoting_cmd cmd;
+
+	cr_assert_eq(remoting_decode(frame, n, &cmd), 0);
+	cmd.opaque = client_next_opaque(c);
+	cr_assert_eq(client_call(c, &cmd, &r, HARNESS_IO_TIMEOUT_MS), 0);
+	remoting_cmd_release(&cmd);
+	free(frame);
+	return r;
+}
+
+/* A frame's JSON header text with its opaque written as 0, malloc'd. */
+static inline char *harness_header_opaque_zero(const uint8_t *frame)
+{
+	char *h = strndup((const char *)frame + 8, rd_be32(frame + 4) & 0xFFFFFF);
+	cr_assert_not_null(h);
+	char *v = strstr(h, "\"opaque\":");
+	cr_assert_not_null(v, "no opaque in %s", h);
+	v += 9;
+	size_t digits = strspn(v, "-0123456789");
+	memmove(v + 1, v + digits, strlen(v + digits) + 1);
+	v[0] = '0';
+	return h;
+}
+
+/* Replays request file of the 4.9.8 capture on c; our answer's header is
+ * Java's (answer file) to the byte, but for the opaque and the version each
+ * server stamps (Java 409, rmqns 479). Returns our answer. */
+static inline struct client_reply *harness_replay_java498_like(struct client *c, const char *file,
+								const char *answer_file)
+{
+	size_t n;
+	struct client_reply *r = harness_replay_java498(c, file);
+	uint8_t *java = harness_java498_frame(answer_file, &n);
+	char *want = harness_header_opaque_zero(java), *got = harness_header_opaque_zero(r->frame);
+	char *v = strstr(want, "\"version\":409");
+	cr_assert_not_null(v, "Java's answer %s: %s", answer_file, want);
+	memcpy(v, "\"version\":479", 13);
+	cr_assert_str_eq(got, want);
+	free(got);
+	free(want);
+	free(java);
+	return r;
+}
+
 #endif

@@ -20,6 +20,7 @@
 #include "procstat.h"
 #include "report.h"
 #include "disconnect.h"
+#include "failover.h"
 #include "reqs.h"
 #include "run.h"
 #include "startup.h"
@@ -805,6 +806,8 @@ int main(int argc, char **argv)
 		return run_startup(&o);
 	case SC_DISCONNECT:
 		return disconnect_run(&o);
+	case SC_CONTROLLER:
+		return failover_run(&o);
 	default:
 		return run_scenario(&o);
 	}

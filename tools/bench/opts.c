@@ -9,12 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hist.h"
 #include "rmqns/err.h"
 
 static const char *const scenario_names[] = {
 	[SC_ROUTE] = "route", [SC_REGISTER] = "register", [SC_MIXED] = "mixed",
 	[SC_CHURN] = "churn", [SC_SEED] = "seed", [SC_STARTUP] = "startup",
 	[SC_RATIO] = "ratio", [SC_DISCONNECT] = "disconnect", [SC_CLIENTS] = "clients",
+	[SC_CONTROLLER] = "controller",
 };
 
 const char *opts_scenario_name(enum bench_scenario sc)
@@ -57,6 +59,15 @@ void opts_usage(FILE *f)
 "            or --storm-topics, a registration storm beside it. Reports the\n"
 "            route (and registration) latencies and, with --pid, the server's\n"
 "            RSS per connection.\n"
+"  controller  brokers in controller mode (5.x A-HA): --broker-sets x --replicas\n"
+"            brokers, each listening on its own loopback port, go through the\n"
+"            broker's life cycle with the --controller-addr controllers (1005,\n"
+"            1012, 1013, 1003, 1002, 904, 1004, 1001) and register with the\n"
+"            NameServers of --addr (a;b;... allowed) as id 0 (master) or their\n"
+"            id; then --kills masters are killed (or --freeze) one every\n"
+"            --kill-every. Reports per kill: death -> new master elected\n"
+"            (1006/1004/1008), -> its 1008 received, -> a route (105) naming\n"
+"            it brokerId 0; and heartbeats sent per second.\n"
 "  seed      register brokers and keep them alive (re-register every\n"
 "            --keepalive) until the run ends, so other tools have routes.\n"
 "  startup   time from exec of --exec CMD to the first successful answer\n"
@@ -66,6 +77,8 @@ void opts_usage(FILE *f)
 "Target and bounds:\n"
 "  -a, --addr HOST:PORT      server address (default 127.0.0.1:9876)\n"
 "  -d, --duration TIME       measured run time (default 10s; mixed: both phases;\n"
+"                            controller with kills: a bound, 60s + each kill's\n"
+"                            slowest case;\n"
 "                            disconnect: the longest wait for the routes to go, 60s;\n"
 "                            clients: two periods, after the connections are open)\n"
 "  -n, --requests N          stop after N requests of the measured load\n"
@@ -147,6 +160,28 @@ void opts_usage(FILE *f)
 "                            querying at least this long after the closes, so that\n"
 "                            the server's removal of the tables is measured too\n"
 "                            (default 2s)\n"
+"Brokers in controller mode (controller):\n"
+"      --controller-addr LIST  the controllers, HOST:PORT;HOST:PORT (required)\n"
+"      --broker-sets N       broker sets (default 2), named --broker-prefix-<i>;\n"
+"                            without --broker-prefix each run names them afresh\n"
+"      --replicas N          brokers per set (1..8, default 2)\n"
+"      --broker-port N       first broker port, the others follow (default 0:\n"
+"                            each picked by the kernel)\n"
+"      -t, --broker-topics N topics of each set (default 4)\n"
+"      --kills N             masters killed in all (default 0: the life cycle\n"
+"                            and heartbeats only, for --duration)\n"
+"      --kill-every TIME     between kills (default 5s); sets take turns\n"
+"      --return-after TIME   a killed master restarts this long after its death\n"
+"                            (not before a new master is seen), keeps its id\n"
+"                            and follows the new master (default 1s)\n"
+"      --freeze              stop the master's heartbeats and reads instead,\n"
+"                            its connections open (a hung process)\n"
+"      --heartbeat-interval TIME  904 to every controller (default 1s)\n"
+"      --heartbeat-timeout TIME   heartbeatTimeoutMills sent (default 10s)\n"
+"      --replica-poll TIME   GET_REPLICA_INFO period (default 5s)\n"
+"      --poll-interval TIME  route and sync-state polls after a kill (default 5ms)\n"
+"      --failover-timeout TIME  a stage not seen by then is missing (default\n"
+"                            30s, with --freeze 60s)\n"
 "Access control (a server with aclEnable):\n"
 "      --access-key AK       sign every request as an ACL 1.0 client, with\n"
 "      --secret-key SK       this account (AccessKey and Signature ext fields)\n"
@@ -251,6 +286,41 @@ static int opts_u32(const char *arg, uint32_t lo, uint32_t hi, uint32_t *out)
 	return RMQNS_OK;
 }
 
+int opts_split_addrs(const char *list, char (*out)[OPTS_ADDR_MAX], uint32_t cap, uint32_t *n)
+{
+	uint32_t k = 0;
+	if (!list || !*list)
+		return RMQNS_EINVAL;
+	for (const char *p = list; *p;) {
+		const char *semi = strchr(p, ';');
+		size_t len = semi ? (size_t)(semi - p) : strlen(p);
+		if (len > 0) { /* "a;b;" (Java's trailing ';') is two entries */
+			const char *colon = memrchr(p, ':', len);
+			if (!colon || colon == p || k == cap || len >= OPTS_ADDR_MAX)
+				return RMQNS_EINVAL;
+			char port[8];
+			size_t plen = len - (size_t)(colon + 1 - p);
+			uint32_t v;
+			if (plen == 0 || plen >= sizeof(port))
+				return RMQNS_EINVAL;
+			memcpy(port, colon + 1, plen);
+			port[plen] = '\0';
+			if (opts_u32(port, 1, 65535, &v))
+				return RMQNS_EINVAL;
+			memcpy(out[k], p, len);
+			out[k][len] = '\0';
+			k++;
+		}
+		if (!semi)
+			break;
+		p = semi + 1;
+	}
+	if (k == 0)
+		return RMQNS_EINVAL;
+	*n = k;
+	return RMQNS_OK;
+}
+
 static int opts_name(const char *arg, char *dst, size_t cap)
 {
 	size_t n = strlen(arg);
@@ -275,6 +345,8 @@ enum {
 	OPT_ACCESS_KEY, OPT_SECRET_KEY,
 	OPT_TLS, OPT_TLS_CA, OPT_TLS_CERT, OPT_TLS_KEY,
 	OPT_PERIOD_MS, OPT_JITTER, OPT_TOPICS_PER_CLIENT, OPT_CHURN, OPT_CONNECT_RATE, OPT_SOURCE_ADDRS,
+	OPT_CONTROLLER_ADDR, OPT_BROKER_SETS, OPT_REPLICAS, OPT_KILLS, OPT_KILL_EVERY, OPT_RETURN_AFTER,
+	OPT_FREEZE, OPT_HEARTBEAT_TIMEOUT, OPT_FAILOVER_TIMEOUT, OPT_REPLICA_POLL,
 };
 
 static const struct option long_opts[] = {
@@ -336,6 +408,16 @@ static const struct option long_opts[] = {
 	{ "runs", required_argument, NULL, OPT_RUNS },
 	{ "access-key", required_argument, NULL, OPT_ACCESS_KEY },
 	{ "secret-key", required_argument, NULL, OPT_SECRET_KEY },
+	{ "controller-addr", required_argument, NULL, OPT_CONTROLLER_ADDR },
+	{ "broker-sets", required_argument, NULL, OPT_BROKER_SETS },
+	{ "replicas", required_argument, NULL, OPT_REPLICAS },
+	{ "kills", required_argument, NULL, OPT_KILLS },
+	{ "kill-every", required_argument, NULL, OPT_KILL_EVERY },
+	{ "return-after", required_argument, NULL, OPT_RETURN_AFTER },
+	{ "freeze", no_argument, NULL, OPT_FREEZE },
+	{ "heartbeat-timeout", required_argument, NULL, OPT_HEARTBEAT_TIMEOUT },
+	{ "failover-timeout", required_argument, NULL, OPT_FAILOVER_TIMEOUT },
+	{ "replica-poll", required_argument, NULL, OPT_REPLICA_POLL },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -427,6 +509,52 @@ static int opts_parse_ratio(int argc, char **argv, struct bench_opts *o, char *e
 	return RMQNS_OK;
 }
 
+/* controller: checks and defaults. A broker's own timings (controller.md
+ * §4.1) unless asked otherwise; kills need a slave to take over. */
+static int opts_controller(struct bench_opts *o, bool port_given, bool topics_given, char *err,
+			   size_t err_len)
+{
+	if (!o->controller_addr[0])
+		return opts_fail(err, err_len, "controller needs --controller-addr HOST:PORT[;HOST:PORT...]");
+	char tmp[OPTS_MAX_NAMESRVS][OPTS_ADDR_MAX];
+	uint32_t n;
+	if (opts_split_addrs(o->addr, tmp, OPTS_MAX_NAMESRVS, &n))
+		return opts_fail(err, err_len, "bad --addr '%s' (HOST:PORT;HOST:PORT..., at most %d)",
+				 o->addr, OPTS_MAX_NAMESRVS);
+	if (o->requests)
+		return opts_fail(err, err_len, "controller runs for its kills: bound it with --duration");
+	if (o->heartbeats || o->kv_interval_ns || o->measure_for_ns)
+		return opts_fail(err, err_len,
+				 "--heartbeats, --kv-interval and --measure-for do not apply to controller");
+	if (o->tls || o->access_key)
+		return opts_fail(err, err_len, "controller speaks plaintext without ACL signatures");
+	if (!o->broker_sets) o->broker_sets = 2;
+	if (!o->replicas) o->replicas = 2;
+	if (o->kills && o->replicas < 2)
+		return opts_fail(err, err_len, "--kills needs --replicas of at least 2 (a slave takes over)");
+	if (!o->kill_every_ns) o->kill_every_ns = 5000000000ull;
+	if (!o->return_after_ns) o->return_after_ns = 1000000000ull;
+	if (!o->heartbeat_interval_ns) o->heartbeat_interval_ns = 1000000000ull;
+	if (!o->heartbeat_timeout_ns) o->heartbeat_timeout_ns = 10000000000ull;
+	if (!o->failover_timeout_ns)
+		o->failover_timeout_ns = o->freeze ? HIST_MAX_NS : 30000000000ull;
+	if (!o->replica_poll_ns) o->replica_poll_ns = 5000000000ull;
+	if (!o->poll_interval_ns) o->poll_interval_ns = 5000000ull;
+	if (!topics_given) o->broker_topics = 4;
+	if (!port_given) o->broker_port = 0; /* every broker's port picked by the kernel */
+	else if (o->broker_port &&
+		 o->broker_port + (uint64_t)o->broker_sets * o->replicas - 1 > 65535)
+		return opts_fail(err, err_len, "--broker-port %u leaves no room for %u brokers",
+				 o->broker_port, o->broker_sets * o->replicas);
+	if (!o->duration_ns && !o->kills)
+		o->duration_ns = 10000000000ull; /* the life cycle and heartbeats only */
+	if (!o->duration_ns) /* a bound, not a target: start-up, then every kill at its slowest */
+		o->duration_ns = 60000000000ull +
+				 (uint64_t)o->kills * (o->kill_every_ns + o->failover_timeout_ns +
+						       o->return_after_ns);
+	return RMQNS_OK;
+}
+
 int opts_parse(int argc, char **argv, struct bench_opts *o, bool *help, char *err, size_t err_len)
 {
 	opts_defaults(o);
@@ -451,6 +579,7 @@ int opts_parse(int argc, char **argv, struct bench_opts *o, bool *help, char *er
 	/* 0 below means "not given": filled by the scenario's default after. */
 	bool dv_given = false, liveness_given = false, poll_given = false, keepalive_given = false;
 	bool clients_given = false, sources_given = false;
+	bool controller_given = false, port_given = false, topics_given = false;
 	optind = 0; /* GNU: start afresh, so the parser can run more than once */
 	opterr = 0;
 	int c;
@@ -566,6 +695,7 @@ int opts_parse(int argc, char **argv, struct bench_opts *o, bool *help, char *er
 			if (opts_u32(a, 2, 10000000, &o->broker_topics))
 				return opts_fail(err, err_len,
 						 "bad --broker-topics '%s' (at least 2: a first registration of one topic is refused)", a);
+			topics_given = true;
 			break;
 		case OPT_QUEUES:
 			if (opts_u32(a, 1, 1024, &o->queues))
@@ -610,14 +740,74 @@ int opts_parse(int argc, char **argv, struct bench_opts *o, bool *help, char *er
 		case OPT_BROKER_PREFIX:
 			if (opts_name(a, o->broker_prefix, sizeof(o->broker_prefix)))
 				return opts_fail(err, err_len, "bad --broker-prefix '%s'", a);
+			o->broker_prefix_given = true;
 			break;
 		case OPT_TOPIC_PREFIX:
 			if (opts_name(a, o->topic_prefix, sizeof(o->topic_prefix)))
 				return opts_fail(err, err_len, "bad --topic-prefix '%s'", a);
 			break;
 		case OPT_BROKER_PORT:
-			if (opts_u32(a, 1, 65535, &o->broker_port))
+			if (opts_u32(a, 0, 65535, &o->broker_port))
 				return opts_fail(err, err_len, "bad --broker-port '%s'", a);
+			port_given = true;
+			break;
+		case OPT_CONTROLLER_ADDR: {
+			char tmp[OPTS_MAX_CONTROLLERS][OPTS_ADDR_MAX];
+			uint32_t n;
+			if (strlen(a) >= sizeof(o->controller_addr) ||
+			    opts_split_addrs(a, tmp, OPTS_MAX_CONTROLLERS, &n))
+				return opts_fail(err, err_len,
+						 "bad --controller-addr '%s' (HOST:PORT;HOST:PORT..., at most %d)",
+						 a, OPTS_MAX_CONTROLLERS);
+			snprintf(o->controller_addr, sizeof(o->controller_addr), "%s", a);
+			controller_given = true;
+			break;
+		}
+		case OPT_BROKER_SETS:
+			if (opts_u32(a, 1, 10000, &o->broker_sets))
+				return opts_fail(err, err_len, "bad --broker-sets '%s' (1..10000)", a);
+			controller_given = true;
+			break;
+		case OPT_REPLICAS:
+			if (opts_u32(a, 1, 8, &o->replicas))
+				return opts_fail(err, err_len, "bad --replicas '%s' (1..8)", a);
+			controller_given = true;
+			break;
+		case OPT_KILLS:
+			if (opts_u32(a, 0, 100000, &o->kills))
+				return opts_fail(err, err_len, "bad --kills '%s' (0..100000)", a);
+			controller_given = true;
+			break;
+		case OPT_KILL_EVERY:
+			if (opts_parse_duration(a, &o->kill_every_ns) || o->kill_every_ns < 10000000)
+				return opts_fail(err, err_len, "bad --kill-every '%s' (at least 10ms)", a);
+			controller_given = true;
+			break;
+		case OPT_RETURN_AFTER:
+			if (opts_parse_duration(a, &o->return_after_ns) || o->return_after_ns > 3600000000000ull)
+				return opts_fail(err, err_len, "bad --return-after '%s' (up to 1h)", a);
+			controller_given = true;
+			break;
+		case OPT_FREEZE:
+			o->freeze = true;
+			controller_given = true;
+			break;
+		case OPT_HEARTBEAT_TIMEOUT:
+			if (opts_parse_duration(a, &o->heartbeat_timeout_ns) ||
+			    o->heartbeat_timeout_ns < 1000000 || o->heartbeat_timeout_ns > 3600000000000ull)
+				return opts_fail(err, err_len, "bad --heartbeat-timeout '%s' (1ms..1h)", a);
+			controller_given = true;
+			break;
+		case OPT_FAILOVER_TIMEOUT:
+			if (opts_parse_duration(a, &o->failover_timeout_ns) || o->failover_timeout_ns < 1000000 ||
+			    o->failover_timeout_ns > HIST_MAX_NS)
+				return opts_fail(err, err_len, "bad --failover-timeout '%s' (1ms..60s)", a);
+			controller_given = true;
+			break;
+		case OPT_REPLICA_POLL:
+			if (opts_parse_duration(a, &o->replica_poll_ns) || o->replica_poll_ns < 1000000)
+				return opts_fail(err, err_len, "bad --replica-poll '%s' (at least 1ms)", a);
+			controller_given = true;
 			break;
 		case OPT_STORM_BROKERS:
 			if (opts_u32(a, 1, 100000, &o->storm_brokers))
@@ -741,11 +931,26 @@ int opts_parse(int argc, char **argv, struct bench_opts *o, bool *help, char *er
 	/* per-scenario defaults */
 	if (o->scenario == SC_MIXED && o->duration_ns == 0 && o->requests)
 		return opts_fail(err, err_len, "mixed needs --duration: its phases are halves of it");
+	if (o->scenario == SC_CONTROLLER) {
+		int rc = opts_controller(o, port_given, topics_given, err, err_len);
+		if (rc)
+			return rc;
+		liveness_given = poll_given = false; /* taken */
+	} else if (controller_given) {
+		return opts_fail(err, err_len,
+				 "--controller-addr, --broker-sets, --replicas, --kills, --kill-every, "
+				 "--return-after, --freeze, --heartbeat-timeout, --failover-timeout and "
+				 "--replica-poll apply to controller only");
+	}
 	if (liveness_given && o->scenario != SC_MIXED)
 		return opts_fail(err, err_len,
-				 "--heartbeats, --heartbeat-interval and --kv-interval apply to mixed only");
+				 "--heartbeats, --heartbeat-interval and --kv-interval apply to mixed only "
+				 "(--heartbeat-interval to controller too)");
 	if (poll_given && o->scenario != SC_DISCONNECT)
-		return opts_fail(err, err_len, "--poll-interval and --measure-for apply to disconnect only");
+		return opts_fail(err, err_len, "--poll-interval and --measure-for apply to disconnect only "
+				 "(--poll-interval to controller too)");
+	if (o->scenario != SC_CONTROLLER && o->broker_port == 0)
+		return opts_fail(err, err_len, "--broker-port 0 applies to controller only");
 	if (o->scenario == SC_DISCONNECT) {
 		if (o->requests)
 			return opts_fail(err, err_len,

@@ -20,7 +20,12 @@ enum bench_scenario {
 	SC_RATIO,
 	SC_DISCONNECT,
 	SC_CLIENTS,
+	SC_CONTROLLER,
 };
+
+/* controller: addresses in --controller-addr and NameServers in --addr */
+#define OPTS_MAX_CONTROLLERS 8
+#define OPTS_MAX_NAMESRVS 8
 
 /* clients: source addresses a connection may be bound to */
 #define OPTS_MAX_SOURCES 64
@@ -84,9 +89,21 @@ struct bench_opts {
 	uint32_t sources[OPTS_MAX_SOURCES]; /* IPv4 source addresses, host order */
 	uint32_t nsources;         /* 0: the kernel picks the source */
 	bool storm_given;          /* clients: a registration storm beside the refreshes */
+	/* controller: brokers in controller mode and masters killed on cue */
+	char controller_addr[512];  /* HOST:PORT;HOST:PORT... (--addr may list NameServers so too) */
+	uint32_t broker_sets;
+	uint32_t replicas;          /* brokers per set */
+	uint32_t kills;             /* masters killed in all (0: none, only the life cycle) */
+	uint64_t kill_every_ns;     /* between two kills */
+	uint64_t return_after_ns;   /* a killed master comes back as a slave this long after */
+	bool freeze;                /* the master stops heartbeating but keeps its connections */
+	uint64_t heartbeat_timeout_ns; /* heartbeatTimeoutMills sent in every 904 */
+	uint64_t failover_timeout_ns;  /* a kill's stages not seen by then are missing */
+	uint64_t replica_poll_ns;      /* GET_REPLICA_INFO period of every broker */
 	/* names */
 	char cluster[64];
 	char broker_prefix[64];
+	bool broker_prefix_given;
 	char topic_prefix[64];
 	uint32_t broker_port;    /* first fake broker port */
 	/* ACL 1.0: sign every request (both or neither) */
@@ -120,6 +137,11 @@ struct bench_opts {
 int opts_parse(int argc, char **argv, struct bench_opts *o, bool *help, char *err, size_t err_len);
 void opts_usage(FILE *f);
 const char *opts_scenario_name(enum bench_scenario sc);
+
+/* Splits "HOST:PORT;HOST:PORT;..." (empty entries skipped, as Java's
+ * trailing ';') into at most cap addresses of OPTS_ADDR_MAX bytes. */
+#define OPTS_ADDR_MAX 64
+int opts_split_addrs(const char *list, char (*out)[OPTS_ADDR_MAX], uint32_t cap, uint32_t *n);
 
 /* "10s", "250ms", "500us", "2m", "1.5" (seconds) to nanoseconds. */
 int opts_parse_duration(const char *s, uint64_t *out_ns);

@@ -260,6 +260,108 @@ static double report_median(double *v, size_t n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
 }
 
+void report_dist_of(const double *v, size_t n, struct report_dist *d)
+{
+	memset(d, 0, sizeof(*d));
+	double *s = malloc((n ? n : 1) * sizeof(double));
+	if (!s)
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (v[i] >= 0)
+			s[d->n++] = v[i];
+	if (d->n) {
+		qsort(s, d->n, sizeof(double), report_cmp_double);
+		/* rank ceil(p * n), 1-based */
+		size_t r50 = (d->n * 50 + 99) / 100, r90 = (d->n * 90 + 99) / 100;
+		d->min = s[0];
+		d->p50 = s[r50 - 1];
+		d->p90 = s[r90 - 1];
+		d->max = s[d->n - 1];
+	}
+	free(s);
+}
+
+/* Stage k (0 elected, 1 notified, 2 route) of every kill. */
+static void report_stage(const struct report_controller *x, int k, struct report_dist *d)
+{
+	double *v = malloc((x->nkills ? x->nkills : 1) * sizeof(double));
+	if (!v) {
+		memset(d, 0, sizeof(*d));
+		return;
+	}
+	for (size_t i = 0; i < x->nkills; i++)
+		v[i] = k == 0 ? x->kills[i].elected_ms : k == 1 ? x->kills[i].notified_ms
+								: x->kills[i].route_ms;
+	report_dist_of(v, x->nkills, d);
+	free(v);
+}
+
+static const char *const report_stage_keys[] = { "elected_ms", "notified_ms", "route_ms" };
+
+static json_t *report_json_dist(const struct report_dist *d)
+{
+	return json_pack("{s:I,s:f,s:f,s:f,s:f}", "n", (json_int_t)d->n, "min", d->min, "p50", d->p50,
+			 "p90", d->p90, "max", d->max);
+}
+
+static json_t *report_json_kill(const struct report_kill *k)
+{
+	json_t *o = json_pack("{s:i,s:I,s:I,s:f,s:f,s:f,s:b,s:f}", "set", (int)k->set, "old_master",
+			      (json_int_t)k->old_master, "new_master", (json_int_t)k->new_master,
+			      "elected_ms", k->elected_ms, "notified_ms", k->notified_ms, "route_ms",
+			      k->route_ms, "route_agrees", k->route_agrees, "back_ms", k->back_ms);
+	if (o && k->elected_by && jset(o, "elected_by", json_string(k->elected_by))) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+static json_t *report_json_controller(const struct report *r)
+{
+	const struct report_controller *x = r->controller;
+	json_t *o = json_pack("{s:i,s:i,s:i,s:i,s:s,s:i,s:I,s:f,s:f,s:f,s:I,s:I}", "sets", (int)x->sets,
+			      "replicas", (int)x->replicas, "controllers", (int)x->controllers,
+			      "namesrvs", (int)x->namesrvs, "mode", x->freeze ? "freeze" : "kill",
+			      "kills_asked", (int)x->kills_asked, "kills", (json_int_t)x->nkills,
+			      "kill_every_s", x->kill_every_s, "return_after_s", x->return_after_s,
+			      "ready_ms", x->ready_ms, "notifications", (json_int_t)x->notifications,
+			      "elect_requests", (json_int_t)x->elect_requests);
+	json_t *hb = json_pack("{s:I,s:f,s:f,s:f}", "sent", (json_int_t)x->heartbeats, "seconds",
+			       x->heartbeat_s, "per_s",
+			       x->heartbeat_s > 0 ? (double)x->heartbeats / x->heartbeat_s : 0.0,
+			       "interval_ms", x->heartbeat_interval_ms);
+	json_t *stages = json_object(), *missing = json_object(), *each = json_array();
+	int bad = !o || !hb || !stages || !missing || !each;
+	for (int k = 0; k < 3 && !bad; k++) {
+		struct report_dist d;
+		report_stage(x, k, &d);
+		bad |= jset(stages, report_stage_keys[k], report_json_dist(&d));
+		bad |= jset(missing, report_stage_keys[k], json_integer((json_int_t)(x->nkills - d.n)));
+	}
+	for (size_t i = 0; i < x->nkills && !bad; i++)
+		bad |= json_array_append_new(each, report_json_kill(&x->kills[i])) ? 1 : 0;
+	if (!bad) {
+		bad |= json_object_set_new(o, "heartbeats", hb);
+		hb = NULL;
+		bad |= json_object_set_new(o, "stages", stages);
+		stages = NULL;
+		bad |= json_object_set_new(o, "missing", missing);
+		missing = NULL;
+		bad |= json_object_set_new(o, "each", each);
+		each = NULL;
+	}
+	json_decref(hb);
+	json_decref(stages);
+	json_decref(missing);
+	json_decref(each);
+	if (bad) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
 static json_t *report_json_startup(const struct report *r)
 {
 	json_t *s = json_object(), *samples = json_array(), *fa = json_object();
@@ -442,6 +544,8 @@ json_t *report_to_json(const struct report *r)
 		bad |= jset(doc, "disconnect", report_json_disconnect(r));
 	if (r->clients && !bad)
 		bad |= jset(doc, "clients", report_json_clients(r));
+	if (r->controller && !bad)
+		bad |= jset(doc, "controller", report_json_controller(r));
 	if (r->have_server)
 		bad |= jset(doc, "server", report_json_server(r));
 	if (r->nstartup)
@@ -616,6 +720,37 @@ static void report_print_clients(FILE *f, const struct report *r)
 			report_rss_per_conn(x->rss_kb_before, x->rss_kb_after, x->open_at_end));
 }
 
+/* Lines in a fixed form: "death -> ...: n of K, min X ms, p50 X ms, p90 X ms, max X ms". */
+static void report_print_controller(FILE *f, const struct report *r)
+{
+	static const char *const label[] = {
+		"death -> new master elected:  ", "death -> new master notified: ",
+		"death -> route shows it as 0: ",
+	};
+	const struct report_controller *x = r->controller;
+	fprintf(f, "controller: %u sets x %u brokers, %u controller(s), %u NameServer(s); every set's "
+		"master in the route after %.1f ms\n", x->sets, x->replicas, x->controllers,
+		x->namesrvs, x->ready_ms);
+	if (x->kills_asked)
+		fprintf(f, "  %zu of %u masters %s, one every %.3g s, back as slaves after %.3g s\n",
+			x->nkills, x->kills_asked, x->freeze ? "frozen (heartbeats stopped, connections open)"
+							     : "killed (connections closed)",
+			x->kill_every_s, x->return_after_s);
+	for (int k = 0; k < 3 && x->nkills; k++) {
+		struct report_dist d;
+		report_stage(x, k, &d);
+		fprintf(f, "  %s%zu of %zu", label[k], d.n, x->nkills);
+		if (d.n)
+			fprintf(f, ", min %.2f ms, p50 %.2f ms, p90 %.2f ms, max %.2f ms", d.min, d.p50,
+				d.p90, d.max);
+		fputc('\n', f);
+	}
+	fprintf(f, "  heartbeats: %llu sent (%.0f/s, each broker every %.1f ms to every controller); "
+		"%llu role notifications received, %llu elections asked by brokers\n", x->heartbeats,
+		x->heartbeat_s > 0 ? (double)x->heartbeats / x->heartbeat_s : 0.0,
+		x->heartbeat_interval_ms, x->notifications, x->elect_requests);
+}
+
 void report_print_text(FILE *f, const struct report *r)
 {
 	const struct bench_opts *o = r->opts;
@@ -636,7 +771,7 @@ void report_print_text(FILE *f, const struct report *r)
 	} else if (o && o->scenario != SC_STARTUP) {
 		fprintf(f, "  version %d, %s headers\n", o->version, o->serialize ? "ROCKETMQ" : "JSON");
 	}
-	if (o && o->scenario != SC_STARTUP) {
+	if (o && o->scenario != SC_STARTUP && o->scenario != SC_CONTROLLER) {
 		fprintf(f, "  brokers %u x %u topics x %u queues, %s topics, %s bodies\n", o->brokers,
 			o->broker_topics, o->queues, o->layout == LAYOUT_SHARED ? "shared" : "distinct",
 			o->compressed ? "compressed" : "plain");
@@ -671,6 +806,8 @@ void report_print_text(FILE *f, const struct report *r)
 		report_print_disconnect(f, r);
 	if (r->clients)
 		report_print_clients(f, r);
+	if (r->controller)
+		report_print_controller(f, r);
 	if (r->have_server) {
 		double cpu = r->after.cpu_s - r->before.cpu_s;
 		fprintf(f, "server pid %ld: cpu %.2f s (user %.2f, sys %.2f) = %.0f%% of one core, "
@@ -958,6 +1095,18 @@ size_t report_figures(json_t *doc, struct report_figure *out, size_t cap)
 	json_t *cl = json_object_get(doc, "clients");
 	report_fig(out, cap, &n, "clients", "rss_bytes_per_connection",
 		   json_object_get(cl, "rss_bytes_per_connection"), false);
+	json_t *ctl = json_object_get(doc, "controller");
+	json_t *stg = json_object_get(ctl, "stages");
+	report_fig(out, cap, &n, "controller", "elected_p50_ms",
+		   json_object_get(json_object_get(stg, "elected_ms"), "p50"), false);
+	report_fig(out, cap, &n, "controller", "notified_p50_ms",
+		   json_object_get(json_object_get(stg, "notified_ms"), "p50"), false);
+	report_fig(out, cap, &n, "controller", "route_p50_ms",
+		   json_object_get(json_object_get(stg, "route_ms"), "p50"), false);
+	report_fig(out, cap, &n, "controller", "route_max_ms",
+		   json_object_get(json_object_get(stg, "route_ms"), "max"), false);
+	report_fig(out, cap, &n, "controller", "heartbeats_per_s",
+		   json_object_get(json_object_get(ctl, "heartbeats"), "per_s"), true);
 	json_t *s = json_object_get(doc, "server");
 	report_fig(out, cap, &n, "server", "cpu_pct", json_object_get(s, "cpu_pct"), false);
 	report_fig(out, cap, &n, "server", "rss_kb_after", json_object_get(s, "rss_kb_after"), false);

@@ -55,6 +55,43 @@ struct report_clients {
 	unsigned long long rss_kb_before, rss_kb_connected, rss_kb_after;
 };
 
+/* A distribution of a few samples: nearest rank (the p-th percentile is
+ * the smallest sample with at least p % of them at or below it). */
+struct report_dist {
+	size_t n;
+	double min, p50, p90, max;
+};
+/* Samples below 0 (not seen) are left out; all zero when none is left. */
+void report_dist_of(const double *v, size_t n, struct report_dist *d);
+
+/* The controller scenario: one master death and what followed, in ms
+ * since the death; < 0 when not seen within the fail-over timeout. */
+struct report_kill {
+	unsigned set;
+	long long old_master, new_master; /* controller ids; new -1 when none was seen */
+	double elected_ms;                /* first 1006/1004/1003/1002 answer or 1008 naming it */
+	const char *elected_by;           /* which of them ("1006", "1008", ...) */
+	double notified_ms;               /* its own 1008 reached the new master */
+	double route_ms;                  /* a 105 answer showed it as brokerId 0 */
+	bool route_agrees;                /* that route's id 0 is the elected master's address */
+	double back_ms;                   /* the old master followed the new one as a slave */
+};
+
+struct report_controller {
+	unsigned sets, replicas, controllers, namesrvs;
+	bool freeze;                      /* masters frozen, not killed */
+	unsigned kills_asked;
+	double kill_every_s, return_after_s;
+	const struct report_kill *kills;  /* the kills made */
+	size_t nkills;
+	double ready_ms;                  /* start to every set's master in the route */
+	unsigned long long heartbeats;    /* 904 frames sent, to all controllers */
+	double heartbeat_s;               /* over this long */
+	double heartbeat_interval_ms;
+	unsigned long long notifications; /* 1008 frames received by all brokers */
+	unsigned long long elect_requests; /* 1002 sent by brokers */
+};
+
 struct report {
 	const struct bench_opts *opts; /* may be NULL (tests) */
 	const char *scenario;
@@ -78,6 +115,8 @@ struct report {
 	const struct report_disconnect *disconnect;
 	/* clients */
 	const struct report_clients *clients;
+	/* controller */
+	const struct report_controller *controller;
 };
 
 void report_add_role(struct report *r, const char *key, struct stats *st, double wall_s);

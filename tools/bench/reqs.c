@@ -229,13 +229,13 @@ uint32_t reqs_body_crc(const uint8_t *p, size_t n)
 	return (uint32_t)crc & 0x7FFFFFFFu;
 }
 
-static void reqs_write_dv(struct jw *w, int64_t counter, int64_t timestamp)
+static void reqs_write_dv(struct jw *w, int64_t counter, int64_t timestamp, int64_t state_version)
 {
 	jw_obj_begin(w);
 	jw_key(w, "counter");
 	jw_int(w, counter);
 	jw_key(w, "stateVersion");
-	jw_int(w, 0);
+	jw_int(w, state_version);
 	jw_key(w, "timestamp");
 	jw_int(w, timestamp);
 	jw_obj_end(w);
@@ -254,7 +254,7 @@ static int reqs_plain_body(struct buf *out, const struct reqs_body_spec *spec, u
 	jw_key(&w, "topicConfigSerializeWrapper");
 	jw_obj_begin(&w);
 	jw_key(&w, "dataVersion");
-	reqs_write_dv(&w, counter, timestamp);
+	reqs_write_dv(&w, counter, timestamp, spec->state_version);
 	jw_key(&w, "topicConfigTable");
 	jw_obj_begin(&w);
 	for (uint32_t j = 0; j < spec->topics && !jw_error(&w); j++) {
@@ -302,7 +302,7 @@ static int reqs_compressed_body(struct buf *out, const struct reqs_body_spec *sp
 	struct jw w;
 	char name[REQS_NAME_MAX], line[REQS_NAME_MAX + 64];
 	jw_init(&w, &dv, JW_DEFAULT);
-	reqs_write_dv(&w, counter, timestamp);
+	reqs_write_dv(&w, counter, timestamp, spec->state_version);
 	int rc = jw_error(&w) ? RMQNS_ENOMEM : RMQNS_OK;
 	if (!rc)
 		rc = reqs_put_chunk(&raw, dv.data, dv.len);
@@ -437,21 +437,32 @@ int reqs_simple_append(int32_t code, int32_t opaque, int32_t version, int serial
 	return reqs_cmd_encode(&cmd, false, out);
 }
 
-static int reqs_encode(int32_t code, struct remoting_ext_field *ext, uint32_t next,
-		       const struct buf *body, int32_t opaque, int32_t version, int serialize,
-		       struct buf *out)
+int reqs_request_append(const struct reqs_request *r, struct buf *out)
 {
 	struct remoting_cmd cmd = {
-		.code = code, .language = LANG_JAVA, .version = version, .opaque = opaque,
-		.ext = ext, .ext_count = next, .ext_present = true,
-		.body = body ? body->data : NULL, .body_len = body ? (uint32_t)body->len : 0,
-		.serialize = serialize ? REMOTING_ROCKETMQ : REMOTING_JSON,
+		.code = r->code, .language = LANG_JAVA, .version = r->version, .opaque = r->opaque,
+		.flag = r->oneway ? REMOTING_FLAG_ONEWAY : 0,
+		.ext = r->ext, .ext_count = r->next, .ext_present = true,
+		.body = r->body, .body_len = (uint32_t)r->body_len,
+		.serialize = r->serialize ? REMOTING_ROCKETMQ : REMOTING_JSON,
 	};
 	size_t before = out->len;
 	int rc = reqs_cmd_encode(&cmd, false, out);
 	if (rc)
 		out->len = before;
 	return rc;
+}
+
+static int reqs_encode(int32_t code, struct remoting_ext_field *ext, uint32_t next,
+		       const struct buf *body, int32_t opaque, int32_t version, int serialize,
+		       struct buf *out)
+{
+	struct reqs_request r = {
+		.code = code, .ext = ext, .next = next, .body = body ? body->data : NULL,
+		.body_len = body ? body->len : 0, .opaque = opaque, .version = version,
+		.serialize = serialize,
+	};
+	return reqs_request_append(&r, out);
 }
 
 int reqs_heartbeat_append(const struct reqs_broker *b, int32_t opaque, struct buf *out)
@@ -472,7 +483,7 @@ int reqs_query_dv_append(const struct reqs_broker *b, uint32_t variant, int32_t 
 	struct buf dv = BUF_INIT;
 	struct jw w;
 	jw_init(&w, &dv, JW_DEFAULT);
-	reqs_write_dv(&w, (int64_t)variant + 1, b->dv_timestamp[variant]);
+	reqs_write_dv(&w, (int64_t)variant + 1, b->dv_timestamp[variant], 0);
 	int rc = jw_error(&w) ? RMQNS_ENOMEM : RMQNS_OK;
 	struct remoting_ext_field ext[] = {
 		{ "brokerName", b->name },

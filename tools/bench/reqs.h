@@ -67,6 +67,7 @@ struct reqs_body_spec {
 	uint32_t queues;
 	bool compressed;
 	int32_t version;     /* sender version: >= 413 adds the mapping section (compressed) */
+	int64_t state_version; /* the data version's stateVersion (a controller-mode broker's master epoch) */
 };
 
 /* Appends the registration body of broker `broker` with the given data
@@ -100,6 +101,21 @@ int reqs_query_dv_append(const struct reqs_broker *b, uint32_t variant, int32_t 
 /* PUT_KV_CONFIG (100) of (namespace, key, value). */
 int reqs_kv_put_append(const char *ns, const char *key, const char *value, int32_t opaque,
 		       int32_t version, int serialize, struct buf *out);
+
+/* Any request: its ext fields in order, an optional body, signed when
+ * credentials are set. */
+struct reqs_request {
+	int32_t code;
+	bool oneway;
+	struct remoting_ext_field *ext;
+	uint32_t next;
+	const uint8_t *body;   /* NULL: none */
+	size_t body_len;
+	int32_t opaque;
+	int32_t version;
+	int serialize;         /* 0 JSON, 1 ROCKETMQ */
+};
+int reqs_request_append(const struct reqs_request *r, struct buf *out);
 
 /* Appends a request with no ext fields and no body (e.g. code 106). */
 int reqs_simple_append(int32_t code, int32_t opaque, int32_t version, int serialize,

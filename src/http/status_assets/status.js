@@ -27,6 +27,13 @@
     return el('tr', attrs, ...cells.map((c) => (c instanceof Node && c.tagName === 'TD' ? c : el('td', {}, c))));
   }
   function fill(tbody, rows) { tbody.replaceChildren(...rows); }
+  function thead(...names) { return el('thead', {}, el('tr', {}, ...names.map((x) => el('th', { scope: 'col' }, x)))); }
+  /* A table whose cells carry their column's name (the phone layout shows it). */
+  function labelledTable(cls, caption, columns, rows) {
+    for (const r of rows) [...r.cells].forEach((c, i) => c.setAttribute('data-label', columns[i]));
+    return el('div', { class: 'scroll' }, el('table', { class: cls }, el('caption', { class: 'sr-only' }, caption),
+      thead(...columns), el('tbody', {}, ...rows)));
+  }
 
   async function getJSON(url, ms) {
     const ctl = new AbortController();
@@ -79,19 +86,26 @@
 
   const BROKER_COLUMNS = ['Broker set', 'Id', 'Role', 'Address', 'Heartbeat age / timeout', 'Topics', 'Data version'];
   let brokers = [], brokersAt = 0, brokerShape = '';
-  const bars = new Map(); /* cluster|addr -> {hb, span, text, age, timeout} */
+  /* Heartbeat bars, advanced between polls by tickBars: each holds the age
+   * its poll reported and when that poll answered (at). */
+  const bars = new Map(); /* cluster|addr -> {hb, span, text, age, timeout, at} */
+  const ctlBars = new Map(); /* the controller's live brokers, by cluster|set|id|addr */
 
-  function hbCell(b) {
+  function hbCell(map, key, age, timeout, at) {
     const span = el('span'), text = el('span', { class: 'hbtext' });
     const hb = el('div', { class: 'hb', role: 'img' }, el('div', { class: 'bar' }, span), text);
-    bars.set(b.cluster + '|' + b.address, { hb, span, text, age: b.lastHeartbeatAgeMillis, timeout: b.heartbeatTimeoutMillis });
+    map.set(key, { hb, span, text, age, timeout, at });
     return el('td', {}, hb);
+  }
+  function hbUpdate(map, key, age, timeout, at) {
+    const v = map.get(key);
+    if (v) { v.age = age; v.timeout = timeout; v.at = at; }
   }
 
   function tickBars() {
-    const since = Date.now() - brokersAt;
-    for (const v of bars.values()) {
-      const age = v.age + since, late = age >= v.timeout;
+    const now = Date.now();
+    for (const v of [...bars.values(), ...ctlBars.values()]) {
+      const age = v.age + now - v.at, late = age >= v.timeout;
       v.span.style.width = Math.min(100, (100 * age) / Math.max(1, v.timeout)).toFixed(1) + '%';
       v.hb.classList.toggle('late', late);
       v.text.textContent = late ? 'timed out (' + secs(age) + ' / ' + secs(v.timeout) + ')' : secs(age) + ' / ' + secs(v.timeout);
@@ -112,22 +126,20 @@
     for (const [name, list] of clusters) {
       const sets = new Set(list.map((b) => b.brokerName));
       out.push(el('h3', {}, 'Cluster ', el('code', {}, name), ' — ', sets.size + ' broker set' + (sets.size === 1 ? '' : 's') + ', ' + list.length + ' broker' + (list.length === 1 ? '' : 's')));
-      const body = el('tbody');
+      const rows = [];
       let prev = null;
       for (const b of list) {
         const dv = b.dataVersion || {};
-        const cells = [
+        rows.push(row([
           el('td', {}, el('code', { class: b.brokerName === prev ? 'same-set' : '' }, b.brokerName)), el('td', { class: 'num' }, b.brokerId),
           el('td', { class: b.role === 'master' ? 'role-master' : b.role === 'acting master' ? 'role-acting' : '' }, b.role),
-          el('td', {}, el('code', {}, b.address)), hbCell(b), el('td', { class: 'num' }, b.topicCount),
+          el('td', {}, el('code', {}, b.address)),
+          hbCell(bars, b.cluster + '|' + b.address, b.lastHeartbeatAgeMillis, b.heartbeatTimeoutMillis, brokersAt), el('td', { class: 'num' }, b.topicCount),
           el('td', { class: 'mono' }, dv.counter + ' @ ' + (dv.timestamp ? new Date(dv.timestamp).toISOString().replace('T', ' ').slice(0, 19) : '–') + (dv.stateVersion ? ' (state ' + dv.stateVersion + ')' : ''))
-        ];
-        cells.forEach((c, i) => c.setAttribute('data-label', BROKER_COLUMNS[i]));
-        body.append(row(cells, { 'data-broker': b.address, 'data-role': b.role }));
+        ], { 'data-broker': b.address, 'data-role': b.role }));
         prev = b.brokerName;
       }
-      const head = el('tr', {}, ...BROKER_COLUMNS.map((h) => el('th', { scope: 'col' }, h)));
-      out.push(el('div', { class: 'scroll' }, el('table', { class: 'brokers' }, el('caption', { class: 'sr-only' }, 'Brokers of cluster ' + name), el('thead', {}, head), body)));
+      out.push(labelledTable('brokers', 'Brokers of cluster ' + name, BROKER_COLUMNS, rows));
     }
     box.replaceChildren(...out);
     mark('rmqns-brokers');
@@ -144,10 +156,7 @@
     const shape = JSON.stringify(brokers.map((b) => [b.cluster, b.brokerName, b.brokerId, b.role, b.address, b.topicCount, b.dataVersion]));
     if (shape !== brokerShape) { brokerShape = shape; renderBrokers(); }
     else {
-      for (const b of brokers) {
-        const v = bars.get(b.cluster + '|' + b.address);
-        if (v) { v.age = b.lastHeartbeatAgeMillis; v.timeout = b.heartbeatTimeoutMillis; }
-      }
+      for (const b of brokers) hbUpdate(bars, b.cluster + '|' + b.address, b.lastHeartbeatAgeMillis, b.heartbeatTimeoutMillis, brokersAt);
     }
     tickBars();
   }
@@ -197,12 +206,11 @@
       bodyQ.append(row([el('td', {}, el('code', {}, q.brokerName)), el('td', { class: 'num' }, q.readQueueNums), el('td', { class: 'num' }, q.writeQueueNums),
         el('td', { class: 'mono', title: 'perm ' + q.perm }, perm(q.perm)), el('td', { class: 'num' }, q.topicSysFlag)]));
     }
-    const th = (...h) => el('thead', {}, el('tr', {}, ...h.map((x) => el('th', { scope: 'col' }, x))));
     const heading = el('h3', { id: 'route-h', tabindex: '-1' }, 'Route of ', el('code', {}, name));
     box.replaceChildren(
       heading,
-      el('div', { class: 'scroll' }, el('table', { id: 'route-brokers' }, el('caption', {}, 'Brokers'), th('Broker set', 'Cluster', 'Addresses (id: address)'), bodyB)),
-      el('div', { class: 'scroll' }, el('table', { id: 'route-queues' }, el('caption', {}, 'Queues'), th('Broker set', 'Read queues', 'Write queues', 'Permission', 'Sysflag'), bodyQ)),
+      el('div', { class: 'scroll' }, el('table', { id: 'route-brokers' }, el('caption', {}, 'Brokers'), thead('Broker set', 'Cluster', 'Addresses (id: address)'), bodyB)),
+      el('div', { class: 'scroll' }, el('table', { id: 'route-queues' }, el('caption', {}, 'Queues'), thead('Broker set', 'Read queues', 'Write queues', 'Permission', 'Sysflag'), bodyQ)),
       r.orderTopicConf ? el('p', {}, 'Order config: ', el('code', {}, r.orderTopicConf)) : '',
       el('details', {}, el('summary', {}, 'The route JSON as a client gets it'), el('pre', {}, JSON.stringify(r, null, 2))));
     if (fromKeyboard) heading.focus();
@@ -237,6 +245,7 @@
       ...fact('KV', node.kvKeys + ' keys in ' + node.kvNamespaces + ' namespaces'));
     fill(document.querySelector('#config-table tbody'), node.config.map((c) => row([el('td', {}, el('code', {}, c.key)), el('td', { class: 'mono' }, c.value)])));
     if (node.kvKeys !== kvKeys) { kvKeys = node.kvKeys; loadKv().catch(() => setLive(false, 'KV')); }
+    renderController(node.controller, Date.now());
   }
 
   async function loadKv() {
@@ -251,6 +260,82 @@
           el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'Key'), el('th', { scope: 'col' }, 'Value'))),
           el('tbody', {}, ...keys.map((k) => row([el('td', {}, el('code', {}, k)), el('td', { class: 'mono' }, t[ns][k])]))))));
     }));
+  }
+
+  /* ---- the embedded controller (/api/node's controller, as /controller) ---- */
+
+  const SET_COLUMNS = ['Broker set', 'Cluster', 'Master', 'Master epoch', 'Sync-state set', 'Replicas'];
+  const CTL_BROKER_COLUMNS = ['Cluster', 'Broker set', 'Id', 'Address', 'Heartbeat age / timeout', 'Epoch', 'Max offset', 'Election priority'];
+  let ctlShape = null;
+
+  function ctlRole(c) {
+    return c.role + (c.role === 'leader' ? (c.serving ? ', serving' : ', not serving yet') : '');
+  }
+  function ctlLeader(c) { return c.leader ? c.leader + ' at ' + c.leaderAddress : 'none known'; }
+  function liveKey(b) { return b.clusterName + '|' + b.brokerName + '|' + b.brokerId + '|' + b.address; }
+
+  function replicaItem(r) {
+    return el('li', { 'data-replica': r.brokerId, 'data-alive': String(r.alive), 'data-in-sync': String(r.inSyncStateSet) },
+      el('code', {}, r.brokerId + ': ' + r.address), ' ',
+      el('span', { class: r.alive ? 'diff-ok' : 'diff-bad' }, r.alive ? '✓\u00a0alive' : '✗\u00a0not alive'), ', ',
+      el('span', { class: r.inSyncStateSet ? 'diff-ok' : 'ctl-out' }, r.inSyncStateSet ? 'in sync' : 'not in sync'));
+  }
+
+  /* Cells hold one element each: the phone layout makes a cell a grid of
+   * its label and that element. */
+  function setRow(s) {
+    const master = s.masterBrokerId == null ? el('span', { class: 'diff-bad' }, 'none')
+      : el('span', {}, s.masterBrokerId + ' at ', el('code', {}, s.masterAddress || 'address unknown'));
+    const sss = s.syncStateSet.length ? '{' + s.syncStateSet.join(', ') + '}' : 'empty';
+    return row([
+      el('td', {}, el('span', {}, el('code', {}, s.brokerName), s.registered ? '' : ' (not registered)')), el('td', {}, el('code', {}, s.clusterName)),
+      el('td', {}, master), el('td', { class: 'num' }, s.masterEpoch), el('td', {}, sss + ', epoch ' + s.syncStateSetEpoch),
+      el('td', {}, s.replicas.length ? el('ul', { class: 'replicas' }, ...s.replicas.map(replicaItem)) : 'none')
+    ], { 'data-set': s.brokerName, 'data-cluster': s.clusterName });
+  }
+
+  function liveRow(b, at) {
+    return row([
+      el('td', {}, el('code', {}, b.clusterName)), el('td', {}, el('code', {}, b.brokerName)), el('td', { class: 'num' }, b.brokerId),
+      el('td', {}, el('code', {}, b.address)), hbCell(ctlBars, liveKey(b), b.heartbeatAgeMillis, b.heartbeatTimeoutMillis, at),
+      el('td', { class: 'num' }, b.epoch), el('td', { class: 'num' }, b.maxOffset), el('td', { class: 'num' }, b.electionPriority)
+    ], { 'data-ctl-broker': b.address });
+  }
+
+  /* c: the controller's view or null; at: when it was read. The facts are
+   * redrawn every poll; the tables only when something but an age changed. */
+  function renderController(c, at) {
+    const state = $('controller-state'), view = $('controller-view');
+    if (!c) {
+      if (ctlShape !== 'none') {
+        ctlShape = 'none';
+        ctlBars.clear();
+        view.hidden = true;
+        state.hidden = false;
+        state.textContent = 'No controller runs in this NameServer: there is no role, term or controller-managed broker set to show.';
+      }
+      return;
+    }
+    state.hidden = true;
+    view.hidden = false;
+    $('controller-facts').replaceChildren(
+      ...fact('Role', ctlRole(c)), ...fact('Term', c.term), ...fact('Group', c.group), ...fact('This node', c.self),
+      ...fact('Leader', ctlLeader(c)), ...fact('Leader changes', c.leaderChanges), ...fact('Last applied entry', c.lastApplied));
+    $('controller-facts').dataset.role = c.role;
+    const shape = JSON.stringify([c.brokerSets, c.liveBrokers.map((b) => ({ ...b, heartbeatAgeMillis: 0 }))]);
+    if (shape === ctlShape) {
+      for (const b of c.liveBrokers) hbUpdate(ctlBars, liveKey(b), b.heartbeatAgeMillis, b.heartbeatTimeoutMillis, at);
+    } else {
+      ctlShape = shape;
+      ctlBars.clear();
+      $('ctl-sets').replaceChildren(c.brokerSets.length
+        ? labelledTable('brokers ctl-sets', 'Broker sets of the controller', SET_COLUMNS, c.brokerSets.map(setRow))
+        : el('p', {}, 'No broker set registered with the controller.'));
+      $('ctl-live').replaceChildren(c.liveBrokers.length
+        ? labelledTable('brokers', 'Brokers heart-beating to this controller node', CTL_BROKER_COLUMNS, c.liveBrokers.map((b) => liveRow(b, at)))
+        : el('p', {}, 'No broker heart-beats to this node.'));
+    }
+    tickBars();
   }
 
   /* ---- requests, from /metrics ---- */
@@ -356,7 +441,7 @@
     }));
     const body = el('tbody'), diffs = [];
     for (const r of results) {
-      if (r.err) { body.append(row([el('td', {}, el('code', {}, r.p)), el('td', { class: 'diff-bad' }, 'no answer'), '', '', ''])); continue; }
+      if (r.err) { body.append(row([el('td', {}, el('code', {}, r.p)), el('td', { class: 'diff-bad' }, 'no answer'), '', '', '', ''])); continue; }
       const theirs = new Map(r.bs.map((b) => [brokerKey(b), brokerState(b)]));
       let nb = 0;
       for (const k of new Set([...mine.keys(), ...theirs.keys()])) {
@@ -366,14 +451,19 @@
       }
       const sameTopics = r.n.topicsDigest === node.topicsDigest && r.n.topics === node.topics;
       if (!sameTopics) diffs.push(row([el('td', {}, el('code', {}, r.p)), el('td', {}, 'topic routes'), el('td', {}, node.topics + ' topics'), el('td', {}, r.n.topics + ' topics' + (r.n.topics === node.topics ? ', routed differently' : ''))]));
+      const c = r.n.controller, mc = node.controller;
+      /* two nodes of one controller group should name one leader */
+      if (c && mc && c.group === mc.group && c.leader !== mc.leader) {
+        diffs.push(row([el('td', {}, el('code', {}, r.p)), el('td', {}, 'controller leader of ' + c.group), el('td', {}, ctlLeader(mc)), el('td', {}, ctlLeader(c))]));
+      }
       body.append(row([el('td', {}, el('code', {}, r.p)), el('td', {}, r.n.version),
         el('td', { class: nb ? 'diff-bad' : 'diff-ok' }, nb ? nb + ' differ' : 'same'),
-        el('td', { class: sameTopics ? 'diff-ok' : 'diff-bad' }, sameTopics ? 'same' : 'differ'), el('td', { class: 'num' }, duration(r.n.uptimeMillis))]));
+        el('td', { class: sameTopics ? 'diff-ok' : 'diff-bad' }, sameTopics ? 'same' : 'differ'), el('td', { class: 'num' }, duration(r.n.uptimeMillis)),
+        el('td', {}, c ? ctlRole(c) + ' in ' + c.group + ', term ' + c.term + ', leader ' + ctlLeader(c) : 'none')]));
     }
-    const th = (...h) => el('thead', {}, el('tr', {}, ...h.map((x) => el('th', { scope: 'col' }, x))));
     $('peer-diff').replaceChildren(
-      el('div', { class: 'scroll' }, el('table', {}, el('caption', {}, 'Nodes compared with this one'), th('Node', 'Version', 'Brokers', 'Topic routes', 'Uptime'), body)),
-      diffs.length ? el('div', { class: 'scroll' }, el('table', { id: 'peer-differences' }, el('caption', {}, 'Where they disagree'), th('Node', 'What', 'Here', 'There'), el('tbody', {}, ...diffs)))
+      el('div', { class: 'scroll' }, el('table', { id: 'peer-nodes' }, el('caption', {}, 'Nodes compared with this one'), thead('Node', 'Version', 'Brokers', 'Topic routes', 'Uptime', 'Controller'), body)),
+      diffs.length ? el('div', { class: 'scroll' }, el('table', { id: 'peer-differences' }, el('caption', {}, 'Where they disagree'), thead('Node', 'What', 'Here', 'There'), el('tbody', {}, ...diffs)))
         : results.some((r) => !r.err) ? el('p', { class: 'diff-ok' }, 'Every node that answered agrees with this one.')
           : el('p', { class: 'diff-bad' }, 'No other node answered.'));
   }

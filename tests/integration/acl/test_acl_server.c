@@ -593,3 +593,55 @@ Test(acl, no_readable_file_at_start_is_an_error)
 	free(out);
 	harness_rmdir(dir);
 }
+
+/* The embedded controller's port takes the same check: its config and a
+ * clean need an admin's signature, what brokers send needs one with
+ * aclBrokerRequests, the metadata query is a read. */
+Test(acl, controller_port_checked_like_the_nameserver_port)
+{
+	int ctl_port = harness_free_port_pair(1000);
+	cr_assert_gt(ctl_port, 0);
+	char peers[96], store[320];
+	char store_dir[256];
+	cr_assert_eq(harness_mkdtemp(store_dir, sizeof store_dir, "rmqns-acl-ctl"), 0);
+	snprintf(peers, sizeof peers, "--controllerDLegerPeers=n0-127.0.0.1:%d", ctl_port);
+	snprintf(store, sizeof store, "--controllerStorePath=%s", store_dir);
+	const char *args[] = { "--aclEnable=true", "--aclBrokerRequests=true",
+			       "--enableControllerInNamesrv=true", peers, "--controllerDLegerSelfId=n0",
+			       store, NULL };
+	start(accounts_yaml, args);
+	int err;
+	struct client *c = client_connect("127.0.0.1", ctl_port, 2000, &err);
+	cr_assert_not_null(c, "controller port: %d", err);
+	char remark[256];
+
+	cr_assert_eq(call(c, 1005, NULL, NULL, NULL, remark, sizeof remark, NULL), 0, "%s", remark);
+	cr_assert_eq(call(c, 1009, "notifyBrokerRoleChanged=false", NULL, NULL, remark, sizeof remark, NULL),
+		     RSP_NO_PERMISSION);
+	cr_assert_str_eq(remark, "ACL: unsigned request: code 1009 needs an AccessKey and a Signature");
+	cr_assert_eq(call(c, 1009, "notifyBrokerRoleChanged=false", "RocketMQ", "87654321", remark,
+			  sizeof remark, NULL),
+		     RSP_NO_PERMISSION);
+	cr_assert_eq(call(c, 1009, "notifyBrokerRoleChanged=false", "rocketmq2", "12345678", remark,
+			  sizeof remark, NULL),
+		     0, "%s", remark);
+	cr_assert_eq(call(c, 1011, NULL, NULL, NULL, remark, sizeof remark, "clusterName", "C",
+			  "brokerName", "b", NULL),
+		     RSP_NO_PERMISSION);
+	cr_assert_eq(call(c, 1013, NULL, NULL, NULL, remark, sizeof remark, "clusterName", "C",
+			  "brokerName", "b", "appliedBrokerId", "1", "registerCheckCode", "127.0.0.1:1;1", NULL),
+		     RSP_NO_PERMISSION);
+	cr_assert_eq(call(c, 1013, NULL, "RocketMQ", "87654321", remark, sizeof remark, "clusterName", "C",
+			  "brokerName", "b", "appliedBrokerId", "1", "registerCheckCode", "127.0.0.1:1;1", NULL),
+		     0, "%s", remark);
+	client_close(c);
+	/* the admin's change is in the controller's own file, below HOME */
+	char *path = harness_path_in(srv.dir, "controller/controller.properties");
+	char *text = harness_slurp(path);
+	cr_assert_not_null(text, "%s not written", path);
+	cr_assert_not_null(strstr(text, "\nnotifyBrokerRoleChanged=false\n"), "%s", text);
+	free(text);
+	free(path);
+	cr_assert_eq(harness_cleanup(&srv), 0);
+	harness_rmdir(store_dir);
+}

@@ -12,6 +12,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,7 @@
 #include <criterion/criterion.h>
 #include <jansson.h>
 
+#include "broker_json.h"
 #include "harness.h"
 #include "rmqns/buf.h"
 
@@ -185,6 +187,31 @@ static json_t *run_json(const struct run *r)
 
 #define RUN(...) run_admin((const char *const[]){ __VA_ARGS__, NULL })
 
+/* A run that must exit 0 (its stderr shown when it does not). */
+static struct run run_ok(struct run r)
+{
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	return r;
+}
+#define RUN_OK(...) run_ok(RUN(__VA_ARGS__))
+
+/* A run that must exit with code; freed. */
+static void run_exits(int code, struct run r)
+{
+	cr_assert_eq(r.code, code, "exit %d, not %d: %s%s", r.code, code, r.out, r.err);
+	run_free(&r);
+}
+
+/* Its stdout holds each text given, up to NULL. */
+static void out_has(const struct run *r, ...)
+{
+	va_list ap;
+	va_start(ap, r);
+	for (const char *want; (want = va_arg(ap, const char *)) != NULL;)
+		cr_assert_not_null(strstr(r->out, want), "no %s in: %s", want, r->out);
+	va_end(ap);
+}
+
 /* ---- brokers ---- */
 
 struct topic_spec {
@@ -246,8 +273,7 @@ Test(admin, cluster_list_table_and_json)
 	reg_broker(0, "C1", "broker-a", "10.0.0.2:10911", 1, false, topic_a, 1);
 	reg_broker(0, "C2", "broker-b", "10.0.0.3:10911", 0, false, topic_a, 1);
 
-	struct run r = RUN("clusterList", "-n", addr_of(0));
-	cr_assert_eq(r.code, 0, "%s", r.err);
+	struct run r = RUN_OK("clusterList", "-n", addr_of(0));
 	cr_assert_str_eq(r.out,
 			 "#Cluster Name     #Broker Name            #BID  #Addr\n"
 			 "C1                broker-a                0     10.0.0.1:10911\n"
@@ -273,11 +299,10 @@ Test(admin, brokers_roles)
 	reg_broker(0, "C1", "broker-a", "10.0.0.1:10911", 0, false, topic_a, 1);
 	reg_broker(0, "C1", "broker-a", "10.0.0.2:10911", 1, false, topic_a, 1);
 
-	struct run r = RUN("brokers", "-n", addr_of(0));
-	cr_assert_eq(r.code, 0, "%s", r.err);
-	cr_assert_not_null(strstr(r.out, "#Role"), "%s", r.out);
-	cr_assert_not_null(strstr(r.out, "0     master         10.0.0.1:10911\n"), "%s", r.out);
-	cr_assert_not_null(strstr(r.out, "1     slave          10.0.0.2:10911\n"), "%s", r.out);
+	struct run r = RUN_OK("brokers", "-n", addr_of(0));
+	out_has(&r, "#Role",
+		"0     master         10.0.0.1:10911\n",
+		"1     slave          10.0.0.2:10911\n", NULL);
 	run_free(&r);
 	r = RUN("brokers", "--json", "-n", addr_of(0));
 	json_t *v = run_json(&r), *b = json_object_get(v, "brokers");
@@ -300,31 +325,24 @@ Test(admin, brokers_heartbeat_columns_from_http)
 	start(0, args);
 	reg_broker(0, "C1", "broker-a", "10.0.0.1:10911", 0, false, topic_a, 1);
 
-	struct run r = RUN("brokers", "-n", addr_of(0));
-	cr_assert_eq(r.code, 0, "%s", r.err);
+	struct run r = RUN_OK("brokers", "-n", addr_of(0));
 	cr_assert_not_null(strstr(r.out, "#Addr                   #HB Age(ms)  #Timeout(ms)  #Topics\n"),
 			   "%s", r.out);
 	/* the default timeout (no heartbeatTimeoutMillis sent); two topics
 	 * (reg_broker's filler and TopicA) */
-	cr_assert_not_null(strstr(r.out, "  120000        2\n"), "%s", r.out);
+	out_has(&r, "  120000        2\n", NULL);
 	run_free(&r);
 
-	r = RUN("brokers", "--json", "--http", haddr, "-n", addr_of(0));
-	cr_assert_eq(r.code, 0, "%s", r.err);
+	r = RUN_OK("brokers", "--json", "--http", haddr, "-n", addr_of(0));
 	json_t *v = run_json(&r), *b = json_array_get(json_object_get(v, "brokers"), 0);
-	cr_assert_eq(json_integer_value(json_object_get(b, "heartbeatTimeoutMillis")), 120000);
-	cr_assert_eq(json_integer_value(json_object_get(b, "topicCount")), 2);
-	json_int_t age = json_integer_value(json_object_get(b, "lastHeartbeatAgeMillis"));
-	cr_assert(json_is_integer(json_object_get(b, "lastHeartbeatAgeMillis")) && age >= 0 &&
-		  age < 120000, "age %lld", (long long)age);
+	expect_broker_heartbeat(b, 120000, 2);
 	json_decref(v);
 	run_free(&r);
 
 	/* a wrong --http: the columns are left out, with a word on stderr */
 	char dead[32];
 	snprintf(dead, sizeof dead, "127.0.0.1:%d", dead_port());
-	r = RUN("brokers", "--http", dead, "-n", addr_of(0));
-	cr_assert_eq(r.code, 0, "%s", r.err);
+	r = RUN_OK("brokers", "--http", dead, "-n", addr_of(0));
 	cr_assert_null(strstr(r.out, "#HB Age"), "%s", r.out);
 	cr_assert_not_null(strstr(r.err, "no answer from the HTTP endpoint"), "%s", r.err);
 	run_free(&r);
@@ -341,13 +359,11 @@ Test(admin, brokers_acting_master_only_when_routed_so)
 	reg_broker(0, "C1", "broker-s", "10.0.0.7:10911", 2, true, ro, 1);
 	reg_broker(1, "C1", "broker-s", "10.0.0.7:10911", 2, true, ro, 1);
 
-	struct run r = RUN("brokers", "-n", addr_of(0));
-	cr_assert_eq(r.code, 0, "%s", r.err);
-	cr_assert_not_null(strstr(r.out, "2     acting master  10.0.0.7:10911\n"), "%s", r.out);
+	struct run r = RUN_OK("brokers", "-n", addr_of(0));
+	out_has(&r, "2     acting master  10.0.0.7:10911\n", NULL);
 	run_free(&r);
-	r = RUN("brokers", "-n", addr_of(1));
-	cr_assert_eq(r.code, 0, "%s", r.err);
-	cr_assert_not_null(strstr(r.out, "2     slave          10.0.0.7:10911\n"), "%s", r.out);
+	r = RUN_OK("brokers", "-n", addr_of(1));
+	out_has(&r, "2     slave          10.0.0.7:10911\n", NULL);
 	run_free(&r);
 }
 
@@ -356,10 +372,9 @@ Test(admin, topic_route_and_missing_topic)
 	start(0, NULL);
 	reg_broker(0, "C1", "broker-a", "10.0.0.1:10911", 0, false, topic_a, 1);
 
-	struct run r = RUN("topicRoute", "-t", "TopicA", "-n", addr_of(0));
-	cr_assert_eq(r.code, 0, "%s", r.err);
-	cr_assert_not_null(strstr(r.out, "C1                broker-a                0     10.0.0.1:10911\n"), "%s", r.out);
-	cr_assert_not_null(strstr(r.out, "broker-a                4           4           6      0"), "%s", r.out);
+	struct run r = RUN_OK("topicRoute", "-t", "TopicA", "-n", addr_of(0));
+	out_has(&r, "C1                broker-a                0     10.0.0.1:10911\n",
+		"broker-a                4           4           6      0", NULL);
 	run_free(&r);
 
 	r = RUN("topicRoute", "--json", "-t", "TopicA", "-n", addr_of(0));
@@ -386,16 +401,14 @@ Test(admin, topic_list_plain_by_cluster_and_json)
 	reg_broker(0, "C1", "broker-a", "10.0.0.1:10911", 0, false, topic_a, 1);
 	reg_broker(0, "C2", "broker-b", "10.0.0.2:10911", 0, false, b, 2);
 
-	struct run r = RUN("topicList", "-n", addr_of(0));
-	cr_assert_eq(r.code, 0, "%s", r.err);
+	struct run r = RUN_OK("topicList", "-n", addr_of(0));
 	cr_assert_str_eq(r.out, "%RETRY%g\nTopicA\nTopicB\nfiller-broker-a\nfiller-broker-b\n");
 	run_free(&r);
 
-	r = RUN("topicList", "-c", "-n", addr_of(0));
-	cr_assert_eq(r.code, 0, "%s", r.err);
-	cr_assert_not_null(strstr(r.out, "#Cluster Name         #Topic\n"), "%s", r.out);
-	cr_assert_not_null(strstr(r.out, "C1                    TopicA\n"), "%s", r.out);
-	cr_assert_not_null(strstr(r.out, "C2                    TopicB\n"), "%s", r.out);
+	r = RUN_OK("topicList", "-c", "-n", addr_of(0));
+	out_has(&r, "#Cluster Name         #Topic\n",
+		"C1                    TopicA\n",
+		"C2                    TopicB\n", NULL);
 	cr_assert_null(strstr(r.out, "%RETRY%"), "retry topics are left out: %s", r.out);
 	run_free(&r);
 
@@ -423,20 +436,19 @@ Test(admin, namesrv_config_written_to_both_servers)
 	char list[80];
 	snprintf(list, sizeof list, "%s;%s", addr_of(0), addr_of(1));
 
-	struct run r = RUN("getNamesrvConfig", "-n", addr_of(1));
-	cr_assert_eq(r.code, 0, "%s", r.err);
+	struct run r = RUN_OK("getNamesrvConfig", "-n", addr_of(1));
 	char head[80];
 	snprintf(head, sizeof head, "============%s============\n", addr_of(1));
 	cr_assert(strncmp(r.out, head, strlen(head)) == 0, "%s", r.out);
 	char line[100];
 	snprintf(line, sizeof line, "\n%-50s=  %s\n", "orderMessageEnable", "false");
-	cr_assert_not_null(strstr(r.out, line), "%s", r.out);
+	out_has(&r, line, NULL);
 	run_free(&r);
 
 	r = RUN("updateNamesrvConfig", "-k", "noSuchOption", "-v", "1", "-n", list);
 	cr_assert_eq(r.code, 4, "an unknown key: %s%s", r.out, r.err);
 	cr_assert_null(strstr(r.out, "OK"), "%s", r.out);
-	cr_assert_not_null(strstr(r.out, "unknown key: noSuchOption"), "%s", r.out);
+	out_has(&r, "unknown key: noSuchOption", NULL);
 	run_free(&r);
 
 	r = RUN("updateNamesrvConfig", "-k", "orderMessageEnable", "-v", "true", "-n", list);
@@ -489,8 +501,7 @@ Test(admin, list_with_a_dead_server)
 	snprintf(list, sizeof list, "%s; %s", dead, addr_of(0));
 
 	/* a read falls through to the live server */
-	struct run r = RUN("clusterList", "-n", list);
-	cr_assert_eq(r.code, 0, "%s", r.err);
+	struct run r = RUN_OK("clusterList", "-n", list);
 	cr_assert_not_null(strstr(r.out, "broker-a"));
 	char want[160];
 	snprintf(want, sizeof want, "rmqns-admin: %s: connection refused; trying the next NameServer\n", dead);
@@ -522,9 +533,7 @@ Test(admin, list_with_a_dead_server)
 	run_free(&r);
 
 	/* every server dead: nothing answered */
-	r = RUN("clusterList", "-n", dead);
-	cr_assert_eq(r.code, 3);
-	run_free(&r);
+	run_exits(3, RUN("clusterList", "-n", dead));
 }
 
 Test(admin, timeout_against_a_listener_that_never_answers)
@@ -541,12 +550,10 @@ Test(admin, timeout_against_a_listener_that_never_answers)
 
 	r = RUN("probe", "--timeout", "300", "-n", silent);
 	cr_assert_neq(r.code, 0);
-	cr_assert_not_null(strstr(r.out, "FAILED: timed out after 300 ms waiting for the answer"), "%s", r.out);
+	out_has(&r, "FAILED: timed out after 300 ms waiting for the answer", NULL);
 	run_free(&r);
 
-	r = RUN("deleteTopic", "--timeout", "300", "-t", "x", "-c", "C1", "-n", silent);
-	cr_assert_eq(r.code, 3);
-	run_free(&r);
+	run_exits(3, RUN("deleteTopic", "--timeout", "300", "-t", "x", "-c", "C1", "-n", silent));
 }
 
 Test(admin, probe)
@@ -567,7 +574,7 @@ Test(admin, probe)
 	snprintf(dead, sizeof dead, "127.0.0.1:%d", dead_port());
 	r = RUN("probe", "-n", dead);
 	cr_assert_eq(r.code, 3);
-	cr_assert_not_null(strstr(r.out, "FAILED: connection refused"), "%s", r.out);
+	out_has(&r, "FAILED: connection refused", NULL);
 	run_free(&r);
 
 	r = RUN("probe", "--json", "-n", dead);
@@ -585,7 +592,7 @@ Test(admin, probe_counts_an_acl_refusal_as_alive)
 
 	struct run r = RUN("probe", "-n", addr_of(0));
 	cr_assert_eq(r.code, 0, "%s%s", r.out, r.err);
-	cr_assert_not_null(strstr(r.out, " OK "), "%s", r.out);
+	out_has(&r, " OK ", NULL);
 	cr_assert_not_null(strstr(r.out, "alive: it answered with a refusal, code 16 (NO_PERMISSION)"),
 			   "%s", r.out);
 	run_free(&r);
@@ -608,12 +615,12 @@ Test(admin, signs_requests_for_an_acl_server)
 
 	struct run r = RUN("updateKvConfig", "-s", "NS", "-k", "alpha", "-v", "1", "-n", addr_of(0));
 	cr_assert_eq(r.code, 4, "%s%s", r.out, r.err);
-	cr_assert_not_null(strstr(r.out, "code 16 (NO_PERMISSION): ACL: unsigned request: code 100"), "%s", r.out);
+	out_has(&r, "code 16 (NO_PERMISSION): ACL: unsigned request: code 100", NULL);
 	run_free(&r);
 	r = RUN("updateKvConfig", "-s", "NS", "-k", "alpha", "-v", "1", "-n", addr_of(0), "--access-key",
 		"reader-key", "--secret-key", "reader-secret");
 	cr_assert_eq(r.code, 4);
-	cr_assert_not_null(strstr(r.out, "ACL: account not admin: AccessKey=reader-key"), "%s", r.out);
+	out_has(&r, "ACL: account not admin: AccessKey=reader-key", NULL);
 	run_free(&r);
 	r = RUN("updateKvConfig", "-s", "NS", "-k", "alpha", "-v", "1", "-n", addr_of(0), "--access-key",
 		"rocketmq2", "--secret-key", "12345678");
@@ -661,16 +668,12 @@ Test(admin, kv_config_round_trip)
 	json_decref(v);
 	run_free(&r);
 
-	r = RUN("deleteKvConfig", "-s", "NS", "-k", "alpha", "-n", addr_of(0));
-	cr_assert_eq(r.code, 0);
-	run_free(&r);
+	run_exits(0, RUN("deleteKvConfig", "-s", "NS", "-k", "alpha", "-n", addr_of(0)));
 	r = RUN("getKvConfig", "-s", "NS", "-k", "alpha", "-n", addr_of(0));
 	cr_assert_eq(r.code, 4);
 	cr_assert_not_null(strstr(r.err, "code 22 (QUERY_NOT_FOUND): No config item, Namespace: NS Key: alpha"), "%s", r.err);
 	run_free(&r);
-	r = RUN("getKvList", "-s", "Nope", "-n", addr_of(0));
-	cr_assert_eq(r.code, 4);
-	run_free(&r);
+	run_exits(4, RUN("getKvList", "-s", "Nope", "-n", addr_of(0)));
 }
 
 Test(admin, update_order_conf)
@@ -689,18 +692,13 @@ Test(admin, update_order_conf)
 	r = RUN("updateOrderConf", "-t", "TopicO", "-m", "put", "-n", addr_of(0));
 	cr_assert_eq(r.code, 2, "put without -v");
 	run_free(&r);
-	r = RUN("updateOrderConf", "-t", "TopicO", "-m", "delete", "-n", addr_of(0));
-	cr_assert_eq(r.code, 0);
-	run_free(&r);
-	r = RUN("updateOrderConf", "-t", "TopicO", "-m", "get", "-n", addr_of(0));
-	cr_assert_eq(r.code, 4);
-	run_free(&r);
+	run_exits(0, RUN("updateOrderConf", "-t", "TopicO", "-m", "delete", "-n", addr_of(0)));
+	run_exits(4, RUN("updateOrderConf", "-t", "TopicO", "-m", "get", "-n", addr_of(0)));
 }
 
 static long long route_perm(int s, const char *topic)
 {
-	struct run r = RUN("topicRoute", "--json", "-t", topic, "-n", addr_of(s));
-	cr_assert_eq(r.code, 0, "%s", r.err);
+	struct run r = RUN_OK("topicRoute", "--json", "-t", topic, "-n", addr_of(s));
 	json_t *v = run_json(&r);
 	long long p = json_integer_value(json_object_get(json_array_get(json_object_get(v, "queueDatas"), 0), "perm"));
 	json_decref(v);
@@ -741,7 +739,7 @@ Test(admin, wipe_and_add_write_perm)
 	r = RUN("wipeWritePerm", "-b", "no-such-broker", "-n", list);
 	cr_assert_eq(r.code, 4, "%s%s", r.out, r.err);
 	cr_assert_null(strstr(r.out, "OK"), "%s", r.out);
-	cr_assert_not_null(strstr(r.out, "no topic of broker no-such-broker here"), "%s", r.out);
+	out_has(&r, "no topic of broker no-such-broker here", NULL);
 	cr_assert_not_null(strstr(r.err, "warning: no server knows broker no-such-broker"), "%s", r.err);
 	run_free(&r);
 	r = RUN("wipeWritePerm", "--json", "-b", "no-such-broker", "-n", list);
@@ -1001,22 +999,14 @@ Test(admin, usage_errors)
 	cr_assert_eq(r.code, 2);
 	cr_assert_not_null(strstr(r.err, "topicRoute needs -t"), "%s", r.err);
 	run_free(&r);
-	r = RUN("noSuchCommand");
-	cr_assert_eq(r.code, 2);
-	run_free(&r);
-	r = RUN("clusterList", "-x");
-	cr_assert_eq(r.code, 2);
-	run_free(&r);
+	run_exits(2, RUN("noSuchCommand"));
+	run_exits(2, RUN("clusterList", "-x"));
 	r = RUN("clusterList", "--topic", "T", "-n", "127.0.0.1:1");
 	cr_assert_eq(r.code, 2, "an option of another command");
 	cr_assert_not_null(strstr(r.err, "clusterList takes no option --topic"), "%s", r.err);
 	run_free(&r);
-	r = RUN("topicRoute", "-t", "T", "extra", "-n", "127.0.0.1:1");
-	cr_assert_eq(r.code, 2);
-	run_free(&r);
-	r = RUN("clusterList", "-n", "nocolon");
-	cr_assert_eq(r.code, 2);
-	run_free(&r);
+	run_exits(2, RUN("topicRoute", "-t", "T", "extra", "-n", "127.0.0.1:1"));
+	run_exits(2, RUN("clusterList", "-n", "nocolon"));
 	r = RUN("clusterDiff", "-n", "127.0.0.1:1");
 	cr_assert_eq(r.code, 2, "one server is nothing to compare");
 	run_free(&r);
@@ -1050,7 +1040,7 @@ Test(admin, subcommand_help)
 	struct run r = RUN("deleteTopic", "-h");
 	cr_assert_eq(r.code, 0);
 	cr_assert(strncmp(r.out, "usage: rmqns-admin deleteTopic -t TOPIC -c CLUSTER", 50) == 0, "%s", r.out);
-	cr_assert_not_null(strstr(r.out, "DELETE_TOPIC_IN_BROKER"), "%s", r.out);
+	out_has(&r, "DELETE_TOPIC_IN_BROKER", NULL);
 	cr_assert_null(strstr(r.out, "getKvList"), "not the whole list: %s", r.out);
 	run_free(&r);
 	r = RUN("probe", "--help");
@@ -1129,7 +1119,7 @@ Test(admin, tls_against_an_enforcing_server)
 	r = RUN("clusterList", "--tls", "--tls-ca", srv_pem, "--tls-cert", cli_pem, "--tls-key", cli_key,
 		"-n", addr_of(0));
 	cr_assert_eq(r.code, 0, "%s%s", r.out, r.err);
-	cr_assert_not_null(strstr(r.out, "#Cluster Name"), "%s", r.out);
+	out_has(&r, "#Cluster Name", NULL);
 	run_free(&r);
 
 	r = RUN("clusterList", "--tls", "--tls-ca", cli_pem, "--tls-cert", cli_pem, "--tls-key", cli_key,
@@ -1162,7 +1152,7 @@ Test(admin, tls_against_an_enforcing_server)
 	run_free(&r);
 	r = RUN("probe", "--tls", "-n", addr_of(0));
 	cr_assert_eq(r.code, 3, "no client certificate for a server that requires one: %s", r.out);
-	cr_assert_not_null(strstr(r.out, "FAILED: "), "%s", r.out);
+	out_has(&r, "FAILED: ", NULL);
 	run_free(&r);
 	r = RUN("probe", "-Dtls.client.nonsense=1", "-n", addr_of(0));
 	cr_assert_eq(r.code, 2);

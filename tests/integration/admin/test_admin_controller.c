@@ -313,7 +313,7 @@ static void check_metadata(int leader, int follower)
 		run_done(&r);
 	}
 
-	struct run r = ADMIN("getControllerMetaData", "--json", "-a", ctl_addr[follower]);	r = ADMIN("getControllerMetaData", "--json", "-a", ctl_addr[follower]);
+	struct run r = ADMIN("getControllerMetaData", "--json", "-a", ctl_addr[follower]);
 	cr_assert_eq(r.code, 0, "%s", r.err);
 	json_t *v = doc(&r);
 	cr_assert_str_eq(jstr(v, "server"), ctl_addr[follower]);

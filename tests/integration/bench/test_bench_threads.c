@@ -11,10 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "fork_tied.h"
 
 static int failures;
 
@@ -31,12 +32,8 @@ static pid_t spawn(char *const argv[], int *out_fd)
 	int p[2] = { -1, -1 };
 	if (out_fd && pipe2(p, O_CLOEXEC) != 0)
 		return -1;
-	pid_t parent = getpid();
-	pid_t pid = fork();
+	pid_t pid = fork_tied();
 	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
-			_exit(127);
 		int fd = out_fd ? p[1] : open("/dev/null", O_WRONLY);
 		dup2(fd, STDOUT_FILENO);
 		execv(argv[0], argv);

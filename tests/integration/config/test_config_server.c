@@ -363,73 +363,6 @@ Test(config_server, update_without_c_file_is_memory_only)
 
 /* ---- answers as the Java NameServer sent them ---- */
 
-static uint8_t *read_frame(const char *file, size_t *len)
-{
-	char *path = NULL;
-	uint8_t *frame;
-	FILE *f;
-	long n;
-
-	cr_assert(asprintf(&path, "%s/java-4.9.8/frames/%s", getenv("RMQNS_TESTDATA"), file) > 0);
-	f = fopen(path, "rb");
-	cr_assert_not_null(f, "%s", path);
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	frame = malloc((size_t)n);
-	cr_assert_eq(fread(frame, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	free(path);
-	*len = (size_t)n;
-	return frame;
-}
-
-/* Sends a captured request and returns our answer. */
-static struct client_reply *replay(struct client *c, const char *file)
-{
-	size_t n;
-	uint8_t *frame = read_frame(file, &n);
-	struct client_reply *r = NULL;
-	struct remoting_cmd cmd;
-
-	cr_assert_eq(remoting_decode(frame, n, &cmd), 0);
-	cmd.opaque = client_next_opaque(c);
-	cr_assert_eq(client_call(c, &cmd, &r, T), 0);
-	remoting_cmd_release(&cmd);
-	free(frame);
-	return r;
-}
-
-/* The JSON header with "opaque":0 and the version Java stamped. */
-static char *header_normalized(const uint8_t *frame, const char *version)
-{
-	uint32_t hl = rd_be32(frame + 4) & 0xFFFFFF;
-	char *h = strndup((const char *)frame + 8, hl), *v = strstr(h, "\"opaque\":");
-	size_t digits;
-
-	cr_assert_not_null(v);
-	v += 9;
-	digits = strspn(v, "-0123456789");
-	memmove(v + 1, v + digits, strlen(v + digits) + 1);
-	v[0] = '0';
-	v = strstr(h, "\"version\":");
-	cr_assert_not_null(v);
-	memcpy(v + 10, version, 3);
-	return h;
-}
-
-static void expect_java_header(struct client_reply *r, const char *java_file)
-{
-	size_t n;
-	uint8_t *java = read_frame(java_file, &n);
-	char *want = header_normalized(java, "479"), *got = header_normalized(r->frame, "479");
-
-	cr_assert_str_eq(got, want);
-	free(want);
-	free(got);
-	free(java);
-}
-
 Test(config_server, answers_match_java_4_9_8_capture)
 {
 	char *file = fixture_write(&fx, "n.conf", "listenPort=19999\n");
@@ -440,16 +373,16 @@ Test(config_server, answers_match_java_4_9_8_capture)
 		cr_skip_test("RMQNS_TESTDATA not set");
 	start_with(file);
 	c = harness_connect_or_fail(&fx.srv);
-	r = replay(c, "00027-c007-c2s-req-code319.bin");
-	expect_java_header(r, "00029-c007-s2c-rsp-to319-code0.bin");
+	r = harness_replay_java498_like(c, "00027-c007-c2s-req-code319.bin",
+					"00029-c007-s2c-rsp-to319-code0.bin");
 	cr_assert_gt(r->cmd.body_len, 0);
 	client_reply_free(r);
-	r = replay(c, "00031-c008-c2s-req-code318.bin"); /* clusterTest=false */
-	expect_java_header(r, "00034-c008-s2c-rsp-to318-code0.bin");
-	client_reply_free(r);
-	r = replay(c, "00036-c009-c2s-req-code318.bin"); /* kvConfigPath=... */
-	expect_java_header(r, "00038-c009-s2c-rsp-to318-code16.bin");
-	client_reply_free(r);
+	/* clusterTest=false */
+	client_reply_free(harness_replay_java498_like(c, "00031-c008-c2s-req-code318.bin",
+						      "00034-c008-s2c-rsp-to318-code0.bin"));
+	/* kvConfigPath=... */
+	client_reply_free(harness_replay_java498_like(c, "00036-c009-c2s-req-code318.bin",
+						      "00038-c009-s2c-rsp-to318-code16.bin"));
 	client_close(c);
 	free(file);
 }

@@ -17,24 +17,16 @@
 #include <sys/socket.h>
 #include <signal.h>
 
+#include "ctl_cluster.h"
 #include "harness.h"
 #include "rmqns/client.h"
 #include "rmqns/err.h"
 #include "rmqns/remoting.h"
 
-#define NODES 3
-#define WAIT_MS 20000
-#define RAFT_OFFSET 1000
+#define NODES CTL_CLUSTER_NODES
+#define WAIT_MS CTL_CLUSTER_WAIT_MS
 
-struct cluster {
-	char dir[256];
-	char peers[512];
-	int ctl_port[NODES];
-	int http_port[NODES];
-	struct harness_server node[NODES];
-};
-
-static struct cluster cl;
+static struct ctl_cluster cl;
 
 static void cluster_fini(void)
 {
@@ -46,31 +38,13 @@ static void cluster_fini(void)
 
 static void node_start(int i)
 {
-	char a_peers[600], a_self[64], a_store[400], a_http[64];
-	snprintf(a_peers, sizeof a_peers, "--controllerDLegerPeers=%s", cl.peers);
-	snprintf(a_self, sizeof a_self, "--controllerDLegerSelfId=n%d", i);
-	snprintf(a_store, sizeof a_store, "--controllerStorePath=%s/n%d", cl.dir, i);
-	snprintf(a_http, sizeof a_http, "--httpPort=%d", cl.http_port[i]);
-	const char *args[] = { "--enableControllerInNamesrv=true", "--controllerDLegerGroup=g1",
-			       a_peers, a_self, a_store, a_http, "--scanNotActiveBrokerInterval=500",
-			       "--scanInactiveMasterInterval=500", NULL };
-	memset(&cl.node[i], 0, sizeof cl.node[i]);
-	cr_assert_eq(harness_start(&cl.node[i], args), 0, "node %d did not start", i);
+	cr_assert_eq(ctl_cluster_start(&cl, i), 0, "node %d did not start", i);
 }
 
 /* host: how controllerDLegerPeers spells the nodes' address */
 static void cluster_start_at(const char *host)
 {
-	cr_assert_eq(harness_mkdtemp(cl.dir, sizeof cl.dir, "rmqns-test-ctlc"), 0);
-	size_t off = 0;
-	for (int i = 0; i < NODES; i++) {
-		cl.ctl_port[i] = harness_free_port_pair(RAFT_OFFSET);
-		cl.http_port[i] = harness_free_port();
-		cr_assert_gt(cl.ctl_port[i], 0);
-		cr_assert_gt(cl.http_port[i], 0);
-		off += (size_t)snprintf(cl.peers + off, sizeof cl.peers - off, "%sn%d-%s:%d",
-					i ? ";" : "", i, host, cl.ctl_port[i]);
-	}
+	cr_assert_eq(ctl_cluster_init(&cl, host), 0);
 	for (int i = 0; i < NODES; i++)
 		node_start(i);
 }
@@ -80,78 +54,15 @@ static void cluster_start(void)
 	cluster_start_at("127.0.0.1");
 }
 
-/* One request to node i's controller port; the answer's code, or -1 when
- * the node does not answer. *out (optional) keeps the answer. */
 static int ctl_call(int i, int32_t code, const char *const *ext, const char *body,
 		    struct client_reply **out)
 {
-	struct remoting_ext_field f[HARNESS_CALL_MAX_EXT];
-	struct remoting_cmd req;
-	uint32_t n = 0;
-	int err;
-
-	if (out)
-		*out = NULL;
-	struct client *c = client_connect("127.0.0.1", cl.ctl_port[i], 1000, &err);
-	if (!c)
-		return -1;
-	harness_request_init(&req, code, REMOTING_JSON);
-	for (; ext && ext[2 * n]; n++) {
-		f[n].key = ext[2 * n];
-		f[n].value = ext[2 * n + 1];
-	}
-	req.ext = f;
-	req.ext_count = n;
-	req.ext_present = n > 0;
-	if (body) {
-		req.body = (const uint8_t *)body;
-		req.body_len = (uint32_t)strlen(body);
-	}
-	struct client_reply *r = NULL;
-	int rc = client_call(c, &req, &r, 3000);
-	client_close(c);
-	if (rc < 0)
-		return -1;
-	int answer = r->cmd.code;
-	if (out)
-		*out = r;
-	else
-		client_reply_free(r);
-	return answer;
+	return ctl_cluster_call(&cl, i, code, ext, body, out);
 }
 
-/* The node every live node names as leader, once they agree and that
- * node serves (answers a leader-only read); -1 after WAIT_MS. */
 static int wait_leader(const bool *alive, int64_t *serving_ms)
 {
-	int64_t t0 = harness_now_ms();
-	const char *const next_id[] = { "clusterName", "C1", "brokerName", "probe", NULL };
-	while (harness_now_ms() - t0 < WAIT_MS) {
-		int leader = -1;
-		bool agree = true;
-		for (int i = 0; i < NODES && agree; i++) {
-			if (!alive[i])
-				continue;
-			struct client_reply *r;
-			if (ctl_call(i, 1005, NULL, NULL, &r) != 0) {
-				agree = false;
-				continue;
-			}
-			const char *id = remoting_ext_get(&r->cmd, "controllerLeaderId");
-			int named = id && id[0] == 'n' ? atoi(id + 1) : -1;
-			if (named < 0 || !alive[named] || (leader >= 0 && named != leader))
-				agree = false;
-			leader = named;
-			client_reply_free(r);
-		}
-		if (agree && leader >= 0 && ctl_call(leader, 1012, next_id, NULL, NULL) == 0) {
-			if (serving_ms)
-				*serving_ms = harness_now_ms() - t0;
-			return leader;
-		}
-		harness_sleep_ms(20);
-	}
-	return -1;
+	return ctl_cluster_wait_leader(&cl, alive, serving_ms);
 }
 
 static const bool all_alive[NODES] = { true, true, true };
@@ -232,6 +143,30 @@ Test(controller_cluster, one_leader_named_by_all_and_followers_refuse)
 	client_reply_free(r);
 	const char *const next_id[] = { "clusterName", "C1", "brokerName", "b", NULL };
 	cr_assert_eq(ctl_call(follower, 1012, next_id, NULL, NULL), 2007, "CONTROLLER_NOT_LEADER");
+
+	/* processReadEvent: off, reads add nothing to the log; on (live,
+	 * through 1009), each read waits for an entry of its own, and its
+	 * answer is the same */
+	int hp = cl.http_port[leader];
+	harness_sleep_ms(100); /* the status is published every 20 ms */
+	double applied = harness_metric(hp, "rmqns_controller_last_applied");
+	for (int k = 0; k < 3; k++)
+		cr_assert_eq(ctl_call(leader, 1012, next_id, NULL, NULL), 0);
+	harness_sleep_ms(100);
+	cr_assert_eq(harness_metric(hp, "rmqns_controller_last_applied"), applied);
+	cr_assert_eq(ctl_call(leader, 1009, NULL, "processReadEvent=true", NULL), 0);
+	for (int k = 0; k < 3; k++) {
+		cr_assert_eq(ctl_call(leader, 1012, next_id, NULL, &r), 0);
+		cr_assert_str_eq(remoting_ext_get(&r->cmd, "nextBrokerId"), "1");
+		client_reply_free(r);
+	}
+	double now_applied = applied;
+	for (int k = 0; k < 100 && now_applied < applied + 3; k++) {
+		harness_sleep_ms(20);
+		now_applied = harness_metric(hp, "rmqns_controller_last_applied");
+	}
+	cr_assert_eq(now_applied, applied + 3, "three reads, three entries: %f -> %f", applied,
+		     now_applied);
 
 	/* the NameServer port of every node is the NameServer's: 1005 is not its code */
 	struct client *c = harness_connect(&cl.node[follower]);
@@ -455,5 +390,41 @@ Test(controller_cluster, master_disconnect_elects_the_live_replica_and_tells_it)
 	cr_assert_eq(harness_http_get(cl.http_port[leader], "/healthz", &doc), 200);
 	cr_assert_not_null(strstr(doc, "controller: ok"), "%s", doc);
 	free(doc);
+	client_close(h2);
+}
+
+/* A master gone with no other replica in the sync-state set: nobody is
+ * elected (the set keeps no master, its epoch moves on) unless unclean
+ * election is on, and then the live replica outside the set is. */
+Test(controller_cluster, no_in_sync_replica_no_master_unless_unclean)
+{
+	cluster_start();
+	int leader = wait_leader(all_alive, NULL);
+	cr_assert_geq(leader, 0);
+	struct client *h1 = client_connect("127.0.0.1", cl.ctl_port[leader], 1000, &(int){ 0 });
+	struct client *h2 = client_connect("127.0.0.1", cl.ctl_port[leader], 1000, &(int){ 0 });
+	cr_assert(h1 && h2);
+	make_set(leader, "u1", "127.0.0.1:32001", "127.0.0.1:32002", h1);
+	heartbeat(h2, "u1", "127.0.0.1:32002", "2"); /* live, never in the sync-state set */
+	client_close(h1);
+	int64_t master = 1, epoch = 1;
+	int64_t t0 = harness_now_ms();
+	while (harness_now_ms() - t0 < WAIT_MS && epoch < 2) {
+		replica_info(leader, "u1", &master, &epoch);
+		if (epoch < 2)
+			harness_sleep_ms(10);
+	}
+	cr_assert_eq(epoch, 2, "no election was tried");
+	cr_assert_eq(master, -1, "replica 2 is not in sync: nobody may be elected");
+	cr_assert(harness_wait_log(&cl.node[leader], "election in u1 found no master", 5000));
+
+	/* unclean election on: the operator's election takes the live replica */
+	cr_assert_eq(ctl_call(leader, 1009, NULL, "enableElectUncleanMaster=true", NULL), 0);
+	const char *const elect[] = { "clusterName", "C1", "brokerName", "u1", "brokerId", "2",
+				      "designateElect", "true", NULL };
+	cr_assert_eq(ctl_call(leader, 1002, elect, NULL, NULL), 0);
+	cr_assert_eq(replica_info(leader, "u1", &master, &epoch), 0);
+	cr_assert_eq(master, 2);
+	cr_assert_eq(epoch, 3);
 	client_close(h2);
 }

@@ -148,13 +148,11 @@ static void register_simple(struct client *c)
  * the server says the topic is not known (code 17). */
 static char *route_of(struct client *c, const char *topic)
 {
-	struct remoting_ext_field ext[] = { { "topic", topic } };
+	struct remoting_ext_field ext[HARNESS_CALL_MAX_EXT];
 	struct remoting_cmd req;
 	struct client_reply *r = NULL;
-	harness_request_init(&req, REQ_GET_ROUTEINFO_BY_TOPIC, REMOTING_JSON);
-	req.ext = ext;
-	req.ext_count = 1;
-	req.ext_present = true;
+	cr_assert_eq(harness_request(&req, ext, REQ_GET_ROUTEINFO_BY_TOPIC, REMOTING_JSON, NULL, "topic", topic,
+				     NULL), 0);
 	cr_assert_eq(client_call(c, &req, &r, T), 0, "no route answer");
 	char *out = NULL;
 	if (r->cmd.code == 0) {
@@ -820,14 +818,11 @@ Test(faults, registration_with_100000_topics)
 	body = reg_body("Topic", 10);
 	cr_assert_eq(register_broker(c, "c1", "huge", "127.0.0.5:10911", "0", body, strlen(body)), 0);
 	free(body);
-	struct remoting_ext_field ext[] = { { "clusterName", "c1" }, { "brokerName", "huge" },
-					    { "brokerAddr", "127.0.0.5:10911" }, { "brokerId", "0" } };
+	struct remoting_ext_field ext[HARNESS_CALL_MAX_EXT];
 	struct remoting_cmd req;
 	struct client_reply *rep = NULL;
-	harness_request_init(&req, REQ_UNREGISTER_BROKER, REMOTING_JSON);
-	req.ext = ext;
-	req.ext_count = 4;
-	req.ext_present = true;
+	cr_assert_eq(harness_request(&req, ext, REQ_UNREGISTER_BROKER, REMOTING_JSON, NULL, "clusterName", "c1",
+				     "brokerName", "huge", "brokerAddr", "127.0.0.5:10911", "brokerId", "0", NULL), 0);
 	cr_assert_eq(client_call(c, &req, &rep, T * 3), 0);
 	cr_expect_eq(rep->cmd.code, 0);
 	client_reply_free(rep);
@@ -905,14 +900,12 @@ Test(faults, broker_identities_at_extreme_lengths_and_odd_characters)
 	json_decref(ci);
 	/* and they all leave again */
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-		struct remoting_ext_field ext[] = { { "clusterName", clusters[i] }, { "brokerName", names[i] },
-						    { "brokerAddr", addrs[i] }, { "brokerId", ids[i] } };
+		struct remoting_ext_field ext[HARNESS_CALL_MAX_EXT];
 		struct remoting_cmd req;
 		struct client_reply *rep = NULL;
-		harness_request_init(&req, REQ_UNREGISTER_BROKER, REMOTING_JSON);
-		req.ext = ext;
-		req.ext_count = 4;
-		req.ext_present = true;
+		cr_assert_eq(harness_request(&req, ext, REQ_UNREGISTER_BROKER, REMOTING_JSON, NULL, "clusterName",
+					     clusters[i], "brokerName", names[i], "brokerAddr", addrs[i], "brokerId",
+					     ids[i], NULL), 0);
 		cr_assert_eq(client_call(c, &req, &rep, T), 0);
 		client_reply_free(rep);
 	}

@@ -171,80 +171,6 @@ Test(kv_server, missing_fields_follow_java)
 	client_close(c);
 }
 
-/* Replays the 4.9.8 capture's KV session and compares the answers with
- * the Java NameServer's (apart from the version each server stamps). */
-static struct client_reply *replay(struct client *c, const char *file)
-{
-	char *path = NULL;
-	char *frame;
-	FILE *f;
-	long n;
-	struct client_reply *r = NULL;
-	struct remoting_cmd cmd;
-
-	cr_assert(asprintf(&path, "%s/java-4.9.8/frames/%s", getenv("RMQNS_TESTDATA"), file) > 0);
-	f = fopen(path, "rb");
-	cr_assert_not_null(f, "%s", path);
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	frame = malloc((size_t)n);
-	cr_assert_eq(fread(frame, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	cr_assert_eq(remoting_decode((uint8_t *)frame, (size_t)n, &cmd), 0);
-	cmd.opaque = client_next_opaque(c);
-	cr_assert_eq(client_call(c, &cmd, &r, T), 0);
-	remoting_cmd_release(&cmd);
-	free(frame);
-	free(path);
-	return r;
-}
-
-static char *java_header(const char *file)
-{
-	char *path = NULL, *frame = NULL;
-	FILE *f;
-	uint8_t word[8];
-
-	cr_assert(asprintf(&path, "%s/java-4.9.8/frames/%s", getenv("RMQNS_TESTDATA"), file) > 0);
-	f = fopen(path, "rb");
-	cr_assert_not_null(f, "%s", path);
-	cr_assert_eq(fread(word, 1, 8, f), 8);
-	frame = calloc(1, (rd_be32(word + 4) & 0xFFFFFF) + 1);
-	cr_assert_eq(fread(frame, 1, rd_be32(word + 4) & 0xFFFFFF, f), rd_be32(word + 4) & 0xFFFFFF);
-	fclose(f);
-	free(path);
-	return frame;
-}
-
-/* Writes "opaque":0 whatever the number was. */
-static void opaque_zero(char *h)
-{
-	char *v = strstr(h, "\"opaque\":");
-	size_t digits;
-
-	cr_assert_not_null(v);
-	v += 9;
-	digits = strspn(v, "-0123456789");
-	memmove(v + 1, v + digits, strlen(v + digits) + 1);
-	v[0] = '0';
-}
-
-static void expect_same_as_java(struct client_reply *r, const char *java_file)
-{
-	char *mine = json_header(r), *java = java_header(java_file), *v;
-
-	/* the same header apart from the version each stamps and the opaque */
-	v = strstr(java, "\"version\":409");
-	cr_assert_not_null(v);
-	memcpy(v, "\"version\":479", 13);
-	opaque_zero(mine);
-	opaque_zero(java);
-	cr_assert_str_eq(mine, java);
-	free(mine);
-	free(java);
-}
-
 Test(kv_server, answers_match_java_4_9_8_capture)
 {
 	struct client *c;
@@ -256,28 +182,23 @@ Test(kv_server, answers_match_java_4_9_8_capture)
 	c = harness_connect_or_fail(&fx.srv);
 	/* PUT capNS/capKey=capValue, then list it: Java answered
 	 * {"table":{"capKey":"capValue"}} */
-	r = replay(c, "00040-c010-c2s-req-code100.bin");
-	expect_same_as_java(r, "00042-c010-s2c-rsp-to100-code0.bin");
-	client_reply_free(r);
-	r = replay(c, "00043-c011-c2s-req-code101.bin");
-	expect_same_as_java(r, "00044-c011-s2c-rsp-to101-code0.bin");
-	client_reply_free(r);
-	r = replay(c, "00047-c012-c2s-req-code219.bin");
-	expect_same_as_java(r, "00048-c012-s2c-rsp-to219-code0.bin");
+	client_reply_free(harness_replay_java498_like(c, "00040-c010-c2s-req-code100.bin",
+						      "00042-c010-s2c-rsp-to100-code0.bin"));
+	client_reply_free(harness_replay_java498_like(c, "00043-c011-c2s-req-code101.bin",
+						      "00044-c011-s2c-rsp-to101-code0.bin"));
+	r = harness_replay_java498_like(c, "00047-c012-c2s-req-code219.bin",
+					"00048-c012-s2c-rsp-to219-code0.bin");
 	cr_assert_eq(r->cmd.code, 0);
 	cr_assert_eq(r->cmd.body_len, strlen("{\"table\":{\"capKey\":\"capValue\"}}"));
 	cr_assert_arr_eq(r->cmd.body, "{\"table\":{\"capKey\":\"capValue\"}}", r->cmd.body_len);
 	client_reply_free(r);
 	/* delete, then the GET miss and the list miss */
-	r = replay(c, "00050-c013-c2s-req-code102.bin");
-	expect_same_as_java(r, "00051-c013-s2c-rsp-to102-code0.bin");
-	client_reply_free(r);
-	r = replay(c, "00053-c014-c2s-req-code101.bin");
-	expect_same_as_java(r, "00054-c014-s2c-rsp-to101-code22.bin");
-	client_reply_free(r);
-	r = replay(c, "00055-c015-c2s-req-code219.bin");
-	expect_same_as_java(r, "00056-c015-s2c-rsp-to219-code22.bin");
-	client_reply_free(r);
+	client_reply_free(harness_replay_java498_like(c, "00050-c013-c2s-req-code102.bin",
+						      "00051-c013-s2c-rsp-to102-code0.bin"));
+	client_reply_free(harness_replay_java498_like(c, "00053-c014-c2s-req-code101.bin",
+						      "00054-c014-s2c-rsp-to101-code22.bin"));
+	client_reply_free(harness_replay_java498_like(c, "00055-c015-c2s-req-code219.bin",
+						      "00056-c015-s2c-rsp-to219-code22.bin"));
 	client_close(c);
 }
 

@@ -98,6 +98,14 @@ static int start_with_http(const char *more)
 }
 
 /* Stores a value of `size` bytes under NS/big. */
+/* The counter went up at least once (its value printed for the log). */
+static void expect_counted(int http, const char *series, const char *never)
+{
+	double v = harness_metric(http, series);
+	fprintf(stderr, "%s: %.0f\n", series, v);
+	cr_expect_gt(v, 0, "%s", never);
+}
+
 static void put_big_value(size_t size)
 {
 	char *value = malloc(size + 1);
@@ -228,9 +236,8 @@ Test(admission, a_connection_at_its_in_flight_cap_is_paused_not_closed)
 		client_reply_free(r);
 	}
 	client_close(c);
-	double pauses = harness_metric(http, "rmqns_connection_read_pauses_total{reason=\"inflight\"}");
-	fprintf(stderr, "in-flight pauses: %.0f\n", pauses);
-	cr_expect_gt(pauses, 0, "the connection was never paused at 16 requests in flight");
+	expect_counted(http, "rmqns_connection_read_pauses_total{reason=\"inflight\"}",
+		       "the connection was never paused at 16 requests in flight");
 }
 
 /* A broker's one-way registration, then at once a route query for one of
@@ -304,9 +311,8 @@ Test(admission, work_queued_for_a_closed_connection_is_dropped)
 	cr_expect_eq(r->cmd.code, 0);
 	client_reply_free(r);
 	client_close(admin);
-	double dropped = harness_metric(http, "rmqns_requests_dropped_total{reason=\"connection_closed\"}");
-	fprintf(stderr, "requests dropped for closed connections: %.0f\n", dropped);
-	cr_expect_gt(dropped, 0, "no queued request was dropped");
+	expect_counted(http, "rmqns_requests_dropped_total{reason=\"connection_closed\"}",
+		       "no queued request was dropped");
 }
 
 /* n pipelined registrations of one broker identity, each of `topics`

@@ -134,30 +134,51 @@ static void expect_silence(struct client *c)
 	cr_assert_eq(rc, RMQNS_EAGAIN, "expected no frame, got %d", rc);
 }
 
+/* One frame of code, serialization, flag and opaque, appended to out. */
+static void encode_frame(struct buf *out, int32_t code, enum remoting_serialize ser, uint16_t flag,
+			 int32_t opaque)
+{
+	struct remoting_cmd req;
+	harness_request_init(&req, code, ser);
+	req.flag = flag;
+	req.opaque = opaque;
+	harness_encode(&req, out);
+}
+
+/* Sends the frames in b (emptied) in one write: the only answer is the
+ * code-3 answer to (code, opaque). */
+static void send_expect_one_answer(struct client *c, struct buf *b, int32_t code, int32_t opaque)
+{
+	cr_assert_eq(client_send_raw(c, b->data, b->len, T), 0);
+	buf_free(b);
+	struct client_reply *r = NULL;
+	cr_assert_eq(client_recv(c, &r, T), 0);
+	expect_unsupported_bytes(r, code, opaque, REMOTING_JSON);
+	client_reply_free(r);
+	expect_silence(c);
+}
+
+/* An unknown code on c gets the code-3 answer: c is still served. */
+static void expect_served(struct client *c)
+{
+	struct remoting_cmd req;
+	struct client_reply *r = NULL;
+	harness_request_init(&req, 9999, REMOTING_JSON);
+	cr_assert_eq(client_call(c, &req, &r, T), 0, "the connection is not served");
+	expect_unsupported_bytes(r, 9999, req.opaque, REMOTING_JSON);
+	client_reply_free(r);
+}
+
 static void check_oneway(void)
 {
 	struct client *c = harness_connect_or_fail(&srv);
-	struct remoting_cmd req;
 	struct buf b = BUF_INIT;
 
 	/* 50 one-way unknown codes, then one two-way request in the same write. */
-	for (int i = 0; i < 50; i++) {
-		harness_request_init(&req, 9999, i % 2 ? REMOTING_ROCKETMQ : REMOTING_JSON);
-		req.flag = REMOTING_FLAG_ONEWAY;
-		req.opaque = 1000 + i;
-		harness_encode(&req, &b);
-	}
-	harness_request_init(&req, 9998, REMOTING_JSON);
-	req.opaque = 7;
-	harness_encode(&req, &b);
-	cr_assert_eq(client_send_raw(c, b.data, b.len, T), 0);
-	buf_free(&b);
-
-	struct client_reply *r = NULL;
-	cr_assert_eq(client_recv(c, &r, T), 0);
-	expect_unsupported_bytes(r, 9998, 7, REMOTING_JSON);
-	client_reply_free(r);
-	expect_silence(c);
+	for (int i = 0; i < 50; i++)
+		encode_frame(&b, 9999, i % 2 ? REMOTING_ROCKETMQ : REMOTING_JSON, REMOTING_FLAG_ONEWAY, 1000 + i);
+	encode_frame(&b, 9998, REMOTING_JSON, 0, 7);
+	send_expect_one_answer(c, &b, 9998, 7);
 	client_close(c);
 }
 
@@ -177,24 +198,11 @@ Test(core, response_frame_dropped)
 {
 	start(NULL);
 	struct client *c = harness_connect_or_fail(&srv);
-	struct remoting_cmd req;
 	struct buf b = BUF_INIT;
 
-	harness_request_init(&req, 0, REMOTING_JSON);
-	req.flag = REMOTING_FLAG_RESPONSE;
-	req.opaque = 5;
-	harness_encode(&req, &b);
-	harness_request_init(&req, 9999, REMOTING_JSON);
-	req.opaque = 6;
-	harness_encode(&req, &b);
-	cr_assert_eq(client_send_raw(c, b.data, b.len, T), 0);
-	buf_free(&b);
-
-	struct client_reply *r = NULL;
-	cr_assert_eq(client_recv(c, &r, T), 0);
-	expect_unsupported_bytes(r, 9999, 6, REMOTING_JSON);
-	client_reply_free(r);
-	expect_silence(c);
+	encode_frame(&b, 0, REMOTING_JSON, REMOTING_FLAG_RESPONSE, 5);
+	encode_frame(&b, 9999, REMOTING_JSON, 0, 6);
+	send_expect_one_answer(c, &b, 9999, 6);
 	cr_assert(harness_wait_log(&srv, "dropping a response frame", T));
 	client_close(c);
 }
@@ -225,12 +233,8 @@ static void check_bad_frame(const uint8_t *bytes, size_t n)
 	snprintf(needle, sizeof needle, "closing connection %s:", peer);
 	cr_assert(harness_wait_log(&srv, needle, T), "no log line naming %s", peer);
 
-	for (int i = 0; i < 3; i++) {
-		harness_request_init(&req, 9999, REMOTING_JSON);
-		cr_assert_eq(client_call(good, &req, &r, T), 0);
-		expect_unsupported_bytes(r, 9999, req.opaque, REMOTING_JSON);
-		client_reply_free(r);
-	}
+	for (int i = 0; i < 3; i++)
+		expect_served(good);
 	client_close(bad);
 	client_close(good);
 }
@@ -324,10 +328,7 @@ Test(core, bad_frame_over_configured_max)
 	int rc = client_recv(bad, &r, T);
 	cr_assert_eq(rc, RMQNS_ECLOSED, "got %d", rc);
 
-	harness_request_init(&req, 9999, REMOTING_JSON);
-	cr_assert_eq(client_call(good, &req, &r, T), 0);
-	expect_unsupported_bytes(r, 9999, req.opaque, REMOTING_JSON);
-	client_reply_free(r);
+	expect_served(good);
 	client_close(bad);
 	client_close(good);
 }
@@ -337,13 +338,10 @@ Test(core, frame_split_across_writes)
 	/* A frame trickling in byte by byte is still one request. */
 	start(NULL);
 	struct client *c = harness_connect_or_fail(&srv);
-	struct remoting_cmd req;
 	struct client_reply *r = NULL;
 	struct buf b = BUF_INIT;
 
-	harness_request_init(&req, 4321, REMOTING_JSON);
-	req.opaque = 11;
-	harness_encode(&req, &b);
+	encode_frame(&b, 4321, REMOTING_JSON, 0, 11);
 	for (size_t i = 0; i < b.len; i++) {
 		cr_assert_eq(client_send_raw(c, b.data + i, 1, T), 0);
 		if (i % 16 == 0)
@@ -460,10 +458,7 @@ Test(core, expired_broker_connection_closed)
 
 	/* The client's connection stays open and served. */
 	cr_assert_eq(harness_route_code(client, "exp-b"), 17);
-	harness_request_init(&req, 9999, REMOTING_JSON);
-	cr_assert_eq(client_call(client, &req, &r, T), 0, "the client's connection was lost");
-	expect_unsupported_bytes(r, 9999, req.opaque, REMOTING_JSON);
-	client_reply_free(r);
+	expect_served(client);
 	client_close(broker);
 	client_close(client);
 }
@@ -493,14 +488,6 @@ static void encode_registration(struct buf *out, const char *name, const char *a
 	buf_free(&body);
 }
 
-static void encode_unknown(struct buf *out, int32_t opaque)
-{
-	struct remoting_cmd req;
-	harness_request_init(&req, 9999, REMOTING_JSON);
-	req.opaque = opaque;
-	harness_encode(&req, out);
-}
-
 Test(core, big_frames_leave_with_their_buffer_and_what_follows_is_read_on)
 {
 	/* Two registrations of ~400 KB (past the hand-over size), small
@@ -512,10 +499,10 @@ Test(core, big_frames_leave_with_their_buffer_and_what_follows_is_read_on)
 	struct buf b = BUF_INIT;
 	encode_registration(&b, "bigA", "10.4.0.1:10911", "bigA", 4000, 1);
 	cr_assert_gt(b.len, 300000u, "the registration is %zu bytes", b.len);
-	encode_unknown(&b, 2);
-	encode_unknown(&b, 3);
+	encode_frame(&b, 9999, REMOTING_JSON, 0, 2);
+	encode_frame(&b, 9999, REMOTING_JSON, 0, 3);
 	encode_registration(&b, "bigB", "10.4.0.2:10911", "bigB", 4000, 4);
-	encode_unknown(&b, 5);
+	encode_frame(&b, 9999, REMOTING_JSON, 0, 5);
 	cr_assert_eq(client_send_raw(c, b.data, b.len, T), 0);
 	buf_free(&b);
 
@@ -649,15 +636,10 @@ Test(core, sighup_keeps_serving)
 {
 	start(NULL);
 	struct client *c = harness_connect_or_fail(&srv);
-	struct remoting_cmd req;
-	struct client_reply *r = NULL;
 
 	cr_assert_eq(kill(srv.pid, SIGHUP), 0);
 	cr_assert(harness_wait_log(&srv, "SIGHUP", T));
-	harness_request_init(&req, 9999, REMOTING_JSON);
-	cr_assert_eq(client_call(c, &req, &r, T), 0);
-	expect_unsupported_bytes(r, 9999, req.opaque, REMOTING_JSON);
-	client_reply_free(r);
+	expect_served(c);
 	client_close(c);
 }
 

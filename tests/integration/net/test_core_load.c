@@ -294,18 +294,29 @@ out:
 	buf_free(&frame);
 }
 
+/* s with answers paused past 64 KiB unsent, close_arg as the close limit
+ * and a 4 KiB send buffer; a flooder reading through a 4 KiB receive
+ * buffer (its peer name in peer) and another client. */
+static int slow_reader_start(struct harness_server *s, const char *close_arg, struct client **flooder,
+			     struct client **other, char peer[64])
+{
+	const char *const args[] = { "--outboundPauseBytes=65536", close_arg, "--serverSocketSndBufSize=4096",
+				     NULL };
+	START(s, args);
+	*flooder = harness_connect_rcvbuf(s, 4096);
+	*other = harness_connect(s);
+	HARNESS_CHECK(*flooder && *other, "%s", "");
+	harness_client_peer(*flooder, peer, 64);
+	return 0;
+}
+
 static int test_slow_reader_paused_without_loss(struct harness_server *s)
 {
-	static const char *const args[] = { "--outboundPauseBytes=65536",
-					    "--outboundCloseBytes=1073741824",
-					    "--serverSocketSndBufSize=4096", NULL };
 	enum { MAX = 40000, CALLS = 100 };
-	START(s, args);
-	struct client *flooder = harness_connect_rcvbuf(s, 4096);
-	struct client *other = harness_connect(s);
-	HARNESS_CHECK(flooder && other, "%s", "");
+	struct client *flooder, *other;
 	char peer[64], needle[128];
-	harness_client_peer(flooder, peer, sizeof peer);
+	if (slow_reader_start(s, "--outboundCloseBytes=1073741824", &flooder, &other, peer))
+		return -1;
 
 	struct flood f = { .fd = client_fd(flooder) };
 	flood_write(&f, MAX, 500, now_ms() + 20000);
@@ -364,16 +375,11 @@ static void *flood_thread(void *arg)
 
 static int test_slow_reader_closed_past_hard_cap(struct harness_server *s)
 {
-	static const char *const args[] = { "--outboundPauseBytes=65536",
-					    "--outboundCloseBytes=65536",
-					    "--serverSocketSndBufSize=4096", NULL };
 	enum { CALLS = 200 };
-	START(s, args);
-	struct client *flooder = harness_connect_rcvbuf(s, 4096);
-	struct client *other = harness_connect(s);
-	HARNESS_CHECK(flooder && other, "%s", "");
+	struct client *flooder, *other;
 	char peer[64], needle[160];
-	harness_client_peer(flooder, peer, sizeof peer);
+	if (slow_reader_start(s, "--outboundCloseBytes=65536", &flooder, &other, peer))
+		return -1;
 
 	struct flood_job job = { .f = { .fd = client_fd(flooder) } };
 	pthread_t th;

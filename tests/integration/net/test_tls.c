@@ -42,6 +42,14 @@ extern char **environ;
 
 static char certs[256]; /* the certificates of every test */
 
+/* Frees every pointer named. */
+#define FREE_ALL(...) free_each((void *[]){ __VA_ARGS__ }, sizeof((void *[]){ __VA_ARGS__ }) / sizeof(void *))
+static void free_each(void *const *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(p[i]);
+}
+
 static char *cert(const char *name)
 {
 	char *p = harness_path_in(certs, name);
@@ -597,9 +605,7 @@ static int test_bad_certificate_stops_start(struct harness_server *s)
 	HARNESS_CHECK(expect_start_failure(none, "needs tls.server.certPath") == 0, "no certificate");
 	const char *badmode[] = { "--tls.server.mode=sometimes", NULL };
 	HARNESS_CHECK(expect_start_failure(badmode, "tls.server.mode") == 0, "unknown mode");
-	free(c1);
-	free(k2);
-	free(ek);
+	FREE_ALL(c1, k2, ek);
 	return 0;
 }
 
@@ -636,10 +642,7 @@ static int test_config_file_and_password(struct harness_server *s)
 		      "the key password is not shown: %s", body);
 	free(body);
 	tcli_close(t);
-	free(props);
-	free(c1);
-	free(ek);
-	free(ca);
+	FREE_ALL(props, c1, ek, ca);
 	return 0;
 }
 
@@ -726,13 +729,7 @@ static int test_rotation(struct harness_server *s)
 	tcli_close(third);
 	tcli_close(fresh);
 	tcli_close(old);
-	free(live_c);
-	free(live_k);
-	free(ca);
-	free(c1);
-	free(k1);
-	free(c2);
-	free(k2);
+	FREE_ALL(live_c, live_k, ca, c1, k1, c2, k2);
 	return 0;
 }
 
@@ -997,11 +994,7 @@ static int test_client_auth(struct harness_server *s, const char *mode)
 	HARNESS_CHECK(client_auth_case(s->port, ca, c1, k1) == 0, "certificate of the trusted CA (%s)", mode);
 	HARNESS_CHECK(client_auth_case(s->port, ca, c2, k2) < 0, "certificate of another CA (%s)", mode);
 	HARNESS_CHECK(harness_wait_log(s, "TLS handshake failed", IO_MS), "refusal logged");
-	free(ca);
-	free(c1);
-	free(k1);
-	free(c2);
-	free(k2);
+	FREE_ALL(ca, c1, k1, c2, k2);
 	return 0;
 }
 

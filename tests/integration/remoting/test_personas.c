@@ -129,12 +129,18 @@ static void expect_body(const struct client_reply *r, const char *want)
 }
 
 /* Sends a request whose JSON header is the text h (freed here), no body,
- * and checks its answer header byte for byte. */
-static void ask_expect_header(struct client *c, struct buf *f, char *h, int32_t opaque, const char *want)
+ * and returns its answer. */
+static struct client_reply *ask(struct client *c, struct buf *f, char *h, int32_t opaque)
 {
 	json_frame(f, h, NULL, 0);
 	free(h);
-	struct client_reply *r = exchange(c, f, opaque);
+	return exchange(c, f, opaque);
+}
+
+/* The same, checking the answer header byte for byte. */
+static void ask_expect_header(struct client *c, struct buf *f, char *h, int32_t opaque, const char *want)
+{
+	struct client_reply *r = ask(c, f, h, opaque);
 	expect_header(r, want);
 	client_reply_free(r);
 }
@@ -210,8 +216,23 @@ static void start_with_group(const char *const *args)
 	client_reply_free(register_broker(brokers[1], SLAVE, 1, 0));
 }
 
+/* A test's own client of the group and the buffer its frames are built in. */
+static struct client *c;
+static struct buf f = BUF_INIT;
+
+static void start_with_client(void)
+{
+	start_with_group(NULL);
+	c = harness_connect_or_fail(&srv);
+}
+
 static void close_group(void)
 {
+	buf_free(&f);
+	if (c) {
+		client_close(c);
+		c = NULL;
+	}
 	for (int i = 0; i < 2; i++)
 		if (brokers[i]) {
 			client_close(brokers[i]);
@@ -249,9 +270,7 @@ static const uint8_t JAVA5_ROUTE_BINARY[] = {
 
 Test(personas, java5_json_route_is_standard_json)
 {
-	start_with_group(NULL);
-	struct client *c = harness_connect_or_fail(&srv);
-	struct buf f = BUF_INIT;
+	start_with_client();
 	json_frame(&f, JAVA5_ROUTE_JSON_HEADER, NULL, 0);
 	cr_assert_eq(f.len, 139, "the §2.3 A example is 139 bytes");
 	struct client_reply *r = exchange(c, &f, 7);
@@ -259,16 +278,12 @@ Test(personas, java5_json_route_is_standard_json)
 	expect_body(r, ROUTE_STANDARD);
 	cr_expect_eq(rd_be32(r->frame), r->frame_len - 4, "frame length");
 	client_reply_free(r);
-	buf_free(&f);
-	client_close(c);
 	close_group();
 }
 
 Test(personas, java5_binary_route_is_answered_in_binary)
 {
-	start_with_group(NULL);
-	struct client *c = harness_connect_or_fail(&srv);
-	struct buf f = BUF_INIT;
+	start_with_client();
 	cr_assert_eq(buf_append(&f, JAVA5_ROUTE_BINARY, sizeof JAVA5_ROUTE_BINARY), 0);
 	struct client_reply *r = exchange(c, &f, 7);
 	/* code 0, JAVA, version 479, opaque 7, flag 1, no remark, no ext */
@@ -281,8 +296,6 @@ Test(personas, java5_binary_route_is_answered_in_binary)
 	cr_expect_arr_eq(r->frame + 8, want_header, sizeof want_header, "binary answer header");
 	expect_body(r, ROUTE_STANDARD);
 	client_reply_free(r);
-	buf_free(&f);
-	client_close(c);
 	close_group();
 }
 
@@ -319,8 +332,7 @@ static void bin_request(struct buf *f, uint16_t code, int32_t opaque, const char
 Test(personas, java5_binary_kv_answer_carries_binary_ext)
 {
 	cr_assert_eq(harness_start(&srv, NULL), 0);
-	struct client *c = harness_connect_or_fail(&srv);
-	struct buf f = BUF_INIT;
+	c = harness_connect_or_fail(&srv);
 
 	bin_request(&f, 100, 0, (const char *const[]){ "namespace", "NS", "key", "k", "value", "v1", NULL });
 	struct client_reply *r = exchange(c, &f, 0);
@@ -345,8 +357,7 @@ Test(personas, java5_binary_kv_answer_carries_binary_ext)
 	cr_expect_eq(header_word(r), (1u << 24) | sizeof get_ok);
 	cr_expect_arr_eq(r->frame + 8, get_ok, sizeof get_ok);
 	client_reply_free(r);
-	buf_free(&f);
-	client_close(c);
+	close_group();
 }
 
 /* ================= Go (rocketmq-client-go v2) ================= */
@@ -363,31 +374,21 @@ static char *go_header(int code, const char *language, int32_t opaque, const cha
 
 static void go_route(const char *language)
 {
-	start_with_group(NULL);
-	struct client *c = harness_connect_or_fail(&srv);
-	struct buf f = BUF_INIT;
-	char *h = go_header(105, language, 1, "{\"topic\":\"TopicTest\"}");
-	json_frame(&f, h, NULL, 0);
-	struct client_reply *r = exchange(c, &f, 1);
+	start_with_client();
+	struct client_reply *r = ask(c, &f, go_header(105, language, 1, "{\"topic\":\"TopicTest\"}"), 1);
 	/* Version 317 < 401: fastjson's default form, which Go splits by hand
 	 * (integer broker ids unquoted). */
 	expect_header(r, OK_HEADER(1));
 	expect_body(r, ROUTE_DEFAULT);
 	client_reply_free(r);
-	free(h);
 
 	/* code 17 for an unknown topic: Go falls back to TBW102 on it */
-	h = go_header(105, language, 2, "{\"topic\":\"NoSuchTopic\"}");
-	json_frame(&f, h, NULL, 0);
-	r = exchange(c, &f, 2);
+	r = ask(c, &f, go_header(105, language, 2, "{\"topic\":\"NoSuchTopic\"}"), 2);
 	expect_header(r, "{\"code\":17,\"flag\":1,\"language\":\"JAVA\",\"opaque\":2,\"remark\":\"No topic route info in "
 			 "name server for the topic: NoSuchTopic\\nSee https://rocketmq.apache.org/docs/bestPractice/"
 			 "06FAQ for further details.\",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":479}");
 	cr_expect_eq(r->cmd.body_len, 0);
 	client_reply_free(r);
-	free(h);
-	buf_free(&f);
-	client_close(c);
 	close_group();
 }
 
@@ -403,22 +404,16 @@ Test(personas, go_language_by_ordinal)
 
 Test(personas, go_ext_values_come_back_as_strings)
 {
-	start_with_group(NULL);
-	struct client *c = harness_connect_or_fail(&srv);
-	struct buf f = BUF_INIT;
+	start_with_client();
 	struct client_reply *r;
-	char *h;
 
 	/* "extFields":null (a nil map): cluster info, default form */
-	h = go_header(106, "\"GO\"", 1, "null");
-	json_frame(&f, h, NULL, 0);
-	r = exchange(c, &f, 1);
+	r = ask(c, &f, go_header(106, "\"GO\"", 1, "null"), 1);
 	expect_header(r, OK_HEADER(1));
 	expect_body(r, "{\"brokerAddrTable\":{\"" GROUP "\":{\"brokerAddrs\":{0:\"" MASTER "\",1:\"" SLAVE
 		       "\"},\"brokerName\":\"" GROUP "\",\"cluster\":\"" CLUSTER "\",\"enableActingMaster\":true}},"
 		       "\"clusterAddrTable\":{\"" CLUSTER "\":[\"" GROUP "\"]}}");
 	client_reply_free(r);
-	free(h);
 
 	/* Every answer ext value is a JSON string: Go decodes map[string]string. */
 	ask_expect_header(c, &f, go_header(205, "\"GO\"", 2, "{\"brokerName\":\"" GROUP "\"}"), 2,
@@ -441,8 +436,6 @@ Test(personas, go_ext_values_come_back_as_strings)
 			  "{\"code\":22,\"extFields\":{},\"flag\":1,\"language\":\"JAVA\",\"opaque\":6,"
 			 "\"remark\":\"No config item, Namespace: NS Key: missing\",\"serializeTypeCurrentRPC\":\"JSON\","
 			 "\"version\":479}");
-	buf_free(&f);
-	client_close(c);
 	close_group();
 }
 
@@ -510,79 +503,53 @@ static void expect_no_quoted_numbers(const struct client_reply *r)
 
 Test(personas, cpp_route_in_json_with_numbers_and_response_flag)
 {
-	start_with_group(NULL);
-	struct client *c = harness_connect_or_fail(&srv);
-	struct buf f = BUF_INIT;
+	start_with_client();
 
 	/* The C++ client numbers its requests from 0. */
-	char *h = cpp_header(105, 0, "\"topic\":\"TopicTest\"");
-	json_frame(&f, h, NULL, 0);
-	struct client_reply *r = exchange(c, &f, 0);
+	struct client_reply *r = ask(c, &f, cpp_header(105, 0, "\"topic\":\"TopicTest\""), 0);
 	expect_cpp_readable(r);
 	expect_header(r, OK_HEADER(0));
 	expect_body(r, ROUTE_DEFAULT); /* version 333 < 401 */
 	expect_no_quoted_numbers(r);
 	client_reply_free(r);
-	free(h);
 
-	h = cpp_header(105, 1, "\"topic\":\"TBW102\"");
-	json_frame(&f, h, NULL, 0);
-	r = exchange(c, &f, 1);
+	r = ask(c, &f, cpp_header(105, 1, "\"topic\":\"TBW102\""), 1);
 	expect_cpp_readable(r);
 	expect_no_quoted_numbers(r);
 	char *tbw = body_text(r);
 	cr_expect(strstr(tbw, "\"perm\":7,\"readQueueNums\":8,"), "TBW102 queues: %s", tbw);
 	free(tbw);
 	client_reply_free(r);
-	free(h);
 
 	/* An unknown topic: code 17, JSON, with the flag; no body. */
-	h = cpp_header(105, 2, "\"topic\":\"NoSuchTopic\"");
-	json_frame(&f, h, NULL, 0);
-	r = exchange(c, &f, 2);
+	r = ask(c, &f, cpp_header(105, 2, "\"topic\":\"NoSuchTopic\""), 2);
 	expect_cpp_readable(r);
 	cr_expect_eq(r->cmd.code, 17);
 	cr_expect_eq(r->cmd.body_len, 0);
 	client_reply_free(r);
-	free(h);
 
 	/* The KV calls it makes (the signature covers namespace and key). */
-	h = cpp_header(100, 3, "\"key\":\"ck\",\"namespace\":\"CNS\",\"value\":\"cv\"");
-	json_frame(&f, h, NULL, 0);
-	r = exchange(c, &f, 3);
+	r = ask(c, &f, cpp_header(100, 3, "\"key\":\"ck\",\"namespace\":\"CNS\",\"value\":\"cv\""), 3);
 	expect_cpp_readable(r);
 	expect_header(r, OK_HEADER(3));
 	client_reply_free(r);
-	free(h);
-	h = cpp_header(101, 4, "\"key\":\"ck\",\"namespace\":\"CNS\"");
-	json_frame(&f, h, NULL, 0);
-	r = exchange(c, &f, 4);
+	r = ask(c, &f, cpp_header(101, 4, "\"key\":\"ck\",\"namespace\":\"CNS\""), 4);
 	expect_cpp_readable(r);
 	expect_header(r, "{\"code\":0,\"extFields\":{\"value\":\"cv\"},\"flag\":1,\"language\":\"JAVA\","
 			 "\"opaque\":4,\"serializeTypeCurrentRPC\":\"JSON\",\"version\":479}");
 	client_reply_free(r);
-	free(h);
-	buf_free(&f);
-	client_close(c);
 	close_group();
 }
 
 Test(personas, cpp_cluster_info_has_no_quoted_numbers)
 {
-	start_with_group(NULL);
-	struct client *c = harness_connect_or_fail(&srv);
-	struct buf f = BUF_INIT;
-	char *h = cpp_header(106, 0, "");
-	json_frame(&f, h, NULL, 0);
-	struct client_reply *r = exchange(c, &f, 0);
+	start_with_client();
+	struct client_reply *r = ask(c, &f, cpp_header(106, 0, ""), 0);
 	expect_cpp_readable(r);
 	char *body = body_text(r);
 	cr_expect(strstr(body, "\"brokerAddrs\":{0:\"" MASTER "\",1:\"" SLAVE "\"}"), "%s", body);
 	free(body);
 	client_reply_free(r);
-	free(h);
-	buf_free(&f);
-	client_close(c);
 	close_group();
 }
 
@@ -624,7 +591,6 @@ Test(personas, broker_5_1_4_acting_master_rounds)
 	 * BROKER_HEARTBEAT (new mode, no brokerId), and each one's
 	 * GET_BROKER_MEMBER_GROUP. No one-way is answered: the next frame on
 	 * each connection is the answer to its 901. */
-	struct buf f = BUF_INIT;
 	const char *member_body = "{\"brokerMemberGroup\":{\"brokerAddrs\":{0:\"" MASTER "\",1:\"" SLAVE
 				  "\"},\"brokerName\":\"" GROUP "\",\"cluster\":\"" CLUSTER "\"}}";
 	int32_t opaque = 100;
@@ -642,12 +608,10 @@ Test(personas, broker_5_1_4_acting_master_rounds)
 		free(h);
 		for (int b = 0; b < 2; b++) {
 			int32_t o = opaque++;
-			h = fmt("{\"code\":901,\"extFields\":{\"clusterName\":\"" CLUSTER "\",\"brokerName\":\"" GROUP
+			r = ask(brokers[b], &f, fmt("{\"code\":901,\"extFields\":{\"clusterName\":\"" CLUSTER "\",\"brokerName\":\"" GROUP
 				"\"},\"flag\":0,\"language\":\"JAVA\",\"opaque\":%d,\"serializeTypeCurrentRPC\":\"JSON\","
 				"\"version\":441}",
-				o);
-			json_frame(&f, h, NULL, 0);
-			r = exchange(brokers[b], &f, o);
+				o), o);
 			/* the 5.x answer, remark included (protocol.md §4 901) */
 			char *want = fmt("{\"code\":0,\"flag\":1,\"language\":\"JAVA\",\"opaque\":%d,\"remark\":"
 					 "\"not set any response code\",\"serializeTypeCurrentRPC\":\"JSON\","
@@ -657,7 +621,6 @@ Test(personas, broker_5_1_4_acting_master_rounds)
 			expect_body(r, member_body);
 			free(want);
 			client_reply_free(r);
-			free(h);
 		}
 		if (round < 2)
 			harness_sleep_ms(1000);
@@ -677,13 +640,11 @@ Test(personas, broker_5_1_4_acting_master_rounds)
 	free(h);
 
 	/* Both stay in the route, the group flagged acting-master. */
-	struct client *c = harness_connect_or_fail(&srv);
+	c = harness_connect_or_fail(&srv);
 	json_frame(&f, JAVA5_ROUTE_JSON_HEADER, NULL, 0);
 	r = exchange(c, &f, 7);
 	expect_body(r, ROUTE_STANDARD);
 	client_reply_free(r);
-	client_close(c);
-	buf_free(&f);
 	close_group();
 }
 
@@ -696,7 +657,6 @@ Test(personas, broker_5_1_4_zlib_body_flagged_plain)
 	char *path = fmt("%s/java-5.1.4/s3-compressed/frames/00013-c003-c2s-req-code103.bin", TESTDATA_DIR);
 	char *bytes = harness_slurp(path);
 	cr_assert_not_null(bytes, "%s", path);
-	struct buf f = BUF_INIT;
 	uint32_t len = rd_be32((const uint8_t *)bytes) + 4;
 	cr_assert_eq(buf_append(&f, bytes, len), 0);
 	cr_assert_not_null(memmem(f.data + 8, rd_be32(f.data + 4) & 0xFFFFFF, "\"compressed\":\"false\"", 20),
@@ -710,20 +670,16 @@ Test(personas, broker_5_1_4_zlib_body_flagged_plain)
 	client_reply_free(r);
 
 	/* Its topics are routable: BenchmarkTest, 1024 queues, on b5c. */
-	struct client *c = harness_connect_or_fail(&srv);
-	char *h = fmt("{\"code\":105,\"extFields\":{\"topic\":\"BenchmarkTest\"},\"flag\":0,\"language\":\"JAVA\","
-		      "\"opaque\":3,\"serializeTypeCurrentRPC\":\"JSON\",\"version\":441}");
-	json_frame(&f, h, NULL, 0);
-	r = exchange(c, &f, 3);
+	c = harness_connect_or_fail(&srv);
+	r = ask(c, &f, fmt("{\"code\":105,\"extFields\":{\"topic\":\"BenchmarkTest\"},\"flag\":0,\"language\":\"JAVA\","
+		"\"opaque\":3,\"serializeTypeCurrentRPC\":\"JSON\",\"version\":441}"), 3);
 	expect_body(r, "{\"brokerDatas\":[{\"brokerAddrs\":{\"0\":\"127.0.0.1:20980\"},\"brokerName\":\"b5c\","
 		       "\"cluster\":\"DefaultCluster\",\"enableActingMaster\":false}],\"filterServerTable\":{},"
 		       "\"queueDatas\":[{\"brokerName\":\"b5c\",\"perm\":6,\"readQueueNums\":1024,\"topicSysFlag\":0,"
 		       "\"writeQueueNums\":1024}]}");
 	client_reply_free(r);
-	free(h);
-	client_close(c);
 	client_close(b);
-	buf_free(&f);
+	close_group();
 	free(bytes);
 	free(path);
 }
@@ -741,24 +697,16 @@ static char *node_header(int code, int32_t opaque, const char *ext)
 
 Test(personas, ali_ons_raw_json_scalars_in_ext)
 {
-	start_with_group(NULL);
-	struct client *c = harness_connect_or_fail(&srv);
-	struct buf f = BUF_INIT;
+	start_with_client();
 	struct client_reply *r;
 	char *h;
 
 	/* numbers and booleans stored as their text */
-	h = node_header(100, 1, "\"namespace\":\"NS\",\"key\":\"num\",\"value\":12345678901234567890");
-	json_frame(&f, h, NULL, 0);
-	r = exchange(c, &f, 1);
+	r = ask(c, &f, node_header(100, 1, "\"namespace\":\"NS\",\"key\":\"num\",\"value\":12345678901234567890"), 1);
 	expect_cpp_readable(r);
 	expect_header(r, OK_HEADER(1));
 	client_reply_free(r);
-	free(h);
-	h = node_header(100, 2, "\"namespace\":\"NS\",\"key\":\"flag\",\"value\":true");
-	json_frame(&f, h, NULL, 0);
-	client_reply_free(exchange(c, &f, 2));
-	free(h);
+	client_reply_free(ask(c, &f, node_header(100, 2, "\"namespace\":\"NS\",\"key\":\"flag\",\"value\":true"), 2));
 	ask_expect_header(c, &f, node_header(101, 3, "\"namespace\":\"NS\",\"key\":\"num\""), 3,
 			  "{\"code\":0,\"extFields\":{\"value\":\"12345678901234567890\"},\"flag\":1,"
 			 "\"language\":\"JAVA\",\"opaque\":3,\"serializeTypeCurrentRPC\":\"JSON\",\"version\":479}");
@@ -768,19 +716,13 @@ Test(personas, ali_ons_raw_json_scalars_in_ext)
 
 	/* version 121: the default form; a boolean acceptStandardJsonOnly
 	 * switches it to standard JSON */
-	h = node_header(105, 5, "\"topic\":\"TopicTest\"");
-	json_frame(&f, h, NULL, 0);
-	r = exchange(c, &f, 5);
+	r = ask(c, &f, node_header(105, 5, "\"topic\":\"TopicTest\""), 5);
 	expect_cpp_readable(r);
 	expect_body(r, ROUTE_DEFAULT);
 	client_reply_free(r);
-	free(h);
-	h = node_header(105, 6, "\"topic\":\"TopicTest\",\"acceptStandardJsonOnly\":true");
-	json_frame(&f, h, NULL, 0);
-	r = exchange(c, &f, 6);
+	r = ask(c, &f, node_header(105, 6, "\"topic\":\"TopicTest\",\"acceptStandardJsonOnly\":true"), 6);
 	expect_body(r, ROUTE_STANDARD);
 	client_reply_free(r);
-	free(h);
 
 	/* a numeric broker id (a QUERY_DATA_VERSION from a Node-side tool) */
 	h = fmt("{\"code\":322,\"language\":\"JAVA\",\"opaque\":7,\"flag\":0,\"version\":121,\"extFields\":"
@@ -792,8 +734,6 @@ Test(personas, ali_ons_raw_json_scalars_in_ext)
 	cr_expect_str_eq(remoting_ext_get(&r->cmd, "changed"), "false");
 	client_reply_free(r);
 	free(h);
-	buf_free(&f);
-	client_close(c);
 	close_group();
 }
 
@@ -802,9 +742,7 @@ Test(personas, ali_ons_raw_json_scalars_in_ext)
  * connection the broker left when it registered again (a stale one). */
 Test(personas, unregister_from_another_connection_removes_the_broker)
 {
-	start_with_group(NULL);
-	struct client *c = harness_connect_or_fail(&srv);
-	struct buf f = BUF_INIT;
+	start_with_client();
 	json_frame(&f, "{\"code\":104,\"extFields\":{\"brokerId\":\"1\",\"clusterName\":\"" CLUSTER "\",\"brokerAddr\":\""
 		       SLAVE "\",\"brokerName\":\"" GROUP "\"},\"flag\":0,\"language\":\"JAVA\",\"opaque\":5,"
 		       "\"serializeTypeCurrentRPC\":\"JSON\",\"version\":441}",
@@ -830,7 +768,5 @@ Test(personas, unregister_from_another_connection_removes_the_broker)
 			       "\"queueDatas\":[{\"brokerName\":\"" GROUP "\",\"perm\":6,\"readQueueNums\":4,"
 			       "\"topicSysFlag\":0,\"writeQueueNums\":4}]}");
 	free(body);
-	buf_free(&f);
-	client_close(c);
 	close_group();
 }

@@ -216,16 +216,22 @@ static void compare_body(struct session *s, int32_t req_code, const struct remot
 	json_decref(jg);
 }
 
+/* A frame file of the capture (*len bytes, malloc'd), decoded into cmd. */
+static uint8_t *load_frame(const struct session *s, const char *file, size_t *len, struct remoting_cmd *cmd)
+{
+	char rel[1024];
+	snprintf(rel, sizeof(rel), "%s/%s/%s", TESTDATA_DIR, s->dir, file);
+	uint8_t *bytes = tu_load(rel, len);
+	cr_assert_eq(remoting_decode(bytes, *len, cmd), 0, "%s", rel);
+	return bytes;
+}
+
 static void compare(struct session *s, const json_t *rec, const struct remoting_cmd *req, const struct remoting_cmd *got)
 {
 	const char *file = json_string_value(json_object_get(rec, "file"));
-	char rel[1024];
 	size_t len;
 	struct remoting_cmd want;
-
-	snprintf(rel, sizeof(rel), "%s/%s/%s", TESTDATA_DIR, s->dir, file);
-	uint8_t *bytes = tu_load(rel, &len);
-	cr_assert_eq(remoting_decode(bytes, len, &want), 0, "%s", rel);
+	uint8_t *bytes = load_frame(s, file, &len, &want);
 
 	if (s->compressed_fixed && req->code == 103 && want.code == 1) {
 		/* 5.1.4 could not decode the zlib body flagged plain; rmqns can */
@@ -289,14 +295,10 @@ static void replay(struct session *s, const char *const *args)
 			continue; /* checked when its request was sent */
 		const char *file = json_string_value(json_object_get(rec, "file"));
 		int conn = rec_int(rec, "conn");
-		char rel[1024];
 		size_t len;
 		struct remoting_cmd req;
-
-		snprintf(rel, sizeof(rel), "%s/%s/%s", TESTDATA_DIR, s->dir, file);
-		uint8_t *bytes = tu_load(rel, &len);
-		cr_assert_eq(remoting_decode(bytes, len, &req), 0, "%s", rel);
-		cr_assert_eq(client_send_raw(conn_of(s, conn), bytes, len, T), 0, "%s: send", rel);
+		uint8_t *bytes = load_frame(s, file, &len, &req);
+		cr_assert_eq(client_send_raw(conn_of(s, conn), bytes, len, T), 0, "%s/%s: send", s->dir, file);
 		const json_t *ans = recorded_answer(s, i);
 		if (ans && !remoting_is_oneway(&req)) {
 			struct client_reply *r = wait_answer(s, conn, req.opaque);
@@ -335,36 +337,35 @@ static struct session *session_new(const char *dir, bool java49)
 	return s;
 }
 
+/* Replays the capture in dir; at least min_checked answers are compared
+ * (min_bytes of them byte for byte, when given). */
+static void replay_capture(const char *dir, bool java49, bool compressed_fixed, int min_checked, int min_bytes)
+{
+	struct session *s = session_new(dir, java49);
+	s->compressed_fixed = compressed_fixed;
+	replay(s, NULL);
+	cr_expect_geq(s->checked, min_checked, "%d answers checked", s->checked);
+	if (min_bytes)
+		cr_expect_geq(s->checked_bytes, min_bytes, "%d answers checked byte for byte", s->checked_bytes);
+	free(s);
+}
+
 Test(replay, java_4_9_8)
 {
-	struct session *s = session_new("java-4.9.8", true);
-	replay(s, NULL);
-	cr_expect_geq(s->checked, 70, "%d answers checked", s->checked);
-	cr_expect_geq(s->checked_bytes, 35, "%d answers checked byte for byte", s->checked_bytes);
-	free(s);
+	replay_capture("java-4.9.8", true, false, 70, 35);
 }
 
 Test(replay, java_5_1_4_basic)
 {
-	struct session *s = session_new("java-5.1.4/s1-basic", false);
-	replay(s, NULL);
-	cr_expect_geq(s->checked, 30, "%d answers checked", s->checked);
-	free(s);
+	replay_capture("java-5.1.4/s1-basic", false, false, 30, 0);
 }
 
 Test(replay, java_5_1_4_compressed)
 {
-	struct session *s = session_new("java-5.1.4/s3-compressed", false);
-	s->compressed_fixed = true;
-	replay(s, NULL);
-	cr_expect_geq(s->checked, 10, "%d answers checked", s->checked);
-	free(s);
+	replay_capture("java-5.1.4/s3-compressed", false, true, 10, 0);
 }
 
 Test(replay, java_5_1_4_acting_master)
 {
-	struct session *s = session_new("java-5.1.4/s2-acting-master", false);
-	replay(s, NULL);
-	cr_expect_geq(s->checked, 100, "%d answers checked", s->checked);
-	free(s);
+	replay_capture("java-5.1.4/s2-acting-master", false, false, 100, 0);
 }

@@ -441,9 +441,10 @@ Test(acl_check, java_order)
 
 Test(acl_check, classes)
 {
-	static const int32_t admin[] = { 100, 102, 205, 216, 217, 318, 327 };
-	static const int32_t broker[] = { 103, 104, 322, 904 };
-	static const int32_t read[] = { 101, 105, 106, 206, 219, 224, 304, 311, 312, 313, 319, 901, 12345 };
+	static const int32_t admin[] = { 100, 102, 205, 216, 217, 318, 327, 1009, 1011 };
+	static const int32_t broker[] = { 103, 104, 322, 904, 1001, 1002, 1003, 1012, 1013 };
+	static const int32_t read[] = { 101, 105, 106, 206, 219, 224, 304, 311, 312, 313, 319, 901,
+					1004, 1005, 1006, 1010, 12345 };
 
 	for (size_t i = 0; i < sizeof admin / sizeof admin[0]; i++)
 		cr_assert_eq(acl_class_of(admin[i]), ACL_CLASS_ADMIN, "code %d", admin[i]);

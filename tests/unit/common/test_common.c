@@ -141,11 +141,17 @@ static void temp_path(char *path, size_t n)
 	close(fd);
 }
 
+/* The log goes to a fresh temporary file, path. */
+static void log_to_temp(char *path, size_t n)
+{
+	temp_path(path, n);
+	cr_assert_eq(log_set_file(path), 0);
+}
+
 Test(log, levels_names_and_file)
 {
 	char path[128];
-	temp_path(path, sizeof(path));
-	cr_assert_eq(log_set_file(path), 0);
+	log_to_temp(path, sizeof(path));
 	log_set_thread_name("unit-thread-with-a-long-name");
 	log_set_level(LOG_WARN);
 	cr_assert_eq(log_get_level(), LOG_WARN);
@@ -191,8 +197,7 @@ Test(log, bad_file_keeps_destination)
 Test(log, long_message_is_cut_to_one_line)
 {
 	char path[128];
-	temp_path(path, sizeof(path));
-	cr_assert_eq(log_set_file(path), 0);
+	log_to_temp(path, sizeof(path));
 	char *big = malloc(20000);
 	memset(big, 'z', 19999);
 	big[19999] = 0;
@@ -221,8 +226,7 @@ Test(log, limited_lines_per_window_then_how_many_were_dropped)
 {
 	char path[128];
 	struct log_limit slow = LOG_LIMIT_INIT(3, 60000), fast = LOG_LIMIT_INIT(2, 100);
-	temp_path(path, sizeof(path));
-	cr_assert_eq(log_set_file(path), 0);
+	log_to_temp(path, sizeof(path));
 	for (int i = 0; i < 10; i++)
 		log_write_limited(&slow, LOG_WARN, "slow %d", i);
 	for (int i = 0; i < 5; i++)
@@ -251,8 +255,7 @@ Test(log, limited_lines_per_window_then_how_many_were_dropped)
 Test(log, warn_limited_is_per_call_site)
 {
 	char path[128];
-	temp_path(path, sizeof(path));
-	cr_assert_eq(log_set_file(path), 0);
+	log_to_temp(path, sizeof(path));
 	for (int i = 0; i < 50; i++) {
 		log_warn_limited("site a %d", i);
 		log_warn_limited("site b %d", i);
@@ -301,8 +304,7 @@ Test(log, iso_8601_time_with_the_zone_offset)
 Test(log, json_lines_parse_and_carry_the_text_fields)
 {
 	char path[128];
-	temp_path(path, sizeof(path));
-	cr_assert_eq(log_set_file(path), 0);
+	log_to_temp(path, sizeof(path));
 	log_set_thread_name("json-thread");
 	log_info("plain %d", 1);
 	log_set_format(LOG_JSON);
@@ -398,8 +400,7 @@ Test(log, unnamed_thread_shows_its_kernel_name)
 {
 	char path[128];
 	pthread_t t;
-	temp_path(path, sizeof(path));
-	cr_assert_eq(log_set_file(path), 0);
+	log_to_temp(path, sizeof(path));
 	cr_assert_eq(pthread_create(&t, NULL, log_unnamed_thread, NULL), 0);
 	pthread_join(t, NULL);
 	cr_assert_eq(log_set_file(NULL), 0);

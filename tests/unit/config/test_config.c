@@ -341,8 +341,6 @@ Test(config, options_rmqns_cannot_honour_are_refused_not_ignored)
 	expect_error("raft port past 65535", "controllerRaftPortOffset", "65535",
 		     "--enableControllerInNamesrv=true", peers, "--controllerDLegerSelfId=n0",
 		     "--controllerRaftPortOffset=60000", NULL);
-	expect_error("read events", "processReadEvent", "not offered", "--enableControllerInNamesrv=true",
-		     peers, "--controllerDLegerSelfId=n0", "--processReadEvent=true", NULL);
 	expect_error("raft timings", "controllerElectionTimeoutMillis", "below",
 		     "--enableControllerInNamesrv=true", peers, "--controllerDLegerSelfId=n0",
 		     "--controllerHeartbeatTimeoutMillis=900", NULL);

@@ -35,29 +35,31 @@ static void expect(const char *key, const char *value)
 	cr_assert_str_eq(v, value, "key '%s'", key);
 }
 
+/* Exactly these keys, with these values. */
+struct want {
+	const char *key, *value;
+};
+static void expect_exactly(const struct want *w, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		expect(w[i].key, w[i].value);
+	cr_assert_eq(p.count, n);
+}
+#define EXPECT_EXACTLY(...) \
+	expect_exactly((const struct want[]){ __VA_ARGS__ }, sizeof((const struct want[]){ __VA_ARGS__ }) / sizeof(struct want))
+
 Test(properties, separators)
 {
 	cr_assert_eq(parse("a=1\nb:2\nc 3\nd\t=\t4\ne  :  5\nf=\ng\n h = 6 \n=empty key\nj==x\nk :=y\n"), 0);
-	expect("a", "1");
-	expect("b", "2");
-	expect("c", "3");
-	expect("d", "4");
-	expect("e", "5");
-	expect("f", "");
-	expect("g", "");
-	expect("h", "6 "); /* trailing whitespace of a value is kept */
-	expect("", "empty key");
-	expect("j", "=x"); /* only one separator is skipped */
-	expect("k", "=y");
-	cr_assert_eq(p.count, 11);
+	/* h: trailing whitespace of a value is kept; j: only one separator is skipped */
+	EXPECT_EXACTLY({ "a", "1" }, { "b", "2" }, { "c", "3" }, { "d", "4" }, { "e", "5" }, { "f", "" },
+		       { "g", "" }, { "h", "6 " }, { "", "empty key" }, { "j", "=x" }, { "k", "=y" });
 }
 
 Test(properties, comments_and_blank_lines)
 {
 	cr_assert_eq(parse("# c1\n! c2\n   # indented\n\t! tab\n\n   \na=#not a comment\nb=!x\n"), 0);
-	expect("a", "#not a comment");
-	expect("b", "!x");
-	cr_assert_eq(p.count, 2);
+	EXPECT_EXACTLY({ "a", "#not a comment" }, { "b", "!x" });
 }
 
 Test(properties, continuations)
@@ -69,24 +71,17 @@ Test(properties, continuations)
 			   "k4=v4\n"
 			   "k5=x\\\n#y\n"
 			   "k6=end\\\n\nk7=7\n"), 0);
-	expect("k1", "abc");
-	expect("k2", "even\\");
-	expect("k3", "next");
-	expect("k4", "v4");   /* a comment line never continues */
-	expect("k5", "x#y");  /* a continued line is never a comment */
-	expect("k6", "end");  /* a blank line ends the continuation */
-	expect("k7", "7");
-	cr_assert_eq(p.count, 7);
+	/* k4: a comment line never continues;
+	 * k5: a continued line is never a comment;
+	 * k6: a blank line ends the continuation */
+	EXPECT_EXACTLY({ "k1", "abc" }, { "k2", "even\\" }, { "k3", "next" }, { "k4", "v4" },
+		       { "k5", "x#y" }, { "k6", "end" }, { "k7", "7" });
 }
 
 Test(properties, line_endings)
 {
 	cr_assert_eq(parse("a=1\r\nb=2\rc=3\n\r\nd=4\\\r\n  5"), 0);
-	expect("a", "1");
-	expect("b", "2");
-	expect("c", "3");
-	expect("d", "45");
-	cr_assert_eq(p.count, 4);
+	EXPECT_EXACTLY({ "a", "1" }, { "b", "2" }, { "c", "3" }, { "d", "45" });
 }
 
 Test(properties, escapes)

@@ -54,10 +54,35 @@ static void two_brokers(struct ctl_state *s, const char *name)
 
 /* ---- the effect of each event ---- */
 
+/* Each fsm and snapshot test starts with two empty states: s, and back for
+ * what a snapshot restores into. */
+static struct ctl_state s, back;
+static struct buf img = BUF_INIT;
+
+static void states_init(void)
+{
+	ctl_state_init(&back);
+}
+
+static void states_free(void)
+{
+	ctl_state_free(&back);
+	buf_free(&img);
+}
+
+TestSuite(fsm, .init = states_init, .fini = states_free);
+TestSuite(snapshot, .init = states_init, .fini = states_free);
+
+static void expect_epochs(const struct ctl_set *set, uint32_t master_epoch, uint32_t sss_epoch,
+			  uint32_t sss_count)
+{
+	cr_assert_eq(set->master_epoch, master_epoch);
+	cr_assert_eq(set->sss_epoch, sss_epoch);
+	cr_assert_eq(set->sss_count, sss_count);
+}
+
 Test(fsm, apply_broker_id_creates_the_set)
 {
-	struct ctl_state s;
-	ctl_state_init(&s);
 	apply(&s, ev_apply("broker-a", 1, "127.0.0.1:30911"));
 	struct ctl_set *set = ctl_state_find(&s, "broker-a");
 	cr_assert_not_null(set);
@@ -68,16 +93,11 @@ Test(fsm, apply_broker_id_creates_the_set)
 	cr_assert_str_eq(ctl_set_replica(set, 1)->address, "127.0.0.1:30911");
 	cr_assert_str_eq(ctl_set_replica(set, 1)->check_code, "code");
 	cr_assert_not(set->has_master);
-	cr_assert_eq(set->master_epoch, 0);
-	cr_assert_eq(set->sss_epoch, 0);
-	cr_assert_eq(set->sss_count, 0);
-	ctl_state_free(&s);
+	expect_epochs(set, 0, 0, 0);
 }
 
 Test(fsm, apply_broker_id_adds_and_counts_next_id)
 {
-	struct ctl_state s;
-	ctl_state_init(&s);
 	apply(&s, ev_apply("broker-a", 1, "a1"));
 	apply(&s, ev_apply("broker-a", 2, "a2"));
 	struct ctl_set *set = ctl_state_find(&s, "broker-a");
@@ -91,13 +111,10 @@ Test(fsm, apply_broker_id_adds_and_counts_next_id)
 	cr_assert_eq(set->next_id, 4);
 	cr_assert_eq(set->replica_count, 3);
 	cr_assert_eq(set->replicas[2].id, 7);
-	ctl_state_free(&s);
 }
 
 Test(fsm, sets_are_kept_in_name_order)
 {
-	struct ctl_state s;
-	ctl_state_init(&s);
 	apply(&s, ev_apply("c", 1, "x"));
 	apply(&s, ev_apply("a", 1, "x"));
 	apply(&s, ev_apply("b", 1, "x"));
@@ -106,89 +123,63 @@ Test(fsm, sets_are_kept_in_name_order)
 	cr_assert_str_eq(s.sets[1]->name, "b");
 	cr_assert_str_eq(s.sets[2]->name, "c");
 	cr_assert_null(ctl_state_find(&s, "d"));
-	ctl_state_free(&s);
 }
 
 Test(fsm, elect_master_sets_master_and_bumps_both_epochs)
 {
-	struct ctl_state s;
-	ctl_state_init(&s);
 	two_brokers(&s, "broker-a");
 	struct ctl_set *set = ctl_state_find(&s, "broker-a");
 	cr_assert(set->has_master);
 	cr_assert_eq(set->master_id, 1);
-	cr_assert_eq(set->master_epoch, 1);
-	cr_assert_eq(set->sss_epoch, 2);
-	cr_assert_eq(set->sss_count, 2);
+	expect_epochs(set, 1, 2, 2);
 	apply(&s, ev_elect("broker-a", true, 2));
 	cr_assert_eq(set->master_id, 2);
-	cr_assert_eq(set->master_epoch, 2);
-	cr_assert_eq(set->sss_epoch, 3);
-	cr_assert_eq(set->sss_count, 1);
+	expect_epochs(set, 2, 3, 1);
 	cr_assert_eq(set->sss[0], 2);
 	cr_assert(ctl_set_in_sss(set, 2));
 	cr_assert_not(ctl_set_in_sss(set, 1));
-	ctl_state_free(&s);
 }
 
 Test(fsm, elect_nobody_clears_master_keeps_sync_state_set)
 {
-	struct ctl_state s;
-	ctl_state_init(&s);
 	two_brokers(&s, "broker-a");
 	apply(&s, ev_elect("broker-a", false, 0));
 	struct ctl_set *set = ctl_state_find(&s, "broker-a");
 	cr_assert_not(set->has_master);
-	cr_assert_eq(set->master_epoch, 2);
-	cr_assert_eq(set->sss_epoch, 2);
-	cr_assert_eq(set->sss_count, 2);
-	ctl_state_free(&s);
+	expect_epochs(set, 2, 2, 2);
 }
 
 Test(fsm, alter_sync_state_set_replaces_and_bumps_epoch)
 {
-	struct ctl_state s;
 	int64_t one[] = { 1 };
-	ctl_state_init(&s);
 	two_brokers(&s, "broker-a");
 	apply(&s, ev_ids(CTL_EV_ALTER_SYNC_STATE_SET, "broker-a", one, 1));
 	struct ctl_set *set = ctl_state_find(&s, "broker-a");
-	cr_assert_eq(set->sss_count, 1);
-	cr_assert_eq(set->sss_epoch, 3);
-	cr_assert_eq(set->master_epoch, 1);
-	ctl_state_free(&s);
+	expect_epochs(set, 1, 3, 1);
 }
 
 Test(fsm, update_broker_address_keeps_check_code)
 {
-	struct ctl_state s;
-	ctl_state_init(&s);
 	two_brokers(&s, "broker-a");
 	apply(&s, ev_update("broker-a", 2, "127.0.0.1:30931"));
 	struct ctl_set *set = ctl_state_find(&s, "broker-a");
 	cr_assert_str_eq(ctl_set_replica(set, 2)->address, "127.0.0.1:30931");
 	cr_assert_str_eq(ctl_set_replica(set, 2)->check_code, "code");
 	cr_assert_str_eq(ctl_set_replica(set, 1)->address, "127.0.0.1:30911");
-	ctl_state_free(&s);
 }
 
 Test(fsm, clean_whole_set)
 {
-	struct ctl_state s;
-	ctl_state_init(&s);
 	two_brokers(&s, "broker-a");
 	two_brokers(&s, "broker-b");
 	apply(&s, ev_ids(CTL_EV_CLEAN_BROKER_DATA, "broker-a", NULL, 0));
 	cr_assert_null(ctl_state_find(&s, "broker-a"));
 	cr_assert_eq(s.count, 1);
-	ctl_state_free(&s);
 }
 
 Test(fsm, clean_ids_removes_replica_and_member_keeps_next_id)
 {
-	struct ctl_state s;
 	int64_t two[] = { 2 };
-	ctl_state_init(&s);
 	two_brokers(&s, "broker-a");
 	apply(&s, ev_ids(CTL_EV_CLEAN_BROKER_DATA, "broker-a", two, 1));
 	struct ctl_set *set = ctl_state_find(&s, "broker-a");
@@ -202,14 +193,11 @@ Test(fsm, clean_ids_removes_replica_and_member_keeps_next_id)
 	/* the next applied id is 3, not the cleaned 2 */
 	apply(&s, ev_apply("broker-a", 3, "a3"));
 	cr_assert_eq(set->next_id, 4);
-	ctl_state_free(&s);
 }
 
 Test(fsm, clean_leaves_half_set_that_no_longer_exists)
 {
-	struct ctl_state s;
 	int64_t one[] = { 1 };
-	ctl_state_init(&s);
 	two_brokers(&s, "broker-a");
 	apply(&s, ev_ids(CTL_EV_ALTER_SYNC_STATE_SET, "broker-a", one, 1));
 	/* cleaning the only member empties the sync table: it goes, replicas stay */
@@ -232,28 +220,23 @@ Test(fsm, clean_leaves_half_set_that_no_longer_exists)
 	cr_assert_eq(set->replica_count, 1);
 	cr_assert_eq(set->next_id, 2);
 	cr_assert_str_eq(set->replicas[0].address, "fresh");
-	ctl_state_free(&s);
 }
 
 Test(fsm, clean_every_id_removes_the_set)
 {
-	struct ctl_state s;
 	int64_t both[] = { 1, 2 };
-	ctl_state_init(&s);
 	two_brokers(&s, "broker-a");
 	apply(&s, ev_ids(CTL_EV_CLEAN_BROKER_DATA, "broker-a", both, 2));
 	cr_assert_null(ctl_state_find(&s, "broker-a"));
 	cr_assert_eq(s.count, 0);
-	ctl_state_free(&s);
 }
 
 Test(fsm, events_about_unknown_sets_change_nothing)
 {
-	struct ctl_state s, before;
+	struct ctl_state before;
 	int64_t one[] = { 1 };
-	ctl_state_init(&s);
-	ctl_state_init(&before);
 	two_brokers(&s, "broker-a");
+	ctl_state_init(&before);
 	two_brokers(&before, "broker-a");
 	apply(&s, ev_elect("nope", true, 1));
 	apply(&s, ev_elect("nope", false, 0));
@@ -263,17 +246,13 @@ Test(fsm, events_about_unknown_sets_change_nothing)
 	apply(&s, ev_update("nope", 1, "x"));
 	apply(&s, ev_update("broker-a", 9, "x")); /* unknown id */
 	cr_assert(ctl_state_equal(&s, &before));
-	ctl_state_free(&s);
 	ctl_state_free(&before);
 }
 
 Test(fsm, unknown_event_type_is_refused)
 {
-	struct ctl_state s;
 	struct ctl_event ev = { .type = 4, .broker_name = "x" };
-	ctl_state_init(&s);
 	cr_assert_eq(ctl_state_apply(&s, &ev), RMQNS_EINVAL);
-	ctl_state_free(&s);
 }
 
 Test(fsm, ids_normalize_sorts_and_drops_repeats)
@@ -425,26 +404,24 @@ Test(codec, text_longer_than_the_limit)
 
 /* ---- snapshots ---- */
 
-static void build_state(struct ctl_state *s)
+/* Into s: two whole sets, one without a master, one half set. */
+static void build_state(void)
 {
 	int64_t one[] = { 1 };
-	ctl_state_init(s);
-	two_brokers(s, "broker-a");
-	two_brokers(s, "broker-b");
-	apply(s, ev_elect("broker-b", false, 0));
-	apply(s, ev_apply("broker-c", 1, "c1"));
+	two_brokers(&s, "broker-a");
+	two_brokers(&s, "broker-b");
+	apply(&s, ev_elect("broker-b", false, 0));
+	apply(&s, ev_apply("broker-c", 1, "c1"));
 	/* a half set: replicas without a sync table */
-	two_brokers(s, "broker-d");
-	apply(s, ev_ids(CTL_EV_ALTER_SYNC_STATE_SET, "broker-d", one, 1));
-	apply(s, ev_ids(CTL_EV_CLEAN_BROKER_DATA, "broker-d", one, 1));
+	two_brokers(&s, "broker-d");
+	apply(&s, ev_ids(CTL_EV_ALTER_SYNC_STATE_SET, "broker-d", one, 1));
+	apply(&s, ev_ids(CTL_EV_CLEAN_BROKER_DATA, "broker-d", one, 1));
 }
 
 Test(snapshot, restore_gives_identical_state)
 {
-	struct ctl_state s, back;
-	struct buf img = BUF_INIT, again = BUF_INIT;
-	build_state(&s);
-	ctl_state_init(&back);
+	struct buf again = BUF_INIT;
+	build_state();
 	cr_assert_eq(ctl_state_snapshot(&s, &img), 0);
 	cr_assert_eq(ctl_state_restore(&back, img.data, img.len), 0);
 	cr_assert(ctl_state_equal(&s, &back));
@@ -455,62 +432,44 @@ Test(snapshot, restore_gives_identical_state)
 	apply(&s, ev_apply("broker-a", 5, "x"));
 	apply(&back, ev_apply("broker-a", 5, "x"));
 	cr_assert(ctl_state_equal(&s, &back));
-	ctl_state_free(&s);
-	ctl_state_free(&back);
-	buf_free(&img);
 	buf_free(&again);
 }
 
 Test(snapshot, empty_state)
 {
-	struct ctl_state s, back;
-	struct buf img = BUF_INIT;
-	ctl_state_init(&s);
-	ctl_state_init(&back);
 	apply(&back, ev_apply("x", 1, "y"));
 	cr_assert_eq(ctl_state_snapshot(&s, &img), 0);
 	cr_assert_eq(img.len, 9);
 	cr_assert_eq(ctl_state_restore(&back, img.data, img.len), 0);
 	cr_assert_eq(back.count, 0);
-	ctl_state_free(&back);
-	buf_free(&img);
 }
 
 Test(snapshot, refusals_leave_the_state_unchanged)
 {
-	struct ctl_state s, target, before;
-	struct buf img = BUF_INIT;
-	build_state(&s);
-	ctl_state_init(&target);
+	struct ctl_state before;
+	build_state();
 	ctl_state_init(&before);
-	apply(&target, ev_apply("keep", 1, "me"));
+	apply(&back, ev_apply("keep", 1, "me"));
 	apply(&before, ev_apply("keep", 1, "me"));
 	cr_assert_eq(ctl_state_snapshot(&s, &img), 0);
 	for (size_t n = 0; n < img.len; n++)
-		cr_assert_eq(ctl_state_restore(&target, img.data, n), RMQNS_EINVAL, "cut at %zu", n);
+		cr_assert_eq(ctl_state_restore(&back, img.data, n), RMQNS_EINVAL, "cut at %zu", n);
 	cr_assert_eq(buf_putc(&img, 0), 0);
-	cr_assert_eq(ctl_state_restore(&target, img.data, img.len), RMQNS_EINVAL);
+	cr_assert_eq(ctl_state_restore(&back, img.data, img.len), RMQNS_EINVAL);
 	img.len--;
 	img.data[0] = 'X';
-	cr_assert_eq(ctl_state_restore(&target, img.data, img.len), RMQNS_EINVAL);
+	cr_assert_eq(ctl_state_restore(&back, img.data, img.len), RMQNS_EINVAL);
 	img.data[0] = 'R';
 	img.data[4] = 2;
-	cr_assert_eq(ctl_state_restore(&target, img.data, img.len), RMQNS_EINVAL);
+	cr_assert_eq(ctl_state_restore(&back, img.data, img.len), RMQNS_EINVAL);
 	img.data[4] = 1;
-	cr_assert(ctl_state_equal(&target, &before));
-	ctl_state_free(&s);
-	ctl_state_free(&target);
+	cr_assert(ctl_state_equal(&back, &before));
 	ctl_state_free(&before);
-	buf_free(&img);
 }
 
 /* Two sets with their names swapped in the image are out of order. */
 Test(snapshot, names_out_of_order_refused)
 {
-	struct ctl_state s, back;
-	struct buf img = BUF_INIT;
-	ctl_state_init(&s);
-	ctl_state_init(&back);
 	apply(&s, ev_apply("a", 1, "x"));
 	apply(&s, ev_apply("b", 1, "x"));
 	cr_assert_eq(ctl_state_snapshot(&s, &img), 0);
@@ -518,18 +477,11 @@ Test(snapshot, names_out_of_order_refused)
 	cr_assert_not_null(p);
 	*p = 'a';
 	cr_assert_eq(ctl_state_restore(&back, img.data, img.len), RMQNS_EINVAL);
-	ctl_state_free(&s);
-	ctl_state_free(&back);
-	buf_free(&img);
 }
 
 /* A flag byte that says "master" without a sync table, or an unknown bit. */
 Test(snapshot, inconsistent_flags_refused)
 {
-	struct ctl_state s, back;
-	struct buf img = BUF_INIT;
-	ctl_state_init(&s);
-	ctl_state_init(&back);
 	apply(&s, ev_apply("a", 1, "x"));
 	cr_assert_eq(ctl_state_snapshot(&s, &img), 0);
 	size_t flags_at = 9 + 4 + 1 + 4 + 2; /* header, name "a", cluster "C1" */
@@ -541,15 +493,11 @@ Test(snapshot, inconsistent_flags_refused)
 	cr_assert_eq(ctl_state_restore(&back, img.data, img.len), RMQNS_EINVAL);
 	img.data[flags_at] = 0;
 	cr_assert_eq(ctl_state_restore(&back, img.data, img.len), RMQNS_EINVAL);
-	ctl_state_free(&s);
-	ctl_state_free(&back);
-	buf_free(&img);
 }
 
 /* Replaying the same encoded entries on two nodes gives the same state. */
 Test(snapshot, replay_of_encoded_entries_is_deterministic)
 {
-	struct ctl_state a, b;
 	struct buf log = BUF_INIT;
 	size_t ends[16];
 	unsigned n = 0;
@@ -560,30 +508,26 @@ Test(snapshot, replay_of_encoded_entries_is_deterministic)
 		ev_update("x", 1, "a1b"), ev_ids(CTL_EV_CLEAN_BROKER_DATA, "x", two, 1),
 		ev_elect("x", false, 0),
 	};
-	ctl_state_init(&a);
-	ctl_state_init(&b);
 	for (unsigned i = 0; i < sizeof evs / sizeof evs[0]; i++) {
 		cr_assert_eq(ctl_event_encode(&evs[i], &log), 0);
 		ends[n++] = log.len;
-		apply(&a, evs[i]);
+		apply(&s, evs[i]);
 	}
 	size_t at = 0;
 	for (unsigned i = 0; i < n; i++) {
 		struct ctl_event ev;
 		cr_assert_eq(ctl_event_decode(log.data + at, ends[i] - at, &ev), 0);
-		apply(&b, ev);
+		apply(&back, ev);
 		ctl_event_clear(&ev);
 		at = ends[i];
 	}
-	cr_assert(ctl_state_equal(&a, &b));
-	struct ctl_set *set = ctl_state_find(&b, "x");
+	cr_assert(ctl_state_equal(&s, &back));
+	struct ctl_set *set = ctl_state_find(&back, "x");
 	/* cleaning master 2 emptied the sync-state set: its table went, and the
 	 * last ELECT found no registered set */
 	cr_assert(set->has_replicas);
 	cr_assert_not(set->has_sync);
 	cr_assert_eq(set->master_epoch, 0);
 	cr_assert_str_eq(ctl_set_replica(set, 1)->address, "a1b");
-	ctl_state_free(&a);
-	ctl_state_free(&b);
 	buf_free(&log);
 }

@@ -116,6 +116,13 @@ static void expect_remark(const char *want)
 	cr_expect_str_eq(ans.remark, want);
 }
 
+/* An ext header that is there but holds no field. */
+static void expect_empty_ext(void)
+{
+	cr_assert(ans.ext_present);
+	cr_assert_eq(ans.ext_count, 0);
+}
+
 static void heartbeat(const char *name, const char *id, const char *epoch, const char *offset)
 {
 	struct remoting_cmd hb = make_req(904, "clusterName", "C1", "brokerName", name, "brokerAddr",
@@ -355,8 +362,7 @@ Test(handlers, replica_info)
 	struct remoting_cmd r = make_req(1004, "brokerName", "broker-a", NULL);
 	cr_assert_eq(call(r), 2008);
 	expect_remark("Broker metadata is not existed");
-	cr_assert(ans.ext_present);
-	cr_assert_eq(ans.ext_count, 0);
+	expect_empty_ext();
 	two_brokers();
 	kill_broker(1);
 	cr_assert_eq(call(r), 0);
@@ -380,8 +386,7 @@ Test(handlers, elect_first_master_and_still_exists)
 {
 	cr_assert_eq(call(elect_req("1", "false")), 2010);
 	expect_remark("Broker hasn't been registered");
-	cr_assert(ans.ext_present);
-	cr_assert_eq(ans.ext_count, 0);
+	expect_empty_ext();
 	register_id("broker-a", "1", "127.0.0.1:30911");
 	cr_assert_eq(call(elect_req("1", "false")), 0);
 	cr_assert_null(ans.remark);
@@ -434,8 +439,7 @@ Test(handlers, controller_trigger_fails_over_within_sync_state_set)
 	kill_broker(2);
 	cr_assert_eq(call(elect_req("-1", "false")), 2004);
 	expect_remark("Old master has down and failed to elect a new broker master");
-	cr_assert(ans.ext_present);
-	cr_assert_eq(ans.ext_count, 0);
+	expect_empty_ext();
 	cr_assert(ans.has_event);
 	cr_assert_not(ans.event.elected);
 	cr_assert_not(set->has_master);
@@ -454,8 +458,7 @@ Test(handlers, unclean_election_only_when_enabled)
 	/* 2 is alive but out of the set */
 	cr_assert_eq(call(elect_req("2", "false")), 2012);
 	expect_remark("Failed to elect a new master");
-	cr_assert(ans.ext_present);
-	cr_assert_eq(ans.ext_count, 0);
+	expect_empty_ext();
 	cr_assert_not(ans.has_event);
 	cr_assert_eq(properties_set(&fx.config, "enableElectUncleanMaster", "true"), 0);
 	cr_assert_eq(call(elect_req("2", "false")), 0);
@@ -538,43 +541,44 @@ static void expect_refused_alter(int32_t code, const char *remark)
 	cr_assert_not(ans.has_event);
 }
 
+/* A refusal whose remark gives the reason after Java's fixed prefix. */
+static void alter_refused(const char *master, const char *epoch, const char *body, int32_t code,
+			  const char *why)
+{
+	char want[200];
+	alter(master, epoch, body);
+	snprintf(want, sizeof want, "Rejecting alter syncStateSet request because %s", why);
+	expect_refused_alter(code, want);
+}
+
 Test(handlers, alter_sync_state_set_refusals)
 {
-	const char *pre = "Rejecting alter syncStateSet request because ";
-	char want[200];
 	alter("1", "1", "{\"syncStateSet\":[1],\"syncStateSetEpoch\":1}");
 	expect_refused_alter(2013, "Broker metadata is not existed");
 	two_brokers();
 	/* the same set comes first, even from a non-master */
 	alter("2", "1", "{\"syncStateSet\":[2,1],\"syncStateSetEpoch\":2}");
 	expect_refused_alter(2013, "The newSyncStateSet is equal with oldSyncStateSet, no needed to update syncStateSet");
-	alter("2", "1", "{\"syncStateSet\":[2],\"syncStateSetEpoch\":2}");
-	snprintf(want, sizeof want, "%sthe current leader is:{1}, not {2}", pre);
-	expect_refused_alter(2002, want);
-	alter("1", "0", "{\"syncStateSet\":[1],\"syncStateSetEpoch\":2}");
-	snprintf(want, sizeof want, "%sthe current master epoch is:{1}, not {0}", pre);
-	expect_refused_alter(2000, want);
-	alter("1", "1", "{\"syncStateSet\":[1],\"syncStateSetEpoch\":1}");
-	snprintf(want, sizeof want, "%sthe current syncStateSet epoch is:{2}, not {1}", pre);
-	expect_refused_alter(2001, want);
-	alter("1", "1", "{\"syncStateSet\":[1,2,7],\"syncStateSetEpoch\":2}");
-	snprintf(want, sizeof want, "%sthe replicas {7} don't exist", pre);
-	expect_refused_alter(2003, want);
+	alter_refused("2", "1", "{\"syncStateSet\":[2],\"syncStateSetEpoch\":2}", 2002,
+		      "the current leader is:{1}, not {2}");
+	alter_refused("1", "0", "{\"syncStateSet\":[1],\"syncStateSetEpoch\":2}", 2000,
+		      "the current master epoch is:{1}, not {0}");
+	alter_refused("1", "1", "{\"syncStateSet\":[1],\"syncStateSetEpoch\":1}", 2001,
+		      "the current syncStateSet epoch is:{2}, not {1}");
+	alter_refused("1", "1", "{\"syncStateSet\":[1,2,7],\"syncStateSetEpoch\":2}", 2003,
+		      "the replicas {7} don't exist");
 	register_id("broker-a", "3", "a3");
 	kill_broker(3);
-	alter("1", "1", "{\"syncStateSet\":[1,3],\"syncStateSetEpoch\":2}");
-	snprintf(want, sizeof want, "%sthe replicas {3} don't alive", pre);
-	expect_refused_alter(2006, want);
-	alter("1", "1", "{\"syncStateSet\":[2],\"syncStateSetEpoch\":2}");
-	snprintf(want, sizeof want, "%sthe newSyncStateSet don't contains origin leader {1}", pre);
-	expect_refused_alter(2013, want);
+	alter_refused("1", "1", "{\"syncStateSet\":[1,3],\"syncStateSetEpoch\":2}", 2006,
+		      "the replicas {3} don't alive");
+	alter_refused("1", "1", "{\"syncStateSet\":[2],\"syncStateSetEpoch\":2}", 2013,
+		      "the newSyncStateSet don't contains origin leader {1}");
 	/* a master cleared: nobody may alter */
 	kill_broker(1);
 	kill_broker(2);
 	cr_assert_eq(call(elect_req(NULL, NULL)), 2004);
-	alter("1", "2", "{\"syncStateSet\":[1],\"syncStateSetEpoch\":2}");
-	snprintf(want, sizeof want, "%sthe current leader is:{null}, not {1}", pre);
-	expect_refused_alter(2002, want);
+	alter_refused("1", "2", "{\"syncStateSet\":[1],\"syncStateSetEpoch\":2}", 2002,
+		      "the current leader is:{null}, not {1}");
 	/* no body: code 1 */
 	cr_assert_eq(call(make_req(1001, "brokerName", "broker-a", "masterBrokerId", "1",
 				   "masterEpoch", "1", NULL)), 1);

@@ -98,6 +98,13 @@ static void expect_get(struct kv_store *kv, const char *ns, const char *k, const
 
 /* ---- Java HashMap order ---- */
 
+/* Closes the store and frees its file's path. */
+static void close_store(struct kv_store *kv, char *path)
+{
+	kv_close(kv);
+	free(path);
+}
+
 Test(kv, java_string_hash)
 {
 	/* Known String.hashCode values, then spread h ^ (h >>> 16). */
@@ -212,8 +219,7 @@ Test(kv, put_get_delete_and_table)
 	cr_assert_str_eq(t, "{\"configTable\":{\"NS\":{}}}");
 	free(t);
 	expect_get(kv, "other", "k", NULL);
-	kv_close(kv);
-	free(path);
+	close_store(kv, path);
 }
 
 Test(kv, file_bytes_and_bak)
@@ -252,15 +258,13 @@ Test(kv, file_bytes_and_bak)
 
 Test(kv, escaping_follows_fastjson_default_form)
 {
-	char *path = path_in("kvConfig.json"), *t;
+	char *path = path_in("kvConfig.json");
 	struct kv_store *kv = open_ok(path);
 
 	put_ok(kv, "NS", "k", "q\"b\\s/é😀\x01\x7F\xE2\x80\xA8\t<>&'");
-	t = tu_read_file(path);
-	cr_assert_str_eq(t, "{\"configTable\":{\"NS\":{\"k\":\"q\\\"b\\\\s/é😀\\u0001\\u007F\\u2028\\t<>&'\"}}}");
-	free(t);
-	kv_close(kv);
-	free(path);
+	tu_assert_file_eq(path, "{\"configTable\":{\"NS\":{\"k\":\"q\\\"b\\\\s/é😀\\u0001\\u007F\\u2028\\t<>&'\"}}}",
+			  "the file");
+	close_store(kv, path);
 }
 
 /* ---- loading ---- */
@@ -295,8 +299,7 @@ Test(kv, java_written_file_loads_and_round_trips)
 	expect_get(kv, "NS", "emoji", "😀é");
 	expect_get(kv, "NS", "new", "1");
 	expect_get(kv, "ORDER_TOPIC_CONFIG", "TopicOrder", "broker-a:4;broker-b:4");
-	kv_close(kv);
-	free(path);
+	close_store(kv, path);
 }
 
 Test(kv, reload_reorders_namespaces_as_java_put_all_does)
@@ -317,8 +320,7 @@ Test(kv, reload_reorders_namespaces_as_java_put_all_does)
 	t = file_json(kv);
 	cr_assert_str_eq(t, "{\"configTable\":{\"e\":{\"k\":\"2\"},\"b\":{\"k\":\"1\"}}}");
 	free(t);
-	kv_close(kv);
-	free(path);
+	close_store(kv, path);
 }
 
 Test(kv, missing_file_is_empty)
@@ -330,8 +332,7 @@ Test(kv, missing_file_is_empty)
 	kv_count(kv, &ns, &keys);
 	cr_assert_eq(ns + keys, 0);
 	cr_assert_str_eq(kv_path(kv), path);
-	kv_close(kv);
-	free(path);
+	close_store(kv, path);
 }
 
 static void expect_corrupt(const char *text, const char *why)
@@ -378,8 +379,7 @@ Test(kv, corrupt_file_moved_aside_when_allowed)
 	pclose(p);
 	cr_assert_str_eq(t, "{broken", "its bytes are kept");
 	free(t);
-	kv_close(kv);
-	free(path);
+	close_store(kv, path);
 }
 
 Test(kv, scalar_values_become_text_and_nulls_are_skipped)
@@ -393,8 +393,7 @@ Test(kv, scalar_values_become_text_and_nulls_are_skipped)
 	expect_get(kv, "NS", "b", "true");
 	expect_get(kv, "NS", "z", NULL);
 	cr_assert_null(table_json(kv, "nul"));
-	kv_close(kv);
-	free(path);
+	close_store(kv, path);
 }
 
 /* ---- failed writes ---- */
@@ -489,8 +488,7 @@ Test(kv, full_disk_answers_error_and_loses_nothing)
 		snprintf(key, sizeof(key), "k%d", j);
 		expect_get(kv, "NS", key, big);
 	}
-	kv_close(kv);
-	free(path);
+	close_store(kv, path);
 }
 
 /* GET_KVLIST_BY_NAMESPACE as sent (kv_table_body) against a fresh build;
@@ -571,6 +569,5 @@ Test(kv, namespace_answers_are_cached_until_the_table_changes)
 	cr_expect_str_eq(s, "{\"table\":{\"x\":\"10\"}}");
 	cr_expect(!hit);
 	free(s);
-	kv_close(kv);
-	free(path);
+	close_store(kv, path);
 }

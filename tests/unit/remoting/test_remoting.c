@@ -37,6 +37,14 @@ static int decode_json(const char *json, struct remoting_cmd *cmd)
 }
 
 /* Decodes, asserts success and returns the command. */
+/* The fields every header carries. */
+static void expect_head(const struct remoting_cmd *c, int32_t code, int32_t opaque, int16_t version)
+{
+	cr_expect_eq(c->code, code);
+	cr_expect_eq(c->opaque, opaque);
+	cr_expect_eq(c->version, version);
+}
+
 static struct remoting_cmd json_ok(const char *json)
 {
 	struct remoting_cmd c;
@@ -225,11 +233,9 @@ Test(json_header, java_request)
 	struct remoting_cmd c = json_ok(
 		"{\"code\":105,\"extFields\":{\"topic\":\"TopicTest\"},\"flag\":0,\"language\":\"JAVA\","
 		"\"opaque\":7,\"serializeTypeCurrentRPC\":\"JSON\",\"version\":479}");
-	cr_expect_eq(c.code, 105);
+	expect_head(&c, 105, 7, 479);
 	cr_expect_eq(c.flag, 0);
 	cr_expect_eq(c.language, LANG_JAVA);
-	cr_expect_eq(c.opaque, 7);
-	cr_expect_eq(c.version, 479);
 	cr_expect_null(c.remark);
 	cr_expect(c.ext_present);
 	cr_expect_eq(c.ext_count, 1);
@@ -1181,9 +1187,7 @@ Test(json_text, ext_numbers_keep_their_text)
 	struct remoting_cmd c = json_ok(
 		"{\"code\":100,\"language\":\"JAVA\",\"opaque\":1,\"flag\":0,\"version\":121,"
 		"\"extFields\":{\"namespace\":\"N\",\"key\":\"big\",\"value\":12345678901234567000}}");
-	cr_expect_eq(c.code, 100);
-	cr_expect_eq(c.opaque, 1);
-	cr_expect_eq(c.version, 121);
+	expect_head(&c, 100, 1, 121);
 	cr_expect_str_eq(remoting_ext_get(&c, "namespace"), "N");
 	cr_expect_str_eq(remoting_ext_get(&c, "key"), "big");
 	cr_expect_str_eq(remoting_ext_get(&c, "value"), "12345678901234567000");

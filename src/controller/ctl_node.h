@@ -1,0 +1,135 @@
+/* Private to the controller node's files (ctl_node*.c): the node, its
+ * jobs and the calls between those files. ctl_node.c runs the loop and
+ * the work; ctl_node_setup.c turns the configuration into a node and
+ * frees it; ctl_node_publish.c publishes what other threads read. Calls
+ * go from ctl_node.c to the other two only. */
+#ifndef RMQNS_CONTROLLER_CTL_NODE_H
+#define RMQNS_CONTROLLER_CTL_NODE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <raft.h>
+#include <uv.h>
+
+#include "ctl_internal.h"
+#include "rmqns/buf.h"
+#include "rmqns/properties.h"
+#include "rmqns/remoting.h"
+
+enum job_kind { JOB_REQUEST, JOB_CLOSE, JOB_ELECT, JOB_INSPECT };
+
+struct job {
+	struct job *next;
+	enum job_kind kind;
+	struct ctl_node *node;
+	/* JOB_REQUEST */
+	uint8_t *frame;
+	size_t len;
+	uint64_t conn;
+	ctl_reply_fn reply;
+	void *reply_arg;
+	struct remoting_cmd req;
+	bool decoded;
+	struct ctl_answer ans;
+	struct raft_apply apply;
+	struct raft_barrier read_barrier; /* processReadEvent: a read after a log entry */
+	/* JOB_ELECT */
+	char *broker_name;
+	/* JOB_INSPECT: the caller waits on the node's cond for *done */
+	void (*inspect)(void *arg, const struct ctl_state *s);
+	void *inspect_arg;
+	bool *done;
+};
+
+struct job_queue {
+	struct job *head;
+	struct job **tail;
+};
+
+struct ctl_node {
+	/* set before the thread starts, read-only after */
+	struct ctl_peer *peers;
+	unsigned n_peers;
+	unsigned self;
+	char *group;
+	char *peers_desc;
+	char *dir;
+	char *config_store_path;
+	char raft_address[200];
+	char bind_address[200];
+	unsigned election_timeout_ms, heartbeat_timeout_ms, snapshot_threshold, snapshot_trailing;
+	int raft_port_offset;
+	int64_t scan_not_active_ms, scan_inactive_master_ms;
+	void (*notify)(void *arg, const char *address, const uint8_t *frame, size_t len);
+	void *notify_arg;
+
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	/* under lock */
+	struct job_queue inbox;
+	bool stopping;
+	bool started;
+	int start_rc;
+	char start_err[512];
+	struct ctl_node_status status;
+
+	/* the loop thread's own */
+	uv_loop_t loop;
+	uv_async_t wake;
+	uv_timer_t tick;
+	struct ctl_transport transport;
+	struct raft_io io;
+	struct raft raft;
+	struct raft_fsm fsm;
+	struct ctl_state state;
+	struct ctl_live live;
+	struct properties options;
+	struct job_queue pending;
+	struct job *inflight;
+	struct raft_barrier barrier;
+	bool barrier_pending;
+	raft_term barrier_term;
+	raft_term serving_term;  /* the term whose no-op is applied; 0 = none */
+	bool closing;
+	int64_t next_expiry_scan;
+	int64_t next_master_scan;
+	int32_t next_opaque;
+	struct buf out;
+	/* what the HTTP side reads (ctl_node_status, ctl_node_view) */
+	int last_leader;         /* -2 before the first look */
+	uint64_t leader_changes, elections_won, elections_failed;
+	int64_t next_view_ms;
+	struct buf view_json, view_prom; /* under lock */
+};
+
+/* CLOCK_MONOTONIC milliseconds. */
+static inline int64_t ctl_node_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ctl_node_setup.c */
+int ctl_node_configure(struct ctl_node *n, const struct ctl_node_config *cfg, char *err,
+		       size_t errlen);
+/* Bootstraps the Raft configuration of a node without a log. */
+int ctl_node_bootstrap(struct ctl_node *n, char *err, size_t errlen);
+void ctl_node_free(struct ctl_node *n);
+
+/* ctl_node_publish.c (the node's thread) */
+/* A leader whose no-op of its term is applied. */
+bool ctl_node_serving(struct ctl_node *n);
+/* The leader's index in the peers list, -1 = none known. */
+int ctl_node_leader_index(struct ctl_node *n);
+void ctl_node_publish_status(struct ctl_node *n);
+/* Notes (and logs) a change of the leader this node knows. */
+void ctl_node_watch_leader(struct ctl_node *n);
+/* Rebuilds the view at most every CTL_VIEW_MS. */
+void ctl_node_publish_view(struct ctl_node *n);
+
+#endif

@@ -1,0 +1,115 @@
+/* A controller node's set-up and teardown: the configuration checked and
+ * copied into the node, the Raft configuration every node bootstraps, and
+ * freeing what the node owns. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctl_node.h"
+#include "rmqns/err.h"
+
+int ctl_node_bootstrap(struct ctl_node *n, char *err, size_t errlen)
+{
+	struct raft_configuration conf;
+	char addr[300];
+	int rc = 0;
+
+	/* the same configuration on every node; a node with a log keeps its own */
+	raft_configuration_init(&conf);
+	for (unsigned i = 0; i < n->n_peers && rc == 0; i++) {
+		if (ctl_peer_raft_address(&n->peers[i], n->raft_port_offset, addr, sizeof addr) != 0) {
+			snprintf(err, errlen, "raft port of %s is past 65535", n->peers[i].address);
+			raft_configuration_close(&conf);
+			return RMQNS_EINVAL;
+		}
+		rc = raft_configuration_add(&conf, i + 1, addr, RAFT_VOTER);
+	}
+	if (rc == 0)
+		rc = raft_bootstrap(&n->raft, &conf);
+	raft_configuration_close(&conf);
+	if (rc != 0 && rc != RAFT_CANTBOOTSTRAP) {
+		snprintf(err, errlen, "raft bootstrap in %s: %s", n->dir, raft_errmsg(&n->raft));
+		return RMQNS_EIO;
+	}
+	return 0;
+}
+
+void ctl_node_free(struct ctl_node *n)
+{
+	ctl_peers_free(n->peers, n->n_peers);
+	free(n->group);
+	free(n->peers_desc);
+	free(n->dir);
+	free(n->config_store_path);
+	ctl_state_free(&n->state);
+	ctl_live_free(&n->live);
+	properties_free(&n->options);
+	buf_free(&n->out);
+	buf_free(&n->view_json);
+	buf_free(&n->view_prom);
+	pthread_mutex_destroy(&n->lock);
+	pthread_cond_destroy(&n->cond);
+	free(n);
+}
+
+static int node_options(struct ctl_node *n, const struct ctl_node_config *cfg)
+{
+	int rc = cfg->options ? properties_copy(&n->options, cfg->options) : 0;
+
+	/* the flags 1009 may change must be there to be changed */
+	if (!rc && !properties_has(&n->options, "enableElectUncleanMaster"))
+		rc = properties_set(&n->options, "enableElectUncleanMaster", "false");
+	if (!rc && !properties_has(&n->options, "notifyBrokerRoleChanged"))
+		rc = properties_set(&n->options, "notifyBrokerRoleChanged", "true");
+	return rc;
+}
+
+int ctl_node_configure(struct ctl_node *n, const struct ctl_node_config *cfg, char *err,
+			  size_t errlen)
+{
+	int rc;
+
+	if (!cfg->self_id || !*cfg->self_id || !cfg->store_path || !*cfg->store_path) {
+		snprintf(err, errlen, "controllerDLegerSelfId and controllerStorePath must be set");
+		return RMQNS_EINVAL;
+	}
+	if ((rc = ctl_peers_parse(cfg->peers, &n->peers, &n->n_peers, err, errlen)))
+		return rc;
+	for (n->self = 0; n->self < n->n_peers; n->self++)
+		if (strcmp(n->peers[n->self].id, cfg->self_id) == 0)
+			break;
+	if (n->self == n->n_peers) {
+		snprintf(err, errlen, "controllerDLegerSelfId %s is not in controllerDLegerPeers",
+			 cfg->self_id);
+		return RMQNS_EINVAL;
+	}
+	n->raft_port_offset = cfg->raft_port_offset ? cfg->raft_port_offset : CTL_DEFAULT_RAFT_PORT_OFFSET;
+	const struct ctl_peer *me = &n->peers[n->self];
+	if (ctl_peer_raft_address(me, n->raft_port_offset, n->raft_address, sizeof n->raft_address)) {
+		snprintf(err, errlen, "raft port of %s (+%d) is past 65535", me->address, n->raft_port_offset);
+		return RMQNS_EINVAL;
+	}
+	snprintf(n->bind_address, sizeof n->bind_address, "%s:%d",
+		 cfg->bind_host && *cfg->bind_host ? cfg->bind_host : me->host, me->port + n->raft_port_offset);
+	n->group = strdup(cfg->group ? cfg->group : "");
+	n->peers_desc = ctl_peers_describe(n->peers, n->n_peers);
+	if (asprintf(&n->dir, "%s/raft-%s", cfg->store_path, me->id) < 0)
+		n->dir = NULL;
+	if (!n->group || !n->peers_desc || !n->dir || node_options(n, cfg)) {
+		snprintf(err, errlen, "out of memory");
+		return RMQNS_ENOMEM;
+	}
+	n->election_timeout_ms = cfg->election_timeout_ms ? cfg->election_timeout_ms : 500;
+	n->heartbeat_timeout_ms = cfg->heartbeat_timeout_ms ? cfg->heartbeat_timeout_ms : 100;
+	n->snapshot_threshold = cfg->snapshot_threshold ? cfg->snapshot_threshold : 1024;
+	n->snapshot_trailing = cfg->snapshot_trailing ? cfg->snapshot_trailing : 128;
+	n->scan_not_active_ms = cfg->scan_not_active_ms > 0 ? cfg->scan_not_active_ms : 5000;
+	n->scan_inactive_master_ms = cfg->scan_inactive_master_ms > 0 ? cfg->scan_inactive_master_ms : 5000;
+	n->notify = cfg->notify;
+	n->notify_arg = cfg->notify_arg;
+	if (cfg->config_store_path && !(n->config_store_path = strdup(cfg->config_store_path))) {
+		snprintf(err, errlen, "out of memory");
+		return RMQNS_ENOMEM;
+	}
+	return 0;
+}

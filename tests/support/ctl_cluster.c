@@ -1,0 +1,113 @@
+/* Three rmqns processes with embedded controllers (ctl_cluster.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctl_cluster.h"
+#include "rmqns/client.h"
+#include "rmqns/remoting.h"
+
+int ctl_cluster_init(struct ctl_cluster *cl, const char *host)
+{
+	size_t off = 0;
+
+	memset(cl, 0, sizeof *cl);
+	if (harness_mkdtemp(cl->dir, sizeof cl->dir, "rmqns-test-ctlc") != 0)
+		return -1;
+	for (int i = 0; i < CTL_CLUSTER_NODES; i++) {
+		cl->ctl_port[i] = harness_free_port_pair(CTL_CLUSTER_RAFT_OFFSET);
+		cl->http_port[i] = harness_free_port();
+		if (cl->ctl_port[i] <= 0 || cl->http_port[i] <= 0)
+			return -1;
+		off += (size_t)snprintf(cl->peers + off, sizeof cl->peers - off, "%sn%d-%s:%d",
+					i ? ";" : "", i, host, cl->ctl_port[i]);
+	}
+	return 0;
+}
+
+int ctl_cluster_start(struct ctl_cluster *cl, int i)
+{
+	char a_peers[600], a_self[64], a_store[400], a_http[64];
+	snprintf(a_peers, sizeof a_peers, "--controllerDLegerPeers=%s", cl->peers);
+	snprintf(a_self, sizeof a_self, "--controllerDLegerSelfId=n%d", i);
+	snprintf(a_store, sizeof a_store, "--controllerStorePath=%s/n%d", cl->dir, i);
+	snprintf(a_http, sizeof a_http, "--httpPort=%d", cl->http_port[i]);
+	const char *args[] = { "--enableControllerInNamesrv=true", "--controllerDLegerGroup=g1",
+			       a_peers, a_self, a_store, a_http, "--scanNotActiveBrokerInterval=500",
+			       "--scanInactiveMasterInterval=500", NULL };
+	memset(&cl->node[i], 0, sizeof cl->node[i]);
+	return harness_start(&cl->node[i], args);
+}
+
+int ctl_cluster_call(const struct ctl_cluster *cl, int i, int32_t code, const char *const *ext,
+		     const char *body, struct client_reply **out)
+{
+	struct remoting_ext_field f[HARNESS_CALL_MAX_EXT];
+	struct remoting_cmd req;
+	uint32_t n = 0;
+	int err;
+
+	if (out)
+		*out = NULL;
+	struct client *c = client_connect("127.0.0.1", cl->ctl_port[i], 1000, &err);
+	if (!c)
+		return -1;
+	harness_request_init(&req, code, REMOTING_JSON);
+	for (; ext && ext[2 * n] && n < HARNESS_CALL_MAX_EXT; n++) {
+		f[n].key = ext[2 * n];
+		f[n].value = ext[2 * n + 1];
+	}
+	req.ext = f;
+	req.ext_count = n;
+	req.ext_present = n > 0;
+	if (body) {
+		req.body = (const uint8_t *)body;
+		req.body_len = (uint32_t)strlen(body);
+	}
+	struct client_reply *r = NULL;
+	int rc = client_call(c, &req, &r, 3000);
+	client_close(c);
+	if (rc < 0)
+		return -1;
+	int answer = r->cmd.code;
+	if (out)
+		*out = r;
+	else
+		client_reply_free(r);
+	return answer;
+}
+
+int ctl_cluster_wait_leader(const struct ctl_cluster *cl, const bool *alive, int64_t *serving_ms)
+{
+	int64_t t0 = harness_now_ms();
+	const char *const next_id[] = { "clusterName", "C1", "brokerName", "probe", NULL };
+	while (harness_now_ms() - t0 < CTL_CLUSTER_WAIT_MS) {
+		int leader = -1;
+		bool agree = true;
+		for (int i = 0; i < CTL_CLUSTER_NODES && agree; i++) {
+			if (!alive[i])
+				continue;
+			struct client_reply *r;
+			if (ctl_cluster_call(cl, i, 1005, NULL, NULL, &r) != 0) {
+				if (r)
+					client_reply_free(r);
+				agree = false;
+				continue;
+			}
+			const char *id = remoting_ext_get(&r->cmd, "controllerLeaderId");
+			int named = id && id[0] == 'n' ? atoi(id + 1) : -1;
+			if (named < 0 || named >= CTL_CLUSTER_NODES || !alive[named] ||
+			    (leader >= 0 && named != leader))
+				agree = false;
+			leader = named;
+			client_reply_free(r);
+		}
+		if (agree && leader >= 0 && ctl_cluster_call(cl, leader, 1012, next_id, NULL, NULL) == 0) {
+			if (serving_ms)
+				*serving_ms = harness_now_ms() - t0;
+			return leader;
+		}
+		harness_sleep_ms(20);
+	}
+	return -1;
+}

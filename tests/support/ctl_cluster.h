@@ -1,0 +1,42 @@
+/* Three rmqns processes with embedded controllers (enableControllerInNamesrv)
+ * on loopback, for the controller's integration tests: their ports, a
+ * request to one node's controller port, and the leader they agree on. */
+#ifndef RMQNS_TEST_CTL_CLUSTER_H
+#define RMQNS_TEST_CTL_CLUSTER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "harness.h"
+
+#define CTL_CLUSTER_NODES 3
+#define CTL_CLUSTER_RAFT_OFFSET 1000
+#define CTL_CLUSTER_WAIT_MS 20000
+
+struct ctl_cluster {
+	char dir[256];
+	char peers[512];
+	int ctl_port[CTL_CLUSTER_NODES];
+	int http_port[CTL_CLUSTER_NODES];
+	struct harness_server node[CTL_CLUSTER_NODES];
+};
+
+/* A fresh directory and free ports; host is how controllerDLegerPeers
+ * spells the nodes' address. 0 or -1. Nothing started yet. */
+int ctl_cluster_init(struct ctl_cluster *cl, const char *host);
+/* Starts node i (group g1, its store under the directory, its HTTP port,
+ * brokers' liveness scanned every 500 ms). 0 or -1. */
+int ctl_cluster_start(struct ctl_cluster *cl, int i);
+
+/* One request to node i's controller port on a connection of its own;
+ * the answer's code, or -1 when the node does not answer. ext: key,
+ * value, ..., NULL (or NULL). *out (optional) keeps the answer. */
+int ctl_cluster_call(const struct ctl_cluster *cl, int i, int32_t code, const char *const *ext,
+		     const char *body, struct client_reply **out);
+
+/* The node every live node (alive[i]) names as leader, once they agree
+ * and that node serves (answers a leader-only read); -1 after
+ * CTL_CLUSTER_WAIT_MS. *serving_ms (optional): how long that took. */
+int ctl_cluster_wait_leader(const struct ctl_cluster *cl, const bool *alive, int64_t *serving_ms);
+
+#endif
