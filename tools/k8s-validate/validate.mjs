@@ -106,6 +106,7 @@ for (const { f, obj: sts } of of("StatefulSet")) {
     const headless = of("Service").find((s) => s.obj.metadata.name === sts.spec.serviceName)?.obj;
     const offset = Number(env.RMQNS_controllerRaftPortOffset ?? 1000);
     const containerPortOf = (n) => (c.ports || []).find((p) => p.containerPort === n);
+    const checked = new Set();
     entries.forEach((e, i) => {
       const m = /^([^-]+)-([^:]+):(\d+)$/.exec(e.trim());
       if (!m) { problems.push(`${f}: controllerDLegerPeers entry ${e} is not id-host:port`); return; }
@@ -114,6 +115,8 @@ for (const { f, obj: sts } of of("StatefulSet")) {
       const stable = `${sts.metadata.name}-${i}.${sts.spec.serviceName}`;
       if (host !== stable && !host.startsWith(`${stable}.`)) problems.push(`${f}: entry ${i} names ${host}, not the pod's stable name ${stable}`);
       for (const n of [Number(port), Number(port) + offset]) {
+        if (checked.has(n)) continue;
+        checked.add(n);
         const cp = containerPortOf(n);
         if (!cp) problems.push(`${f}: port ${n} of the controller is not a container port`);
         else if (!headless?.spec.ports.some((p) => p.port === n && p.targetPort === cp.name))
