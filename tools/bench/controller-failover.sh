@@ -128,6 +128,15 @@ while now() - t0 < 30000 and named is None:
 print(new, served if served is not None else -1, named if named is not None else -1)
 EOF
 }
+node_cpu_ticks() { # user+system ticks of the three nodes
+	local t=0 i f
+	for i in 0 1 2; do
+		[ -n "${PID[$i]}" ] || continue
+		f=$(cut -d' ' -f14,15 "/proc/${PID[$i]}/stat")
+		t=$(( t + ${f% *} + ${f#* } ))
+	done
+	echo "$t"
+}
 serving() { # node i answers as a serving leader: rmqns_controller_leader 1
 	curl -s --max-time 1 "http://127.0.0.1:${HTTP[$1]}/metrics" 2>/dev/null | grep -qx "rmqns_controller_leader 1"
 }
@@ -206,29 +215,36 @@ for name, col in (("a survivor serves as leader", 6), ("every survivor names it"
 EOF
 	;;
 heartbeats)
-	# route queries on node 0's NameServer port alone, then with brokers
-	# heart-beating all three controllers as fast as the bench sends them
-	echo "controller-failover: heartbeats with route load beside"
+	# route queries on node 0's NameServer port alone, then with 150 brokers
+	# heart-beating all three controllers every $HB_INTERVAL (10ms: as fast
+	# as the bench sends; 1s: as real brokers do); the nodes' CPU per heartbeat
+	hbi=${HB_INTERVAL:-10ms}
+	echo "controller-failover: heartbeats every $hbi with route load beside"
 	"$BENCH" route -a "127.0.0.1:${NS[0]}" -b 10 -t 100 -c 8 -p 4 -d 8s --json >"$OUT/route-alone-$TIMINGS.json"
-	bench_bg --broker-sets 50 --replicas 3 --heartbeat-interval 10ms -d 20s \
+	bench_bg --broker-sets 50 --replicas 3 --heartbeat-interval "$hbi" -d 20s \
 		--json >"$OUT/heartbeats-$TIMINGS.json" 2>"$WORK/hb.err"
 	hb=$!
-	sleep 6
+	sleep 2
+	cpu0=$(node_cpu_ticks)
+	sleep 4 # the three nodes' CPU for the heartbeats alone
+	cpu1=$(node_cpu_ticks)
 	"$BENCH" route -a "127.0.0.1:${NS[0]}" -b 10 -t 100 -c 8 -p 4 -d 8s --json >"$OUT/route-beside-$TIMINGS.json"
 	for i in 0 1 2; do
 		echo "  node $i: $(curl -s "http://127.0.0.1:${HTTP[$i]}/metrics" | grep -E '^rmqns_controller_(live_brokers|turn_age_seconds) ' | tr '\n' ' ')"
 	done
 	wait "$hb" || true
-	python3 - "$OUT" "$TIMINGS" <<'EOF'
+	python3 - "$OUT" "$TIMINGS" "$cpu0" "$cpu1" "$(getconf CLK_TCK)" <<'EOF'
 import json,sys
 out,t=sys.argv[1],sys.argv[2]
 def tput(f):
     d=json.load(open(f)); r=d["roles"]["route"]
-    return r["throughput_rps"], r["latency_us"]["p99"] / 1000
+    return r["throughput_rps"], r["latency_us"]["p99"] / 1000, r["seconds"]
 a=tput(f"{out}/route-alone-{t}.json"); b=tput(f"{out}/route-beside-{t}.json")
 hb=json.load(open(f"{out}/heartbeats-{t}.json"))["controller"]["heartbeats"]
 print("controller-failover: %.0f heartbeats/s sent to the three controllers in all (%.0f/s each)" % (hb["per_s"], hb["per_s"]/3))
 print("controller-failover: route alone %.0f/s p99 %.2f ms; beside the heartbeats %.0f/s p99 %.2f ms (ratio %.3f)" % (a[0], a[1], b[0], b[1], b[0]/a[0]))
+cpu_s = (int(sys.argv[4]) - int(sys.argv[3])) / int(sys.argv[5])
+print("controller-failover: the three nodes' CPU for heartbeats alone: %.2f s in 4 s, %.1f us per heartbeat" % (cpu_s, cpu_s / (4 * hb["per_s"]) * 1e6 if hb["per_s"] else 0))
 EOF
 	;;
 *) echo "controller-failover: unknown part $part" >&2; exit 2 ;;
