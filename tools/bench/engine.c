@@ -948,13 +948,8 @@ again:
 	}
 	if (c->gen != gen)
 		return;
-	if (c->in_off == c->in.len) {
-		c->in.len = c->in_off = 0;
-	} else if (c->in_off > 0) {
-		memmove(c->in.data, c->in.data + c->in_off, c->in.len - c->in_off);
-		c->in.len -= c->in_off;
-		c->in_off = 0;
-	}
+	buf_consume(&c->in, c->in_off);
+	c->in_off = 0;
 	/* decrypted bytes left in the session raise no epoll event */
 	if (c->ssl && bench_tls_pending(c->ssl) > 0)
 		goto again;

@@ -213,13 +213,8 @@ static bool floor_conn_answer(struct floor_worker *w, struct floor_conn *c)
 			return false;
 		w->answered++;
 	}
-	if (c->in_off == c->in.len) {
-		c->in.len = c->in_off = 0;
-	} else if (c->in_off > 0) {
-		memmove(c->in.data, c->in.data + c->in_off, c->in.len - c->in_off);
-		c->in.len -= c->in_off;
-		c->in_off = 0;
-	}
+	buf_consume(&c->in, c->in_off);
+	c->in_off = 0;
 	return true;
 }
 
