@@ -181,13 +181,9 @@ int remoting_encode_header(const struct remoting_cmd *cmd, enum remoting_seriali
 static inline void remoting_request_init(struct remoting_cmd *cmd, int32_t code, int32_t opaque,
 					 int32_t flag, enum remoting_serialize ser)
 {
-	memset(cmd, 0, sizeof(*cmd));
-	cmd->code = code;
-	cmd->language = LANG_JAVA;
-	cmd->version = RMQNS_SERVER_VERSION;
-	cmd->opaque = opaque;
-	cmd->flag = flag;
-	cmd->serialize = ser;
+	*cmd = (struct remoting_cmd){ .code = code, .language = LANG_JAVA,
+				      .version = RMQNS_SERVER_VERSION, .opaque = opaque,
+				      .flag = flag, .serialize = ser };
 }
 
 /* Prepares the answer to `req` (§2.6): same opaque, response flag, JAVA,
