@@ -111,30 +111,28 @@ static void main_on_closed(void *app, uint64_t conn_id)
 
 /* ---- the route hooks, counted for /metrics ---- */
 
-/* Live brokers now; on the registrar thread, the only writer, it is exact. */
-static uint32_t main_live(struct route_db *db)
+/* Runs a route hook and counts the live brokers it removed; on the
+ * registrar thread, the only writer, the count is exact. */
+static void main_count_removed(void *db, void (*hook)(void *, uint64_t), uint64_t arg,
+			       enum metrics_counter counter)
 {
 	struct route_stats st;
 	route_stats(db, &st);
-	return st.live;
+	uint32_t before = st.live;
+	hook(db, arg);
+	route_stats(db, &st);
+	if (st.live < before)
+		metrics_add(counter, before - st.live);
 }
 
 static void main_on_tick(void *db, uint64_t now_ms)
 {
-	uint32_t before = main_live(db);
-	route_hook_tick(db, now_ms);
-	uint32_t after = main_live(db);
-	if (after < before)
-		metrics_add(MC_BROKER_EXPIRED, before - after);
+	main_count_removed(db, route_hook_tick, now_ms, MC_BROKER_EXPIRED);
 }
 
 static void main_on_conn_closed(void *db, uint64_t conn_id)
 {
-	uint32_t before = main_live(db);
-	route_hook_conn_closed(db, conn_id);
-	uint32_t after = main_live(db);
-	if (after < before)
-		metrics_add(MC_BROKER_CONN_CLOSED, before - after);
+	main_count_removed(db, route_hook_conn_closed, conn_id, MC_BROKER_CONN_CLOSED);
 }
 
 /* Stops whatever has started, in data-flow order, then frees each part

@@ -24,6 +24,8 @@ int buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf
 /* Appends a NUL without counting it in len, so data can be used as a C string. */
 int buf_terminate(struct buf *b);
 void buf_reset(struct buf *b);
+/* Drops the first n bytes (n <= len); what follows moves to the front. */
+void buf_consume(struct buf *b, size_t n);
 void buf_free(struct buf *b);
 
 static inline uint32_t rd_be32(const uint8_t *p)

@@ -176,6 +176,16 @@ int remoting_encode(const struct remoting_cmd *cmd, struct buf *out);
 int remoting_encode_header(const struct remoting_cmd *cmd, enum remoting_serialize ser,
 			   struct buf *out);
 
+/* Prepares a request of ours (a notice or a call): JAVA,
+ * RMQNS_SERVER_VERSION, no ext, no body. */
+static inline void remoting_request_init(struct remoting_cmd *cmd, int32_t code, int32_t opaque,
+					 int32_t flag, enum remoting_serialize ser)
+{
+	*cmd = (struct remoting_cmd){ .code = code, .language = LANG_JAVA,
+				      .version = RMQNS_SERVER_VERSION, .opaque = opaque,
+				      .flag = flag, .serialize = ser };
+}
+
 /* Prepares the answer to `req` (§2.6): same opaque, response flag, JAVA,
  * RMQNS_SERVER_VERSION, the request's serialization, no ext, no body.
  * (Inline: a handler fills its answer in without a call.) */

@@ -118,6 +118,13 @@ void buf_reset(struct buf *b)
 	b->len = 0;
 }
 
+void buf_consume(struct buf *b, size_t n)
+{
+	if (n < b->len)
+		memmove(b->data, b->data + n, b->len - n);
+	b->len -= n;
+}
+
 void buf_free(struct buf *b)
 {
 	free(b->data);

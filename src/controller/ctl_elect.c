@@ -194,13 +194,8 @@ int ctl_notify_encode(const struct ctl_set *set, int32_t opaque, struct buf *out
 	if (!rc)
 		rc = ctl_answer_body_sss(&a, set->sss, set->sss_count, set->sss_epoch);
 	if (!rc) {
-		memset(&cmd, 0, sizeof cmd);
-		cmd.code = CTL_REQ_NOTIFY_BROKER_ROLE_CHANGED;
-		cmd.language = LANG_JAVA;
-		cmd.version = RMQNS_SERVER_VERSION;
-		cmd.opaque = opaque;
-		cmd.flag = REMOTING_FLAG_ONEWAY;
-		cmd.serialize = REMOTING_JSON;
+		remoting_request_init(&cmd, CTL_REQ_NOTIFY_BROKER_ROLE_CHANGED, opaque,
+				      REMOTING_FLAG_ONEWAY, REMOTING_JSON);
 		rc = ctl_answer_encode_cmd(&a, &cmd, out);
 	}
 	ctl_answer_clear(&a);

@@ -20,10 +20,13 @@ bool http_controller_health(struct ctl_node *node, uint64_t now, uint64_t stall_
 			  (unsigned long long)st.term) >= 0 && fine;
 }
 
+/* One sample; a type starts its family (the # HELP and # TYPE lines),
+ * NULL adds another labelled sample to the family above. */
 struct ctl_metric {
 	const char *name;
 	const char *type;
 	const char *help;
+	const char *labels;
 	double value;
 };
 
@@ -32,40 +35,38 @@ int http_controller_metrics(struct ctl_node *node, uint64_t now, struct buf *out
 	struct ctl_node_status st;
 
 	ctl_node_status(node, &st);
-	const struct ctl_metric one[] = {
+	const struct ctl_metric all[] = {
 		{ "rmqns_controller_leader", "gauge",
-		  "1 when this node is the Raft leader serving controller requests.", st.serving },
-		{ "rmqns_controller_term", "gauge", "The Raft term this node is in.", (double)st.term },
+		  "1 when this node is the Raft leader serving controller requests.", NULL, st.serving },
+		{ "rmqns_controller_term", "gauge", "The Raft term this node is in.", NULL,
+		  (double)st.term },
 		{ "rmqns_controller_last_applied", "gauge", "Index of the last Raft entry applied here.",
-		  (double)st.last_applied },
-		{ "rmqns_controller_leader_known", "gauge", "1 when this node knows a leader.",
+		  NULL, (double)st.last_applied },
+		{ "rmqns_controller_leader_known", "gauge", "1 when this node knows a leader.", NULL,
 		  st.leader >= 0 },
 		{ "rmqns_controller_leader_changes_total", "counter",
-		  "Times the leader this node knows changed.", (double)st.leader_changes },
+		  "Times the leader this node knows changed.", NULL, (double)st.leader_changes },
 		{ "rmqns_controller_broker_sets", "gauge", "Broker sets registered in the controller.",
-		  st.broker_sets },
-		{ "rmqns_controller_masters", "gauge", "Broker sets with a master.", st.masters },
+		  NULL, st.broker_sets },
+		{ "rmqns_controller_masters", "gauge", "Broker sets with a master.", NULL, st.masters },
 		{ "rmqns_controller_live_brokers", "gauge",
-		  "Brokers heart-beating to this node within their timeout.", st.live_brokers },
+		  "Brokers heart-beating to this node within their timeout.", NULL, st.live_brokers },
 		{ "rmqns_controller_turn_age_seconds", "gauge",
-		  "Seconds since the controller's thread last turned.",
+		  "Seconds since the controller's thread last turned.", NULL,
 		  st.turn_ms && now > st.turn_ms ? (double)(now - st.turn_ms) / 1e3 : 0 },
+		{ "rmqns_controller_elections_total", "counter",
+		  "Master elections this node ran as leader, by result.", "result=\"elected\"",
+		  (double)st.elections_won },
+		{ "rmqns_controller_elections_total", NULL, NULL, "result=\"none\"",
+		  (double)st.elections_failed },
 	};
 	int rc = 0;
-	for (size_t i = 0; rc == 0 && i < sizeof one / sizeof one[0]; i++) {
-		rc = metrics_write_family(out, one[i].name, one[i].type, one[i].help);
+	for (size_t i = 0; rc == 0 && i < sizeof all / sizeof all[0]; i++) {
+		if (all[i].type)
+			rc = metrics_write_family(out, all[i].name, all[i].type, all[i].help);
 		if (rc == 0)
-			rc = metrics_write_value(out, one[i].name, NULL, one[i].value);
+			rc = metrics_write_value(out, all[i].name, all[i].labels, all[i].value);
 	}
-	if (rc == 0)
-		rc = metrics_write_family(out, "rmqns_controller_elections_total", "counter",
-					  "Master elections this node ran as leader, by result.");
-	if (rc == 0)
-		rc = metrics_write_value(out, "rmqns_controller_elections_total", "result=\"elected\"",
-					 (double)st.elections_won);
-	if (rc == 0)
-		rc = metrics_write_value(out, "rmqns_controller_elections_total", "result=\"none\"",
-					 (double)st.elections_failed);
 	if (rc == 0)
 		rc = metrics_write_family(out, "rmqns_controller_heartbeat_age_seconds", "gauge",
 					  "Seconds since a broker's last heartbeat to this controller.");

@@ -33,13 +33,8 @@ int notify_encode_min_id_change(const struct route_min_id_change *c, int32_t opa
 	ext[n++] = (struct remoting_ext_field){ "minBrokerId", id };
 	if (c->offline_addr)
 		ext[n++] = (struct remoting_ext_field){ "offlineBrokerAddr", c->offline_addr };
-	memset(&cmd, 0, sizeof cmd);
-	cmd.code = REQ_NOTIFY_MIN_BROKER_ID_CHANGE;
-	cmd.language = LANG_JAVA;
-	cmd.version = RMQNS_SERVER_VERSION;
-	cmd.opaque = opaque;
-	cmd.flag = REMOTING_FLAG_ONEWAY;
-	cmd.serialize = REMOTING_JSON;
+	remoting_request_init(&cmd, REQ_NOTIFY_MIN_BROKER_ID_CHANGE, opaque, REMOTING_FLAG_ONEWAY,
+			      REMOTING_JSON);
 	cmd.ext = ext;
 	cmd.ext_count = n;
 	cmd.ext_present = true;

@@ -307,18 +307,13 @@ int build_finish(struct body_build *b, struct regbody *out)
 		out->filters[i] = arena + b->filters[i];
 	out->n_mappings = b->n_maps;
 	for (uint32_t i = 0; i < b->n_maps; i++) {
-		struct regbody_mapping *m = &out->mappings[i];
 		struct body_mapping *s = &b->maps[i];
-		m->key = arena_str(arena, s->key_off);
-		m->bname = arena_str(arena, s->bname_off);
-		m->scope = arena_str(arena, s->scope_off);
-		m->topic = arena_str(arena, s->topic_off);
-		m->epoch = s->epoch;
-		m->total_queues = s->total_queues;
-		m->dirty = s->dirty;
-		m->has_ids = s->has_ids;
-		m->n_ids = s->n_ids;
-		m->ids = s->ids;
+		out->mappings[i] = (struct regbody_mapping){
+			.key = arena_str(arena, s->key_off), .bname = arena_str(arena, s->bname_off),
+			.scope = arena_str(arena, s->scope_off), .topic = arena_str(arena, s->topic_off),
+			.epoch = s->epoch, .total_queues = s->total_queues, .dirty = s->dirty,
+			.has_ids = s->has_ids, .n_ids = s->n_ids, .ids = s->ids,
+		};
 		s->ids = NULL;
 	}
 	out->arena = arena;

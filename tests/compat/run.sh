@@ -18,14 +18,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 work=${2:-}
 
-skip() {
-	if [ "${RMQNS_COMPAT_REQUIRED:-0}" = 1 ]; then
-		echo "compat: $*" >&2
-		exit 1
-	fi
-	echo "compat: SKIP: $*"
-	exit 77
-}
+. "$here/lib/skip.sh"
 
 command -v node >/dev/null 2>&1 || skip "node not found"
 command -v npm >/dev/null 2>&1 || skip "npm not found"

@@ -566,11 +566,7 @@ void harness_client_peer(const struct client *c, char *out, size_t n)
 
 void harness_request_init(struct remoting_cmd *cmd, int32_t code, enum remoting_serialize ser)
 {
-	memset(cmd, 0, sizeof *cmd);
-	cmd->code = code;
-	cmd->language = LANG_JAVA;
-	cmd->version = RMQNS_SERVER_VERSION;
-	cmd->serialize = ser;
+	remoting_request_init(cmd, code, 0, 0, ser);
 }
 
 int harness_request_va(struct remoting_cmd *req, struct remoting_ext_field *ext, int32_t code,

@@ -118,23 +118,15 @@ struct tu_reg {
 
 static inline void tu_reg_fill(struct route_broker_reg *reg, const struct tu_reg *r, const char *body)
 {
-	memset(reg, 0, sizeof(*reg));
-	reg->cluster = r->cluster ? r->cluster : "DefaultCluster";
-	reg->name = r->name;
-	reg->addr = r->addr;
-	reg->ha_addr = r->ha;
-	reg->id = r->id;
-	reg->new_style = r->new_style;
-	reg->acting_master = r->acting;
-	reg->zone = r->zone;
-	reg->timeout_ms = r->timeout;
-	reg->conn_id = r->conn;
-	reg->delete_missing_topics = r->delete_missing;
-	/* the body's identity, as the REGISTER_BROKER handler gives it */
-	reg->body_id.bytes = (const uint8_t *)body;
-	reg->body_id.len = body ? strlen(body) : 0;
-	reg->body_id.version = 441;
-	reg->body_id.max_bytes = REGBODY_DEFAULT_MAX_BYTES;
+	*reg = (struct route_broker_reg){
+		.cluster = r->cluster ? r->cluster : "DefaultCluster", .name = r->name,
+		.addr = r->addr, .ha_addr = r->ha, .id = r->id, .new_style = r->new_style,
+		.acting_master = r->acting, .zone = r->zone, .timeout_ms = r->timeout,
+		.conn_id = r->conn, .delete_missing_topics = r->delete_missing,
+		/* the body's identity, as the REGISTER_BROKER handler gives it */
+		.body_id = { .bytes = (const uint8_t *)body, .len = body ? strlen(body) : 0,
+			     .version = 441, .max_bytes = REGBODY_DEFAULT_MAX_BYTES },
+	};
 	regbody_fingerprint(reg->body_id.bytes, reg->body_id.len, &reg->body_id.crc, &reg->body_id.hash);
 }
 

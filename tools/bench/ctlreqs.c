@@ -37,27 +37,32 @@ int ctlreqs_next_id(const struct ctlreqs_broker *b, int32_t opaque, struct buf *
 	return ctlreqs_send(b, CTL_REQ_GET_NEXT_BROKER_ID, false, ext, NEXT(ext), NULL, opaque, out);
 }
 
-int ctlreqs_apply_id(const struct ctlreqs_broker *b, int64_t id, const char *check_code,
-		     int32_t opaque, struct buf *out)
+/* A request whose header is the broker's cluster and name, an id and one
+ * more field, in that order. */
+static int ctlreqs_send_id(const struct ctlreqs_broker *b, int32_t code, const char *id_key,
+			   int64_t id, const char *key, const char *value, int32_t opaque,
+			   struct buf *out)
 {
 	char idt[24];
 	snprintf(idt, sizeof idt, "%" PRId64, id);
 	struct remoting_ext_field ext[] = {
 		EXT("clusterName", b->cluster), EXT("brokerName", b->name),
-		EXT("appliedBrokerId", idt), EXT("registerCheckCode", check_code),
+		EXT(id_key, idt), EXT(key, value),
 	};
-	return ctlreqs_send(b, CTL_REQ_APPLY_BROKER_ID, false, ext, NEXT(ext), NULL, opaque, out);
+	return ctlreqs_send(b, code, false, ext, NEXT(ext), NULL, opaque, out);
+}
+
+int ctlreqs_apply_id(const struct ctlreqs_broker *b, int64_t id, const char *check_code,
+		     int32_t opaque, struct buf *out)
+{
+	return ctlreqs_send_id(b, CTL_REQ_APPLY_BROKER_ID, "appliedBrokerId", id, "registerCheckCode",
+			       check_code, opaque, out);
 }
 
 int ctlreqs_register(const struct ctlreqs_broker *b, int32_t opaque, struct buf *out)
 {
-	char idt[24];
-	snprintf(idt, sizeof idt, "%" PRId64, b->id);
-	struct remoting_ext_field ext[] = {
-		EXT("clusterName", b->cluster), EXT("brokerName", b->name),
-		EXT("brokerId", idt), EXT("brokerAddress", b->addr),
-	};
-	return ctlreqs_send(b, CTL_REQ_REGISTER_BROKER, false, ext, NEXT(ext), NULL, opaque, out);
+	return ctlreqs_send_id(b, CTL_REQ_REGISTER_BROKER, "brokerId", b->id, "brokerAddress",
+			       b->addr, opaque, out);
 }
 
 int ctlreqs_replica_info(const struct ctlreqs_broker *b, int32_t opaque, struct buf *out)
@@ -68,13 +73,8 @@ int ctlreqs_replica_info(const struct ctlreqs_broker *b, int32_t opaque, struct 
 
 int ctlreqs_elect(const struct ctlreqs_broker *b, int32_t opaque, struct buf *out)
 {
-	char idt[24];
-	snprintf(idt, sizeof idt, "%" PRId64, b->id);
-	struct remoting_ext_field ext[] = {
-		EXT("clusterName", b->cluster), EXT("brokerName", b->name),
-		EXT("brokerId", idt), EXT("designateElect", "false"),
-	};
-	return ctlreqs_send(b, CTL_REQ_ELECT_MASTER, false, ext, NEXT(ext), NULL, opaque, out);
+	return ctlreqs_send_id(b, CTL_REQ_ELECT_MASTER, "brokerId", b->id, "designateElect", "false",
+			       opaque, out);
 }
 
 int ctlreqs_heartbeat(const struct ctlreqs_broker *b, const struct ctlreqs_beat *beat,

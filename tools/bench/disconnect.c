@@ -145,8 +145,7 @@ static void dc_read(struct dc_conn *c, dc_answer_fn fn, void *ctx)
 		remoting_cmd_release(&cmd);
 		off += fs;
 	}
-	memmove(c->in.data, c->in.data + off, c->in.len - off);
-	c->in.len -= off;
+	buf_consume(&c->in, off);
 }
 
 /* ---- the look at whether the brokers and their routes are there ---- */

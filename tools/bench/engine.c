@@ -526,6 +526,24 @@ static void conn_give_slot(struct bconn *c, struct slot *sl)
 	c->inflight--;
 }
 
+/* The request for sl is in c->out (bytes of it on the wire): the slot's
+ * times and the counters. */
+static void conn_sent(struct engine *e, struct bconn *c, struct slot *sl, uint64_t intended,
+		      uint64_t now, int8_t target, int8_t kind, size_t bytes)
+{
+	sl->intended_ns = intended;
+	sl->sent_ns = now;
+	sl->target = target;
+	sl->kind = kind;
+	struct stats *s = eng_stats(e, target);
+	if (s) {
+		s->sent++;
+		s->bytes_out += bytes;
+	}
+	e->sent_total++;
+	eng_mark_dirty(e, c);
+}
+
 static void conn_send_route(struct engine *e, struct bconn *c, uint64_t intended, uint64_t now,
 			    int8_t target)
 {
@@ -543,22 +561,12 @@ static void conn_send_route(struct engine *e, struct bconn *c, uint64_t intended
 		eng_fail(e, "out of memory building a request");
 		return;
 	}
-	sl->intended_ns = intended;
-	sl->sent_ns = now;
-	sl->target = target;
-	sl->kind = SK_MAIN;
-	struct stats *s = eng_stats(e, target);
-	if (s) {
-		s->sent++;
-		s->bytes_out += c->out.len - before;
-	}
 	/* a churn cycle was counted when it connected: counting its query too
 	 * took two from the budget, and wrapped it past zero when two cycles'
 	 * steps interleaved */
 	if (target >= 0 && e->budget != UINT64_MAX && e->kind != ENG_CHURN)
 		e->budget--;
-	e->sent_total++;
-	eng_mark_dirty(e, c);
+	conn_sent(e, c, sl, intended, now, target, SK_MAIN, c->out.len - before);
 }
 
 static void conn_send_register(struct engine *e, struct bconn *c, uint32_t variant, uint64_t now,
@@ -579,18 +587,9 @@ static void conn_send_register(struct engine *e, struct bconn *c, uint32_t varia
 	c->xbody_len = b->body[variant].len;
 	c->xbody_off = 0;
 	c->variant = variant;
-	sl->intended_ns = sl->sent_ns = now;
-	sl->target = target;
-	sl->kind = SK_REGISTER;
-	struct stats *s = eng_stats(e, target);
-	if (s) {
-		s->sent++;
-		s->bytes_out += c->out.len - before + c->xbody_len;
-	}
 	if (target >= 0 && e->budget != UINT64_MAX)
 		e->budget--;
-	e->sent_total++;
-	eng_mark_dirty(e, c);
+	conn_sent(e, c, sl, now, now, target, SK_REGISTER, c->out.len - before + c->xbody_len);
 }
 
 /* A heartbeat engine's 904 (SK_MAIN) or 322 (SK_SECOND), or a kv
@@ -623,18 +622,9 @@ static void conn_send_paced(struct engine *e, struct bconn *c, int kind, uint64_
 		return;
 	}
 	int8_t target = phase >= 0 && kind == SK_SECOND ? (int8_t)(phase + 2) : phase;
-	sl->intended_ns = sl->sent_ns = now;
-	sl->target = target;
-	sl->kind = (int8_t)kind;
 	c->kind_busy[kind] = true;
 	c->next_due[kind] = now + e->interval_ns;
-	struct stats *s = eng_stats(e, target);
-	if (s) {
-		s->sent++;
-		s->bytes_out += c->out.len - before;
-	}
-	e->sent_total++;
-	eng_mark_dirty(e, c);
+	conn_sent(e, c, sl, now, now, target, (int8_t)kind, c->out.len - before);
 }
 
 /* Sends what this connection may send now; lowers *wake to when it next
@@ -948,13 +938,8 @@ again:
 	}
 	if (c->gen != gen)
 		return;
-	if (c->in_off == c->in.len) {
-		c->in.len = c->in_off = 0;
-	} else if (c->in_off > 0) {
-		memmove(c->in.data, c->in.data + c->in_off, c->in.len - c->in_off);
-		c->in.len -= c->in_off;
-		c->in_off = 0;
-	}
+	buf_consume(&c->in, c->in_off);
+	c->in_off = 0;
 	/* decrypted bytes left in the session raise no epoll event */
 	if (c->ssl && bench_tls_pending(c->ssl) > 0)
 		goto again;

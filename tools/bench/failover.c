@@ -162,8 +162,7 @@ static bool fo_read(struct fo_conn *c, fo_frame_fn fn, void *ctx, int slot)
 	}
 	if (c->fd < 0)
 		return true; /* closed by fn: nothing left to keep */
-	memmove(c->in.data, c->in.data + off, c->in.len - off);
-	c->in.len -= off;
+	buf_consume(&c->in, off);
 	return true;
 }
 

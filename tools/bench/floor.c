@@ -97,12 +97,9 @@ static int floor_build_body(struct buf *out, uint32_t brokers)
 		jw_key_int(&w, 0);
 		jw_str(&w, addr);
 		jw_obj_end(&w);
-		jw_key(&w, "brokerName");
-		jw_str(&w, name);
-		jw_key(&w, "cluster");
-		jw_str(&w, "BenchCluster");
-		jw_key(&w, "enableActingMaster");
-		jw_bool(&w, false);
+		jw_member_str(&w, "brokerName", name);
+		jw_member_str(&w, "cluster", "BenchCluster");
+		jw_member_bool(&w, "enableActingMaster", false);
 		jw_obj_end(&w);
 	}
 	jw_arr_end(&w);
@@ -114,16 +111,11 @@ static int floor_build_body(struct buf *out, uint32_t brokers)
 	for (uint32_t i = 0; i < brokers; i++) {
 		snprintf(name, sizeof(name), "bench-broker-%u", i);
 		jw_obj_begin(&w);
-		jw_key(&w, "brokerName");
-		jw_str(&w, name);
-		jw_key(&w, "perm");
-		jw_int(&w, 6);
-		jw_key(&w, "readQueueNums");
-		jw_int(&w, 8);
-		jw_key(&w, "topicSysFlag");
-		jw_int(&w, 0);
-		jw_key(&w, "writeQueueNums");
-		jw_int(&w, 8);
+		jw_member_str(&w, "brokerName", name);
+		jw_member_int(&w, "perm", 6);
+		jw_member_int(&w, "readQueueNums", 8);
+		jw_member_int(&w, "topicSysFlag", 0);
+		jw_member_int(&w, "writeQueueNums", 8);
 		jw_obj_end(&w);
 	}
 	jw_arr_end(&w);
@@ -213,13 +205,8 @@ static bool floor_conn_answer(struct floor_worker *w, struct floor_conn *c)
 			return false;
 		w->answered++;
 	}
-	if (c->in_off == c->in.len) {
-		c->in.len = c->in_off = 0;
-	} else if (c->in_off > 0) {
-		memmove(c->in.data, c->in.data + c->in_off, c->in.len - c->in_off);
-		c->in.len -= c->in_off;
-		c->in_off = 0;
-	}
+	buf_consume(&c->in, c->in_off);
+	c->in_off = 0;
 	return true;
 }
 

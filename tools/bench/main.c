@@ -77,6 +77,22 @@ struct run {
 	bool merged_init;
 };
 
+/* fn on every engine the run started: the route engines, load, heartbeats
+ * and KV, and the seeder when with_seed. */
+static void run_each_engine(struct run *r, bool with_seed, void (*fn)(struct engine *))
+{
+	for (uint32_t i = 0; i < r->nroute; i++)
+		fn(&r->route[i]);
+	if (r->have_load)
+		fn(&r->load);
+	if (r->have_hb)
+		fn(&r->hb);
+	if (r->have_kv)
+		fn(&r->kv);
+	if (with_seed && r->have_seed)
+		fn(&r->seed);
+}
+
 static int run_build_topics(struct run *r)
 {
 	struct bench_opts *o = r->o;
@@ -577,14 +593,7 @@ static int run_scenario(struct bench_opts *o)
 		if (done)
 			break;
 		if (bench_interrupted) {
-			for (uint32_t i = 0; i < r.nroute; i++)
-				engine_stop(&r.route[i]);
-			if (r.have_load)
-				engine_stop(&r.load);
-			if (r.have_hb)
-				engine_stop(&r.hb);
-			if (r.have_kv)
-				engine_stop(&r.kv);
+			run_each_engine(&r, false, engine_stop);
 			if (r.have_seed && o->scenario == SC_SEED)
 				break;
 		}
@@ -608,26 +617,8 @@ static int run_scenario(struct bench_opts *o)
 stop:
 	if (!t_after) /* reached by the early exit too */
 		t_after = bench_now_ns();
-	if (r.have_load)
-		engine_stop(&r.load);
-	if (r.have_hb)
-		engine_stop(&r.hb);
-	if (r.have_kv)
-		engine_stop(&r.kv);
-	for (uint32_t i = 0; i < r.nroute; i++)
-		engine_stop(&r.route[i]);
-	if (r.have_seed)
-		engine_stop(&r.seed);
-	for (uint32_t i = 0; i < r.nroute; i++)
-		engine_join(&r.route[i]);
-	if (r.have_load)
-		engine_join(&r.load);
-	if (r.have_hb)
-		engine_join(&r.hb);
-	if (r.have_kv)
-		engine_join(&r.kv);
-	if (r.have_seed)
-		engine_join(&r.seed);
+	run_each_engine(&r, true, engine_stop);
+	run_each_engine(&r, true, engine_join);
 	if (exit_code) {
 		run_free(&r);
 		return exit_code;

@@ -80,6 +80,20 @@ int stats_close_second(struct stats *s, uint32_t t)
 	return stats_close_second_span(s, t, 1000000000ull);
 }
 
+static int stats_push_second(struct stats *s, const struct stats_second *sec)
+{
+	if (s->nseconds == s->cap_seconds) {
+		uint32_t cap = s->cap_seconds ? s->cap_seconds * 2 : 64;
+		struct stats_second *n = realloc(s->seconds, cap * sizeof(*n));
+		if (!n)
+			return RMQNS_ENOMEM;
+		s->seconds = n;
+		s->cap_seconds = cap;
+	}
+	s->seconds[s->nseconds++] = *sec;
+	return RMQNS_OK;
+}
+
 int stats_close_second_span(struct stats *s, uint32_t t, uint64_t span_ns)
 {
 	uint64_t span_ms = (span_ns + 999999ull) / 1000000ull;
@@ -96,16 +110,7 @@ int stats_close_second_span(struct stats *s, uint32_t t, uint64_t span_ns)
 	s->last = sec;
 	s->have_last = true;
 	pthread_mutex_unlock(&s->lock);
-	if (s->nseconds == s->cap_seconds) {
-		uint32_t cap = s->cap_seconds ? s->cap_seconds * 2 : 64;
-		struct stats_second *n = realloc(s->seconds, cap * sizeof(*n));
-		if (!n)
-			return RMQNS_ENOMEM;
-		s->seconds = n;
-		s->cap_seconds = cap;
-	}
-	s->seconds[s->nseconds++] = sec;
-	return RMQNS_OK;
+	return stats_push_second(s, &sec);
 }
 
 int stats_advance(struct stats *s, uint64_t t0, uint64_t now, uint32_t *next, bool final)
@@ -204,15 +209,8 @@ int stats_merge(struct stats *dst, const struct stats *src)
 			if (dst->seconds[j].t == ss->t)
 				ds = &dst->seconds[j];
 		if (!ds) {
-			if (dst->nseconds == dst->cap_seconds) {
-				uint32_t cap = dst->cap_seconds ? dst->cap_seconds * 2 : 64;
-				struct stats_second *n = realloc(dst->seconds, cap * sizeof(*n));
-				if (!n)
-					return RMQNS_ENOMEM;
-				dst->seconds = n;
-				dst->cap_seconds = cap;
-			}
-			dst->seconds[dst->nseconds++] = *ss;
+			if (stats_push_second(dst, ss))
+				return RMQNS_ENOMEM;
 			continue;
 		}
 		ds->ok += ss->ok;

@@ -36,14 +36,7 @@ bin=$(abs "$bin")
 mkdir -p "$work"
 work=$(abs "$work")
 
-skip() {
-	if [ "${RMQNS_COMPAT_REQUIRED:-0}" = 1 ]; then
-		echo "compat: $*" >&2
-		exit 1
-	fi
-	echo "compat: SKIP: $*"
-	exit 77
-}
+. "$here/../lib/skip.sh"
 
 fail() {
 	echo "compat: FAIL: $*" >&2

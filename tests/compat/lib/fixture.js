@@ -3,7 +3,9 @@
 // through the NameServer part and then fails to reach the broker.
 'use strict';
 
+const { before, after } = require('node:test');
 const { RawConn, registerBroker, closedPort } = require('./wire');
+const { startServer, stopServer } = require('./server');
 
 const ODD_GROUP = 'broker-é/"q\\';
 
@@ -60,4 +62,20 @@ async function registerCluster(server) {
   };
 }
 
-module.exports = { registerCluster, ODD_GROUP };
+// For a test file: starts rmqns and registers the cluster before its tests,
+// closes both after them. The returned object's server and cluster are set
+// once the tests run.
+function clusterForFile() {
+  const env = { server: null, cluster: null };
+  before(async () => {
+    env.server = await startServer();
+    env.cluster = await registerCluster(env.server);
+  });
+  after(async () => {
+    if (env.cluster) env.cluster.close();
+    await stopServer(env.server);
+  });
+  return env;
+}
+
+module.exports = { registerCluster, clusterForFile, ODD_GROUP };

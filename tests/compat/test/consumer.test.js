@@ -7,24 +7,12 @@
 const { describe, it, before, after } = require('node:test');
 const assert = require('node:assert');
 const { Consumer, Producer } = require('ali-ons');
-const { startServer, stopServer } = require('../lib/server');
-const { registerCluster } = require('../lib/fixture');
+const { clusterForFile } = require('../lib/fixture');
 const { noHttp, recordingLogger, within } = require('../lib/clients');
 
 const T = { timeout: 20000 };
 
-let server;
-let cluster;
-
-before(async () => {
-  server = await startServer();
-  cluster = await registerCluster(server);
-});
-
-after(async () => {
-  if (cluster) cluster.close();
-  await stopServer(server);
-});
+const env = clusterForFile();
 
 describe('ali-ons: push consumer', () => {
   let consumer;
@@ -33,7 +21,7 @@ describe('ali-ons: push consumer', () => {
 
   before(async () => {
     consumer = new Consumer({
-      nameSrv: server.addr,
+      nameSrv: env.server.addr,
       httpclient: noHttp,
       logger,
       consumerGroup: 'CG_compat',

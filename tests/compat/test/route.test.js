@@ -8,9 +8,8 @@
 const { describe, it, before, after } = require('node:test');
 const assert = require('node:assert');
 const JSON2 = require('JSON2');
-const { startServer, stopServer } = require('../lib/server');
 const { RawConn, registerBroker, closedPort } = require('../lib/wire');
-const { registerCluster, ODD_GROUP } = require('../lib/fixture');
+const { clusterForFile, ODD_GROUP } = require('../lib/fixture');
 const { clientApi, within } = require('../lib/clients');
 
 const T = { timeout: 20000 };
@@ -22,18 +21,7 @@ const UNREGISTER_BROKER = 104;
 const NOT_FOUND_REMARK = topic => `No topic route info in name server for the topic: ${topic}\n` +
   'See https://rocketmq.apache.org/docs/bestPractice/06FAQ for further details.';
 
-let server;
-let cluster;
-
-before(async () => {
-  server = await startServer();
-  cluster = await registerCluster(server);
-});
-
-after(async () => {
-  if (cluster) cluster.close();
-  await stopServer(server);
-});
+const env = clusterForFile();
 
 const brokerData = (name, clusterName, brokerAddrs) =>
   ({ brokerAddrs, brokerName: name, cluster: clusterName, enableActingMaster: false });
@@ -47,11 +35,11 @@ for (const pkg of ['ali-ons', 'rocketmq']) {
       c.invoke(c.RemotingCommand.createRequestCommand(code, header), 5000), `${pkg} code ${code}`);
     const route = topic => within(10000, c.route(topic, 5000), `${pkg} route of ${topic}`);
 
-    before(async () => { c = await clientApi(pkg, server.addr); });
+    before(async () => { c = await clientApi(pkg, env.server.addr); });
     after(async () => { if (c) await c.close(); });
 
     it('a topic on two groups: addresses by id, queue counts and perm, as parsed by the client', T, async () => {
-      const { a0, b0, b1 } = cluster.addrs;
+      const { a0, b0, b1 } = env.cluster.addrs;
       const r = await route('T1');
       // The client sorts both lists by brokerName.
       assert.deepStrictEqual(JSON.parse(JSON.stringify(r)), {
@@ -65,7 +53,7 @@ for (const pkg of ['ali-ons', 'rocketmq']) {
     });
 
     it('the answer to the client\'s version is fastjson\'s default form (unquoted broker ids)', T, async () => {
-      const { b0, b1 } = cluster.addrs;
+      const { b0, b1 } = env.cluster.addrs;
       const r = await request(GET_ROUTEINFO_BY_TOPIC, { topic: 'T1' });
       assert.strictEqual(r.code, 0);
       const text = r.body.toString('utf8');
@@ -78,21 +66,21 @@ for (const pkg of ['ali-ons', 'rocketmq']) {
     });
 
     it('read-only topic, system flag, single group', T, async () => {
-      const { b0, b1, c0 } = cluster.addrs;
+      const { b0, b1, c0 } = env.cluster.addrs;
       assert.deepStrictEqual((await route('T2')).queueDatas, [queueData('broker-b', 4, 8, 2)]);
       assert.deepStrictEqual((await route('TSYS')).queueDatas, [queueData('broker-b', 6, 1, 1, 1)]);
       const tc = await route('TC');
       assert.deepStrictEqual(JSON.parse(JSON.stringify(tc.brokerDatas)), [brokerData('broker-c', 'C2', { 0: c0 })]);
       assert.deepStrictEqual(tc.queueDatas, [queueData('broker-c', 6, 16, 16)]);
       assert.deepStrictEqual(JSON.parse(JSON.stringify((await route('TBW102')).brokerDatas)).map(b => b.brokerAddrs),
-        [{ 0: cluster.addrs.a0 }, { 0: b0, 1: b1 }]);
+        [{ 0: env.cluster.addrs.a0 }, { 0: b0, 1: b1 }]);
     });
 
     it('a group name with quote, backslash, slash and é survives the client\'s parser', T, async () => {
       const r = await route('TU');
       assert.strictEqual(r.brokerDatas.length, 1);
       assert.strictEqual(r.brokerDatas[0].brokerName, ODD_GROUP);
-      assert.strictEqual(r.brokerDatas[0].brokerAddrs[0], cluster.addrs.u0);
+      assert.strictEqual(r.brokerDatas[0].brokerAddrs[0], env.cluster.addrs.u0);
       assert.deepStrictEqual(r.queueDatas, [queueData(ODD_GROUP, 6, 3, 3)]);
       // default form: é raw (UTF-8), '/' not escaped
       const raw = (await request(GET_ROUTEINFO_BY_TOPIC, { topic: 'TU' })).body.toString('utf8');
@@ -109,7 +97,7 @@ for (const pkg of ['ali-ons', 'rocketmq']) {
     });
 
     it('cluster info (106) through the client, parsed as the client parses bodies', T, async () => {
-      const { a0, b0, b1, c0, u0, w0 } = cluster.addrs;
+      const { a0, b0, b1, c0, u0, w0 } = env.cluster.addrs;
       const r = await request(GET_BROKER_CLUSTER_INFO, null);
       assert.strictEqual(r.code, 0);
       const info = JSON.parse(JSON.stringify(JSON2.parse(r.body.toString('utf8'))));
@@ -152,7 +140,7 @@ for (const pkg of ['ali-ons', 'rocketmq']) {
     it('after one group unregisters, the client sees only the other; after both, code 17', T, async () => {
       const topic = `TX_${pkg}`;
       const groups = [`${pkg}-x`, `${pkg}-y`];
-      const conn = await RawConn.connect(server.port);
+      const conn = await RawConn.connect(env.server.port);
       try {
         const addrs = [];
         for (const name of groups) {
@@ -222,7 +210,7 @@ for (const pkg of ['ali-ons', 'rocketmq']) {
 
     it('a broker whose connection closes leaves the client\'s route', T, async () => {
       const topic = `TZ_${pkg}`;
-      const conn = await RawConn.connect(server.port);
+      const conn = await RawConn.connect(env.server.port);
       const addr = `127.0.0.1:${await closedPort()}`;
       try {
         await registerBroker(conn, { cluster: 'CZ', brokerName: `${pkg}-z`, brokerAddr: addr, brokerId: 0,

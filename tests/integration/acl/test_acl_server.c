@@ -18,6 +18,7 @@
 #include <criterion/criterion.h>
 
 #include "harness.h"
+#include "harness_criterion.h"
 #include "rmqns/acl.h"
 #include "rmqns/buf.h"
 #include "rmqns/client.h"
@@ -104,6 +105,22 @@ static void start(const char *yaml, const char *const *extra)
 		args[n++] = *extra;
 	args[n] = NULL;
 	cr_assert_eq(harness_start(&srv, args), 0, "the server did not start");
+}
+
+/* The server with the test accounts and args, and a client of it. */
+static struct client *start_acl(const char *const *args)
+{
+	start(accounts_yaml, args);
+	return harness_connect_or_fail(&srv);
+}
+
+static const char *const acl_on[] = { "--aclEnable=true", NULL };
+
+/* An answer of code NO_PERMISSION with exactly this remark. */
+static void expect_no_permission(int code, const char *remark, const char *want)
+{
+	cr_assert_eq(code, RSP_NO_PERMISSION, "%s", remark);
+	cr_assert_str_eq(remark, want);
 }
 
 /* One JSON request with ext fields key, value, ..., NULL, signed with
@@ -209,8 +226,7 @@ Test(acl, default_off_nothing_is_checked)
 {
 	char remark[256];
 	start(NULL, NULL);
-	struct client *c = harness_connect(&srv);
-	cr_assert_not_null(c);
+	struct client *c = harness_connect_or_fail(&srv);
 	cr_assert_eq(PUT_KV(c, NULL, NULL, remark), 0);
 	cr_assert_eq(PUT_KV(c, "nobody-at-all", "wrong-secret", remark), 0);
 	cr_assert_eq(ROUTE(c, NULL, NULL, remark), RSP_TOPIC_NOT_EXIST);
@@ -225,20 +241,13 @@ Test(acl, default_off_nothing_is_checked)
 
 Test(acl, each_refusal_with_its_code_and_remark)
 {
-	const char *args[] = { "--aclEnable=true", NULL };
 	char remark[256];
-	start(accounts_yaml, args);
-	struct client *c = harness_connect(&srv);
-	cr_assert_not_null(c);
+	struct client *c = start_acl(acl_on);
 
-	cr_assert_eq(PUT_KV(c, NULL, NULL, remark), RSP_NO_PERMISSION);
-	cr_assert_str_eq(remark, "ACL: unsigned request: code 100 needs an AccessKey and a Signature");
-	cr_assert_eq(PUT_KV(c, "nobody-key", "nobody-secret", remark), RSP_NO_PERMISSION);
-	cr_assert_str_eq(remark, "ACL: unknown access key: no account for AccessKey=nobody-key");
-	cr_assert_eq(PUT_KV(c, "rocketmq2", "not-the-secret", remark), RSP_NO_PERMISSION);
-	cr_assert_str_eq(remark, "ACL: signature mismatch for AccessKey=rocketmq2");
-	cr_assert_eq(PUT_KV(c, "RocketMQ", "87654321", remark), RSP_NO_PERMISSION);
-	cr_assert_str_eq(remark, "ACL: account not admin: AccessKey=RocketMQ may not send code 100");
+	expect_no_permission(PUT_KV(c, NULL, NULL, remark), remark, "ACL: unsigned request: code 100 needs an AccessKey and a Signature");
+	expect_no_permission(PUT_KV(c, "nobody-key", "nobody-secret", remark), remark, "ACL: unknown access key: no account for AccessKey=nobody-key");
+	expect_no_permission(PUT_KV(c, "rocketmq2", "not-the-secret", remark), remark, "ACL: signature mismatch for AccessKey=rocketmq2");
+	expect_no_permission(PUT_KV(c, "RocketMQ", "87654321", remark), remark, "ACL: account not admin: AccessKey=RocketMQ may not send code 100");
 	cr_assert_eq(call(c, REQ_PUT_KV_CONFIG, NULL, NULL, NULL, remark, sizeof remark, "namespace", "ns",
 			  "key", "k", "value", "v", "AccessKey", "rocketmq2", NULL),
 		     RSP_NO_PERMISSION);
@@ -320,9 +329,7 @@ Test(acl, frames_mqadmin_signed_and_the_tampered_one)
 {
 	const char *args[] = { "--aclEnable=true", "--aclReadRequests=true", NULL };
 	char remark[256];
-	start(accounts_yaml, args);
-	struct client *c = harness_connect(&srv);
-	cr_assert_not_null(c);
+	struct client *c = start_acl(args);
 	cr_assert_eq(replay(c, "00040-c010-c2s-req-code100.bin", remark, sizeof remark), 0, "%s", remark);
 	cr_assert_eq(replay(c, "00050-c013-c2s-req-code102.bin", remark, sizeof remark), 0, "%s", remark);
 	cr_assert_eq(replay(c, "00004-c002-c2s-req-code106.bin", remark, sizeof remark), 0, "%s", remark);
@@ -345,8 +352,7 @@ Test(acl, global_white_list_needs_no_signature)
 	      "    secretKey: 12345678\n"
 	      "    admin: true\n",
 	      args);
-	struct client *c = harness_connect(&srv);
-	cr_assert_not_null(c);
+	struct client *c = harness_connect_or_fail(&srv);
 	/* 127.0.0.1 is in 127.0.0.1-9: even an unknown key passes, as in Java */
 	cr_assert_eq(PUT_KV(c, NULL, NULL, remark), 0, "%s", remark);
 	cr_assert_eq(PUT_KV(c, "nobody-key", "nobody-secret", remark), 0, "%s", remark);
@@ -369,16 +375,14 @@ Test(acl, account_white_list_needs_no_signature)
 	      "    whiteRemoteAddress: 10.1.1.1,10.1.1.2\n"
 	      "    admin: true\n",
 	      args);
-	struct client *c = harness_connect(&srv);
-	cr_assert_not_null(c);
+	struct client *c = harness_connect_or_fail(&srv);
 	/* the key names the account; from 127.0.0.* no signature is looked at */
 	cr_assert_eq(call(c, REQ_PUT_KV_CONFIG, NULL, NULL, NULL, remark, sizeof remark, "namespace", "ns",
 			  "key", "k", "value", "v", "AccessKey", "local-admin", NULL),
 		     0, "%s", remark);
 	cr_assert_eq(PUT_KV(c, "local-admin", "wrong-secret", remark), 0, "%s", remark);
 	/* another account's white list does not cover this address */
-	cr_assert_eq(PUT_KV(c, "far-admin", "wrong-secret", remark), RSP_NO_PERMISSION);
-	cr_assert_str_eq(remark, "ACL: signature mismatch for AccessKey=far-admin");
+	expect_no_permission(PUT_KV(c, "far-admin", "wrong-secret", remark), remark, "ACL: signature mismatch for AccessKey=far-admin");
 	cr_assert_eq(PUT_KV(c, "far-admin", "far-secret", remark), 0, "%s", remark);
 	/* without a key the account's list is never reached */
 	cr_assert_eq(PUT_KV(c, NULL, NULL, remark), RSP_NO_PERMISSION);
@@ -404,8 +408,7 @@ Test(acl, broker_requests_unchecked_by_default_and_said_so_at_start)
 	cr_expect_not_null(strstr(w, "aclBrokerRequests=true"), "%s", w);
 	cr_expect_not_null(strstr(w, "globalWhiteRemoteAddresses"), "%s", w);
 	free(log);
-	struct client *c = harness_connect(&srv);
-	cr_assert_not_null(c);
+	struct client *c = harness_connect_or_fail(&srv);
 	cr_assert_eq(register_broker(c, NULL, NULL, remark, sizeof remark), 0, "%s", remark);
 	cr_assert_eq(call(c, REQ_UNREGISTER_BROKER, NULL, NULL, NULL, remark, sizeof remark, "brokerAddr",
 			  "127.0.0.1:30911", "brokerId", "0", "brokerName", "acl-broker", "clusterName",
@@ -429,8 +432,7 @@ Test(acl, broker_requests_checked_with_the_brokers_white_listed)
 	      "    secretKey: 12345678\n"
 	      "    admin: true\n",
 	      args);
-	struct client *broker = harness_connect(&srv);
-	cr_assert_not_null(broker);
+	struct client *broker = harness_connect_or_fail(&srv);
 	cr_assert_eq(register_broker(broker, NULL, NULL, remark, sizeof remark), 0, "%s", remark);
 	struct client *other = client_connect_from("127.0.0.1", srv.port, "127.0.0.2", T, &err);
 	cr_assert_not_null(other, "cannot connect from 127.0.0.2: %d", err);
@@ -454,14 +456,10 @@ static void read_and_broker_classes(const char *inline_arg)
 	const char *args[] = { "--aclEnable=true", "--aclReadRequests=true", "--aclBrokerRequests=true",
 			       inline_arg, NULL };
 	char remark[256];
-	start(accounts_yaml, args);
-	struct client *c = harness_connect(&srv);
-	cr_assert_not_null(c);
+	struct client *c = start_acl(args);
 
-	cr_assert_eq(ROUTE(c, NULL, NULL, remark), RSP_NO_PERMISSION);
-	cr_assert_str_eq(remark, "ACL: unsigned request: code 105 needs an AccessKey and a Signature");
-	cr_assert_eq(ROUTE(c, "RocketMQ", "wrong-secret", remark), RSP_NO_PERMISSION);
-	cr_assert_str_eq(remark, "ACL: signature mismatch for AccessKey=RocketMQ");
+	expect_no_permission(ROUTE(c, NULL, NULL, remark), remark, "ACL: unsigned request: code 105 needs an AccessKey and a Signature");
+	expect_no_permission(ROUTE(c, "RocketMQ", "wrong-secret", remark), remark, "ACL: signature mismatch for AccessKey=RocketMQ");
 	/* any account may sign a read */
 	cr_assert_eq(ROUTE(c, "RocketMQ", "87654321", remark), RSP_TOPIC_NOT_EXIST);
 	cr_assert_eq(call(c, REQ_GET_BROKER_CLUSTER_INFO, NULL, NULL, NULL, remark, sizeof remark, NULL),
@@ -506,11 +504,8 @@ Test(acl, read_and_broker_classes_on_workers)
 
 Test(acl, reload_on_sighup_and_on_file_change_broken_file_keeps_accounts)
 {
-	const char *args[] = { "--aclEnable=true", NULL };
 	char remark[256];
-	start(accounts_yaml, args);
-	struct client *c = harness_connect(&srv);
-	cr_assert_not_null(c);
+	struct client *c = start_acl(acl_on);
 	cr_assert_eq(PUT_KV(c, "rocketmq2", "12345678", remark), 0);
 
 	/* a change on disk: the new secret holds, the old one no longer */
@@ -535,8 +530,7 @@ Test(acl, reload_on_sighup_and_on_file_change_broken_file_keeps_accounts)
 	cr_assert_eq(kill(srv.pid, SIGHUP), 0);
 	cr_assert(wait_log_after(&srv, "(SIGHUP)", "ACL: reloaded"), "SIGHUP did not re-read the accounts");
 	cr_assert_eq(PUT_KV(c, "hup-admin", "hup-secret", remark), 0, "%s", remark);
-	cr_assert_eq(PUT_KV(c, "rocketmq2", "changed-secret", remark), RSP_NO_PERMISSION);
-	cr_assert_str_eq(remark, "ACL: unknown access key: no account for AccessKey=rocketmq2");
+	expect_no_permission(PUT_KV(c, "rocketmq2", "changed-secret", remark), remark, "ACL: unknown access key: no account for AccessKey=rocketmq2");
 	char *log = harness_read_log(&srv);
 	cr_assert_null(strstr(log, "hup-secret"));
 	cr_assert_null(strstr(log, "changed-secret"));
@@ -546,11 +540,8 @@ Test(acl, reload_on_sighup_and_on_file_change_broken_file_keeps_accounts)
 
 Test(acl, sighup_alone_reloads)
 {
-	const char *args[] = { "--aclEnable=true", NULL };
 	char remark[256];
-	start(accounts_yaml, args);
-	struct client *c = harness_connect(&srv);
-	cr_assert_not_null(c);
+	struct client *c = start_acl(acl_on);
 	cr_assert_eq(kill(srv.pid, SIGHUP), 0);
 	cr_assert(wait_log_after(&srv, "ACL: re-reading", "ACL: reloaded"));
 	cr_assert_eq(PUT_KV(c, "rocketmq2", "12345678", remark), 0, "%s", remark);

@@ -25,6 +25,7 @@
 #include "rmqns/race.h"
 #include "rmqns/regbody.h"
 #include "rmqns/route.h"
+#include "reader_loop.h"
 #include "route_priv.h"
 
 #define READERS 2
@@ -48,44 +49,41 @@ static void check_body(const char *what, const uint8_t *body, size_t len)
 	atomic_fetch_add(&answers, 1);
 }
 
+/* One reader turn (reader_loop.h). */
+static void read_once(unsigned *seed, struct buf *scratch, struct buf *out)
+{
+	char topic[32];
+	*seed = *seed * 1103515245u + 12345u;
+	snprintf(topic, sizeof topic, "G%u-%u", (*seed >> 8) % 3, (*seed >> 12) % BIG);
+	struct route_query q = { topic, (enum jw_form)((*seed >> 4) & 1), false, NULL, NULL };
+	const uint8_t *body;
+	size_t len;
+	state_read_lock();
+	int rc = route_topic_body(db, &q, &body, &len, scratch);
+	if (rc == RMQNS_OK)
+		check_body("route", body, len);
+	else if (rc != RMQNS_ENOTFOUND)
+		atomic_fetch_add(&bad, 1);
+	if ((*seed & 63) == 0) {
+		out->len = 0;
+		if (route_cluster_info(db, out) == RMQNS_OK)
+			check_body("cluster info", out->data, out->len);
+		else
+			atomic_fetch_add(&bad, 1);
+	}
+	if ((*seed & 1023) == 0) {
+		out->len = 0;
+		if (route_topics_all(db, out) == RMQNS_OK)
+			check_body("topic list", out->data, out->len);
+		else
+			atomic_fetch_add(&bad, 1);
+	}
+	state_read_unlock();
+}
+
 static void *reader(void *arg)
 {
-	unsigned seed = (unsigned)(uintptr_t)arg;
-	struct buf scratch = BUF_INIT, out = BUF_INIT;
-
-	rcu_register_thread();
-	while (!atomic_load(&stop)) {
-		char topic[32];
-		seed = seed * 1103515245u + 12345u;
-		snprintf(topic, sizeof topic, "G%u-%u", (seed >> 8) % 3, (seed >> 12) % BIG);
-		struct route_query q = { topic, (enum jw_form)((seed >> 4) & 1), false, NULL, NULL };
-		const uint8_t *body;
-		size_t len;
-		state_read_lock();
-		int rc = route_topic_body(db, &q, &body, &len, &scratch);
-		if (rc == RMQNS_OK)
-			check_body("route", body, len);
-		else if (rc != RMQNS_ENOTFOUND)
-			atomic_fetch_add(&bad, 1);
-		if ((seed & 63) == 0) {
-			out.len = 0;
-			if (route_cluster_info(db, &out) == RMQNS_OK)
-				check_body("cluster info", out.data, out.len);
-			else
-				atomic_fetch_add(&bad, 1);
-		}
-		if ((seed & 1023) == 0) {
-			out.len = 0;
-			if (route_topics_all(db, &out) == RMQNS_OK)
-				check_body("topic list", out.data, out.len);
-			else
-				atomic_fetch_add(&bad, 1);
-		}
-		state_read_unlock();
-	}
-	buf_free(&scratch);
-	buf_free(&out);
-	rcu_unregister_thread();
+	reader_loop(&stop, (unsigned)(uintptr_t)arg, read_once);
 	return NULL;
 }
 

@@ -81,6 +81,20 @@ Test(buf, printf_short_and_long)
 	buf_free(&b);
 }
 
+Test(buf, consume_moves_the_rest_to_the_front)
+{
+	struct buf b = BUF_INIT;
+	cr_assert_eq(buf_append_str(&b, "abcdef"), 0);
+	buf_consume(&b, 0);
+	cr_assert_eq(b.len, 6);
+	buf_consume(&b, 2);
+	cr_assert_eq(b.len, 4);
+	cr_assert_eq(memcmp(b.data, "cdef", 4), 0);
+	buf_consume(&b, 4);
+	cr_assert_eq(b.len, 0);
+	buf_free(&b);
+}
+
 Test(buf, terminate_does_not_count)
 {
 	struct buf b = BUF_INIT;

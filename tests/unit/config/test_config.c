@@ -17,6 +17,7 @@
 #include "rmqns/config.h"
 #include "rmqns/err.h"
 #include "rmqns/properties.h"
+#include "config_black.h"
 #include "test_util.h"
 
 static char dir[64];
@@ -540,12 +541,10 @@ Test(config, update_black_list)
 {
 	char *file = write_file("n.properties", "configBlackList=listenPort; serverSocketBacklog ;;\n");
 	struct config *cfg = start(file, NULL);
-	static const char black[] = "Can not update config in black list.";
+	static const char black[] = CONFIG_BLACK_REMARK;
 
-	expect_refused(cfg, "kvConfigPath=/tmp/x", 16, black);
-	expect_refused(cfg, "configStorePath=/etc/cron.d/x", 16, black);
-	expect_refused(cfg, "rocketmqHome=/tmp", 16, black);
-	expect_refused(cfg, "configBlackList=", 16, black);
+	for (size_t i = 0; i < sizeof config_always_black / sizeof config_always_black[0]; i++)
+		expect_refused(cfg, config_always_black[i], 16, black);
 	expect_refused(cfg, "enableTopicList=false\nconfigStorePath=/tmp/x", 16, black);
 	expect_refused(cfg, "listenPort=1234", 16, black);
 	expect_refused(cfg, "serverSocketBacklog=2048", 16, black);
@@ -732,11 +731,8 @@ Test(config, reload_applies_live_and_defers_the_rest)
 	char *file = write_file("n.properties", "listenPort=19999\nenableTopicList=true\n");
 	struct config *cfg = start(file, "--orderMessageEnable=true", NULL);
 	char *text;
-	FILE *f;
 
-	f = fopen(file, "w");
-	fputs("listenPort=20001\nenableTopicList=false\norderMessageEnable=false\nnewKey=1\n", f);
-	fclose(f);
+	tu_write_file(file, "listenPort=20001\nenableTopicList=false\norderMessageEnable=false\nnewKey=1\n");
 	cr_assert_eq(config_reload(cfg), 0);
 	rcu_read_lock();
 	cr_assert_eq(config_current(cfg)->enableTopicList, false);
@@ -749,9 +745,7 @@ Test(config, reload_applies_live_and_defers_the_rest)
 	free(text);
 
 	/* a broken file changes nothing */
-	f = fopen(file, "w");
-	fputs("enableTopicList=true\nlistenPort=oops\n", f);
-	fclose(f);
+	tu_write_file(file, "enableTopicList=true\nlistenPort=oops\n");
 	cr_assert_lt(config_reload(cfg), 0);
 	rcu_read_lock();
 	cr_assert_eq(config_current(cfg)->enableTopicList, false);

@@ -53,12 +53,7 @@ static int send_cmd(struct client *c, int32_t code, int32_t opaque, const char *
 		{ "brokerId", "0" },
 	};
 	struct remoting_cmd cmd;
-	memset(&cmd, 0, sizeof cmd);
-	cmd.code = code;
-	cmd.language = LANG_JAVA;
-	cmd.version = RMQNS_SERVER_VERSION;
-	cmd.opaque = opaque;
-	cmd.serialize = REMOTING_JSON;
+	remoting_request_init(&cmd, code, opaque, 0, REMOTING_JSON);
 	cmd.ext = ext;
 	cmd.ext_count = 4;
 	cmd.body = (const uint8_t *)body;

@@ -44,6 +44,37 @@ static char *addrs_of(const char *route_json, const char *group)
 	return out;
 }
 
+/* The topic has a route (in form), and it holds needle. */
+static void expect_route_has(const char *topic, enum jw_form form, const char *needle)
+{
+	char *r = tu_route(db, topic, form);
+	cr_expect(r && strstr(r, needle), "%s: %s", topic, r ? r : "(no route)");
+	free(r);
+}
+
+/* The topic has a route (in form) without needle. */
+static void expect_route_lacks(const char *topic, enum jw_form form, const char *needle)
+{
+	char *r = tu_route(db, topic, form);
+	cr_assert_not_null(r, "%s: no route", topic);
+	cr_expect_null(strstr(r, needle), "%s: %s", topic, r);
+	free(r);
+}
+
+static void expect_route(const char *topic, enum jw_form form)
+{
+	expect_route_has(topic, form, "");
+}
+
+/* r registers body at 100 and hears of no master (no masterAddr). */
+static void register_without_master(const struct tu_reg *r, const char *body, const char *why)
+{
+	struct route_reg_result res;
+	cr_assert_eq(tu_register(db, r, body, 100, &res), 0);
+	cr_expect_null(res.master_addr, "%s", why);
+	route_reg_result_free(&res);
+}
+
 Test(route, master_then_slave)
 {
 	struct tu_reg m = { .name = "g", .addr = A, .id = 0, .ha = "10.0.0.1:10912", .conn = 1 };
@@ -51,9 +82,7 @@ Test(route, master_then_slave)
 	struct route_reg_result res;
 	char *body = tu_body(1, 1, 0, "T/4/4/6 U/2/2/6");
 
-	cr_assert_eq(tu_register(db, &m, body, 100, &res), 0);
-	cr_expect_null(res.master_addr, "a master gets no masterAddr");
-	route_reg_result_free(&res);
+	register_without_master(&m, body, "a master gets no masterAddr");
 	cr_assert_eq(tu_register(db, &s, body, 100, &res), 0);
 	cr_expect_eq(res.outcome, ROUTE_REG_DONE);
 	cr_assert_not_null(res.master_addr);
@@ -78,9 +107,7 @@ Test(route, slave_before_master)
 	struct route_reg_result res;
 	char *body = tu_body(1, 1, 0, "T/4/4/6 U/4/4/6");
 
-	cr_assert_eq(tu_register(db, &s, body, 100, &res), 0);
-	cr_expect_null(res.master_addr, "no master yet: no masterAddr");
-	route_reg_result_free(&res);
+	register_without_master(&s, body, "no master yet: no masterAddr");
 	/* an old-style slave creates the group but none of its topics */
 	char *ci = tu_cluster_info(db);
 	cr_expect(strstr(ci, "\"g\":{\"brokerAddrs\":{1:\"" B "\"}") != NULL, "%s", ci);
@@ -158,9 +185,7 @@ Test(route, promoted_slave_at_same_address_keeps_one_id)
 {
 	reg_simple("g", B, 1, 1, "T/4/4/6 U/4/4/6", 1, 100);
 	reg_simple("g", B, 0, 2, "T/4/4/6 U/4/4/6", 1, 100);
-	char *r = tu_route(db, "T", JW_DEFAULT);
-	cr_expect(strstr(r, "\"brokerAddrs\":{0:\"" B "\"}") != NULL, "%s", r);
-	free(r);
+	expect_route_has("T", JW_DEFAULT, "\"brokerAddrs\":{0:\"" B "\"}");
 }
 
 Test(route, unchanged_data_version_changes_nothing_but_new_topics)
@@ -184,12 +209,8 @@ Test(route, unchanged_data_version_changes_nothing_but_new_topics)
 	cr_assert_eq(route_topic_body(db, &q, &b2, &l2, &s), 0);
 	cr_expect_eq((void *)b2, (void *)b1, "the cached answer was not invalidated");
 	state_read_unlock();
-	char *r = tu_route(db, "T", JW_STANDARD);
-	cr_expect(strstr(r, "\"readQueueNums\":4") != NULL, "%s", r);
-	free(r);
-	r = tu_route(db, "V", JW_STANDARD);
-	cr_expect_not_null(r);
-	free(r);
+	expect_route_has("T", JW_STANDARD, "\"readQueueNums\":4");
+	expect_route("V", JW_STANDARD);
 	buf_free(&s);
 }
 
@@ -197,14 +218,10 @@ Test(route, changed_data_version_applies_body)
 {
 	reg_simple("g", A, 0, 1, "T/4/4/6 U/4/4/6", 1, 100);
 	reg_simple("g", A, 0, 2, "T/8/8/6 U/4/4/6", 1, 200);
-	char *r = tu_route(db, "T", JW_STANDARD);
-	cr_expect(strstr(r, "\"readQueueNums\":8") != NULL, "%s", r);
-	free(r);
+	expect_route_has("T", JW_STANDARD, "\"readQueueNums\":8");
 	/* a topic left out of a newer body stays */
 	reg_simple("g", A, 0, 3, "T/8/8/6 W/1/1/6", 1, 300);
-	r = tu_route(db, "U", JW_STANDARD);
-	cr_expect_not_null(r);
-	free(r);
+	expect_route("U", JW_STANDARD);
 }
 
 /* A body re-sent unchanged under new DataVersions is skipped only while
@@ -345,9 +362,7 @@ Test(route, stale_unregister_and_close_spare_a_re_registered_broker)
 
 	cr_expect_eq(route_apply_unregister(db, "DefaultCluster", A, "g", 1), 0, "stale unregister");
 	cr_expect_eq(route_apply_conn_closed(db, 1), 0, "stale close");
-	char *r = tu_route(db, "T", JW_DEFAULT);
-	cr_expect_not_null(r);
-	free(r);
+	expect_route("T", JW_DEFAULT);
 	cr_expect_eq(route_apply_unregister(db, "DefaultCluster", A, "g", 2), 1);
 	cr_expect_null(tu_route(db, "T", JW_DEFAULT));
 }
@@ -540,13 +555,9 @@ Test(route, broker_id_map_in_java_hashmap_order)
 		snprintf(addr, sizeof(addr), "h%d:1", (int)ids[i]);
 		cr_assert_eq(tu_register(db, &r, body, 100, NULL), 0);
 	}
-	char *r = tu_route(db, "T", JW_DEFAULT);
-	cr_expect(strstr(r, "{0:\"h0:1\",16:\"h16:1\",1:\"h1:1\",33:\"h33:1\",17:\"h17:1\"}") != NULL, "%s", r);
-	free(r);
-	r = tu_route(db, "T", JW_STANDARD);
-	cr_expect(strstr(r, "{\"0\":\"h0:1\",\"1\":\"h1:1\",\"16\":\"h16:1\",\"17\":\"h17:1\",\"33\":\"h33:1\"}") != NULL,
-		  "%s", r);
-	free(r);
+	expect_route_has("T", JW_DEFAULT, "{0:\"h0:1\",16:\"h16:1\",1:\"h1:1\",33:\"h33:1\",17:\"h17:1\"}");
+	expect_route_has("T", JW_STANDARD,
+			 "{\"0\":\"h0:1\",\"1\":\"h1:1\",\"16\":\"h16:1\",\"17\":\"h17:1\",\"33\":\"h33:1\"}");
 	free(body);
 }
 
@@ -562,15 +573,11 @@ Test(route, filter_servers_in_route)
 	before = tu_route(db, "T", JW_DEFAULT); /* cached without filter servers */
 	cr_expect(strstr(before, "\"filterServerTable\":{}") != NULL);
 	cr_assert_eq(tu_register(db, &m, body, 100, NULL), 0);
-	char *r = tu_route(db, "T", JW_DEFAULT);
-	cr_expect(strstr(r, "\"filterServerTable\":{\"" A "\":[\"10.0.0.1:9999\"]}") != NULL, "%s", r);
-	free(r);
+	expect_route_has("T", JW_DEFAULT, "\"filterServerTable\":{\"" A "\":[\"10.0.0.1:9999\"]}");
 	/* an empty list removes them */
 	char *plain = tu_body(2, 2, 0, "T/4/4/6 U/4/4/6");
 	cr_assert_eq(tu_register(db, &m, plain, 100, NULL), 0);
-	r = tu_route(db, "T", JW_DEFAULT);
-	cr_expect(strstr(r, "\"filterServerTable\":{}") != NULL, "%s", r);
-	free(r);
+	expect_route_has("T", JW_DEFAULT, "\"filterServerTable\":{}");
 	free(plain);
 	free(before);
 }
@@ -580,17 +587,11 @@ Test(route, static_topic_mappings_in_route)
 	struct tu_reg m = { .name = "broker-a", .addr = A, .id = 0, .conn = 1, .new_style = true };
 	const char *body = TU_STATIC_TOPIC_BODY;
 	cr_assert_eq(tu_register(db, &m, body, 100, NULL), 0);
-	char *r = tu_route(db, "S", JW_DEFAULT);
-	cr_expect(strstr(r, ",\"topicQueueMappingByBroker\":{\"broker-a\":{\"bname\":\"broker-a\","
+	expect_route_has("S", JW_DEFAULT, ",\"topicQueueMappingByBroker\":{\"broker-a\":{\"bname\":\"broker-a\","
 			    "\"currIdMap\":{0:0,1:1},\"dirty\":false,\"epoch\":1700000000000,"
-			    "\"scope\":\"__global__\",\"topic\":\"S\",\"totalQueues\":2}}}") != NULL, "%s", r);
-	free(r);
-	r = tu_route(db, "S", JW_STANDARD);
-	cr_expect(strstr(r, "\"currIdMap\":{\"0\":0,\"1\":1}") != NULL, "%s", r);
-	free(r);
-	r = tu_route(db, "U", JW_DEFAULT);
-	cr_expect_null(strstr(r, "topicQueueMappingByBroker"), "%s", r);
-	free(r);
+			    "\"scope\":\"__global__\",\"topic\":\"S\",\"totalQueues\":2}}}");
+	expect_route_has("S", JW_STANDARD, "\"currIdMap\":{\"0\":0,\"1\":1}");
+	expect_route_lacks("U", JW_DEFAULT, "topicQueueMappingByBroker");
 }
 
 Test(route, delete_topics_with_registration)
@@ -601,9 +602,7 @@ Test(route, delete_topics_with_registration)
 	cr_assert_eq(tu_register(db, &m, b1, 100, NULL), 0);
 	cr_assert_eq(tu_register(db, &m, b2, 100, NULL), 0);
 	cr_expect_null(tu_route(db, "D1", JW_DEFAULT));
-	char *r = tu_route(db, "D3", JW_DEFAULT);
-	cr_expect_not_null(r);
-	free(r);
+	expect_route("D3", JW_DEFAULT);
 	free(b1), free(b2);
 }
 
@@ -625,9 +624,7 @@ Test(route, register_topic_in_namesrv)
 	free(r);
 	struct route_queue_in ok[1] = { { "gb", 1, 1, 6, 0 } };
 	route_apply_register_topic(db, "N", ok, 1);
-	r = tu_route(db, "N", JW_DEFAULT);
-	cr_expect_not_null(r);
-	free(r);
+	expect_route("N", JW_DEFAULT);
 }
 
 static char *list(int (*fn)(struct route_db *, struct buf *))
@@ -1032,10 +1029,7 @@ Test(route, identical_body_on_the_same_connection_only_refreshes_liveness)
 	cr_expect_str_eq(res.ha_addr, "ha:2", "the slave hears the master's new HA address");
 	route_reg_result_free(&res);
 	cr_expect_eq(route_apply_expire(db, 11001), 1, "silent since 8000: expired at 11001");
-	char *rt = tu_route(db, "T", JW_STANDARD);
-	cr_assert_not_null(rt);
-	cr_expect_null(strstr(rt, A), "%s", rt);
-	free(rt);
+	expect_route_lacks("T", JW_STANDARD, A);
 	free(body);
 }
 
@@ -1053,9 +1047,7 @@ Test(route, identical_body_on_a_new_connection_is_applied_as_a_re_registration)
 	cr_expect_null(tu_route(db, "T", JW_DEFAULT));
 	/* registered anew after the close: decoded, its topics back */
 	reg_handler(&r, body, 400, false, "after the broker was removed");
-	char *rt = tu_route(db, "T", JW_DEFAULT);
-	cr_expect_not_null(rt);
-	free(rt);
+	expect_route("T", JW_DEFAULT);
 	free(body);
 }
 
@@ -1075,33 +1067,25 @@ Test(route, any_difference_from_the_last_body_is_applied)
 	sprintf(with, "%.*s\"filterServerList\":[\"10.0.0.9:1\"]%s", (int)(at - filtered), filtered,
 		at + strlen(empty));
 	reg_handler(&r, with, 200, false, "a new filter server list");
-	char *rt = tu_route(db, "T", JW_DEFAULT);
-	cr_expect(strstr(rt, "\"filterServerTable\":{\"" A "\":[\"10.0.0.9:1\"]}") != NULL, "%s", rt);
-	free(rt);
+	expect_route_has("T", JW_DEFAULT, "\"filterServerTable\":{\"" A "\":[\"10.0.0.9:1\"]}");
 	reg_handler(&r, with, 250, true, "that body again");
 	reg_handler(&r, body, 300, false, "the list emptied again");
-	rt = tu_route(db, "T", JW_DEFAULT);
-	cr_expect(strstr(rt, "\"filterServerTable\":{}") != NULL, "%s", rt);
-	free(rt);
+	expect_route_has("T", JW_DEFAULT, "\"filterServerTable\":{}");
 
 	/* a permission and a queue count, with the new data version a
 	 * broker sends them under */
 	char *perm = tu_body(2, 2, 0, "T/4/4/4 U/4/4/6");
 	reg_handler(&r, perm, 400, false, "a permission");
-	rt = tu_route(db, "T", JW_DEFAULT);
+	char *rt = tu_route(db, "T", JW_DEFAULT);
 	cr_expect_eq(tu_perm(rt, "g"), 4, "%s", rt);
 	free(rt);
 	char *queues = tu_body(3, 3, 0, "T/4/4/4 U/2/2/6");
 	reg_handler(&r, queues, 500, false, "a queue count");
-	rt = tu_route(db, "U", JW_STANDARD);
-	cr_expect(strstr(rt, "\"readQueueNums\":2") != NULL, "%s", rt);
-	free(rt);
+	expect_route_has("U", JW_STANDARD, "\"readQueueNums\":2");
 	/* a topic set, under the same data version: the new topic is taken */
 	char *more = tu_body(3, 3, 0, "T/4/4/4 U/2/2/6 V/1/1/6");
 	reg_handler(&r, more, 600, false, "a topic more");
-	rt = tu_route(db, "V", JW_DEFAULT);
-	cr_expect_not_null(rt);
-	free(rt);
+	expect_route("V", JW_DEFAULT);
 	free(more);
 	free(queues);
 	free(perm);

@@ -233,48 +233,34 @@ static int op_delete_topic_in_cluster(void)
 	return route_apply_delete_topic(db, "T1", "DefaultCluster");
 }
 
-Test(faults, expiry_of_a_last_broker)
-{
-	run_with_failures("expiry of C", scene_two_groups, op_expire_c, retry_expire, ALL_OR_NOTHING);
-}
-
-Test(faults, expiry_of_a_slave)
-{
-	run_with_failures("expiry of B", scene_two_groups, op_expire_slave, retry_expire, ALL_OR_NOTHING);
-}
-
-Test(faults, connection_close_of_an_acting_master)
-{
-	run_with_failures("close of A", scene_acting_group, op_close_master, retry_close_master, ALL_OR_NOTHING);
-}
-
-Test(faults, unregister_of_a_group)
-{
-	run_with_failures("unregister of C", scene_two_groups, op_unregister_b, NULL, ALL_OR_NOTHING);
-}
-
-Test(faults, registration_of_a_new_group)
-{
-	run_with_failures("registration of c", scene_two_groups, op_register_new, retry_register_new, PARTIAL_OK);
-}
-
-Test(faults, first_registration_into_an_empty_table)
-{
+/* Each operation under an allocation failure at every step it takes. */
+static const struct fault_case {
+	const char *what;
+	scene_fn scene;
+	op_fn op;
+	op_fn retry;
+	enum outcome oc;
+} fault_cases[] = {
+	{ "expiry of C", scene_two_groups, op_expire_c, retry_expire, ALL_OR_NOTHING },
+	{ "expiry of B", scene_two_groups, op_expire_slave, retry_expire, ALL_OR_NOTHING },
+	{ "close of A", scene_acting_group, op_close_master, retry_close_master, ALL_OR_NOTHING },
+	{ "unregister of C", scene_two_groups, op_unregister_b, NULL, ALL_OR_NOTHING },
+	{ "registration of c", scene_two_groups, op_register_new, retry_register_new, PARTIAL_OK },
 	/* found by fuzz_route: the table of interned lists was made by the
 	 * first list, and when that allocation failed the list stayed out of
 	 * it for good, shared with none of its equals (rt_check: "2 uses for
 	 * 3 topics") */
-	run_with_failures("the first registration", scene_empty, op_register_first, NULL, PARTIAL_OK);
-}
+	{ "the first registration", scene_empty, op_register_first, NULL, PARTIAL_OK },
+	{ "wipe of a", scene_two_groups, op_wipe, NULL, ALL_OR_NOTHING },
+	{ "delete of T1", scene_two_groups, op_delete_topic_in_cluster, NULL, PARTIAL_OK },
+};
 
-Test(faults, wipe_write_permission)
+Test(faults, every_operation_under_failures)
 {
-	run_with_failures("wipe of a", scene_two_groups, op_wipe, NULL, ALL_OR_NOTHING);
-}
-
-Test(faults, delete_topic_in_a_cluster)
-{
-	run_with_failures("delete of T1", scene_two_groups, op_delete_topic_in_cluster, NULL, PARTIAL_OK);
+	for (size_t i = 0; i < sizeof fault_cases / sizeof fault_cases[0]; i++) {
+		const struct fault_case *f = &fault_cases[i];
+		run_with_failures(f->what, f->scene, f->op, f->retry, f->oc);
+	}
 }
 
 /* The removal of a dead group's entries, slice by slice, under failures:

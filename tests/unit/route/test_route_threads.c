@@ -23,6 +23,7 @@
 #include "rmqns/race.h"
 #include "rmqns/regbody.h"
 #include "rmqns/route.h"
+#include "reader_loop.h"
 
 #define GROUPS 6
 #define TOPICS 40
@@ -60,73 +61,70 @@ static void check_route(const uint8_t *body, size_t len)
 	json_decref(j);
 }
 
+/* One reader turn (reader_loop.h). */
+static void read_once(unsigned *seed, struct buf *scratch, struct buf *out)
+{
+	char topic[32];
+	const uint8_t *body;
+	size_t len;
+	snprintf(topic, sizeof(topic), "t%d", rand_r(seed) % TOPICS);
+	struct route_query q = { topic, (enum jw_form)(rand_r(seed) & 1), rand_r(seed) & 1,
+				 (rand_r(seed) % 5) == 0 ? "g0:4" : NULL, NULL };
+	state_read_lock();
+	int rc = route_topic_body(db, &q, &body, &len, scratch);
+	if (rc == 0)
+		check_route(body, len);
+	else if (rc != RMQNS_ENOTFOUND)
+		fail("route_topic_body", rmqns_strerror(rc));
+	state_read_unlock();
+
+	out->len = 0;
+	state_read_lock();
+	switch (rand_r(seed) % 6) {
+	case 4:
+	case 5: {
+		/* the cached lists: installed and replaced by the readers */
+		enum route_list kind = (enum route_list)(rand_r(seed) % 7);
+		rc = route_list_body(db, kind, "C", &body, &len, scratch);
+		if (rc == 0 && buf_append(out, body, len))
+			rc = RMQNS_ENOMEM;
+		break;
+	}
+	case 0:
+		rc = route_cluster_info(db, out);
+		break;
+	case 1:
+		rc = route_topics_all(db, out);
+		break;
+	case 2:
+		rc = route_topics_system(db, out);
+		break;
+	default: {
+		char addr[32];
+		struct data_version dv = { 1, 1, 0 }, st;
+		bool known, changed;
+		snprintf(addr, sizeof(addr), "10.0.0.%d:1", rand_r(seed) % GROUPS);
+		route_heartbeat(db, "C", addr, 5);
+		route_query_data_version(db, "C", addr, &dv, 5, &known, &changed, &st);
+		rc = route_member_group(db, "C", "g1", out);
+	}
+	}
+	state_read_unlock();
+	if (rc)
+		fail("list", rmqns_strerror(rc));
+	else if (out->len) {
+		int err;
+		json_t *j = json_body_parse(out->data, out->len, &err);
+		if (!j)
+			fail("list parses", NULL);
+		json_decref(j);
+	}
+	atomic_fetch_add(&answers, 1);
+}
+
 static void *reader(void *arg)
 {
-	unsigned seed = (unsigned)(uintptr_t)arg;
-	struct buf scratch = BUF_INIT, out = BUF_INIT;
-
-	rcu_register_thread();
-	while (!atomic_load(&stop)) {
-		char topic[32];
-		const uint8_t *body;
-		size_t len;
-		snprintf(topic, sizeof(topic), "t%d", rand_r(&seed) % TOPICS);
-		struct route_query q = { topic, (enum jw_form)(rand_r(&seed) & 1), rand_r(&seed) & 1,
-					 (rand_r(&seed) % 5) == 0 ? "g0:4" : NULL, NULL };
-		state_read_lock();
-		int rc = route_topic_body(db, &q, &body, &len, &scratch);
-		if (rc == 0)
-			check_route(body, len);
-		else if (rc != RMQNS_ENOTFOUND)
-			fail("route_topic_body", rmqns_strerror(rc));
-		state_read_unlock();
-
-		out.len = 0;
-		state_read_lock();
-		switch (rand_r(&seed) % 6) {
-		case 4:
-		case 5: {
-			/* the cached lists: installed and replaced by the readers */
-			enum route_list kind = (enum route_list)(rand_r(&seed) % 7);
-			rc = route_list_body(db, kind, "C", &body, &len, &scratch);
-			if (rc == 0 && buf_append(&out, body, len))
-				rc = RMQNS_ENOMEM;
-			break;
-		}
-		case 0:
-			rc = route_cluster_info(db, &out);
-			break;
-		case 1:
-			rc = route_topics_all(db, &out);
-			break;
-		case 2:
-			rc = route_topics_system(db, &out);
-			break;
-		default: {
-			char addr[32];
-			struct data_version dv = { 1, 1, 0 }, st;
-			bool known, changed;
-			snprintf(addr, sizeof(addr), "10.0.0.%d:1", rand_r(&seed) % GROUPS);
-			route_heartbeat(db, "C", addr, 5);
-			route_query_data_version(db, "C", addr, &dv, 5, &known, &changed, &st);
-			rc = route_member_group(db, "C", "g1", &out);
-		}
-		}
-		state_read_unlock();
-		if (rc)
-			fail("list", rmqns_strerror(rc));
-		else if (out.len) {
-			int err;
-			json_t *j = json_body_parse(out.data, out.len, &err);
-			if (!j)
-				fail("list parses", NULL);
-			json_decref(j);
-		}
-		atomic_fetch_add(&answers, 1);
-	}
-	buf_free(&scratch);
-	buf_free(&out);
-	rcu_unregister_thread();
+	reader_loop(&stop, (unsigned)(uintptr_t)arg, read_once);
 	return NULL;
 }
 
