@@ -73,7 +73,7 @@ static void states_free(void)
 TestSuite(fsm, .init = states_init, .fini = states_free);
 TestSuite(snapshot, .init = states_init, .fini = states_free);
 
-static void expect_epochs(const struct ctl_set *set, uint32_t master_epoch, uint32_t sss_epoch,
+static void expect_epochs(const struct ctl_set *set, int32_t master_epoch, int32_t sss_epoch,
 			  uint32_t sss_count)
 {
 	cr_assert_eq(set->master_epoch, master_epoch);
