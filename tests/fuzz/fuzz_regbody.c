@@ -17,7 +17,7 @@
 #include "rmqns/err.h"
 #include "rmqns/regbody.h"
 
-#include "../unit/regbody_general.h"
+#include "../unit/route/regbody_general.h"
 
 #define REQUIRE(cond) do { if (!(cond)) abort(); } while (0)
 
