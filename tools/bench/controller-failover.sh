@@ -60,9 +60,10 @@ for _ in range(50):
 
 cleanup() {
 	local p
-	[ -n "${players:-}" ] && kill "$players" 2>/dev/null
-	[ -n "${hb:-}" ] && kill "$hb" 2>/dev/null
-	for p in "${PID[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null || true; done
+	# (|| true: a helper already gone must not end the clean-up early)
+	[ -z "${players:-}" ] || kill "$players" 2>/dev/null || true
+	[ -z "${hb:-}" ] || kill "$hb" 2>/dev/null || true
+	for p in "${PID[@]:-}"; do [ -z "$p" ] || kill "$p" 2>/dev/null || true; done
 	for p in "${PID[@]:-}"; do [ -n "$p" ] && wait "$p" 2>/dev/null || true; done
 	rm -rf "$WORK"
 }
