@@ -314,6 +314,10 @@ struct ctl_peer {
  * repeated id, or an address that is not host:port. */
 int ctl_peers_parse(const char *text, struct ctl_peer **out, unsigned *n, char *err, size_t errlen);
 void ctl_peers_free(struct ctl_peer *peers, unsigned n);
+/* The port of self_id's entry in the peers text: where this node's
+ * controller listens. RMQNS_EINVAL when the text does not parse,
+ * RMQNS_ENOTFOUND when self_id is not one of the ids; err says which. */
+int ctl_peers_self_port(const char *text, const char *self_id, char *err, size_t errlen);
 /* "host:<port + offset>"; RMQNS_EINVAL when that port is past 65535. */
 int ctl_peer_raft_address(const struct ctl_peer *p, int offset, char *out, size_t outlen);
 /* 1005's peers text: "n0:addr;n1:addr;". Owned by the caller. */

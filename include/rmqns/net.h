@@ -149,9 +149,6 @@ int server_start(struct server *s);
 
 /* The port actually bound (the ephemeral one when the port was 0). */
 int server_port(const struct server *s);
-/* Listener i's (0: the protocol port, 1: the one server_add_listener
- * added); -1 when there is none. */
-int server_listener_port(const struct server *s, unsigned i);
 
 /* Sending on a connection, from any thread, as encoded bytes: net_send_begin
  * gives a buffer (s.out) to append whole frames to, net_send_commit hands

@@ -17,8 +17,6 @@ int controller_params_from_options(struct ctl_node_config *p, struct properties 
 				   const char *store_path, char *err, size_t errlen)
 {
 	struct buf text = BUF_INIT;
-	struct ctl_peer *peers = NULL;
-	unsigned n = 0;
 	char port[16] = "";
 	int rc;
 
@@ -37,13 +35,11 @@ int controller_params_from_options(struct ctl_node_config *p, struct properties 
 		.options = shown,
 		.config_store_path = store_path,
 	};
-	rc = ctl_peers_parse(o->controllerDLegerPeers, &peers, &n, err, errlen);
-	if (rc < 0)
-		return rc;
-	for (unsigned i = 0; i < n; i++)
-		if (o->controllerDLegerSelfId && strcmp(peers[i].id, o->controllerDLegerSelfId) == 0)
-			snprintf(port, sizeof port, "%d", peers[i].port);
-	ctl_peers_free(peers, n);
+	int self_port = ctl_peers_self_port(o->controllerDLegerPeers, o->controllerDLegerSelfId, err,
+					    errlen);
+	if (self_port < 0)
+		return RMQNS_EINVAL;
+	snprintf(port, sizeof port, "%d", self_port);
 
 	rcu_register_thread();
 	rcu_read_lock();
@@ -54,7 +50,7 @@ int controller_params_from_options(struct ctl_node_config *p, struct properties 
 		rc = properties_parse(shown, (const char *)text.data, text.len, PROPERTIES_FILE, NULL);
 	/* 1010 shows the port the controller serves, as Java's copy of the
 	 * network options does */
-	if (rc == 0 && *port)
+	if (rc == 0)
 		rc = properties_set(shown, "listenPort", port);
 	/* where 1009 writes, as Java's controller: its own file, not the -c one */
 	if (rc == 0 && store_path)

@@ -493,33 +493,14 @@ int options_copy(struct options *dst, const struct options *src)
  * honour, each with its reason. */
 static int options_check_controller(const struct options *o, char *err, size_t errlen)
 {
-	struct ctl_peer *peers;
-	unsigned n;
-	char why[300];
-
 	if (!o->controllerDLegerPeers || !*o->controllerDLegerPeers) {
 		snprintf(err, errlen, "enableControllerInNamesrv=true needs controllerDLegerPeers "
 			 "(n0-host:port;n1-host:port;n2-host:port)");
 		return RMQNS_EINVAL;
 	}
-	if (ctl_peers_parse(o->controllerDLegerPeers, &peers, &n, why, sizeof why) < 0) {
-		snprintf(err, errlen, "controllerDLegerPeers: %s", why);
+	int port = ctl_peers_self_port(o->controllerDLegerPeers, o->controllerDLegerSelfId, err, errlen);
+	if (port < 0)
 		return RMQNS_EINVAL;
-	}
-	bool found = false;
-	int port = 0;
-	for (unsigned i = 0; i < n; i++) {
-		if (o->controllerDLegerSelfId && strcmp(peers[i].id, o->controllerDLegerSelfId) == 0) {
-			found = true;
-			port = peers[i].port;
-		}
-	}
-	ctl_peers_free(peers, n);
-	if (n == 0 || !found) {
-		snprintf(err, errlen, "controllerDLegerSelfId '%s' is not one of the ids in "
-			 "controllerDLegerPeers", o->controllerDLegerSelfId ? o->controllerDLegerSelfId : "");
-		return RMQNS_EINVAL;
-	}
 	if (port == o->listenPort) {
 		snprintf(err, errlen, "controllerDLegerPeers gives this node port %d, which is "
 			 "listenPort: the controller needs a port of its own", port);

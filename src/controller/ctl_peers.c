@@ -147,3 +147,24 @@ char *ctl_peers_describe(const struct ctl_peer *peers, unsigned n)
 	}
 	return b.data ? (char *)b.data : strdup("");
 }
+
+int ctl_peers_self_port(const char *text, const char *self_id, char *err, size_t errlen)
+{
+	struct ctl_peer *peers;
+	unsigned n;
+	char why[300];
+	int port = RMQNS_ENOTFOUND;
+
+	if (ctl_peers_parse(text, &peers, &n, why, sizeof why) < 0) {
+		snprintf(err, errlen, "controllerDLegerPeers: %s", why);
+		return RMQNS_EINVAL;
+	}
+	for (unsigned i = 0; i < n && port < 0; i++)
+		if (self_id && strcmp(peers[i].id, self_id) == 0)
+			port = peers[i].port;
+	ctl_peers_free(peers, n);
+	if (port < 0)
+		snprintf(err, errlen, "controllerDLegerSelfId '%s' is not one of the ids in "
+			 "controllerDLegerPeers", self_id ? self_id : "");
+	return port;
+}

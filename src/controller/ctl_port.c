@@ -129,29 +129,11 @@ static void ctl_port_notify(void *arg, const char *address, const uint8_t *frame
 			 rmqns_strerror(rc));
 }
 
-static int ctl_port_of_self(const struct ctl_node_config *cfg, char *err, size_t errlen)
-{
-	struct ctl_peer *peers;
-	unsigned n;
-	int port = -1;
-
-	if (ctl_peers_parse(cfg->peers, &peers, &n, err, errlen) != 0)
-		return -1;
-	for (unsigned i = 0; i < n; i++)
-		if (cfg->self_id && strcmp(peers[i].id, cfg->self_id) == 0)
-			port = peers[i].port;
-	ctl_peers_free(peers, n);
-	if (port < 0)
-		snprintf(err, errlen, "controllerDLegerSelfId %s is not in controllerDLegerPeers",
-			 cfg->self_id ? cfg->self_id : "(unset)");
-	return port;
-}
-
 struct ctl_port *ctl_port_start(struct server *srv, struct acl *acl,
 				const struct ctl_node_config *cfg, const char *bind_address,
 				char *err, size_t errlen)
 {
-	int port = ctl_port_of_self(cfg, err, errlen);
+	int port = ctl_peers_self_port(cfg->peers, cfg->self_id, err, errlen);
 	if (port < 0)
 		return NULL;
 	struct ctl_port *p = calloc(1, sizeof *p);

@@ -111,11 +111,6 @@ int server_port(const struct server *s)
 	return s->listeners[0].port;
 }
 
-int server_listener_port(const struct server *s, unsigned i)
-{
-	return i < s->nlisteners ? s->listeners[i].port : -1;
-}
-
 int server_close_conn(struct server *s, uint64_t conn_id)
 {
 	struct reactor *r = server_reactor_of(s, conn_id);
