@@ -150,6 +150,7 @@ const struct config_option *config_option_find(const char *name);
 int config_option_env_name(const struct config_option *opt, char *out, size_t outlen);
 
 struct config;
+struct properties;
 struct registrar;
 
 enum config_action {
@@ -198,6 +199,8 @@ const char *config_file(const struct config *cfg);
 /* GET_NAMESRV_CONFIG's body: every option and every other key of the -c
  * file as `key=value\n`, sorted by key. Call inside rcu_read_lock(). */
 int config_properties_text(const struct config *cfg, struct buf *out);
+/* The same set as properties, merged into out. */
+int config_properties(const struct config *cfg, struct properties *out);
 
 /* ---- UPDATE_NAMESRV_CONFIG ---- */
 

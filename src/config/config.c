@@ -573,13 +573,18 @@ static int mask_secrets(struct properties *all)
 	return rc;
 }
 
+int config_properties(const struct config *cfg, struct properties *out)
+{
+	int rc = state_properties(state_current(cfg), out);
+
+	return rc == RMQNS_OK ? mask_secrets(out) : rc;
+}
+
 int config_properties_text(const struct config *cfg, struct buf *out)
 {
-	const struct config_state *st = state_current(cfg);
 	struct properties all = PROPERTIES_INIT;
-	int rc = state_properties(st, &all);
+	int rc = config_properties(cfg, &all);
 
-	rc = rc == RMQNS_OK ? mask_secrets(&all) : rc;
 	if (rc == RMQNS_OK)
 		rc = properties_format(&all, out);
 	properties_free(&all);

@@ -5,7 +5,6 @@
 
 #include <urcu.h>
 
-#include "rmqns/buf.h"
 #include "rmqns/config.h"
 #include "rmqns/controller.h"
 #include "rmqns/controller_params.h"
@@ -16,7 +15,6 @@ int controller_params_from_options(struct ctl_node_config *p, struct properties 
 				   const struct config *cfg, const struct options *o,
 				   const char *store_path, char *err, size_t errlen)
 {
-	struct buf text = BUF_INIT;
 	char port[16] = "";
 	int rc;
 
@@ -43,11 +41,9 @@ int controller_params_from_options(struct ctl_node_config *p, struct properties 
 
 	rcu_register_thread();
 	rcu_read_lock();
-	rc = config_properties_text(cfg, &text);
+	rc = config_properties(cfg, shown);
 	rcu_read_unlock();
 	rcu_unregister_thread();
-	if (rc == 0)
-		rc = properties_parse(shown, (const char *)text.data, text.len, PROPERTIES_FILE, NULL);
 	/* 1010 shows the port the controller serves, as Java's copy of the
 	 * network options does */
 	if (rc == 0)
@@ -55,7 +51,6 @@ int controller_params_from_options(struct ctl_node_config *p, struct properties 
 	/* where 1009 writes, as Java's controller: its own file, not the -c one */
 	if (rc == 0 && store_path)
 		rc = properties_set(shown, "configStorePath", store_path);
-	buf_free(&text);
 	if (rc < 0)
 		snprintf(err, errlen, "the controller's option set: %s", rmqns_strerror(rc));
 	return rc;
