@@ -614,7 +614,7 @@ int harness_call(struct client *c, int32_t code, const char *body, struct client
 	va_start(ap, out);
 	int rc = harness_request_va(&req, ext, code, REMOTING_JSON, body, ap);
 	va_end(ap);
-	return rc ? rc : client_call(c, &req, out, 5000);
+	return rc ? rc : client_call(c, &req, out, HARNESS_IO_TIMEOUT_MS);
 }
 
 void harness_encode(const struct remoting_cmd *cmd, struct buf *out)

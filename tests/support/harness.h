@@ -48,6 +48,10 @@
 /* Generous bounds: a sanitizer build on a busy 2-core machine is slow. */
 #define HARNESS_BOOT_TIMEOUT_MS 20000
 #define HARNESS_IO_TIMEOUT_MS 10000
+/* How long a test waits for something that must happen at all (a log
+ * line, an exit, a leader): a loaded 2-core host meets it; the wait ends
+ * as soon as it happens. */
+#define HARNESS_WAIT_MS 30000
 
 struct harness_server {
 	pid_t pid;           /* 0 once stopped or reaped */

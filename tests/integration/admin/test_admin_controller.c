@@ -455,8 +455,8 @@ Test(admin_controller, three_node_group)
 	client_close(broker[0]);
 	broker[0] = NULL;
 	bool dead = false;
-	int64_t deadline = harness_now_ms() + 10000;
-	for (int round = 0; round < 500 && !dead && harness_now_ms() < deadline; round++) {
+	int64_t deadline = harness_now_ms() + HARNESS_WAIT_MS;
+	for (int round = 0; round < 1500 && !dead && harness_now_ms() < deadline; round++) {
 		r = ADMIN("getSyncStateSet", "-a", ctl_addr[leader], "-b", "broker-a");
 		dead = strstr(r.out, REPLICA("1", A1, "false")) != NULL;
 		run_done(&r);

@@ -360,10 +360,10 @@ Test(controller_cluster, master_disconnect_elects_the_live_replica_and_tells_it)
 
 	/* what an operator sees: the election in the log, the state as JSON,
 	 * the series in /metrics, the controller's line in /healthz */
-	cr_assert(harness_wait_log(&cl.node[leader], "b2 elected broker 2", 5000));
+	cr_assert(harness_wait_log(&cl.node[leader], "b2 elected broker 2", HARNESS_WAIT_MS));
 	char needle[96];
 	snprintf(needle, sizeof needle, "leader is n%d", leader);
-	cr_assert(harness_wait_log(&cl.node[(leader + 1) % NODES], needle, 5000));
+	cr_assert(harness_wait_log(&cl.node[(leader + 1) % NODES], needle, HARNESS_WAIT_MS));
 	char *doc = NULL;
 	bool seen = false;
 	for (int k = 0; k < 50 && !seen; k++) { /* the view is rebuilt every 500 ms */
@@ -416,7 +416,7 @@ Test(controller_cluster, no_in_sync_replica_no_master_unless_unclean)
 	}
 	cr_assert_eq(epoch, 2, "no election was tried");
 	cr_assert_eq(master, -1, "replica 2 is not in sync: nobody may be elected");
-	cr_assert(harness_wait_log(&cl.node[leader], "election in u1 found no master", 5000));
+	cr_assert(harness_wait_log(&cl.node[leader], "election in u1 found no master", HARNESS_WAIT_MS));
 
 	/* unclean election on: the operator's election takes the live replica */
 	cr_assert_eq(ctl_call(leader, 1009, NULL, "enableElectUncleanMaster=true", NULL), 0);
