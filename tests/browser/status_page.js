@@ -212,7 +212,7 @@ async function main() {
     assert.strictEqual(await page.$(`tr[data-broker="${silent}"] .hb.late`), null, 'not red while its timeout runs');
     await page.waitForSelector(`tr[data-broker="${silent}"] .hb.late`, { timeout: SILENT_TIMEOUT_MS + STEP_MS });
     const redAt = Date.now() - silentSince;
-    if (shot) { // the README's picture, with that red bar
+    if (shot) { // the picture in docs/observability.md, with that red bar
       await page.setViewport({ width: 1000, height: 1180 });
       await page.screenshot({ path: shot, type: 'png' });
       await page.setViewport({ width: 1200, height: 1500 });
