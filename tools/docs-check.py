@@ -2,7 +2,8 @@
 """Checks the documentation against the tree (a CI stage):
 
   * every option of src/config/options.c's table and of etc/rmqns.conf
-    appears in docs/configuration.md (as `name`);
+    appears in docs/configuration.md (as `name`), and its option table is
+    the one options.c makes (names, defaults, meanings);
   * every relative link of every git-tracked *.md resolves: the file, and
     the #anchor when the target is a Markdown file (GitHub's heading ids);
   * no build or run leftovers are tracked (pid files, logs, core dumps).
@@ -134,7 +135,12 @@ def write_options():
 
 
 def check_options(problems):
-    documented = set(re.findall(r"`([A-Za-z][A-Za-z0-9_.]*)`", read(CONFIG_MD)))
+    md = read(CONFIG_MD)
+    table = md.split(TABLE_BEGIN, 1)[-1].split(TABLE_END, 1)[0].strip("\n")
+    if table != options_table(options_from_c()):
+        problems.append(f"{CONFIG_MD}: the option table differs from {OPTIONS_C} "
+                        "(tools/docs-check.py --write-options rewrites it)")
+    documented = set(re.findall(r"`([A-Za-z][A-Za-z0-9_.]*)`", md))
     for source, names in ((OPTIONS_C, [o[0] for o in options_from_c()]), (CONF, options_from_conf())):
         for name in names:
             if name not in documented:
