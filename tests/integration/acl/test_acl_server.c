@@ -587,29 +587,13 @@ Test(acl, no_readable_file_at_start_is_an_error)
 
 /* Starts the server with the embedded controller (one node) and the ACL
  * options `acl_args`; a client of the controller's port. */
-static char ctl_store_dir[256];
-
 static struct client *start_controller(const char *const *acl_args)
 {
-	static char peers[96], store[320];
-	const char *args[16];
-	size_t n = 0;
-	int ctl_port = harness_free_port_pair(1000);
-	cr_assert_gt(ctl_port, 0);
-	if (!ctl_store_dir[0])
-		cr_assert_eq(harness_mkdtemp(ctl_store_dir, sizeof ctl_store_dir, "rmqns-acl-ctl"), 0);
-	snprintf(peers, sizeof peers, "--controllerDLegerPeers=n0-127.0.0.1:%d", ctl_port);
-	snprintf(store, sizeof store, "--controllerStorePath=%s", ctl_store_dir);
-	args[n++] = "--enableControllerInNamesrv=true";
-	args[n++] = peers;
-	args[n++] = "--controllerDLegerSelfId=n0";
-	args[n++] = store;
-	for (; *acl_args && n < 15; acl_args++)
-		args[n++] = *acl_args;
-	args[n] = NULL;
-	start(accounts_yaml, args);
+	static struct harness_solo_controller ctl;
+	cr_assert_eq(harness_solo_controller(&ctl, acl_args), 0, "no free port pair");
+	start(accounts_yaml, ctl.args);
 	int err;
-	struct client *c = client_connect("127.0.0.1", ctl_port, 2000, &err);
+	struct client *c = client_connect("127.0.0.1", ctl.port, 2000, &err);
 	cr_assert_not_null(c, "controller port: %d", err);
 	return c;
 }
@@ -618,8 +602,6 @@ static void stop_controller(struct client *c)
 {
 	client_close(c);
 	cr_assert_eq(harness_cleanup(&srv), 0);
-	harness_rmdir(ctl_store_dir);
-	ctl_store_dir[0] = '\0';
 }
 
 /* The embedded controller's port takes the same check: its config and a

@@ -20,45 +20,30 @@
 #define WAIT_MS 30000 /* a loaded 2-core host publishes the view well within this */
 
 static struct harness_server srv;
-static char store_dir[256];
 static int http_port;
 
-static void fini(void)
+static void stop_server(void)
 {
 	cr_expect_eq(harness_cleanup(&srv), 0, "the server did not stop cleanly");
-	if (store_dir[0])
-		harness_rmdir(store_dir);
-	store_dir[0] = '\0';
 }
 
-TestSuite(controller_bounds, .fini = fini, .timeout = 240);
+TestSuite(controller_bounds, .fini = stop_server, .timeout = 240);
 
-/* A one-node controller with the extra options; a client of its port. */
-static struct client *start(const char *const *extra)
+/* A one-node controller with its HTTP port and up to two more options; a
+ * client of its port. */
+static struct client *start(const char *opt1, const char *opt2)
 {
-	static char peers[96], store[320], http[32];
-	const char *args[16];
-	size_t n = 0;
-	int ctl_port = harness_free_port_pair(1000);
+	static struct harness_solo_controller ctl;
+	static char http[32];
 
-	cr_assert_gt(ctl_port, 0);
 	http_port = harness_free_port();
 	cr_assert_gt(http_port, 0);
-	cr_assert_eq(harness_mkdtemp(store_dir, sizeof store_dir, "rmqns-ctl-bounds"), 0);
-	snprintf(peers, sizeof peers, "--controllerDLegerPeers=n0-127.0.0.1:%d", ctl_port);
-	snprintf(store, sizeof store, "--controllerStorePath=%s", store_dir);
 	snprintf(http, sizeof http, "--httpPort=%d", http_port);
-	args[n++] = "--enableControllerInNamesrv=true";
-	args[n++] = peers;
-	args[n++] = "--controllerDLegerSelfId=n0";
-	args[n++] = store;
-	args[n++] = http;
-	for (; extra && *extra && n < 15; extra++)
-		args[n++] = *extra;
-	args[n] = NULL;
-	cr_assert_eq(harness_start(&srv, args), 0, "the server did not start");
+	const char *const extra[] = { http, opt1, opt2, NULL };
+	cr_assert_eq(harness_solo_controller(&ctl, extra), 0, "no free port pair");
+	cr_assert_eq(harness_start(&srv, ctl.args), 0, "the server did not start");
 	int err;
-	struct client *c = client_connect("127.0.0.1", ctl_port, 2000, &err);
+	struct client *c = client_connect("127.0.0.1", ctl.port, 2000, &err);
 	cr_assert_not_null(c, "controller port: %d", err);
 	return c;
 }
@@ -163,7 +148,7 @@ static size_t occurrences(const char *text, const char *needle)
 
 Test(controller_bounds, twenty_thousand_made_up_heartbeats_keep_the_table_bounded)
 {
-	struct client *c = start(NULL);
+	struct client *c = start(NULL, NULL);
 	int64_t began = harness_now_ms();
 
 	struct tally t = heartbeats(c, 0, 20000);
@@ -219,9 +204,8 @@ Test(controller_bounds, twenty_thousand_made_up_heartbeats_keep_the_table_bounde
  * only the timeout removes them. */
 Test(controller_bounds, made_up_brokers_expire_after_the_cut_timeout)
 {
-	static const char *const args[] = { "--controllerMaxHeartbeatTimeoutMillis=1000",
-					    "--scanNotActiveBrokerInterval=200", NULL };
-	struct client *c = start(args);
+	struct client *c =
+		start("--controllerMaxHeartbeatTimeoutMillis=1000", "--scanNotActiveBrokerInterval=200");
 
 	struct tally t = heartbeats(c, 0, 3);
 	cr_assert_eq(t.ok, 3);
