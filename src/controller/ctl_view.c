@@ -1,9 +1,13 @@
 /* What the HTTP side shows of a controller node: the replicated state and
  * the node's broker liveness as JSON (/controller), and each live
  * broker's heartbeat age as Prometheus samples. Built on the node's
- * thread, from its own data. */
+ * thread, from its own data. Anyone may heart-beat, so past
+ * CTL_VIEW_MAX_BROKERS brokers both stay bounded: /controller gives
+ * counts instead of the list, /metrics the first brokers' ages (those of
+ * registered sets first) and the total in rmqns_controller_live_brokers. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "ctl_internal.h"
 #include "rmqns/json_body.h"
@@ -53,10 +57,39 @@ static void view_set(struct jw *w, const struct ctl_view_ctx *v, const struct ct
 	jw_obj_end(w);
 }
 
+/* The broker's set is registered in the replicated state. */
+static bool in_a_set(const struct ctl_view_ctx *v, const struct ctl_live_entry *e)
+{
+	const struct ctl_set *set = v->state ? ctl_state_find(v->state, e->broker_name) : NULL;
+	return set && ctl_set_exists(set) && strcmp(set->cluster, e->cluster) == 0 &&
+	       ctl_set_replica(set, e->broker_id);
+}
+
+static uint32_t live_count(const struct ctl_view_ctx *v)
+{
+	return v->live ? v->live->count : 0;
+}
+
+static void view_live_counts(struct jw *w, const struct ctl_view_ctx *v)
+{
+	uint32_t known = 0;
+
+	for (uint32_t i = 0; i < live_count(v); i++)
+		known += in_a_set(v, &v->live->items[i]);
+	jw_obj_begin(w);
+	jw_member_int(w, "total", live_count(v));
+	jw_member_int(w, "inBrokerSets", known);
+	jw_member_int(w, "inNoBrokerSet", live_count(v) - known);
+	jw_member_int(w, "max", v->live ? v->live->max_entries : 0);
+	jw_member_int(w, "refusedTotal", v->live ? (int64_t)v->live->refused : 0);
+	jw_member_bool(w, "listed", live_count(v) <= CTL_VIEW_MAX_BROKERS);
+	jw_obj_end(w);
+}
+
 static void view_live(struct jw *w, const struct ctl_view_ctx *v)
 {
 	jw_arr_begin(w);
-	for (uint32_t i = 0; v->live && i < v->live->count; i++) {
+	for (uint32_t i = 0; live_count(v) <= CTL_VIEW_MAX_BROKERS && i < live_count(v); i++) {
 		const struct ctl_live_entry *e = &v->live->items[i];
 		jw_obj_begin(w);
 		jw_member_str(w, "clusterName", e->cluster);
@@ -94,6 +127,8 @@ int ctl_view_json(const struct ctl_view_ctx *v, struct buf *out)
 	for (uint32_t i = 0; v->state && i < v->state->count; i++)
 		view_set(&w, v, v->state->sets[i]);
 	jw_arr_end(&w);
+	jw_key(&w, "liveBrokerCounts");
+	view_live_counts(&w, v);
 	jw_key(&w, "liveBrokers");
 	view_live(&w, v);
 	jw_obj_end(&w);
@@ -104,9 +139,15 @@ int ctl_view_prom(const struct ctl_view_ctx *v, struct buf *out)
 {
 	struct buf lb = BUF_INIT;
 	int rc = 0;
+	uint32_t shown = 0;
 
-	for (uint32_t i = 0; rc == 0 && v->live && i < v->live->count; i++) {
-		const struct ctl_live_entry *e = &v->live->items[i];
+	/* the registered sets' brokers first, then others while room is left */
+	for (uint32_t k = 0; k < 2 * live_count(v) && rc == 0 && shown < CTL_VIEW_MAX_BROKERS; k++) {
+		bool first_pass = k < live_count(v);
+		const struct ctl_live_entry *e = &v->live->items[first_pass ? k : k - live_count(v)];
+		if (in_a_set(v, e) != first_pass)
+			continue;
+		shown++;
 		char id[32];
 		buf_reset(&lb);
 		snprintf(id, sizeof id, "%" PRId64, e->broker_id);

@@ -248,10 +248,12 @@ async function main() {
     assert.ok(buttons.every((id) => ['topic-prev', 'topic-next', 'topic'].includes(id)), `buttons: ${buttons}`);
 
     // the controller node, started only now: its expiry scan runs 2 s
-    // after its start, then every CTL_SCAN_MS
+    // after its start, then every CTL_SCAN_MS; the master's 10 min
+    // heartbeat timeout is allowed (the default cuts timeouts to 1 min)
     const ctlPort = await controller.controllerPort(), ctlHttpPort = await closedPort();
     ctlServer = await startServer([`--httpPort=${ctlHttpPort}`, '--httpBindAddress=127.0.0.1',
       `--scanNotActiveBrokerInterval=${CTL_SCAN_MS}`, `--statusPeers=127.0.0.1:${httpPort}`,
+      '--controllerMaxHeartbeatTimeoutMillis=600000',
       ...controller.oneNodeGroup('StatusGroup', ctlPort)]);
     await controllerSection(browser, problems, conns,
       { port: ctlPort, base: `http://127.0.0.1:${ctlHttpPort}`, peer: `127.0.0.1:${httpPort}` });

@@ -187,8 +187,10 @@ static void start_nodes(int n, bool independent)
 			snprintf(self_arg, sizeof self_arg, "--controllerDLegerSelfId=n%d", i);
 			snprintf(group_arg, sizeof group_arg, "--controllerDLegerGroup=group");
 		}
+		/* the played brokers' 10 min heartbeat timeout is allowed: they
+		 * stay alive while their connections are open */
 		const char *args[] = { "--enableControllerInNamesrv=true", group_arg, peers_arg, self_arg,
-				       NULL };
+				       "--controllerMaxHeartbeatTimeoutMillis=600000", NULL };
 		cr_assert_eq(harness_start(&node[i], args), 0, "node %d did not start", i);
 		nnodes = i + 1;
 	}
