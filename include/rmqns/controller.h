@@ -411,7 +411,9 @@ struct ctl_view_ctx {
 /* {"self":..,"group":..,"role":..,"serving":..,"term":..,"leader":..,
  *  "leaderAddress":..,"lastApplied":..,"brokerSets":[..],"liveBrokers":[..]} */
 int ctl_view_json(const struct ctl_view_ctx *v, struct buf *out);
-/* rmqns_controller_heartbeat_age_seconds{cluster,broker,id} samples. */
+/* The families rmqns_controller_leader_info{self,leader},
+ * rmqns_controller_set_master_id and _set_master_epoch{cluster,broker},
+ * rmqns_controller_heartbeat_age_seconds{cluster,broker,id}. */
 int ctl_view_prom(const struct ctl_view_ctx *v, struct buf *out);
 
 /* Runs fn on the node's thread with its state, and waits for it. */
