@@ -86,12 +86,16 @@ step "seeding brokers on port $PORT"
 "$BUILD/tools/bench/rmqns-bench" seed -a "127.0.0.1:$PORT" -b 2 -t 4 --keepalive 5s -d 240s \
 	>"$TMP/seed.txt" 2>&1 &
 pids+=($!)
-live() { curl -sf "http://127.0.0.1:$HTTP_PORT/metrics" | sed -n 's/^rmqns_brokers_live //p'; }
-for _ in $(seq 100); do
-	[ "$(live)" = 2 ] && break
-	sleep 0.1
-done
-[ "$(live)" = 2 ] || { cat "$TMP/seed.txt" >&2; fail "the seeded brokers did not register"; }
+# wait_sample NAME VALUE: until the node's unlabelled sample NAME is VALUE (20 s at most)
+wait_sample() {
+	local i
+	for i in $(seq 200); do
+		[ "$(curl -sf "http://127.0.0.1:$HTTP_PORT/metrics" | sed -n "s/^$1 //p")" = "$2" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+wait_sample rmqns_brokers_live 2 || { cat "$TMP/seed.txt" >&2; fail "the seeded brokers did not register"; }
 "$BUILD/tools/bench/rmqns-bench" route -a "127.0.0.1:$PORT" --no-seed -b 2 -t 4 -c 1 -p 1 -n 200 \
 	-d 5s >"$TMP/route.txt" 2>&1 ||
 	{ cat "$TMP/route.txt" >&2; fail "route queries failed"; }
@@ -101,12 +105,7 @@ step "brokers in controller mode: one set of two"
 	-a "127.0.0.1:$PORT" --broker-sets 1 --replicas 2 --broker-prefix obsset -d 240s --quiet \
 	>"$TMP/controller.txt" 2>&1 &
 pids+=($!)
-masters() { curl -sf "http://127.0.0.1:$HTTP_PORT/metrics" | sed -n 's/^rmqns_controller_masters //p'; }
-for _ in $(seq 200); do
-	[ "$(masters)" = 1 ] && break
-	sleep 0.1
-done
-[ "$(masters)" = 1 ] || { cat "$TMP/controller.txt" >&2; fail "the controller elected no master"; }
+wait_sample rmqns_controller_masters 1 || { cat "$TMP/controller.txt" >&2; fail "the controller elected no master"; }
 
 step "promtool check metrics"
 curl -sf "http://127.0.0.1:$HTTP_PORT/metrics" >"$TMP/scrape.txt"
