@@ -168,6 +168,9 @@ try:
            "--heartbeat-timeout", "20s", "-d", "400s", "--quiet"], "ctl-brokers")
     wait("the brokers on every node",
          lambda: all(metric(n["http"], "rmqns_brokers_live") == 5 for n in nodes), 60)
+    # the same brokers and topics, learnt in different orders: one digest
+    wait("one route digest on every node",
+         lambda: len({metric(n["http"], "rmqns_route_digest") for n in nodes}) == 1, 30)
 
     with open(os.path.join(tmp, "prometheus.yml"), "w") as f:
         f.write("""global:
