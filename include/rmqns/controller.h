@@ -434,8 +434,10 @@ struct ctl_view_ctx {
  *  (listed false) past CTL_VIEW_MAX_BROKERS brokers. */
 #define CTL_VIEW_MAX_BROKERS 500
 int ctl_view_json(const struct ctl_view_ctx *v, struct buf *out);
-/* rmqns_controller_heartbeat_age_seconds{cluster,broker,id} samples, of
- * CTL_VIEW_MAX_BROKERS brokers at most (registered sets' first). */
+/* The families rmqns_controller_leader_info{self,leader},
+ * rmqns_controller_set_master_id and _set_master_epoch{cluster,broker},
+ * rmqns_controller_heartbeat_age_seconds{cluster,broker,id} (of
+ * CTL_VIEW_MAX_BROKERS brokers at most, registered sets' first). */
 int ctl_view_prom(const struct ctl_view_ctx *v, struct buf *out);
 
 /* Runs fn on the node's thread with its state, and waits for it. */

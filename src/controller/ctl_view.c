@@ -135,12 +135,91 @@ int ctl_view_json(const struct ctl_view_ctx *v, struct buf *out)
 	return jw_error(&w);
 }
 
+/* cluster="..",broker=".." and `more` (may be ""), NUL-terminated in lb. */
+static int view_set_labels(struct buf *lb, const char *cluster, const char *broker, const char *more)
+{
+	buf_reset(lb);
+	int rc = buf_append_str(lb, "cluster=\"");
+	if (rc == 0)
+		rc = metrics_escape_label(lb, cluster);
+	if (rc == 0)
+		rc = buf_append_str(lb, "\",broker=\"");
+	if (rc == 0)
+		rc = metrics_escape_label(lb, broker);
+	if (rc == 0)
+		rc = buf_printf(lb, "\"%s", more) < 0 ? -1 : 0;
+	return rc == 0 ? buf_putc(lb, '\0') : rc;
+}
+
+/* The leader this node follows, by peer id ("" when none is known), so
+ * that nodes which disagree show it; and this node's own id. */
+static int view_prom_leader(const struct ctl_view_ctx *v, struct buf *out)
+{
+	struct buf lb = BUF_INIT;
+	int rc = metrics_write_family(out, "rmqns_controller_leader_info", "gauge",
+				      "1, labelled with this node's peer id and the leader it knows.");
+	if (rc == 0)
+		rc = buf_append_str(&lb, "self=\"");
+	if (rc == 0)
+		rc = metrics_escape_label(&lb, v->self_id);
+	if (rc == 0)
+		rc = buf_append_str(&lb, "\",leader=\"");
+	if (rc == 0)
+		rc = metrics_escape_label(&lb, v->leader ? v->leader->id : "");
+	if (rc == 0)
+		rc = buf_append(&lb, "\"", 2); /* with the NUL */
+	if (rc == 0)
+		rc = metrics_write_value(out, "rmqns_controller_leader_info", (const char *)lb.data, 1);
+	buf_free(&lb);
+	return rc;
+}
+
+/* Each registered set's master (its broker id, -1 without one) and master
+ * epoch as this node's replicated state has them: equal on every node once
+ * applied, so a lasting difference is a node behind or split off. */
+static int view_prom_sets(const struct ctl_view_ctx *v, struct buf *out)
+{
+	static const struct {
+		const char *name, *help;
+		bool epoch;
+	} fam[] = {
+		{ "rmqns_controller_set_master_id",
+		  "A registered broker set's master broker id in this node's state, -1 when it has none.",
+		  false },
+		{ "rmqns_controller_set_master_epoch",
+		  "A registered broker set's master epoch in this node's state.", true },
+	};
+	struct buf lb = BUF_INIT;
+	int rc = 0;
+
+	for (size_t f = 0; rc == 0 && f < sizeof fam / sizeof fam[0]; f++) {
+		rc = metrics_write_family(out, fam[f].name, "gauge", fam[f].help);
+		for (uint32_t i = 0; rc == 0 && v->state && i < v->state->count; i++) {
+			const struct ctl_set *set = v->state->sets[i];
+			if (!ctl_set_exists(set))
+				continue;
+			rc = view_set_labels(&lb, set->cluster, set->name, "");
+			double value = fam[f].epoch ? set->master_epoch
+				       : set->has_master ? (double)set->master_id : -1;
+			if (rc == 0)
+				rc = metrics_write_value(out, fam[f].name, (const char *)lb.data, value);
+		}
+	}
+	buf_free(&lb);
+	return rc;
+}
+
 int ctl_view_prom(const struct ctl_view_ctx *v, struct buf *out)
 {
 	struct buf lb = BUF_INIT;
-	int rc = 0;
+	int rc = view_prom_leader(v, out);
 	uint32_t shown = 0;
 
+	if (rc == 0)
+		rc = view_prom_sets(v, out);
+	if (rc == 0)
+		rc = metrics_write_family(out, "rmqns_controller_heartbeat_age_seconds", "gauge",
+					  "Seconds since a broker's last heartbeat to this controller.");
 	/* the registered sets' brokers first, then others while room is left */
 	for (uint32_t k = 0; k < 2 * live_count(v) && rc == 0 && shown < CTL_VIEW_MAX_BROKERS; k++) {
 		bool first_pass = k < live_count(v);
@@ -148,20 +227,9 @@ int ctl_view_prom(const struct ctl_view_ctx *v, struct buf *out)
 		if (in_a_set(v, e) != first_pass)
 			continue;
 		shown++;
-		char id[32];
-		buf_reset(&lb);
-		snprintf(id, sizeof id, "%" PRId64, e->broker_id);
-		rc = buf_append_str(&lb, "cluster=\"");
-		if (rc == 0)
-			rc = metrics_escape_label(&lb, e->cluster);
-		if (rc == 0)
-			rc = buf_append_str(&lb, "\",broker=\"");
-		if (rc == 0)
-			rc = metrics_escape_label(&lb, e->broker_name);
-		if (rc == 0)
-			rc = buf_printf(&lb, "\",id=\"%s\"", id) < 0 ? -1 : 0;
-		if (rc == 0)
-			rc = buf_putc(&lb, '\0');
+		char id[40];
+		snprintf(id, sizeof id, ",id=\"%" PRId64 "\"", e->broker_id);
+		rc = view_set_labels(&lb, e->cluster, e->broker_name, id);
 		if (rc == 0)
 			rc = metrics_write_value(out, "rmqns_controller_heartbeat_age_seconds",
 						 (const char *)lb.data,

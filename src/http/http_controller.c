@@ -73,9 +73,6 @@ int http_controller_metrics(struct ctl_node *node, uint64_t now, struct buf *out
 			rc = metrics_write_value(out, all[i].name, all[i].labels, all[i].value);
 	}
 	if (rc == 0)
-		rc = metrics_write_family(out, "rmqns_controller_heartbeat_age_seconds", "gauge",
-					  "Seconds since a broker's last heartbeat to this controller.");
-	if (rc == 0)
 		rc = ctl_node_view(node, NULL, out);
 	return rc < 0 ? RMQNS_ENOMEM : 0;
 }

@@ -387,6 +387,19 @@ Test(controller_cluster, master_disconnect_elects_the_live_replica_and_tells_it)
 	cr_assert_geq(harness_metric(cl.http_port[leader],
 				     "rmqns_controller_elections_total{result=\"elected\"}"), 2);
 	cr_assert_eq(harness_metric(cl.http_port[leader], "rmqns_controller_masters"), 1);
+	cr_assert_eq(harness_metric(cl.http_port[leader],
+				    "rmqns_controller_set_master_id{cluster=\"C1\",broker=\"b2\"}"), 2);
+	cr_assert_eq(harness_metric(cl.http_port[leader],
+				    "rmqns_controller_set_master_epoch{cluster=\"C1\",broker=\"b2\"}"), 2);
+	snprintf(needle, sizeof needle, "rmqns_controller_leader_info{self=\"n%d\",leader=\"n%d\"}",
+		 (leader + 1) % NODES, leader);
+	double follows = -1; /* its view too is rebuilt every 500 ms */
+	for (int k = 0; k < 50 && follows != 1; k++) {
+		follows = harness_metric(cl.http_port[(leader + 1) % NODES], needle);
+		if (follows != 1)
+			harness_sleep_ms(100);
+	}
+	cr_assert_eq(follows, 1, "%s", needle);
 	cr_assert_eq(harness_http_get(cl.http_port[leader], "/healthz", &doc), 200);
 	cr_assert_not_null(strstr(doc, "controller: ok"), "%s", doc);
 	free(doc);
