@@ -440,7 +440,8 @@ static bool ep_admit(void *arg, const struct http_request *req, struct http_resp
 /* every other path: the status page and its JSON (http_status.c) */
 static void ep_status(void *arg, const struct http_request *req, struct http_response *rsp)
 {
-	http_status_serve(((struct http_endpoints *)arg)->app, req, rsp);
+	struct http_endpoints *e = arg;
+	http_status_serve(e->app, req, rsp, http_webcfg_auth_on(e->webcfg));
 }
 
 static const struct http_route ep_routes[] = {

@@ -126,12 +126,15 @@ static int connect_http(void)
 	return fd;
 }
 
-/* When set, sent as the Authorization header instead of user:pass. */
-static const char *raw_authorization;
+/* When set, sent as the Authorization header instead of user:pass, and
+ * as the Origin header. */
+static const char *raw_authorization, *origin;
 
 static void request_text(struct buf *req, const char *path, const char *user, const char *pass)
 {
 	cr_assert_geq(buf_printf(req, "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n", path), 0);
+	if (origin)
+		cr_assert_geq(buf_printf(req, "Origin: %s\r\n", origin), 0);
 	if (raw_authorization) {
 		cr_assert_geq(buf_printf(req, "Authorization: %s\r\n", raw_authorization), 0);
 	} else if (user) {
@@ -319,6 +322,42 @@ Test(webcfg, probes_closed_when_asked)
 	expect_refused(true, "/readyz", "alice", "wrong");
 	expect_served(true, "/healthz", "ok", "alice", "s3cret-a");
 	expect_served(true, "/readyz", "ready", "alice", "s3cret-a");
+	free(cfg);
+}
+
+/* The status page of a peer reads /api/ from the browser with its
+ * credentials: allowed to the statusPeers' origins only, never to any
+ * site (a logged-in browser would otherwise hand the API to every page). */
+Test(webcfg, status_peers_read_with_credentials_only_from_peers)
+{
+	make_certificate();
+	char *cfg = write_webcfg(true, "alice", "s3cret-a", NULL);
+	start(cfg, "--statusPeers=127.0.0.1:19001, https://peer.example:9877");
+	const char *const allowed[] = { "https://127.0.0.1:19001", "http://127.0.0.1:19001",
+					"https://peer.example:9877" };
+	const char *const refused[] = { "https://evil.example", "http://peer.example:9877",
+					"https://127.0.0.1:1900", "null" };
+	for (size_t i = 0; i < sizeof allowed / sizeof allowed[0]; i++) {
+		origin = allowed[i];
+		struct answer a = get_tls("/api/node", "alice", "s3cret-a");
+		char *want = NULL;
+		cr_assert(asprintf(&want, "\r\nAccess-Control-Allow-Origin: %s\r\n", origin) > 0);
+		cr_expect_eq(a.status, 200);
+		cr_expect_not_null(strstr(a.text, want), "origin %s not allowed: %s", origin, a.text);
+		cr_expect_not_null(strstr(a.text, "\r\nAccess-Control-Allow-Credentials: true\r\n"));
+		cr_expect_null(strstr(a.text, "Access-Control-Allow-Origin: *"));
+		free(want);
+		free(a.text);
+	}
+	for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+		origin = refused[i];
+		struct answer a = get_tls("/api/node", "alice", "s3cret-a");
+		cr_expect_eq(a.status, 200);
+		cr_expect_null(strstr(a.text, "Access-Control-Allow"), "origin %s allowed: %s", origin,
+			       a.text);
+		free(a.text);
+	}
+	origin = NULL;
 	free(cfg);
 }
 
