@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include <openssl/crypto.h>
 #include <openssl/err.h>
@@ -30,6 +31,8 @@
 #define WEBCFG_DIGEST 32
 /* Certificate, key and client CA besides the file itself. */
 #define WEBCFG_WATCHED 4
+/* bcrypt runs may go ahead of their half of the time by this much. */
+#define WEBCFG_BCRYPT_BURST_MS 1000u
 /* Longest Authorization header value looked at. */
 #define WEBCFG_AUTH_MAX 1024
 
@@ -80,6 +83,11 @@ struct http_webcfg {
 	struct webcfg_state *st;
 	struct file_stamp stamps[WEBCFG_WATCHED];
 	unsigned reloads;
+	/* bcrypt's debt: a run of T ms adds 2T, the clock pays it back, and
+	 * no run starts above WEBCFG_BCRYPT_BURST_MS. Wrong passwords sent
+	 * without pause so take at most half the HTTP thread, and the probes
+	 * between them are still answered. */
+	uint64_t bcrypt_debt_ms, bcrypt_debt_at_ms;
 };
 
 /* ---- reading the YAML ---- */
@@ -635,6 +643,21 @@ static bool cached_ok(const struct webcfg_state *st, const unsigned char d[WEBCF
 	return hit;
 }
 
+static uint64_t monotonic_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static bool bcrypt_allowed(struct http_webcfg *w, uint64_t now)
+{
+	uint64_t paid = now - w->bcrypt_debt_at_ms;
+	w->bcrypt_debt_ms = w->bcrypt_debt_ms > paid ? w->bcrypt_debt_ms - paid : 0;
+	w->bcrypt_debt_at_ms = now;
+	return w->bcrypt_debt_ms <= WEBCFG_BCRYPT_BURST_MS;
+}
+
 static bool bcrypt_matches(const char *password, const char *hash)
 {
 	struct crypt_data *cd = calloc(1, sizeof *cd);
@@ -671,22 +694,28 @@ bool http_webcfg_admit(struct http_webcfg *w, const char *authorization)
 	for (size_t i = 0; i < st->nusers; i++)
 		if (strcmp(st->users[i].name, plain) == 0)
 			user = &st->users[i];
-	bool ok;
-	if (!user) {
-		(void)bcrypt_matches(password, unknown_user_hash);
-		ok = false;
-	} else {
-		unsigned char d[WEBCFG_DIGEST];
+	bool ok = false;
+	unsigned char d[WEBCFG_DIGEST];
+	if (user) {
 		credential_digest(user, password, d);
 		ok = cached_ok(st, d);
-		if (!ok && (ok = bcrypt_matches(password, user->hash))) {
+	}
+	uint64_t start = monotonic_ms();
+	if (!ok && !bcrypt_allowed(w, start)) {
+		log_warn_limited("HTTP port: credentials refused unchecked: bcrypt checks of wrong or new "
+				 "passwords already take half the HTTP thread's time");
+	} else if (!ok) {
+		ok = bcrypt_matches(password, user ? user->hash : unknown_user_hash) && user;
+		uint64_t end = monotonic_ms();
+		w->bcrypt_debt_ms += 2 * (end - start);
+		if (ok) {
 			memcpy(st->ok[st->ok_next], d, WEBCFG_DIGEST);
 			st->ok_next = (st->ok_next + 1) % WEBCFG_OK_CACHE;
 			if (st->nok < WEBCFG_OK_CACHE)
 				st->nok++;
 		}
-		OPENSSL_cleanse(d, sizeof d);
 	}
+	OPENSSL_cleanse(d, sizeof d);
 	OPENSSL_cleanse(plain, sizeof plain);
 	return ok;
 }
