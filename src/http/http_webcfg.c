@@ -25,6 +25,7 @@
 #include "rmqns/filestamp.h"
 #include "rmqns/http_webcfg.h"
 #include "rmqns/log.h"
+#include "rmqns/yaml_doc.h"
 
 /* Right credentials remembered (as digests) until the next reload. */
 #define WEBCFG_OK_CACHE 16
@@ -396,7 +397,6 @@ static void state_free(struct webcfg_state *st)
 static struct webcfg_state *parse(const char *text, size_t len, const char *base_dir, char *err,
 				  size_t errlen)
 {
-	yaml_parser_t parser;
 	yaml_document_t doc;
 	struct webcfg_parse p = { .doc = &doc, .base_dir = base_dir, .err = err, .errlen = errlen };
 	int rc = RMQNS_EINVAL;
@@ -404,18 +404,11 @@ static struct webcfg_state *parse(const char *text, size_t len, const char *base
 	if (errlen)
 		err[0] = '\0';
 	p.st = calloc(1, sizeof *p.st);
-	if (!p.st || !yaml_parser_initialize(&parser)) {
-		free(p.st);
+	if (!p.st) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-	if (!yaml_parser_load(&parser, &doc)) {
-		snprintf(err, errlen, "not YAML: %s at line %lu column %lu",
-			 parser.problem ? parser.problem : "parse error",
-			 (unsigned long)parser.problem_mark.line + 1,
-			 (unsigned long)parser.problem_mark.column + 1);
-		yaml_parser_delete(&parser);
+	if (yaml_doc_load(&doc, text, len, err, errlen) < 0) {
 		free(p.st);
 		return NULL;
 	}
@@ -437,7 +430,6 @@ static struct webcfg_state *parse(const char *text, size_t len, const char *base
 	free(p.key_file);
 	free(p.ca_file);
 	yaml_document_delete(&doc);
-	yaml_parser_delete(&parser);
 	if (rc < 0) {
 		state_free(p.st);
 		return NULL;
@@ -537,14 +529,10 @@ int http_webcfg_poll(struct http_webcfg *w)
 	char err[768];
 
 	stamp_all(w->path, w->st, now);
-	bool changed = false;
-	for (int i = 0; i < WEBCFG_WATCHED; i++)
-		changed |= !file_stamp_equal(&now[i], &w->stamps[i]);
-	if (!changed)
-		return 0;
 	/* remembered even when the files do not load: a half-written set is
 	 * tried again when the next file changes */
-	memcpy(w->stamps, now, sizeof now);
+	if (!file_stamps_changed(w->stamps, now, WEBCFG_WATCHED))
+		return 0;
 	struct webcfg_state *fresh = load(w->path, err, sizeof err);
 	if (!fresh) {
 		log_warn("HTTP port: the web configuration changed but does not load, keeping the one in "
@@ -575,47 +563,21 @@ bool http_webcfg_auth_on(const struct http_webcfg *w)
 
 /* ---- basic authentication ---- */
 
-static int b64_value(unsigned char c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	return c == '+' ? 62 : c == '/' ? 63 : -1;
-}
-
-/* Standard base64 with its padding; the decoded bytes NUL-terminated in
- * out (n > the decoded length); -1 when malformed. */
+/* Standard base64 with its padding (len a multiple of 4, len / 4 * 3 < n);
+ * the decoded text NUL-terminated in out; -1 when malformed or holding a
+ * NUL. */
 static int b64_decode(const char *in, size_t len, char *out, size_t n)
 {
-	size_t o = 0;
-	unsigned acc = 0, bits = 0;
-	size_t pad = 0;
-	if (len % 4)
+	if (len % 4 || len / 4 * 3 >= n)
 		return -1;
-	for (size_t i = 0; i < len; i++) {
-		if (in[i] == '=') {
-			if (i + 2 < len)
-				return -1;
-			pad++;
-			continue;
-		}
-		int v = b64_value((unsigned char)in[i]);
-		if (v < 0 || pad)
-			return -1;
-		acc = (acc << 6) | (unsigned)v;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			if (o + 1 >= n)
-				return -1;
-			out[o++] = (char)((acc >> bits) & 0xff);
-		}
-	}
+	int o = EVP_DecodeBlock((unsigned char *)out, (const unsigned char *)in, (int)len);
+	if (o < 0)
+		return -1;
+	/* EVP_DecodeBlock counts the padding's bytes too */
+	for (size_t i = len; i > 0 && in[i - 1] == '=' && o > 0; i--)
+		o--;
 	out[o] = '\0';
-	return memchr(out, '\0', o) ? -1 : (int)o;
+	return memchr(out, '\0', (size_t)o) ? -1 : o;
 }
 
 static void credential_digest(const struct webcfg_user *u, const char *password,
