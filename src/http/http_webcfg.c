@@ -60,15 +60,9 @@ static const char *const client_auth_names[] = {
 	"RequireAndVerifyClientCert", NULL,
 };
 
-static const struct {
-	const char *name;
-	int version;
-} tls_versions[] = {
-	{ "TLS10", TLS1_VERSION },
-	{ "TLS11", TLS1_1_VERSION },
-	{ "TLS12", TLS1_2_VERSION },
-	{ "TLS13", TLS1_3_VERSION },
-};
+/* min_version and max_version: the i-th is TLS1_VERSION + i (1.0 to 1.3) */
+static const char *const tls_version_names[] = { "TLS10", "TLS11", "TLS12", "TLS13", NULL };
+_Static_assert(TLS1_3_VERSION == TLS1_VERSION + 3, "TLS versions are consecutive");
 
 struct webcfg_state {
 	SSL_CTX *tls;
@@ -169,9 +163,9 @@ static int read_version(struct webcfg_parse *p, const yaml_node_t *v, const char
 	int rc = need_text(p, v, key, &s);
 	if (rc < 0)
 		return rc;
-	for (size_t i = 0; i < sizeof tls_versions / sizeof tls_versions[0]; i++)
-		if (strcmp(s, tls_versions[i].name) == 0)
-			return *out = tls_versions[i].version, RMQNS_OK;
+	for (int i = 0; tls_version_names[i]; i++)
+		if (strcmp(s, tls_version_names[i]) == 0)
+			return *out = TLS1_VERSION + i, RMQNS_OK;
 	return fail(p, v, "%s: unknown TLS version \"%.40s\" (TLS10, TLS11, TLS12 or TLS13)", key, s);
 }
 
@@ -516,10 +510,10 @@ struct http_webcfg *http_webcfg_open(const char *path, char *err, size_t errlen)
 
 void http_webcfg_close(struct http_webcfg *w)
 {
-	if (!w)
-		return;
-	state_free(w->st);
-	free(w->path);
+	if (w) {
+		state_free(w->st);
+		free(w->path);
+	}
 	free(w);
 }
 
