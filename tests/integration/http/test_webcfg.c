@@ -68,10 +68,11 @@ static char *bcrypt_hash(const char *password)
 	return strdup(h);
 }
 
-/* A web configuration: TLS with the test certificate when tls, and the
+/* A web configuration: TLS with the test certificate when tls (an int:
+ * the argument before "..." must not be one that C promotes), and the
  * users (name, password, ..., NULL). Written by rename, as config
  * managers do. */
-static char *write_webcfg(bool tls, ...)
+static char *write_webcfg(int tls, ...)
 {
 	struct buf b = BUF_INIT;
 	va_list ap;
