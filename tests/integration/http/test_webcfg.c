@@ -388,8 +388,10 @@ Test(webcfg, wrong_password_flood_leaves_probes_answered)
 		kids[i] = fork();
 		cr_assert_geq(kids[i], 0);
 		if (kids[i] == 0) {
+			/* 401, or cut at the connection's deadline while the
+			 * thread ran another one's bcrypt: never served */
 			struct answer a = get_tls("/metrics", "alice", "wrong");
-			_exit(a.status == 401 ? 0 : 1);
+			_exit(a.status == 401 || a.status == -1 ? 0 : 1);
 		}
 	}
 	harness_sleep_ms(300);
@@ -397,7 +399,7 @@ Test(webcfg, wrong_password_flood_leaves_probes_answered)
 	for (int i = 0; i < FLOOD; i++) {
 		int st;
 		cr_assert_eq(waitpid(kids[i], &st, 0), kids[i]);
-		cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "a wrong password was not refused 401");
+		cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "a wrong password was served");
 	}
 	cr_expect(harness_wait_log(&fx.srv, "credentials refused unchecked", 1000),
 		  "every wrong password ran bcrypt");
