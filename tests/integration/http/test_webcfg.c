@@ -39,17 +39,20 @@ static char *cert_path, *key_path;
 
 /* ---- files made at test time ---- */
 
-static void make_certificate(void)
+/* Runs the shell commands in the suite's directory; they must succeed. */
+static void in_dir(const char *commands)
 {
 	char *cmd = NULL;
-	cr_assert(asprintf(&cmd,
-			   "cd '%s' && openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 "
-			   "-nodes -keyout key.pem -out cert.pem -days 2 -subj /CN=localhost "
-			   "-addext subjectAltName=IP:127.0.0.1 >/dev/null 2>&1",
-			   fx.dir) > 0);
+	cr_assert(asprintf(&cmd, "cd '%s' && { %s ; } >/dev/null 2>&1", fx.dir, commands) > 0);
 	int st = system(cmd);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "failed: %s", cmd);
 	free(cmd);
-	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "openssl cannot make the test certificate");
+}
+
+static void make_certificate(void)
+{
+	in_dir("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout key.pem "
+	       "-out cert.pem -days 2 -subj /CN=localhost -addext subjectAltName=IP:127.0.0.1");
 	cert_path = fixture_path(&fx, "cert.pem");
 	key_path = fixture_path(&fx, "key.pem");
 }
@@ -412,18 +415,11 @@ Test(webcfg, wrong_password_flood_leaves_probes_answered)
 Test(webcfg, client_certificates_required_and_verified)
 {
 	make_certificate();
-	char *cmd = NULL;
-	cr_assert(asprintf(&cmd,
-			   "cd '%s' && for ca in ca other; do openssl req -x509 -newkey ec -pkeyopt "
-			   "ec_paramgen_curve:P-256 -nodes -keyout $ca.key -out $ca.pem -days 2 "
-			   "-subj /CN=$ca && openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 "
-			   "-nodes -keyout cli-$ca.key -out cli-$ca.csr -subj /CN=client-$ca && "
-			   "openssl x509 -req -in cli-$ca.csr -CA $ca.pem -CAkey $ca.key -set_serial 9 "
-			   "-days 2 -out cli-$ca.pem || exit 1; done >/dev/null 2>&1",
-			   fx.dir) > 0);
-	int st = system(cmd);
-	free(cmd);
-	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "openssl cannot make the client certificates");
+	in_dir("for ca in ca other; do openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 "
+	       "-nodes -keyout $ca.key -out $ca.pem -days 2 -subj /CN=$ca && "
+	       "openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout cli-$ca.key "
+	       "-out cli-$ca.csr -subj /CN=client-$ca && openssl x509 -req -in cli-$ca.csr -CA $ca.pem "
+	       "-CAkey $ca.key -set_serial 9 -days 2 -out cli-$ca.pem || exit 1; done");
 	char *users = write_webcfg(true, "alice", "s3cret-a", NULL);
 	char *text = harness_slurp(users);
 	char *cfg_text = NULL;
