@@ -506,6 +506,23 @@ Test(webcfg, reload_switches_the_password)
 	free(cfg);
 }
 
+/* A certificate renewed in place (key, then certificate, each by rename):
+ * new connections get it without a restart. The client trusts only the
+ * file on disk, so the old certificate fails its check until the reload. */
+Test(webcfg, certificate_files_reloaded)
+{
+	make_certificate();
+	char *cfg = write_webcfg(true, "alice", "s3cret-a", NULL);
+	start(cfg, NULL);
+	expect_served(true, "/metrics", "rmqns_build_info", "alice", "s3cret-a");
+	in_dir("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout new.key "
+	       "-out new.pem -days 2 -subj /CN=renewed -addext subjectAltName=IP:127.0.0.1 && "
+	       "mv new.key key.pem && mv new.pem cert.pem");
+	cr_assert(wait_status("/metrics", "alice", "s3cret-a", 200), "the renewed certificate is not served");
+	cr_expect(harness_wait_log(&fx.srv, "reloaded (reload", 1000));
+	free(cfg);
+}
+
 /* The web configuration text (a %s each for the certificate and the key
  * where it names them) refuses the start, the log naming `key`. */
 static void expect_start_refused(const char *text, const char *key)
