@@ -5,9 +5,12 @@
  * the right ones; a plaintext request to the TLS port answered 400 and
  * nothing else; /healthz and /readyz open or closed per httpProbesOpen;
  * a rewritten file switching the password while the server runs, and a
- * broken rewrite keeping the one in force; broken files refusing the
- * start with the offending key named. The certificate is made with
- * openssl and the bcrypt hashes with crypt(3) at test time. */
+ * broken rewrite keeping the one in force; a certificate renewed in place
+ * served without a restart; client certificates required and verified;
+ * cross-origin reads of /api/ with credentials for statusPeers' origins
+ * only; probes answered under a flood of wrong passwords; broken files
+ * refusing the start with the offending key named. The certificates are
+ * made with openssl and the bcrypt hashes with crypt(3) at test time. */
 #include <arpa/inet.h>
 #include <crypt.h>
 #include <netinet/in.h>
