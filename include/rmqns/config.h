@@ -77,6 +77,8 @@ struct options {
 	bool kvConfigIgnoreCorrupt;        /* start with an empty KV table (the bad file moved aside) */
 	int32_t httpPort;                  /* the HTTP endpoint; 0 = off */
 	char *httpBindAddress;             /* NULL or "" = bindAddress */
+	char *httpWebConfigFile;           /* web.config.yml of the HTTP port; NULL or "" = none */
+	bool httpProbesOpen;               /* /healthz and /readyz without credentials */
 	int32_t healthStallMillis;         /* /healthz fails past this without a turn */
 	char *statusPeers;                 /* the status page's other nodes: host:httpPort,... */
 	/* ACL 1.0 (acl.h), Java's names */

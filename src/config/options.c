@@ -157,6 +157,12 @@ static const struct config_option options_table[] = {
 	  "HTTP port of /metrics, /healthz, /readyz, /brokers and the status page /; 0 = off (9877 suggested)" },
 	{ "httpBindAddress", CONFIG_STR, 0, OFF(httpBindAddress), "", 0, 0, 0, NULL,
 	  "address the HTTP port listens on; empty = the same as bindAddress" },
+	{ "httpWebConfigFile", CONFIG_STR, CONFIG_PATH, OFF(httpWebConfigFile), "", 0, 0, 0, NULL,
+	  "the HTTP port's TLS and basic authentication, a Prometheus exporter web.config.yml "
+	  "(tls_server_config, basic_auth_users); reloaded when it changes; empty = plaintext, no login" },
+	{ "httpProbesOpen", CONFIG_BOOL, 0, OFF(httpProbesOpen), "true", 0, 0, 0, NULL,
+	  "with basic_auth_users in httpWebConfigFile, /healthz and /readyz still answer without "
+	  "credentials (for probes); false = they need them too" },
 	{ "healthStallMillis", CONFIG_I32, 0, OFF(healthStallMillis), "5000", 2000, 3600000, 0, NULL,
 	  "/healthz fails once a reactor or the registrar has not turned for this many ms" },
 	{ "statusPeers", CONFIG_STR, CONFIG_LIVE, OFF(statusPeers), "", 0, 0, 0, NULL,
