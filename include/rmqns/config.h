@@ -106,6 +106,8 @@ struct options {
 	int32_t controllerElectionTimeoutMillis;
 	int32_t controllerHeartbeatTimeoutMillis;
 	bool processReadEvent;             /* reads through the Raft log */
+	bool controllerAdoptBrokers;       /* rebuild unknown sets from their brokers */
+	int64_t controllerAdoptWaitMs;     /* heard this long before the adoption election */
 	int64_t mappedFileSize;            /* accepted, no effect */
 	int32_t controllerThreadPoolNums;  /* accepted, no effect */
 	int32_t controllerRequestThreadPoolQueueCapacity; /* accepted, no effect */

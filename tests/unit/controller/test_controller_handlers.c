@@ -31,6 +31,8 @@ static void fx_setup(void)
 	cr_assert_eq(properties_set(&fx.config, "enableElectUncleanMaster", "false"), 0);
 	cr_assert_eq(properties_set(&fx.config, "notifyBrokerRoleChanged", "true"), 0);
 	cr_assert_eq(properties_set(&fx.config, "controllerDLegerGroup", "group1"), 0);
+	/* Java's answers to brokers the store does not know (adoption has its own tests) */
+	cr_assert_eq(properties_set(&fx.config, "controllerAdoptBrokers", "false"), 0);
 	fx.meta = (struct ctl_meta){ "group1", "n1", "127.0.0.1:9868", false,
 				     "n0:127.0.0.1:9878;n1:127.0.0.1:9868;n2:127.0.0.1:9858;" };
 	fx.env = (struct ctl_env){ &fx.state, &fx.live, &fx.config, &fx.meta, 1000000, true, 7 };
@@ -673,7 +675,7 @@ Test(handlers, controller_config)
 {
 	cr_assert_eq(call(make_req(1010, NULL)), 0);
 	cr_assert_not(ans.ext_present);
-	expect_body("controllerDLegerGroup=group1\nenableElectUncleanMaster=false\nnotifyBrokerRoleChanged=true\n");
+	expect_body("controllerAdoptBrokers=false\ncontrollerDLegerGroup=group1\nenableElectUncleanMaster=false\nnotifyBrokerRoleChanged=true\n");
 	struct remoting_cmd up = make_req(1009, NULL);
 	with_body(&up, "configStorePath=/tmp/x\n");
 	cr_assert_eq(call(up), 16);
