@@ -340,6 +340,7 @@ struct ctl_adopt_choice {
 	int32_t sss_epoch;
 	int64_t *sss;             /* ascending; room for n ids, given by the caller */
 	uint32_t sss_count;
+	bool tied;                /* another replica had the same (epoch, offset) */
 };
 
 /* The master a set rebuilt from its brokers goes on with: among the
@@ -362,9 +363,14 @@ bool ctl_adopt_pending(const struct ctl_env *env, const struct ctl_set *set);
  * the state lacks adopted and the chosen master set, as events in *ans
  * (code 0, notify_role_change), or code 2012 with no event when there is
  * nothing (yet) to elect. serving_address: the address registered as
- * brokerId 0 with this node's NameServer, NULL when unknown. */
+ * brokerId 0 with this node's NameServer, NULL when unknown; with none
+ * and replicas tied for master, wait_for_serving answers 2012 (the
+ * NameServer learns it at the brokers' next registration, within 30 s). */
 int ctl_adopt_elect(const struct ctl_env *env, const char *broker_name,
-		    const char *serving_address, struct ctl_answer *ans);
+		    const char *serving_address, bool wait_for_serving, struct ctl_answer *ans);
+/* How long an adoption waits for the NameServer to learn the master when
+ * the brokers' reports tie: one 30 s registration period and a margin. */
+#define CTL_ADOPT_SERVING_WAIT_MS 35000
 
 /* Encodes the answer to req as a whole frame. */
 int ctl_answer_encode(const struct ctl_answer *ans, const struct remoting_cmd *req, struct buf *out);

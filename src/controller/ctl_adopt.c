@@ -47,12 +47,15 @@ enum ctl_adopt_verdict ctl_adopt_choose(const struct ctl_adopt_report *r, uint32
 	const struct ctl_adopt_report *best = NULL;
 	int32_t top_epoch = set_master_epoch;
 
+	out->tied = false;
+
 	for (uint32_t i = 0; i < n; i++) {
 		if (r[i].epoch < 0)
 			continue; /* reported no epoch: not a candidate */
 		if (r[i].epoch > top_epoch)
 			top_epoch = r[i].epoch;
 		int c = best ? report_cmp(&r[i], best) : 1;
+		out->tied = c == 0 || (c < 0 && out->tied);
 		if (c > 0 || (c == 0 && preferred(&r[i], best)))
 			best = &r[i];
 	}
@@ -215,7 +218,7 @@ static int adopt_answer(struct ctl_answer *ans, const struct ctl_set *set,
 }
 
 int ctl_adopt_elect(const struct ctl_env *env, const char *broker_name,
-		    const char *serving_address, struct ctl_answer *ans)
+		    const char *serving_address, bool wait_for_serving, struct ctl_answer *ans)
 {
 	const struct ctl_set *set = ctl_state_find(env->state, broker_name);
 	struct ctl_adopt_report *reports = NULL;
@@ -239,6 +242,12 @@ int ctl_adopt_elect(const struct ctl_env *env, const char *broker_name,
 						    &choice);
 	if (v != CTL_ADOPT_ELECT) {
 		rc = ctl_answer_set(ans, CTL_RSP_ELECT_MASTER_FAILED, "No master to adopt");
+		goto out;
+	}
+	if (choice.tied && !serving_address && wait_for_serving) {
+		/* either could serve; the one that does is the one to keep */
+		rc = ctl_answer_set(ans, CTL_RSP_ELECT_MASTER_FAILED,
+				    "Waiting for the NameServer to learn the master of %s", set->name);
 		goto out;
 	}
 	const char *master_address = NULL;

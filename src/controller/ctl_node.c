@@ -351,6 +351,14 @@ static void answer_request(struct ctl_node *n, struct job *j)
 	job_finish(n, j, true);
 }
 
+static struct adopt_wait *adopt_wait_find(struct ctl_node *n, const char *name)
+{
+	for (uint32_t i = 0; i < n->adopt_wait_count; i++)
+		if (strcmp(n->adopt_waits[i].name, name) == 0)
+			return &n->adopt_waits[i];
+	return NULL;
+}
+
 /* The adoption election of a set (ctl_adopt_elect), with the master this
  * process's NameServer has for it; true when its events are in flight. */
 static bool run_adoption(struct ctl_node *n, struct job *j, const struct ctl_env *env)
@@ -363,8 +371,16 @@ static bool run_adoption(struct ctl_node *n, struct job *j, const struct ctl_env
 	    n->serving_master(n->serving_master_arg, set->cluster, set->name, serving,
 			      sizeof serving) == 0)
 		hint = serving;
-	if (ctl_adopt_elect(env, j->broker_name, hint, &j->ans) != 0 || !j->ans.has_event)
+	const struct adopt_wait *w = adopt_wait_find(n, j->broker_name);
+	bool wait_for_serving = w && env->now_ms - w->since < CTL_ADOPT_SERVING_WAIT_MS;
+	if (ctl_adopt_elect(env, j->broker_name, hint, wait_for_serving, &j->ans) != 0) {
+		log_warn_limited("controller: adoption of %s: out of memory", j->broker_name);
+		return false;
+	}
+	if (!j->ans.has_event) {
+		log_debug("controller: adoption of %s: %s", j->broker_name, j->ans.remark);
 		return false; /* nothing yet: the scan tries again */
+	}
 	log_info("controller: %s has no master here but its brokers had one; adopting broker %" PRId64
 		 " at epoch %d (NameServer's master: %s)",
 		 j->broker_name, j->ans.event.broker_id, j->ans.event.master_epoch,
@@ -459,14 +475,6 @@ static void watch_role(struct ctl_node *n)
 
 #define ADOPT_SCAN_MS 250
 #define ADOPT_RETRY_MS 1000
-
-static struct adopt_wait *adopt_wait_find(struct ctl_node *n, const char *name)
-{
-	for (uint32_t i = 0; i < n->adopt_wait_count; i++)
-		if (strcmp(n->adopt_waits[i].name, name) == 0)
-			return &n->adopt_waits[i];
-	return NULL;
-}
 
 /* Forgets the waits of sets no longer pending (all when not serving). */
 static void adopt_waits_prune(struct ctl_node *n, const struct ctl_env *env)

@@ -27,14 +27,24 @@ int ctl_cluster_init(struct ctl_cluster *cl, const char *host)
 
 int ctl_cluster_start(struct ctl_cluster *cl, int i)
 {
+	return ctl_cluster_start_with(cl, i, NULL);
+}
+
+int ctl_cluster_start_with(struct ctl_cluster *cl, int i, const char *const *extra)
+{
 	char a_peers[600], a_self[64], a_store[400], a_http[64];
+	const char *args[24] = { "--enableControllerInNamesrv=true", "--controllerDLegerGroup=g1",
+				 a_peers, a_self, a_store, a_http, "--scanNotActiveBrokerInterval=500",
+				 "--scanInactiveMasterInterval=500" };
+	size_t n = 8;
+
 	snprintf(a_peers, sizeof a_peers, "--controllerDLegerPeers=%s", cl->peers);
 	snprintf(a_self, sizeof a_self, "--controllerDLegerSelfId=n%d", i);
 	snprintf(a_store, sizeof a_store, "--controllerStorePath=%s/n%d", cl->dir, i);
 	snprintf(a_http, sizeof a_http, "--httpPort=%d", cl->http_port[i]);
-	const char *args[] = { "--enableControllerInNamesrv=true", "--controllerDLegerGroup=g1",
-			       a_peers, a_self, a_store, a_http, "--scanNotActiveBrokerInterval=500",
-			       "--scanInactiveMasterInterval=500", NULL };
+	for (; extra && *extra && n + 1 < sizeof args / sizeof *args; extra++)
+		args[n++] = *extra;
+	args[n] = NULL;
 	memset(&cl->node[i], 0, sizeof cl->node[i]);
 	return harness_start(&cl->node[i], args);
 }

@@ -27,6 +27,8 @@ int ctl_cluster_init(struct ctl_cluster *cl, const char *host);
 /* Starts node i (group g1, its store under the directory, its HTTP port,
  * brokers' liveness scanned every 500 ms). 0 or -1. */
 int ctl_cluster_start(struct ctl_cluster *cl, int i);
+/* The same with more arguments (NULL-terminated, up to 15; NULL = none). */
+int ctl_cluster_start_with(struct ctl_cluster *cl, int i, const char *const *extra);
 
 /* One request to node i's controller port on a connection of its own;
  * the answer's code, or -1 when the node does not answer. ext: key,

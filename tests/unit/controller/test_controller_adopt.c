@@ -429,7 +429,7 @@ Test(adopt, broker_election_waits_and_adoption_keeps_the_serving_master)
 	/* 2 serves (the NameServer's brokerId 0); it is not adopted yet: the
 	 * adoption adopts it and keeps it master above epoch 2 */
 	ctl_answer_clear(&ans);
-	cr_assert_eq(ctl_adopt_elect(&env, "broker-a", "127.0.0.1:30921", &ans), 0);
+	cr_assert_eq(ctl_adopt_elect(&env, "broker-a", "127.0.0.1:30921", true, &ans), 0);
 	cr_assert_eq(ans.code, 0);
 	cr_assert_eq(ans.pre_count, 1);
 	cr_expect_eq(ans.pre[0].broker_id, 2);
@@ -450,9 +450,32 @@ Test(adopt, broker_election_waits_and_adoption_keeps_the_serving_master)
 	cr_expect_str_eq(ext("masterEpoch"), "3");
 	/* a second adoption finds nothing to do */
 	ctl_answer_clear(&ans);
-	cr_assert_eq(ctl_adopt_elect(&env, "broker-a", NULL, &ans), 0);
+	cr_assert_eq(ctl_adopt_elect(&env, "broker-a", NULL, false, &ans), 0);
 	cr_expect_eq(ans.code, 2012);
 	cr_expect_not(ans.has_event);
+}
+
+Test(adopt, tied_reports_wait_for_the_nameserver_s_master)
+{
+	heartbeat(7, "1", "127.0.0.1:30911", "2", "700");
+	heartbeat(8, "2", "127.0.0.1:30921", "2", "700");
+	cr_assert_eq(call(register_req("1", "127.0.0.1:30911")), 0);
+	ctl_answer_clear(&ans);
+	cr_assert_eq(ctl_adopt_elect(&env, "broker-a", NULL, true, &ans), 0);
+	cr_expect_eq(ans.code, 2012);
+	cr_expect_not(ans.has_event);
+	cr_expect_eq(ans.pre_count, 0);
+	/* past that wait: the rule's own order (the lower id) */
+	ctl_answer_clear(&ans);
+	cr_assert_eq(ctl_adopt_elect(&env, "broker-a", NULL, false, &ans), 0);
+	cr_assert_eq(ans.code, 0);
+	cr_expect_eq(ans.event.broker_id, 1);
+	/* reports that do not tie need no NameServer */
+	heartbeat(8, "2", "127.0.0.1:30921", "2", "800");
+	ctl_answer_clear(&ans);
+	cr_assert_eq(ctl_adopt_elect(&env, "broker-a", NULL, true, &ans), 0);
+	cr_assert_eq(ans.code, 0);
+	cr_expect_eq(ans.event.broker_id, 2);
 }
 
 Test(adopt, new_brokers_keep_the_java_first_election)
