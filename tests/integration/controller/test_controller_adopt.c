@@ -19,6 +19,7 @@
 
 #include "ctl_cluster.h"
 #include "harness.h"
+#include "rmqns/acl.h"
 #include "rmqns/client.h"
 #include "rmqns/remoting.h"
 
@@ -447,4 +448,90 @@ Test(adopt, off_keeps_java_refusals)
 	client_reply_free(r);
 	cr_expect_eq(brokers[0].epoch, 2);
 	cr_expect_eq(harness_metric(b->http_port[leader], "rmqns_controller_adopted_total{kind=\"broker\"}"), 0);
+}
+
+/* ---- ACL: adoption needs the signatures registration needs ---- */
+
+static const char accounts_yaml[] = "globalWhiteRemoteAddresses:\n"
+				    "accounts:\n"
+				    "  - accessKey: brokerKey\n"
+				    "    secretKey: brokerSecret1\n"
+				    "    admin: false\n";
+
+/* One request on c, signed with the broker's account when `sign`. */
+static int signed_call(struct client *c, int32_t code, bool sign, const char *const *ext)
+{
+	struct remoting_ext_field f[HARNESS_CALL_MAX_EXT];
+	struct remoting_cmd req;
+	struct client_reply *r = NULL;
+	struct acl_signed sig = { 0 };
+	uint32_t n = 0;
+
+	harness_request_init(&req, code, REMOTING_JSON);
+	for (; ext && ext[2 * n]; n++)
+		f[n] = (struct remoting_ext_field){ ext[2 * n], ext[2 * n + 1] };
+	req.ext = f;
+	req.ext_count = n;
+	req.ext_present = n > 0;
+	if (sign)
+		cr_assert_eq(acl_sign_cmd(&req, "brokerKey", "brokerSecret1", &sig), 0);
+	int rc = client_call(c, &req, &r, 3000);
+	int code_back = rc < 0 ? -1 : r->cmd.code;
+	client_reply_free(r);
+	acl_signed_free(&sig);
+	return code_back;
+}
+
+Test(adopt, needs_the_signatures_registration_needs)
+{
+	struct ctl_cluster *cl = &groups[ngroups];
+	char dir[256], path[320], arg[340];
+	cr_assert_eq(harness_mkdtemp(dir, sizeof dir, "rmqns-adopt-acl"), 0);
+	snprintf(path, sizeof path, "%s/plain_acl.yml", dir);
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f);
+	cr_assert_geq(fputs(accounts_yaml, f), 0);
+	cr_assert_eq(fclose(f), 0);
+	snprintf(arg, sizeof arg, "--aclFile=%s", path);
+	const char *const acl[] = { "--aclEnable=true", "--aclBrokerRequests=true", arg,
+				    "--controllerAdoptWaitMs=500", NULL };
+	group_start(acl);
+	/* the usual probe (1012) needs a signature here: 1005, then a read */
+	int leader = -1;
+	for (int64_t t0 = harness_now_ms(); leader < 0; harness_sleep_ms(100)) {
+		cr_assert_lt(harness_now_ms() - t0, WAIT_MS, "no leader");
+		for (int i = 0; i < NODES && leader < 0; i++) {
+			struct client_reply *r = NULL;
+			if (ctl_cluster_call(cl, i, 1005, NULL, NULL, &r) == 0) {
+				const char *is = remoting_ext_get(&r->cmd, "isLeader");
+				if (is && strcmp(is, "true") == 0 &&
+				    ctl_cluster_call(cl, i, 1006, NULL, "[\"x\"]", NULL) == 0)
+					leader = i;
+			}
+			client_reply_free(r);
+		}
+	}
+	int err;
+	struct client *c = client_connect("127.0.0.1", cl->ctl_port[leader], 1000, &err);
+	cr_assert_not_null(c);
+	const char *const beat[] = { "clusterName", "C1", "brokerName", SET, "brokerAddr",
+				     "127.0.0.1:30921", "brokerId", "2", "epoch", "2", "maxOffset", OFFSET,
+				     "heartbeatTimeoutMills", "10000", NULL };
+	const char *const reg[] = { "clusterName", "C1", "brokerName", SET, "brokerId", "2",
+				    "brokerAddress", "127.0.0.1:30921", NULL };
+	const char *const info[] = { "brokerName", SET, NULL };
+	/* unsigned: refused before the controller sees it, nothing adopted */
+	cr_expect_eq(signed_call(c, 904, false, beat), 16);
+	cr_expect_eq(signed_call(c, 1003, false, reg), 16);
+	cr_expect_eq(signed_call(c, 1004, false, info), 2008, "nobody heart-beats on it: unknown");
+	harness_sleep_ms(1000);
+	cr_expect_eq(harness_metric(cl->http_port[leader], "rmqns_controller_adopted_total{kind=\"broker\"}"), 0);
+	/* signed as a broker registers: adopted */
+	cr_expect_eq(signed_call(c, 904, true, beat), 0);
+	cr_expect_eq(signed_call(c, 1003, true, reg), 0);
+	cr_expect_eq(signed_call(c, 1004, true, info), 0);
+	cr_expect_eq(harness_metric(cl->http_port[leader], "rmqns_controller_adopted_total{kind=\"set\"}"), 1);
+	cr_expect_eq(harness_metric(cl->http_port[leader], "rmqns_controller_adopted_total{kind=\"broker\"}"), 1);
+	client_close(c);
+	harness_rmdir(dir);
 }
