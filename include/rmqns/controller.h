@@ -372,6 +372,13 @@ int ctl_adopt_elect(const struct ctl_env *env, const char *broker_name,
  * the brokers' reports tie: one 30 s registration period and a margin. */
 #define CTL_ADOPT_SERVING_WAIT_MS 35000
 
+/* controllerImportFile (ctl_import.c): the events that rebuild the sets of
+ * an exportControllerState file, in order (per set its ADOPT_REPLICAs, then
+ * its ADOPT_MASTER); *out owned by the caller (ctl_event_clear each, free).
+ * RMQNS_EINVAL with the reason in err for a file that does not read. */
+int ctl_import_read(const char *path, struct ctl_event **out, uint32_t *count, char *err,
+		    size_t errlen);
+
 /* Encodes the answer to req as a whole frame. */
 int ctl_answer_encode(const struct ctl_answer *ans, const struct remoting_cmd *req, struct buf *out);
 
@@ -446,6 +453,9 @@ struct ctl_node_config {
 	 * brokers report a higher epoch is heard before its master is adopted;
 	 * 0 = 3000 ms, negative = at once */
 	int64_t adopt_wait_ms;
+	/* controllerImportFile: proposed once by the first leader that finds
+	 * the store empty; refused (a log line) on a store with state */
+	const char *import_file;
 };
 
 /* Starts the node's thread and waits until its Raft member runs (or

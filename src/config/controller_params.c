@@ -31,6 +31,7 @@ int controller_params_from_options(struct ctl_node_config *p, struct properties 
 		.scan_not_active_ms = o->scanNotActiveBrokerInterval,
 		.scan_inactive_master_ms = o->scanInactiveMasterInterval,
 		.adopt_wait_ms = o->controllerAdoptWaitMs > 0 ? o->controllerAdoptWaitMs : -1,
+		.import_file = o->controllerImportFile,
 		.options = shown,
 		.config_store_path = store_path,
 	};

@@ -217,6 +217,8 @@ static const struct config_option options_table[] = {
 	  "embedded controller: brokers the store does not know (new group, lost store) are adopted with their ids, and the master they had kept at a higher epoch; false = Java's 2008/2010" },
 	{ "controllerAdoptWaitMs", CONFIG_I64, 0, OFF(controllerAdoptWaitMs), "3000", 0, 600000, 0, NULL,
 	  "embedded controller: how long the leader hears an adopted set's brokers before electing the master they had" },
+	{ "controllerImportFile", CONFIG_STR, CONFIG_PATH, OFF(controllerImportFile), "", 0, 0, 0, NULL,
+	  "embedded controller: an rmqns-admin exportControllerState file the first leader imports into an empty store" },
 	{ "processReadEvent", CONFIG_BOOL, 0, OFF(processReadEvent), "false", 0, 0, 0, NULL,
 	  "embedded controller: reads of the state (1004, 1006, 1012) answered after a Raft entry commits (Java's isProcessReadEvent)" },
 	{ "mappedFileSize", CONFIG_I64, CONFIG_UNUSED, OFF(mappedFileSize), "1073741824", 0, INT64_MAX, 0, NULL,

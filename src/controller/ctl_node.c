@@ -169,7 +169,9 @@ static void on_applied(struct raft_apply *req, int status, void *result)
 	n->inflight = NULL;
 	if (status == 0 && j->pre_done < j->ans.pre_count) {
 		/* one of the events before the answer's own: on to the next */
-		adoption_done(n, &j->ans.pre[j->pre_done++], false);
+		if (j->kind != JOB_IMPORT)
+			adoption_done(n, &j->ans.pre[j->pre_done], false);
+		j->pre_done++;
 		if (commit_event(n, j))
 			return;
 		job_finish(n, j, true);
@@ -186,6 +188,9 @@ static void on_applied(struct raft_apply *req, int status, void *result)
 		ctl_answer_set(&j->ans, RSP_SYSTEM_ERROR, "The change was not committed: %s",
 			       raft_strerror(status));
 		free(name);
+	} else if (j->kind == JOB_IMPORT) {
+		log_info("controller: %s imported: %u events committed", n->import_file,
+			 j->ans.pre_count + 1);
 	} else {
 		adoption_done(n, &j->ans.event, j->ans.adopted & CTL_ADOPTED_SET);
 		if (j->ans.event.type == CTL_EV_ELECT_MASTER || j->ans.event.type == CTL_EV_ADOPT_MASTER)
@@ -388,6 +393,35 @@ static bool run_adoption(struct ctl_node *n, struct job *j, const struct ctl_env
 	return commit_event(n, j);
 }
 
+/* controllerImportFile on the first serving term: proposed when the store
+ * is empty, refused with the reason when it is not. True when in flight. */
+static bool run_import(struct ctl_node *n, struct job *j)
+{
+	struct ctl_event *events;
+	uint32_t count;
+	char err[512];
+
+	if (n->state.count) {
+		log_warn("controller: %s not imported: the store already holds %u broker sets "
+			 "(an import only starts an empty store)", n->import_file, n->state.count);
+		return false;
+	}
+	if (ctl_import_read(n->import_file, &events, &count, err, sizeof err) != 0) {
+		log_error("controller: %s not imported: %s", n->import_file, err);
+		return false;
+	}
+	j->ans.event = events[count - 1];
+	j->ans.has_event = true;
+	j->ans.pre = events;
+	j->ans.pre_count = count - 1;
+	if (count == 1) {
+		j->ans.pre = NULL;
+		free(events);
+	}
+	log_info("controller: importing %s: %u events", n->import_file, count);
+	return commit_event(n, j);
+}
+
 static void run_job(struct ctl_node *n, struct job *j)
 {
 	struct ctl_meta meta;
@@ -422,6 +456,10 @@ static void run_job(struct ctl_node *n, struct job *j)
 	case JOB_INSPECT:
 		j->inspect(j->inspect_arg, &n->state);
 		break;
+	case JOB_IMPORT:
+		if (ctl_node_serving(n) && run_import(n, j))
+			return;
+		break;
 	}
 	job_finish(n, j, true);
 }
@@ -451,6 +489,16 @@ static void on_barrier(struct raft_barrier *req, int status)
 		n->next_master_scan = ctl_node_now_ms() + n->scan_inactive_master_ms;
 		log_info("controller %s: leader of term %llu, serving", n->peers[n->self].id,
 			 (unsigned long long)n->serving_term);
+		if (n->import_file && !n->import_tried) {
+			struct job *j = calloc(1, sizeof *j);
+			n->import_tried = true;
+			if (j) {
+				*j = (struct job){ .kind = JOB_IMPORT, .node = n };
+				queue_push(&n->pending, j);
+			} else {
+				log_error("controller: no memory to import %s", n->import_file);
+			}
+		}
 	}
 	ctl_node_publish_status(n);
 }

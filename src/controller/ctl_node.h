@@ -19,7 +19,7 @@
 #include "rmqns/properties.h"
 #include "rmqns/remoting.h"
 
-enum job_kind { JOB_REQUEST, JOB_CLOSE, JOB_ELECT, JOB_INSPECT };
+enum job_kind { JOB_REQUEST, JOB_CLOSE, JOB_ELECT, JOB_INSPECT, JOB_IMPORT };
 
 struct job {
 	struct job *next;
@@ -72,6 +72,8 @@ struct ctl_node {
 			      size_t outlen);
 	void *serving_master_arg;
 	int64_t adopt_wait_ms;
+	char *import_file;       /* controllerImportFile; NULL = none */
+	bool import_tried;       /* the first serving term looked at it */
 
 	pthread_t thread;
 	pthread_mutex_t lock;

@@ -41,6 +41,7 @@ void ctl_node_free(struct ctl_node *n)
 	free(n->peers_desc);
 	free(n->dir);
 	free(n->config_store_path);
+	free(n->import_file);
 	ctl_state_free(&n->state);
 	ctl_live_free(&n->live);
 	for (uint32_t i = 0; i < n->adopt_wait_count; i++)
@@ -115,6 +116,10 @@ int ctl_node_configure(struct ctl_node *n, const struct ctl_node_config *cfg, ch
 	n->serving_master = cfg->serving_master;
 	n->serving_master_arg = cfg->serving_master_arg;
 	n->adopt_wait_ms = cfg->adopt_wait_ms ? cfg->adopt_wait_ms : 3000;
+	if (cfg->import_file && *cfg->import_file && !(n->import_file = strdup(cfg->import_file))) {
+		snprintf(err, errlen, "out of memory");
+		return RMQNS_ENOMEM;
+	}
 	if (cfg->config_store_path && !(n->config_store_path = strdup(cfg->config_store_path))) {
 		snprintf(err, errlen, "out of memory");
 		return RMQNS_ENOMEM;

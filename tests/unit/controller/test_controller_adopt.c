@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "rmqns/controller.h"
 #include "rmqns/err.h"
@@ -487,4 +488,107 @@ Test(adopt, new_brokers_keep_the_java_first_election)
 	cr_assert_eq(call(make_req(1002, "clusterName", "C1", "brokerName", "broker-a", "brokerId",
 				   "1", NULL)), 0);
 	cr_expect_str_eq(ext("masterEpoch"), "1");
+}
+
+/* ---- the import file ---- */
+
+static char *write_temp(const char *text)
+{
+	static char path[64];
+	snprintf(path, sizeof path, "/tmp/rmqns-import-XXXXXX");
+	int fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	FILE *f = fdopen(fd, "w");
+	cr_assert_not_null(f);
+	cr_assert_geq(fputs(text, f), 0);
+	cr_assert_eq(fclose(f), 0);
+	return path;
+}
+
+static int import_text(const char *text, struct ctl_event **ev, uint32_t *n, char *err, size_t errlen)
+{
+	char *path = write_temp(text);
+	int rc = ctl_import_read(path, ev, n, err, errlen);
+	unlink(path);
+	return rc;
+}
+
+static void events_free(struct ctl_event *ev, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		ctl_event_clear(&ev[i]);
+	free(ev);
+}
+
+Test(import, file_rebuilds_the_sets)
+{
+	const char *text =
+		"{\"brokerSets\":[{\"brokerName\":\"broker-a\",\"clusterName\":\"C1\",\"masterBrokerId\":2,"
+		"\"masterEpoch\":2,\"nextBrokerId\":5,\"replicas\":[{\"brokerAddress\":\"127.0.0.1:30911\","
+		"\"brokerId\":1},{\"brokerAddress\":\"127.0.0.1:30921\",\"brokerId\":2}],"
+		"\"syncStateSet\":[2,1],\"syncStateSetEpoch\":4},"
+		"{\"replicas\":[{\"brokerId\":3,\"brokerAddress\":\"127.0.0.1:30931\"}],\"brokerName\":\"broker-b\","
+		"\"clusterName\":\"C1\",\"masterBrokerId\":null,\"masterEpoch\":7,\"syncStateSetEpoch\":1,"
+		"\"syncStateSet\":[]}],\"controller\":\"127.0.0.1:9878\",\"format\":\"rmqns-controller-state\","
+		"\"version\":1}";
+	struct ctl_event *ev;
+	uint32_t n;
+	char err[256];
+	struct ctl_state s;
+
+	cr_assert_eq(import_text(text, &ev, &n, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(n, 5);
+	ctl_state_init(&s);
+	for (uint32_t i = 0; i < n; i++)
+		cr_assert_eq(ctl_state_apply(&s, &ev[i]), 0);
+	const struct ctl_set *a = ctl_state_find(&s, "broker-a"), *b = ctl_state_find(&s, "broker-b");
+	cr_assert(ctl_set_exists(a));
+	cr_expect_str_eq(a->cluster, "C1");
+	cr_expect_eq(a->replica_count, 2);
+	cr_expect_str_eq(ctl_set_replica(a, 2)->address, "127.0.0.1:30921");
+	cr_expect_eq(a->next_id, 5);
+	cr_expect(a->has_master);
+	cr_expect_eq(a->master_id, 2);
+	cr_expect_eq(a->master_epoch, 2);
+	cr_expect_eq(a->sss_epoch, 4);
+	cr_assert_eq(a->sss_count, 2);
+	cr_expect_eq(a->sss[0], 1);
+	cr_assert(ctl_set_exists(b));
+	cr_expect_not(b->has_master);
+	cr_expect_eq(b->master_epoch, 7);
+	cr_expect_eq(b->next_id, 4);
+	events_free(ev, n);
+	ctl_state_free(&s);
+}
+
+Test(import, bad_files_refused_with_a_reason)
+{
+	static const char *const bad[] = {
+		"not json",
+		"{\"format\":\"something-else\",\"brokerSets\":[]}",
+		"{\"format\":\"rmqns-controller-state\",\"brokerSets\":[]}",
+		/* no epochs */
+		"{\"format\":\"rmqns-controller-state\",\"brokerSets\":[{\"brokerName\":\"a\",\"clusterName\":\"C\","
+		"\"replicas\":[{\"brokerId\":1,\"brokerAddress\":\"x:1\"}]}]}",
+		/* an id below 1 */
+		"{\"format\":\"rmqns-controller-state\",\"brokerSets\":[{\"brokerName\":\"a\",\"clusterName\":\"C\","
+		"\"masterEpoch\":1,\"syncStateSetEpoch\":1,\"replicas\":[{\"brokerId\":0,\"brokerAddress\":\"x:1\"}]}]}",
+		/* no replicas */
+		"{\"format\":\"rmqns-controller-state\",\"brokerSets\":[{\"brokerName\":\"a\",\"clusterName\":\"C\","
+		"\"masterEpoch\":1,\"syncStateSetEpoch\":1,\"replicas\":[]}]}",
+		NULL,
+	};
+	for (int i = 0; bad[i]; i++) {
+		struct ctl_event *ev = (struct ctl_event *)1;
+		uint32_t n = 9;
+		char err[256] = "";
+		cr_expect_eq(import_text(bad[i], &ev, &n, err, sizeof err), RMQNS_EINVAL, "file %d", i);
+		cr_expect_null(ev);
+		cr_expect_eq(n, 0);
+		cr_expect_neq(err[0], '\0', "file %d: a reason", i);
+	}
+	char err[256];
+	struct ctl_event *ev;
+	uint32_t n;
+	cr_expect_eq(ctl_import_read("/nonexistent/rmqns-import", &ev, &n, err, sizeof err), RMQNS_EIO);
 }
