@@ -535,3 +535,72 @@ Test(adopt, needs_the_signatures_registration_needs)
 	client_close(c);
 	harness_rmdir(dir);
 }
+
+/* ---- export and import ---- */
+
+#ifndef RMQNS_ADMIN_BIN
+#error "RMQNS_ADMIN_BIN must name rmqns-admin"
+#endif
+
+/* "h:p;h:p;h:p" of the group's controller ports, or of its NameServers. */
+static void addr_list(const struct ctl_cluster *cl, bool controllers, char *out, size_t len)
+{
+	size_t off = 0;
+	for (int i = 0; i < NODES; i++)
+		off += (size_t)snprintf(out + off, len - off, "%s127.0.0.1:%d", i ? ";" : "",
+					controllers ? cl->ctl_port[i] : cl->node[i].port);
+}
+
+static void expect_imported(const struct ctl_cluster *cl)
+{
+	expect_sync_state(cl, "2", "2");
+	struct client_reply *r = NULL;
+	const char *const next[] = { "clusterName", "C1", "brokerName", SET, NULL };
+	cr_assert_eq(ctl_cluster_call(cl, group_leader(cl), 1012, next, NULL, &r), 0);
+	cr_expect_str_eq(remoting_ext_get(&r->cmd, "nextBrokerId"), "3");
+	client_reply_free(r);
+}
+
+Test(adopt, export_import_round_trip_and_refusal_on_a_store_with_state)
+{
+	char ctl[256], ns[256], file[400], arg[440];
+	estate();
+	struct ctl_cluster *a = &groups[0];
+	addr_list(a, true, ctl, sizeof ctl);
+	addr_list(a, false, ns, sizeof ns);
+	snprintf(file, sizeof file, "%s/state.json", a->dir);
+	char cmd[1600], said[4096] = "";
+	snprintf(cmd, sizeof cmd, "exec timeout 60 '%s' exportControllerState -a '%s' -n '%s' -o '%s' 2>&1",
+		 RMQNS_ADMIN_BIN, ctl, ns, file);
+	FILE *p = popen(cmd, "r");
+	cr_assert_not_null(p);
+	size_t got = fread(said, 1, sizeof said - 1, p);
+	said[got] = '\0';
+	cr_assert_eq(pclose(p), 0, "rmqns-admin: %s", said);
+	cr_expect(strstr(said, "1 broker sets of"), "%s", said);
+	char *doc = harness_slurp(file);
+	cr_assert_not_null(doc);
+	cr_expect(strstr(doc, "\"format\": \"rmqns-controller-state\""), "%s", doc);
+	cr_expect(strstr(doc, "\"masterEpoch\": 2"), "%s", doc);
+	free(doc);
+
+	/* a new group on empty stores starts from the file (the brokers are
+	 * gone: nothing is adopted, the state is the file's) */
+	for (int k = 0; k < 2; k++)
+		broker_disconnect(&brokers[k]);
+	snprintf(arg, sizeof arg, "--controllerImportFile=%s", file);
+	const char *const import[] = { arg, NULL };
+	struct ctl_cluster *b = group_start(import);
+	expect_imported(b);
+	int leader = group_leader(b);
+	cr_expect(harness_wait_log(&b->node[leader], "imported: ", 5000));
+
+	/* started again on its own store with the same file: refused, said why */
+	group_stop(b);
+	for (int i = 0; i < NODES; i++)
+		cr_assert_eq(ctl_cluster_start_with(b, i, import), 0);
+	leader = group_leader(b);
+	cr_expect(harness_wait_log(&b->node[leader], "not imported: the store already holds 1 broker sets",
+				   10000));
+	expect_imported(b);
+}
