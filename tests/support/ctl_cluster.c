@@ -49,12 +49,28 @@ int ctl_cluster_start_with(struct ctl_cluster *cl, int i, const char *const *ext
 	return harness_start(&cl->node[i], args);
 }
 
+void ctl_cluster_request(struct remoting_cmd *req, struct remoting_ext_field *f, int32_t code,
+			 const char *const *ext, const char *body)
+{
+	uint32_t n = 0;
+
+	harness_request_init(req, code, REMOTING_JSON);
+	for (; ext && ext[2 * n] && n < HARNESS_CALL_MAX_EXT; n++)
+		f[n] = (struct remoting_ext_field){ ext[2 * n], ext[2 * n + 1] };
+	req->ext = f;
+	req->ext_count = n;
+	req->ext_present = n > 0;
+	if (body) {
+		req->body = (const uint8_t *)body;
+		req->body_len = (uint32_t)strlen(body);
+	}
+}
+
 int ctl_cluster_call(const struct ctl_cluster *cl, int i, int32_t code, const char *const *ext,
 		     const char *body, struct client_reply **out)
 {
 	struct remoting_ext_field f[HARNESS_CALL_MAX_EXT];
 	struct remoting_cmd req;
-	uint32_t n = 0;
 	int err;
 
 	if (out)
@@ -62,18 +78,7 @@ int ctl_cluster_call(const struct ctl_cluster *cl, int i, int32_t code, const ch
 	struct client *c = client_connect("127.0.0.1", cl->ctl_port[i], 1000, &err);
 	if (!c)
 		return -1;
-	harness_request_init(&req, code, REMOTING_JSON);
-	for (; ext && ext[2 * n] && n < HARNESS_CALL_MAX_EXT; n++) {
-		f[n].key = ext[2 * n];
-		f[n].value = ext[2 * n + 1];
-	}
-	req.ext = f;
-	req.ext_count = n;
-	req.ext_present = n > 0;
-	if (body) {
-		req.body = (const uint8_t *)body;
-		req.body_len = (uint32_t)strlen(body);
-	}
+	ctl_cluster_request(&req, f, code, ext, body);
 	struct client_reply *r = NULL;
 	int rc = client_call(c, &req, &r, 3000);
 	client_close(c);

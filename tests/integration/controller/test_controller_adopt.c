@@ -111,21 +111,11 @@ static struct client_reply *broker_call(struct broker *b, const struct ctl_clust
 	struct remoting_ext_field f[HARNESS_CALL_MAX_EXT];
 	struct remoting_cmd req;
 	struct client_reply *r = NULL;
-	uint32_t n = 0;
 	int err;
 
 	if (!b->ctl[i] && !(b->ctl[i] = client_connect("127.0.0.1", cl->ctl_port[i], 1000, &err)))
 		return NULL;
-	harness_request_init(&req, code, REMOTING_JSON);
-	for (; ext && ext[2 * n]; n++)
-		f[n] = (struct remoting_ext_field){ ext[2 * n], ext[2 * n + 1] };
-	req.ext = f;
-	req.ext_count = n;
-	req.ext_present = n > 0;
-	if (body) {
-		req.body = (const uint8_t *)body;
-		req.body_len = (uint32_t)strlen(body);
-	}
+	ctl_cluster_request(&req, f, code, ext, body);
 	if (client_call(b->ctl[i], &req, &r, 3000) < 0) {
 		client_close(b->ctl[i]);
 		b->ctl[i] = NULL;
@@ -241,6 +231,25 @@ static bool run_until(const struct ctl_cluster *cl, int64_t master, int32_t epoc
 	return false;
 }
 
+/* Broker id elected (by itself, or designated by an operator) at
+ * master_epoch; it then widens the sync-state set (at sss_epoch) to both,
+ * and both brokers take it as master. */
+static void elect_and_widen(const struct ctl_cluster *cl, int leader, int id, const char *designate,
+			    const char *master_epoch, int sss_epoch)
+{
+	struct broker *b = &brokers[id - 1];
+	char ids[8], body[96];
+	snprintf(ids, sizeof ids, "%d", id);
+	snprintf(body, sizeof body, "{\"syncStateSet\":[1,2],\"syncStateSetEpoch\":%d}", sss_epoch);
+	const char *const elect[] = { "clusterName", "C1", "brokerName", SET, "brokerId", ids,
+				      "designateElect", designate, NULL };
+	const char *const alter[] = { "brokerName", SET, "masterBrokerId", ids, "masterEpoch",
+				      master_epoch, NULL };
+	cr_assert_eq(call_code(b, cl, leader, 1002, NULL, elect), 0);
+	cr_assert_eq(call_code(b, cl, leader, 1001, body, alter), 0);
+	cr_assert(run_until(cl, id, atoi(master_epoch)), "brokers did not take master %d", id);
+}
+
 /* The estate as a Java group leaves it: ids 1 and 2, the first master 1
  * (epoch 1), both in sync, then 2 made master by an election (epoch 2)
  * and both in sync again; the brokers serve and route accordingly. */
@@ -257,20 +266,8 @@ static void make_estate(const struct ctl_cluster *cl)
 		cr_assert_eq(call_code(b, cl, leader, 1013, NULL, apply), 0);
 		broker_beat(b, cl);
 	}
-	const char *const elect1[] = { "clusterName", "C1", "brokerName", SET, "brokerId", "1",
-				       "designateElect", "false", NULL };
-	cr_assert_eq(call_code(&brokers[0], cl, leader, 1002, NULL, elect1), 0);
-	const char *const alter1[] = { "brokerName", SET, "masterBrokerId", "1", "masterEpoch", "1", NULL };
-	cr_assert_eq(call_code(&brokers[0], cl, leader, 1001,
-			       "{\"syncStateSet\":[1,2],\"syncStateSetEpoch\":1}", alter1), 0);
-	cr_assert(run_until(cl, 1, 1), "brokers did not take master 1");
-	const char *const elect2[] = { "clusterName", "C1", "brokerName", SET, "brokerId", "2",
-				       "designateElect", "true", NULL };
-	cr_assert_eq(call_code(&brokers[1], cl, leader, 1002, NULL, elect2), 0);
-	const char *const alter2[] = { "brokerName", SET, "masterBrokerId", "2", "masterEpoch", "2", NULL };
-	cr_assert_eq(call_code(&brokers[1], cl, leader, 1001,
-			       "{\"syncStateSet\":[1,2],\"syncStateSetEpoch\":3}", alter2), 0);
-	cr_assert(run_until(cl, 2, 2), "brokers did not take master 2");
+	elect_and_widen(cl, leader, 1, "false", "1", 1);
+	elect_and_widen(cl, leader, 2, "true", "2", 3);
 	cr_assert_eq(brokers[0].epoch, 2);
 	cr_assert_eq(brokers[1].epoch, 2);
 }
@@ -357,19 +354,24 @@ static void estate(void)
 	make_estate(group_start(NULL));
 }
 
+static const char *const adopt_wait[] = { "--controllerAdoptWaitMs=2000", NULL };
+
+/* The brokers keep serving: their routes go to the group's NameServers
+ * (new ones, or restarted), and the group adopts them. */
+static void routes_then_adoption(struct ctl_cluster *cl)
+{
+	for (int k = 0; k < 2; k++)
+		broker_routes(&brokers[k], cl);
+	expect_adopted_then_failover(cl);
+}
+
 Test(adopt, carried_to_an_empty_group_keeps_master_and_fails_over)
 {
 	estate();
 	group_stop(&groups[0]);
-	for (int k = 0; k < 2; k++) {
-		broker_disconnect(&brokers[k]);
-	}
-	const char *const wait[] = { "--controllerAdoptWaitMs=2000", NULL };
-	struct ctl_cluster *b = group_start(wait);
-	/* the brokers keep serving: their routes go to the new NameServers */
 	for (int k = 0; k < 2; k++)
-		broker_routes(&brokers[k], b);
-	expect_adopted_then_failover(b);
+		broker_disconnect(&brokers[k]);
+	routes_then_adoption(group_start(adopt_wait));
 }
 
 Test(adopt, all_three_stores_wiped_while_brokers_run)
@@ -381,13 +383,9 @@ Test(adopt, all_three_stores_wiped_while_brokers_run)
 	for (int i = 0; i < NODES; i++) {
 		snprintf(store, sizeof store, "%s/n%d", cl->dir, i);
 		harness_rmdir(store);
+		cr_assert_eq(ctl_cluster_start_with(cl, i, adopt_wait), 0);
 	}
-	const char *const wait[] = { "--controllerAdoptWaitMs=2000", NULL };
-	for (int i = 0; i < NODES; i++)
-		cr_assert_eq(ctl_cluster_start_with(cl, i, wait), 0);
-	for (int k = 0; k < 2; k++)
-		broker_routes(&brokers[k], cl);
-	expect_adopted_then_failover(cl);
+	routes_then_adoption(cl);
 }
 
 Test(adopt, node_restarted_empty_alone_catches_up)
@@ -465,14 +463,8 @@ static int signed_call(struct client *c, int32_t code, bool sign, const char *co
 	struct remoting_cmd req;
 	struct client_reply *r = NULL;
 	struct acl_signed sig = { 0 };
-	uint32_t n = 0;
 
-	harness_request_init(&req, code, REMOTING_JSON);
-	for (; ext && ext[2 * n]; n++)
-		f[n] = (struct remoting_ext_field){ ext[2 * n], ext[2 * n + 1] };
-	req.ext = f;
-	req.ext_count = n;
-	req.ext_present = n > 0;
+	ctl_cluster_request(&req, f, code, ext, NULL);
 	if (sign)
 		cr_assert_eq(acl_sign_cmd(&req, "brokerKey", "brokerSecret1", &sig), 0);
 	int rc = client_call(c, &req, &r, 3000);

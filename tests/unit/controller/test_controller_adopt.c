@@ -13,6 +13,7 @@
 #include "rmqns/err.h"
 #include "rmqns/remoting.h"
 #include "ctl_internal.h"
+#include "ctl_test_req.h"
 
 /* ---- the rule ---- */
 
@@ -32,14 +33,21 @@ static enum ctl_adopt_verdict choose(const struct ctl_adopt_report *r, uint32_t 
 	return ctl_adopt_choose(r, n, epoch, 0, c);
 }
 
+/* The rule elects `master` at `master_epoch` from these reports. */
+static void expect_elects(const struct ctl_adopt_report *r, uint32_t n, int32_t set_epoch,
+			  int64_t master, int32_t master_epoch, struct ctl_adopt_choice *c)
+{
+	cr_assert_eq(choose(r, n, set_epoch, c), CTL_ADOPT_ELECT);
+	cr_expect_eq(c->master, master);
+	cr_expect_eq(c->master_epoch, master_epoch);
+}
+
 Test(rule, highest_epoch_wins_over_offset)
 {
 	struct ctl_adopt_report r[] = { rep(1, 2, 900), rep(2, 3, 100) };
 	struct ctl_adopt_choice c;
 
-	cr_assert_eq(choose(r, 2, 0, &c), CTL_ADOPT_ELECT);
-	cr_expect_eq(c.master, 2);
-	cr_expect_eq(c.master_epoch, 4);
+	expect_elects(r, 2, 0, 2, 4, &c);
 	/* 1 is at an older epoch: not in sync */
 	cr_assert_eq(c.sss_count, 1);
 	cr_expect_eq(c.sss[0], 2);
@@ -52,9 +60,7 @@ Test(rule, same_epoch_higher_offset_wins_even_over_the_serving_one)
 	struct ctl_adopt_choice c;
 
 	r[1].serving = true; /* never a replica behind another */
-	cr_assert_eq(choose(r, 2, 0, &c), CTL_ADOPT_ELECT);
-	cr_expect_eq(c.master, 1);
-	cr_expect_eq(c.master_epoch, 3);
+	expect_elects(r, 2, 0, 1, 3, &c);
 	cr_assert_eq(c.sss_count, 1);
 	cr_expect_eq(c.sss[0], 1);
 }
@@ -65,9 +71,7 @@ Test(rule, equal_data_keeps_the_serving_master_and_both_in_sync)
 	struct ctl_adopt_choice c;
 
 	r[1].serving = true;
-	cr_assert_eq(choose(r, 2, 0, &c), CTL_ADOPT_ELECT);
-	cr_expect_eq(c.master, 2, "the one already serving: no roles flip");
-	cr_expect_eq(c.master_epoch, 3);
+	expect_elects(r, 2, 0, 2, 3, &c); /* the one already serving: no roles flip */
 	cr_assert_eq(c.sss_count, 2);
 	cr_expect_eq(c.sss[0], 1);
 	cr_expect_eq(c.sss[1], 2);
@@ -99,11 +103,8 @@ Test(rule, new_epoch_above_every_reported_and_the_sets)
 	struct ctl_adopt_report r[] = { rep(1, 7, 10), rep(2, 9, 0) };
 	struct ctl_adopt_choice c;
 
-	cr_assert_eq(choose(r, 2, 0, &c), CTL_ADOPT_ELECT);
-	cr_expect_eq(c.master, 2);
-	cr_expect_eq(c.master_epoch, 10);
-	cr_assert_eq(choose(r, 2, 8, &c), CTL_ADOPT_ELECT);
-	cr_expect_eq(c.master_epoch, 10);
+	expect_elects(r, 2, 0, 2, 10, &c);
+	expect_elects(r, 2, 8, 2, 10, &c);
 	/* nothing above the set's own epoch: nothing to adopt */
 	cr_expect_eq(choose(r, 2, 9, &c), CTL_ADOPT_NOTHING);
 	cr_expect_eq(choose(r, 2, 12, &c), CTL_ADOPT_NOTHING);
@@ -273,7 +274,6 @@ static struct properties config;
 static struct ctl_meta meta = { "group1", "n0", "127.0.0.1:9878", true, "n0:127.0.0.1:9878;" };
 static struct ctl_env env;
 static struct ctl_answer ans;
-static struct remoting_ext_field req_ext[16];
 
 static void setup(void)
 {
@@ -294,23 +294,6 @@ static void teardown(void)
 
 TestSuite(adopt, .init = setup, .fini = teardown);
 
-static struct remoting_cmd make_req(int32_t code, ...)
-{
-	struct remoting_cmd c = { .code = code, .language = LANG_JAVA, .version = 441, .opaque = 42 };
-	va_list ap;
-	const char *k;
-	va_start(ap, code);
-	while ((k = va_arg(ap, const char *))) {
-		req_ext[c.ext_count].key = k;
-		req_ext[c.ext_count].value = va_arg(ap, const char *);
-		c.ext_count++;
-	}
-	va_end(ap);
-	c.ext = req_ext;
-	c.ext_present = c.ext_count > 0;
-	return c;
-}
-
 /* The answer's events applied in order, as the node commits them. */
 static void commit(void)
 {
@@ -330,10 +313,7 @@ static int32_t call(struct remoting_cmd req)
 
 static const char *ext(const char *key)
 {
-	for (uint32_t i = 0; i < ans.ext_count; i++)
-		if (strcmp(ans.ext[i].key, key) == 0)
-			return ans.ext[i].value;
-	return NULL;
+	return answer_ext(&ans, key);
 }
 
 static void expect_body(const char *want)

@@ -12,6 +12,7 @@
 #include "rmqns/err.h"
 #include "rmqns/remoting.h"
 #include "ctl_internal.h" /* ctl_notify_encode */
+#include "ctl_test_req.h"
 
 struct fx {
 	struct ctl_state state;
@@ -47,26 +48,6 @@ static void fx_teardown(void)
 
 TestSuite(handlers, .init = fx_setup, .fini = fx_teardown);
 
-/* A request: code, then key/value pairs, NULL-ended. */
-static struct remoting_ext_field req_ext[16];
-
-static struct remoting_cmd make_req(int32_t code, ...)
-{
-	struct remoting_cmd c = { .code = code, .language = LANG_JAVA, .version = 441, .opaque = 42 };
-	va_list ap;
-	const char *k;
-	va_start(ap, code);
-	while ((k = va_arg(ap, const char *))) {
-		req_ext[c.ext_count].key = k;
-		req_ext[c.ext_count].value = va_arg(ap, const char *);
-		c.ext_count++;
-	}
-	va_end(ap);
-	c.ext = req_ext;
-	c.ext_present = c.ext_count > 0;
-	return c;
-}
-
 static void with_body(struct remoting_cmd *c, const char *body)
 {
 	c->body = (const uint8_t *)body;
@@ -87,10 +68,7 @@ static int32_t call(struct remoting_cmd req)
 
 static const char *ext(const char *key)
 {
-	for (uint32_t i = 0; i < ans.ext_count; i++)
-		if (strcmp(ans.ext[i].key, key) == 0)
-			return ans.ext[i].value;
-	return NULL;
+	return answer_ext(&ans, key);
 }
 
 static void expect_ext(const char *key, const char *value)
