@@ -105,6 +105,8 @@ struct options {
 	int32_t controllerRaftPortOffset;  /* Raft port = peer port + this */
 	int32_t controllerElectionTimeoutMillis;
 	int32_t controllerHeartbeatTimeoutMillis;
+	int32_t controllerMaxLiveBrokers;  /* brokers in the heartbeat table */
+	int64_t controllerMaxHeartbeatTimeoutMillis; /* the longest timeout a heartbeat may ask */
 	bool processReadEvent;             /* reads through the Raft log */
 	bool controllerAdoptBrokers;       /* rebuild unknown sets from their brokers */
 	int64_t controllerAdoptWaitMs;     /* heard this long before the adoption election */

@@ -284,6 +284,11 @@ static int ep_gauges(struct http_endpoints *e, struct buf *out)
 	if (rc == 0)
 		rc = ep_gauge(out, "rmqns_topics", "Topics with a route.", (double)st.topics);
 	if (rc == 0)
+		rc = ep_gauge(out, "rmqns_route_digest",
+			      "A 32-bit digest of the topic names and live brokers (cluster, address): "
+			      "equal on nodes that hold the same ones.",
+			      (double)st.names_digest);
+	if (rc == 0)
 		rc = ep_gauge(out, "rmqns_queue_entries", "QueueData entries over all topics.",
 			      (double)st.queue_entries);
 	if (rc == 0)

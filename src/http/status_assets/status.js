@@ -322,7 +322,7 @@
       ...fact('Role', ctlRole(c)), ...fact('Term', c.term), ...fact('Group', c.group), ...fact('This node', c.self),
       ...fact('Leader', ctlLeader(c)), ...fact('Leader changes', c.leaderChanges), ...fact('Last applied entry', c.lastApplied));
     $('controller-facts').dataset.role = c.role;
-    const shape = JSON.stringify([c.brokerSets, c.liveBrokers.map((b) => ({ ...b, heartbeatAgeMillis: 0 }))]);
+    const shape = JSON.stringify([c.brokerSets, c.liveBrokerCounts, c.liveBrokers.map((b) => ({ ...b, heartbeatAgeMillis: 0 }))]);
     if (shape === ctlShape) {
       for (const b of c.liveBrokers) hbUpdate(ctlBars, liveKey(b), b.heartbeatAgeMillis, b.heartbeatTimeoutMillis, at);
     } else {
@@ -331,9 +331,12 @@
       $('ctl-sets').replaceChildren(c.brokerSets.length
         ? labelledTable('brokers ctl-sets', 'Broker sets of the controller', SET_COLUMNS, c.brokerSets.map(setRow))
         : el('p', {}, 'No broker set registered with the controller.'));
+      const counts = c.liveBrokerCounts;
       $('ctl-live').replaceChildren(c.liveBrokers.length
         ? labelledTable('brokers', 'Brokers heart-beating to this controller node', CTL_BROKER_COLUMNS, c.liveBrokers.map((b) => liveRow(b, at)))
-        : el('p', {}, 'No broker heart-beats to this node.'));
+        : el('p', {}, counts && !counts.listed
+          ? `${counts.total} brokers heart-beat to this node (${counts.inBrokerSets} of registered broker sets), too many to list; at most ${counts.max} are tracked.`
+          : 'No broker heart-beats to this node.'));
     }
     tickBars();
   }
