@@ -7,29 +7,26 @@
 #include <string.h>
 
 #include "ctl_internal.h"
+#include "rmqns/buf.h"
 #include "rmqns/err.h"
 #include "rmqns/json_reader.h"
 
 #define IMPORT_MAX_BYTES (64u << 20)
 
+/* The events read so far, in a growing buffer (v: its data). */
 struct events {
+	struct buf b;
 	struct ctl_event *v;
-	uint32_t n, cap;
+	uint32_t n;
 };
 
 static struct ctl_event *events_add(struct events *e)
 {
-	if (e->n == e->cap) {
-		if (e->cap >= (1u << 24))
-			return NULL;
-		uint32_t cap = e->cap ? e->cap * 2 : 16;
-		struct ctl_event *g = realloc(e->v, cap * sizeof *g);
-		if (!g)
-			return NULL;
-		e->v = g;
-		e->cap = cap;
-	}
-	memset(&e->v[e->n], 0, sizeof e->v[e->n]);
+	if (e->n >= (1u << 24) || buf_reserve(&e->b, sizeof *e->v))
+		return NULL;
+	e->v = (struct ctl_event *)(void *)e->b.data;
+	memset(&e->v[e->n], 0, sizeof *e->v);
+	e->b.len += sizeof *e->v;
 	return &e->v[e->n++];
 }
 
@@ -257,7 +254,7 @@ static int read_file(const char *path, uint8_t **out, size_t *len)
 int ctl_import_read(const char *path, struct ctl_event **out, uint32_t *count, char *err,
 		    size_t errlen)
 {
-	struct events e = { 0 };
+	struct events e = { BUF_INIT, NULL, 0 };
 	uint8_t *text;
 	size_t len;
 	bool format_ok = false;
@@ -285,7 +282,7 @@ int ctl_import_read(const char *path, struct ctl_event **out, uint32_t *count, c
 				      : "a broker set without brokerName, clusterName, replicas or epochs, or not valid JSON");
 		for (uint32_t k = 0; k < e.n; k++)
 			ctl_event_clear(&e.v[k]);
-		free(e.v);
+		buf_free(&e.b);
 		return rc == RMQNS_ENOMEM ? rc : RMQNS_EINVAL;
 	}
 	*out = e.v;

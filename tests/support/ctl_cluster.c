@@ -57,13 +57,7 @@ void ctl_cluster_request(struct remoting_cmd *req, struct remoting_ext_field *f,
 	harness_request_init(req, code, REMOTING_JSON);
 	for (; ext && ext[2 * n] && n < HARNESS_CALL_MAX_EXT; n++)
 		f[n] = (struct remoting_ext_field){ ext[2 * n], ext[2 * n + 1] };
-	req->ext = f;
-	req->ext_count = n;
-	req->ext_present = n > 0;
-	if (body) {
-		req->body = (const uint8_t *)body;
-		req->body_len = (uint32_t)strlen(body);
-	}
+	harness_request_fields(req, f, n, body);
 }
 
 int ctl_cluster_call(const struct ctl_cluster *cl, int i, int32_t code, const char *const *ext,
