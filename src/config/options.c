@@ -209,6 +209,8 @@ static const struct config_option options_table[] = {
 	  100, 3600000, 1000, NULL, "embedded controller: ms between the leader's scans for masters no longer live" },
 	{ "controllerRaftPortOffset", CONFIG_I32, 0, OFF(controllerRaftPortOffset), "1000",
 	  1, 64535, 0, NULL, "embedded controller: a node's Raft port is its controllerDLegerPeers port plus this" },
+	{ "controllerRaftMaxMessageBytes", CONFIG_I64, 0, OFF(controllerRaftMaxMessageBytes), "33554432",
+	  1048576, 1073741824, 0, NULL, "embedded controller: a Raft message announcing more bytes closes its connection (above the largest snapshot)" },
 	{ "controllerElectionTimeoutMillis", CONFIG_I32, 0, OFF(controllerElectionTimeoutMillis), "500",
 	  100, 60000, 0, NULL, "embedded controller: Raft election timeout; a dead leader is replaced within about twice this" },
 	{ "controllerHeartbeatTimeoutMillis", CONFIG_I32, 0, OFF(controllerHeartbeatTimeoutMillis), "100",

@@ -84,6 +84,7 @@ int ctl_node_configure(struct ctl_node *n, const struct ctl_node_config *cfg, ch
 		return RMQNS_EINVAL;
 	}
 	n->raft_port_offset = cfg->raft_port_offset ? cfg->raft_port_offset : CTL_DEFAULT_RAFT_PORT_OFFSET;
+	n->raft_max_message = cfg->raft_max_message ? cfg->raft_max_message : CTL_DEFAULT_RAFT_MAX_MESSAGE;
 	const struct ctl_peer *me = &n->peers[n->self];
 	if (ctl_peer_raft_address(me, n->raft_port_offset, n->raft_address, sizeof n->raft_address)) {
 		snprintf(err, errlen, "raft port of %s (+%d) is past 65535", me->address, n->raft_port_offset);
