@@ -11,6 +11,7 @@
  * snapshot's data) a payload whose length the header gives. Both of those
  * headers announce 8 bytes more than libraft writes and reads in them (a
  * leader id that is counted, not sent): they end in 8 unused bytes. */
+#include <endian.h>
 #include <string.h>
 
 #include "ctl_internal.h"
@@ -26,17 +27,16 @@
 
 static uint64_t get64(const uint8_t *p)
 {
-	uint64_t v = 0;
+	uint64_t v;
 
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
+	memcpy(&v, p, sizeof v);
+	return le64toh(v);
 }
 
 static void put64(uint8_t *p, uint64_t v)
 {
-	for (int i = 0; i < 8; i++, v >>= 8)
-		p[i] = (uint8_t)v;
+	v = htole64(v);
+	memcpy(p, &v, sizeof v);
 }
 
 const char *ctl_raft_refusal_name(enum ctl_raft_verdict v)

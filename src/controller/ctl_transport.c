@@ -109,6 +109,24 @@ struct ctl_forward {
 	uint8_t data[];
 };
 
+/* The transport's lists are doubly linked through prev and next. */
+#define LIST_PUSH(head, node)                                                                      \
+	do {                                                                                       \
+		(node)->next = (head);                                                             \
+		if (head)                                                                          \
+			(head)->prev = (node);                                                     \
+		(head) = (node);                                                                   \
+	} while (0)
+#define LIST_REMOVE(head, node)                                                                    \
+	do {                                                                                       \
+		if ((node)->prev)                                                                  \
+			(node)->prev->next = (node)->next;                                         \
+		else                                                                               \
+			(head) = (node)->next;                                                     \
+		if ((node)->next)                                                                  \
+			(node)->next->prev = (node)->prev;                                         \
+	} while (0)
+
 /* the loop is this thread's alone: every read is consumed before the next */
 static char read_chunk[CTL_RAFT_READ_CHUNK];
 
@@ -265,12 +283,7 @@ static void inbound_close(struct ctl_inbound *in)
 	if (in->closing)
 		return;
 	in->closing = true;
-	if (in->prev)
-		in->prev->next = in->next;
-	else
-		t->inbound = in->next;
-	if (in->next)
-		in->next->prev = in->prev;
+	LIST_REMOVE(t->inbound, in);
 	t->n_inbound--;
 	uv_close((uv_handle_t *)&in->net, on_inbound_closed);
 	if (in->pipe_open)
@@ -391,6 +404,20 @@ static int inbound_hand_over(struct ctl_inbound *in)
 	return 0;
 }
 
+/* A peer keeps one connection to us: an older one of the same id is a
+ * peer that went away without closing it, which would be held for ever
+ * (nothing is written on inbound connections to find out). */
+static void replace_older(struct ctl_inbound *in)
+{
+	struct ctl_inbound *next;
+
+	for (struct ctl_inbound *o = in->t->inbound; o; o = next) {
+		next = o->next;
+		if (o != in && o->state == IN_RELAY && o->id == in->id)
+			inbound_close(o);
+	}
+}
+
 static enum ctl_raft_verdict handshake_step(struct ctl_inbound *in, const char **detail)
 {
 	struct ctl_transport *t = in->t;
@@ -414,6 +441,7 @@ static enum ctl_raft_verdict handshake_step(struct ctl_inbound *in, const char *
 		return CTL_RAFT_VERDICTS;
 	log_debug("controller: Raft connection from %s is peer %s", in->from_text,
 		  t->peers[in->id - 1].id);
+	replace_older(in);
 	in->state = IN_RELAY;
 	in->head_len = 0;
 	in->head_want = CTL_RAFT_MESSAGE_PREAMBLE;
@@ -543,10 +571,7 @@ static void on_connection(uv_stream_t *server, int status)
 	in->net.data = in;
 	in->open_handles = 1;
 	t->open_handles++;
-	in->next = t->inbound;
-	if (t->inbound)
-		t->inbound->prev = in;
-	t->inbound = in;
+	LIST_PUSH(t->inbound, in);
 	t->n_inbound++;
 	int len = sizeof in->from;
 	if (uv_accept(server, (uv_stream_t *)&in->net) != 0 ||
@@ -704,12 +729,7 @@ static int tr_listen(struct raft_uv_transport *outer, raft_uv_accept_cb cb)
 
 static void unlink_dial(struct ctl_dial *d)
 {
-	if (d->prev)
-		d->prev->next = d->next;
-	else
-		d->t->dialling = d->next;
-	if (d->next)
-		d->next->prev = d->prev;
+	LIST_REMOVE(d->t->dialling, d);
 }
 
 static void on_dial_closed(uv_handle_t *h)
@@ -784,14 +804,12 @@ static void dial(struct ctl_transport *t, struct raft_uv_connect *req, raft_uv_c
 		cb(req, NULL, RAFT_NOMEM);
 		return;
 	}
-	*d = (struct ctl_dial){ .t = t, .req = req, .cb = cb, .tcp = tcp, .next = t->dialling };
+	*d = (struct ctl_dial){ .t = t, .req = req, .cb = cb, .tcp = tcp };
 	d->hs_len = ctl_raft_handshake_encode(d->hs, sizeof d->hs, t->self + 1u, t->self_address);
 	uv_tcp_init(t->loop, tcp);
 	tcp->data = d;
 	t->open_handles++;
-	if (t->dialling)
-		t->dialling->prev = d;
-	t->dialling = d;
+	LIST_PUSH(t->dialling, d);
 	d->connect.data = d;
 	/* from the listener's address, which is what the peers accept */
 	struct sockaddr_storage src = t->bound;
@@ -815,12 +833,7 @@ static void on_dial_resolved(uv_getaddrinfo_t *gai, int status, struct addrinfo 
 	struct ctl_transport *t = r->t;
 	const struct addrinfo *pick = NULL;
 
-	if (r->prev)
-		r->prev->next = r->next;
-	else
-		t->resolving = r->next;
-	if (r->next)
-		r->next->prev = r->prev;
+	LIST_REMOVE(t->resolving, r);
 	for (const struct addrinfo *ai = status == 0 ? res : NULL; ai; ai = ai->ai_next)
 		if (!pick || (t->bound_specific && ai->ai_family == t->bound.ss_family &&
 			      pick->ai_family != t->bound.ss_family))
@@ -855,7 +868,7 @@ static int tr_connect(struct raft_uv_transport *outer, struct raft_uv_connect *r
 	struct ctl_resolve *r = calloc(1, sizeof *r);
 	if (!r)
 		return RAFT_NOMEM;
-	*r = (struct ctl_resolve){ .t = t, .req = req, .cb = cb, .id = id, .next = t->resolving };
+	*r = (struct ctl_resolve){ .t = t, .req = req, .cb = cb, .id = id };
 	r->gai.data = r;
 	req->cb = cb;
 	snprintf(service, sizeof service, "%d", port);
@@ -864,9 +877,7 @@ static int tr_connect(struct raft_uv_transport *outer, struct raft_uv_connect *r
 		free(r);
 		return RAFT_NOCONNECTION;
 	}
-	if (t->resolving)
-		t->resolving->prev = r;
-	t->resolving = r;
+	LIST_PUSH(t->resolving, r);
 	return 0;
 }
 
