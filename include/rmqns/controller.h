@@ -342,6 +342,8 @@ struct ctl_node_config {
 	const char *bind_host;         /* where the Raft port listens; NULL = the peer's host */
 	int raft_port_offset;          /* 0 = CTL_DEFAULT_RAFT_PORT_OFFSET */
 	uint64_t raft_max_message;     /* 0 = CTL_DEFAULT_RAFT_MAX_MESSAGE */
+	/* mutual TLS between the peers: all three files, or none (NULL or "") */
+	const char *peer_tls_cert, *peer_tls_key, *peer_tls_trust;
 	unsigned election_timeout_ms;  /* 0 = 500 */
 	unsigned heartbeat_timeout_ms; /* 0 = 100 */
 	unsigned snapshot_threshold;   /* entries between snapshots; 0 = 1024 */

@@ -62,6 +62,7 @@ enum ctl_raft_verdict {
 	CTL_REFUSED_OVERSIZE,  /* a message past controllerRaftMaxMessageBytes */
 	CTL_REFUSED_STALLED,   /* a handshake or message left unfinished too long */
 	CTL_REFUSED_LIMIT,     /* more inbound connections than the peers need */
+	CTL_REFUSED_TLS,       /* no TLS, or no certificate of the claimed peer */
 	CTL_RAFT_VERDICTS
 };
 const char *ctl_raft_refusal_name(enum ctl_raft_verdict v);
@@ -83,6 +84,33 @@ enum ctl_raft_verdict ctl_raft_header_check(uint64_t type, const uint8_t *h, siz
 					    uint64_t sender, uint64_t max_message,
 					    uint64_t *payload);
 
+/* ---- mutual TLS between the peers (ctl_peer_tls.c) ---- */
+
+#include "rmqns/filestamp.h"
+
+struct ssl_st;
+struct ssl_ctx_st;
+/* The peers' certificate, key and trust files and the context built from
+ * them (TLS 1.2+, the other side's certificate required and verified). */
+struct ctl_peer_tls {
+	char *cert, *key, *trust;
+	struct file_stamp stamps[3];
+	struct ssl_ctx_st *ctx;
+};
+/* Loads the files; -1 with the reason in err. */
+int ctl_peer_tls_open(struct ctl_peer_tls *p, const char *cert, const char *key, const char *trust,
+		      char *err, size_t errlen);
+void ctl_peer_tls_close(struct ctl_peer_tls *p);
+/* Rebuilds the context when a file changed; one that does not load keeps
+ * the old (logged). Connections open keep the context they began with. */
+void ctl_peer_tls_watch(struct ctl_peer_tls *p);
+/* A connection's SSL over memory BIOs, accepting or connecting; NULL when
+ * out of memory. */
+struct ssl_st *ctl_peer_tls_new(struct ctl_peer_tls *p, bool server);
+/* The verified certificate of the other side names host in its
+ * subjectAltName (an IP address entry or a DNS name). */
+bool ctl_peer_tls_names(struct ssl_st *ssl, const char *host);
+
 /* ---- the Raft transport (ctl_transport.c) ---- */
 
 /* The Raft port and the dials to the peers, on the node's loop: libraft's
@@ -94,7 +122,7 @@ enum ctl_raft_verdict ctl_raft_header_check(uint64_t type, const uint8_t *h, siz
  * raft_uv_init; t must stay where it is. */
 struct ctl_resolve;
 struct ctl_dial;
-struct ctl_inbound;
+struct ctl_link;
 struct ctl_peer_addrs;
 struct ctl_transport {
 	struct raft_uv_transport outer;
@@ -114,7 +142,7 @@ struct ctl_transport {
 	raft_uv_accept_cb accept_cb;
 	struct ctl_resolve *resolving;
 	struct ctl_dial *dialling;
-	struct ctl_inbound *inbound;
+	struct ctl_link *inbound;
 	unsigned n_inbound;
 	struct ctl_peer_addrs *addrs;
 	unsigned peers_resolving;
@@ -123,13 +151,17 @@ struct ctl_transport {
 	bool closing;
 	raft_uv_transport_close_cb close_cb;
 	uint64_t refused[CTL_RAFT_VERDICTS];
+	struct ctl_peer_tls tls;   /* tls.ctx NULL: no peer TLS */
 };
+/* tls_paths: the certificate, key and trust files, or NULL for no peer TLS. */
 int ctl_transport_init(struct ctl_transport *t, struct uv_loop_s *loop, const struct ctl_peer *peers,
 		       unsigned n_peers, unsigned self, int port_offset, uint64_t max_message,
-		       const char *bind_address, char *err, size_t errlen);
+		       const char *bind_address, const char *const *tls_paths, char *err,
+		       size_t errlen);
 /* After the transport closed (raft_uv_close), frees what it holds. */
 void ctl_transport_free(struct ctl_transport *t);
-/* How peers are authenticated: "address" (source address and claimed id). */
+/* How peers are authenticated: "mutual-tls", or "address" (source address
+ * and claimed id only). */
 const char *ctl_transport_peer_auth(const struct ctl_transport *t);
 
 #endif

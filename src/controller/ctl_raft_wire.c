@@ -50,6 +50,7 @@ const char *ctl_raft_refusal_name(enum ctl_raft_verdict v)
 		[CTL_REFUSED_OVERSIZE] = "oversize",
 		[CTL_REFUSED_STALLED] = "stalled",
 		[CTL_REFUSED_LIMIT] = "limit",
+		[CTL_REFUSED_TLS] = "tls",
 	};
 	return (unsigned)v < CTL_RAFT_VERDICTS ? names[v] : "?";
 }

@@ -31,6 +31,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
 #include "ctl_internal.h"
 #include "rmqns/log.h"
 
@@ -79,16 +82,26 @@ struct ctl_dial {
 	uint8_t hs[CTL_RAFT_HANDSHAKE_PREAMBLE + CTL_RAFT_HANDSHAKE_MAX_ADDRESS];
 };
 
-enum inbound_state { IN_PARKED, IN_HANDSHAKE, IN_RELAY };
+/* IN_*: a connection a peer made; OUT_TLS: one we made with peer TLS
+ * (without it, struct ctl_dial), in its TLS handshake; OUT_RELAY: after. */
+enum link_state { IN_PARKED, IN_TLS, IN_HANDSHAKE, IN_RELAY, OUT_TLS, OUT_RELAY };
 
-struct ctl_inbound {
+/* A connection between a peer and libraft: the TCP side, TLS when peer TLS
+ * is on, and our end of the socket pair whose other end libraft has. */
+struct ctl_link {
 	struct ctl_transport *t;
-	struct ctl_inbound *prev, *next;
+	struct ctl_link *prev, *next;
 	uv_tcp_t net;
 	uv_pipe_t to_raft; /* our end of the socket pair */
 	unsigned open_handles;
-	bool pipe_open, paused, closing;
-	enum inbound_state state;
+	bool pipe_open, paused, closing, outbound;
+	enum link_state state;
+	struct ssl_st *ssl;
+	/* outbound: libraft's request until the stream is handed over */
+	struct raft_uv_connect *req;
+	raft_uv_connect_cb cb;
+	int status;
+	uv_connect_t connect;
 	struct sockaddr_storage from;
 	char from_text[INET6_ADDRSTRLEN + 8];
 	uint64_t id;
@@ -102,10 +115,11 @@ struct ctl_inbound {
 	uint8_t small[CTL_RAFT_SMALL_HEAD];
 };
 
-/* Bytes on their way to libraft. */
+/* Bytes on their way to libraft or to the peer. */
 struct ctl_forward {
 	uv_write_t w;
-	struct ctl_inbound *in;
+	struct ctl_link *in;
+	bool to_net;
 	uint8_t data[];
 };
 
@@ -192,15 +206,15 @@ static bool any_peer_at(const struct ctl_transport *t, const struct sockaddr_sto
 	return false;
 }
 
-static void inbound_start_handshake(struct ctl_inbound *in);
-static void inbound_refuse(struct ctl_inbound *in, enum ctl_raft_verdict why, const char *detail);
+static void inbound_start_handshake(struct ctl_link *in);
+static void inbound_refuse(struct ctl_link *in, enum ctl_raft_verdict why, const char *detail);
 
 /* Connections parked on a lookup: kept or refused now that it is done. */
 static void recheck_parked(struct ctl_transport *t)
 {
-	struct ctl_inbound *next;
+	struct ctl_link *next;
 
-	for (struct ctl_inbound *in = t->inbound; in; in = next) {
+	for (struct ctl_link *in = t->inbound; in; in = next) {
 		next = in->next;
 		if (in->state != IN_PARKED)
 			continue;
@@ -264,7 +278,7 @@ static void resolve_peers(struct ctl_transport *t)
 
 static void on_inbound_closed(uv_handle_t *h)
 {
-	struct ctl_inbound *in = h->data;
+	struct ctl_link *in = h->data;
 	struct ctl_transport *t = in->t;
 
 	t->open_handles--;
@@ -272,11 +286,14 @@ static void on_inbound_closed(uv_handle_t *h)
 		return;
 	if (in->head != in->small)
 		free(in->head);
+	if (in->req)
+		in->cb(in->req, NULL, t->closing ? RAFT_CANCELED : RAFT_NOCONNECTION);
+	SSL_free(in->ssl);
 	free(in);
 	tr_maybe_closed(t);
 }
 
-static void inbound_close(struct ctl_inbound *in)
+static void inbound_close(struct ctl_link *in)
 {
 	struct ctl_transport *t = in->t;
 
@@ -284,23 +301,27 @@ static void inbound_close(struct ctl_inbound *in)
 		return;
 	in->closing = true;
 	LIST_REMOVE(t->inbound, in);
-	t->n_inbound--;
+	if (!in->outbound)
+		t->n_inbound--;
 	uv_close((uv_handle_t *)&in->net, on_inbound_closed);
 	if (in->pipe_open)
 		uv_close((uv_handle_t *)&in->to_raft, on_inbound_closed);
 }
 
-static void inbound_refuse(struct ctl_inbound *in, enum ctl_raft_verdict why, const char *detail)
+static void inbound_refuse(struct ctl_link *in, enum ctl_raft_verdict why, const char *detail)
 {
 	if (why < CTL_RAFT_VERDICTS) {
 		in->t->refused[why]++;
-		log_warn_limited("controller: Raft connection from %s refused (%s): %s", in->from_text,
-				 ctl_raft_refusal_name(why), detail);
+		log_warn_limited("controller: Raft connection %s %s refused (%s): %s",
+				 in->outbound ? "to" : "from", in->from_text, ctl_raft_refusal_name(why),
+				 detail);
 	}
 	inbound_close(in);
 }
 
 static void on_inbound_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
+static void on_raft_out_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
+static void on_raft_side_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
 
 static void alloc_chunk(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
@@ -309,42 +330,71 @@ static void alloc_chunk(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 	*buf = uv_buf_init(read_chunk, sizeof read_chunk);
 }
 
-static void on_forwarded(uv_write_t *w, int status)
+/* The stream a write of ours goes to: the peer (TCP) or libraft (the pair). */
+static uv_stream_t *write_target(struct ctl_link *l, bool to_net)
 {
-	struct ctl_forward *f = w->data;
-	struct ctl_inbound *in = f->in;
-
-	free(f);
-	if (in->closing)
-		return;
-	if (status < 0) {
-		inbound_close(in);
-	} else if (in->paused && in->to_raft.write_queue_size < CTL_RAFT_QUEUE_MAX / 2) {
-		in->paused = false;
-		uv_read_start((uv_stream_t *)&in->net, alloc_chunk, on_inbound_read);
-	}
+	return to_net ? (uv_stream_t *)&l->net : (uv_stream_t *)&l->to_raft;
 }
 
-/* Queues bytes for libraft; reading pauses while too much waits. */
-static int forward(struct ctl_inbound *in, const uint8_t *data, size_t len)
+/* Reading from where the bytes for the target come from: stopped while
+ * too much waits, started again below half of that. */
+static void pace_source(struct ctl_link *l, bool to_net, bool run)
+{
+	uv_stream_t *src = write_target(l, !to_net);
+
+	l->paused = !run;
+	if (!run)
+		uv_read_stop(src);
+	else
+		uv_read_start(src, alloc_chunk, !to_net    ? on_inbound_read
+						: l->outbound ? on_raft_out_read
+							      : on_raft_side_read);
+}
+
+static void on_written(uv_write_t *w, int status)
+{
+	struct ctl_forward *f = w->data;
+	struct ctl_link *l = f->in;
+	bool to_net = f->to_net;
+
+	free(f);
+	if (l->closing)
+		return;
+	if (status < 0)
+		inbound_close(l);
+	else if (l->paused && write_target(l, to_net)->write_queue_size < CTL_RAFT_QUEUE_MAX / 2)
+		pace_source(l, to_net, true);
+}
+
+/* Queues len bytes for the peer or for libraft: a copy of data, or (data
+ * NULL) the records TLS has ready. */
+static int write_out(struct ctl_link *l, bool to_net, const uint8_t *data, size_t len)
 {
 	struct ctl_forward *f = malloc(sizeof *f + len);
+	uv_stream_t *dst = write_target(l, to_net);
 
 	if (!f)
 		return -1;
-	memcpy(f->data, data, len);
-	f->in = in;
+	if (data)
+		memcpy(f->data, data, len);
+	else if (BIO_read(SSL_get_wbio(l->ssl), f->data, (int)len) != (int)len)
+		len = 0;
+	f->in = l;
+	f->to_net = to_net;
 	f->w.data = f;
 	uv_buf_t b = uv_buf_init((char *)f->data, (unsigned)len);
-	if (uv_write(&f->w, (uv_stream_t *)&in->to_raft, &b, 1, on_forwarded) != 0) {
+	if (!len || uv_write(&f->w, dst, &b, 1, on_written) != 0) {
 		free(f);
 		return -1;
 	}
-	if (!in->paused && in->to_raft.write_queue_size > CTL_RAFT_QUEUE_MAX) {
-		in->paused = true;
-		uv_read_stop((uv_stream_t *)&in->net);
-	}
+	if (!l->paused && dst->write_queue_size > CTL_RAFT_QUEUE_MAX)
+		pace_source(l, to_net, false);
 	return 0;
+}
+
+static int forward(struct ctl_link *in, const uint8_t *data, size_t len)
+{
+	return write_out(in, false, data, len);
 }
 
 /* libraft never writes to an inbound connection: a read on our end of the
@@ -361,22 +411,21 @@ static void close_and_free(uv_handle_t *h)
 	raft_free(h);
 }
 
-/* The handshake passed: a socket pair, one end libraft's. */
-static int inbound_hand_over(struct ctl_inbound *in)
+/* A socket pair: our end read with on_read, libraft's end returned (NULL
+ * on failure). */
+static uv_pipe_t *open_pair(struct ctl_link *in, uv_read_cb on_read)
 {
 	struct ctl_transport *t = in->t;
 	int sv[2];
-	char address[300];
 
-	if (ctl_peer_raft_address(&t->peers[in->id - 1], t->port_offset, address, sizeof address) ||
-	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
-		return -1;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+		return NULL;
 	uv_pipe_t *theirs = raft_malloc(sizeof *theirs);
 	if (!theirs || uv_pipe_init(t->loop, &in->to_raft, 0) != 0) {
 		raft_free(theirs);
 		close(sv[0]);
 		close(sv[1]);
-		return -1;
+		return NULL;
 	}
 	in->to_raft.data = in;
 	in->pipe_open = true;
@@ -386,19 +435,32 @@ static int inbound_hand_over(struct ctl_inbound *in)
 		close(sv[0]);
 		close(sv[1]);
 		raft_free(theirs);
-		return -1;
+		return NULL;
 	}
-	uv_read_start((uv_stream_t *)&in->to_raft, alloc_chunk, on_raft_side_read);
+	uv_read_start((uv_stream_t *)&in->to_raft, alloc_chunk, on_read);
 	if (uv_pipe_init(t->loop, theirs, 0) != 0) {
 		close(sv[1]);
 		raft_free(theirs);
-		return -1;
+		return NULL;
 	}
 	if (uv_pipe_open(theirs, sv[1]) != 0) {
 		close(sv[1]);
 		uv_close((uv_handle_t *)theirs, close_and_free);
-		return -1;
+		return NULL;
 	}
+	return theirs;
+}
+
+/* The handshake passed: libraft gets its end of a socket pair. */
+static int inbound_hand_over(struct ctl_link *in)
+{
+	struct ctl_transport *t = in->t;
+	char address[300];
+	uv_pipe_t *theirs;
+
+	if (ctl_peer_raft_address(&t->peers[in->id - 1], t->port_offset, address, sizeof address) ||
+	    !(theirs = open_pair(in, on_raft_side_read)))
+		return -1;
 	/* the address libraft keeps is the one our configuration has, not the claim */
 	t->accept_cb(&t->outer, in->id, address, (uv_stream_t *)theirs);
 	return 0;
@@ -407,18 +469,18 @@ static int inbound_hand_over(struct ctl_inbound *in)
 /* A peer keeps one connection to us: an older one of the same id is a
  * peer that went away without closing it, which would be held for ever
  * (nothing is written on inbound connections to find out). */
-static void replace_older(struct ctl_inbound *in)
+static void replace_older(struct ctl_link *in)
 {
-	struct ctl_inbound *next;
+	struct ctl_link *next;
 
-	for (struct ctl_inbound *o = in->t->inbound; o; o = next) {
+	for (struct ctl_link *o = in->t->inbound; o; o = next) {
 		next = o->next;
 		if (o != in && o->state == IN_RELAY && o->id == in->id)
 			inbound_close(o);
 	}
 }
 
-static enum ctl_raft_verdict handshake_step(struct ctl_inbound *in, const char **detail)
+static enum ctl_raft_verdict handshake_step(struct ctl_link *in, const char **detail)
 {
 	struct ctl_transport *t = in->t;
 	size_t alen;
@@ -435,8 +497,12 @@ static enum ctl_raft_verdict handshake_step(struct ctl_inbound *in, const char *
 		return CTL_REFUSED_HANDSHAKE;
 	}
 	*detail = "the claimed id is not the peer's at that address";
-	if (in->id < 1 || in->id > t->n_peers || in->id == t->self + 1u || !peer_at(t, (unsigned)in->id - 1, &in->from))
+	if (in->id < 1 || in->id > t->n_peers || in->id == t->self + 1u ||
+	    !peer_at(t, (unsigned)in->id - 1, &in->from))
 		return CTL_REFUSED_ID;
+	*detail = "the certificate does not name the claimed peer's host";
+	if (in->ssl && !ctl_peer_tls_names(in->ssl, t->peers[in->id - 1].host))
+		return CTL_REFUSED_TLS;
 	if (t->closing || inbound_hand_over(in) != 0)
 		return CTL_RAFT_VERDICTS;
 	log_debug("controller: Raft connection from %s is peer %s", in->from_text,
@@ -449,7 +515,7 @@ static enum ctl_raft_verdict handshake_step(struct ctl_inbound *in, const char *
 	return CTL_RAFT_OK;
 }
 
-static void message_done(struct ctl_inbound *in)
+static void message_done(struct ctl_link *in)
 {
 	in->pending_since = 0;
 	in->announced = 0;
@@ -459,7 +525,7 @@ static void message_done(struct ctl_inbound *in)
 	}
 }
 
-static enum ctl_raft_verdict message_step(struct ctl_inbound *in, const char **detail)
+static enum ctl_raft_verdict message_step(struct ctl_link *in, const char **detail)
 {
 	struct ctl_transport *t = in->t;
 	enum ctl_raft_verdict v;
@@ -502,7 +568,7 @@ static enum ctl_raft_verdict message_step(struct ctl_inbound *in, const char **d
 
 /* What a peer sent: the handshake, headers gathered and checked, payloads
  * passed through. CTL_RAFT_VERDICTS: close without a refusal. */
-static enum ctl_raft_verdict inbound_consume(struct ctl_inbound *in, const uint8_t *p, size_t len,
+static enum ctl_raft_verdict inbound_consume(struct ctl_link *in, const uint8_t *p, size_t len,
 					     const char **detail)
 {
 	while (len > 0 && !in->closing) {
@@ -535,23 +601,120 @@ static enum ctl_raft_verdict inbound_consume(struct ctl_inbound *in, const uint8
 	return CTL_RAFT_OK;
 }
 
+/* ---- TLS between the TCP side and the pair ---- */
+
+static char plain_chunk[CTL_RAFT_READ_CHUNK];
+
+/* Sends the records TLS has ready. */
+static int tls_flush(struct ctl_link *l)
+{
+	BIO *out = SSL_get_wbio(l->ssl);
+	size_t pending;
+
+	while ((pending = BIO_ctrl_pending(out)) > 0)
+		if (write_out(l, true, NULL, pending) != 0)
+			return -1;
+	return 0;
+}
+
+/* libraft's bytes on an outbound connection, into TLS records. */
+static void on_raft_out_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
+{
+	struct ctl_link *l = s->data;
+
+	if (nread < 0) {
+		inbound_close(l);
+		return;
+	}
+	if (nread > 0 && (SSL_write(l->ssl, buf->base, (int)nread) <= 0 || tls_flush(l) != 0))
+		inbound_close(l);
+}
+
+/* Our TLS handshake with the peer we dialled is done and its certificate
+ * names it: our libraft handshake, then libraft gets its end of a pair. */
+static enum ctl_raft_verdict outbound_hand_over(struct ctl_link *l, const char **detail)
+{
+	struct ctl_transport *t = l->t;
+	uint8_t hs[CTL_RAFT_HANDSHAKE_PREAMBLE + CTL_RAFT_HANDSHAKE_MAX_ADDRESS];
+	size_t n = ctl_raft_handshake_encode(hs, sizeof hs, t->self + 1u, t->self_address);
+	uv_pipe_t *theirs;
+
+	*detail = "the certificate does not name the peer's host";
+	if (!ctl_peer_tls_names(l->ssl, t->peers[l->id - 1].host))
+		return CTL_REFUSED_TLS;
+	if (!n || SSL_write(l->ssl, hs, (int)n) <= 0 || tls_flush(l) != 0 ||
+	    !(theirs = open_pair(l, on_raft_out_read)))
+		return CTL_RAFT_VERDICTS;
+	l->state = OUT_RELAY;
+	l->pending_since = 0;
+	struct raft_uv_connect *req = l->req;
+	l->req = NULL;
+	l->cb(req, (uv_stream_t *)theirs, 0);
+	return CTL_RAFT_OK;
+}
+
+/* Records from the peer: the handshake driven, then the plaintext to the
+ * checks (inbound) or dropped (a peer sends nothing on our dial). */
+static enum ctl_raft_verdict tls_feed(struct ctl_link *l, const uint8_t *p, size_t len,
+				      const char **detail)
+{
+	enum ctl_raft_verdict v = CTL_RAFT_OK;
+	int n = 0;
+
+	if (len && BIO_write(SSL_get_rbio(l->ssl), p, (int)len) != (int)len)
+		return CTL_RAFT_VERDICTS;
+	if (l->state == IN_TLS || l->state == OUT_TLS) {
+		n = SSL_do_handshake(l->ssl);
+		if (tls_flush(l) != 0)
+			return CTL_RAFT_VERDICTS;
+		if (n != 1) {
+			ERR_clear_error();
+			*detail = "no TLS handshake with a certificate the trust file verifies";
+			return SSL_get_error(l->ssl, n) == SSL_ERROR_WANT_READ ? CTL_RAFT_OK : CTL_REFUSED_TLS;
+		}
+		if (l->state == OUT_TLS) {
+			v = outbound_hand_over(l, detail);
+		} else {
+			l->state = IN_HANDSHAKE;
+			l->pending_since = now_ms(l->t);
+		}
+	}
+	while (v == CTL_RAFT_OK && !l->closing && (n = SSL_read(l->ssl, plain_chunk, sizeof plain_chunk)) > 0)
+		if (!l->outbound)
+			v = inbound_consume(l, (const uint8_t *)plain_chunk, (size_t)n, detail);
+	if (v == CTL_RAFT_OK && !l->closing && n <= 0 && SSL_get_error(l->ssl, n) != SSL_ERROR_WANT_READ) {
+		ERR_clear_error();
+		*detail = "TLS closed or broken";
+		v = CTL_RAFT_VERDICTS;
+	}
+	if (v == CTL_RAFT_OK && tls_flush(l) != 0)
+		v = CTL_RAFT_VERDICTS;
+	return v;
+}
+
 static void on_inbound_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 {
-	struct ctl_inbound *in = s->data;
+	struct ctl_link *in = s->data;
 	const char *detail = "";
 
 	if (nread < 0) {
 		inbound_close(in);
 		return;
 	}
-	enum ctl_raft_verdict v = inbound_consume(in, (const uint8_t *)buf->base, (size_t)nread, &detail);
+	const uint8_t *p = (const uint8_t *)buf->base;
+	enum ctl_raft_verdict v = in->ssl ? tls_feed(in, p, (size_t)nread, &detail)
+					  : inbound_consume(in, p, (size_t)nread, &detail);
 	if (v)
 		inbound_refuse(in, v, detail);
 }
 
-static void inbound_start_handshake(struct ctl_inbound *in)
+static void inbound_start_handshake(struct ctl_link *in)
 {
-	in->state = IN_HANDSHAKE;
+	if (in->t->tls.ctx && !(in->ssl = ctl_peer_tls_new(&in->t->tls, true))) {
+		inbound_close(in);
+		return;
+	}
+	in->state = in->ssl ? IN_TLS : IN_HANDSHAKE;
 	in->head_want = CTL_RAFT_HANDSHAKE_PREAMBLE;
 	in->pending_since = now_ms(in->t);
 	if (uv_read_start((uv_stream_t *)&in->net, alloc_chunk, on_inbound_read) != 0)
@@ -561,7 +724,7 @@ static void inbound_start_handshake(struct ctl_inbound *in)
 static void on_connection(uv_stream_t *server, int status)
 {
 	struct ctl_transport *t = server->data;
-	struct ctl_inbound *in;
+	struct ctl_link *in;
 
 	if (status < 0 || t->closing || !(in = calloc(1, sizeof *in)))
 		return;
@@ -606,9 +769,9 @@ static void on_sweep(uv_timer_t *timer)
 {
 	struct ctl_transport *t = timer->data;
 	int64_t now = now_ms(t);
-	struct ctl_inbound *next;
+	struct ctl_link *next;
 
-	for (struct ctl_inbound *in = t->inbound; in; in = next) {
+	for (struct ctl_link *in = t->inbound; in; in = next) {
 		next = in->next;
 		int64_t allowed = CTL_RAFT_STALL_MS +
 				  (int64_t)(in->announced >> 20) * CTL_RAFT_STALL_MS_PER_MIB;
@@ -619,6 +782,8 @@ static void on_sweep(uv_timer_t *timer)
 	}
 	if (!t->peers_resolving && now - t->resolved_ms >= CTL_RAFT_RESOLVE_MS)
 		resolve_peers(t);
+	if (t->tls.ctx)
+		ctl_peer_tls_watch(&t->tls);
 }
 
 /* ---- the listener ---- */
@@ -718,14 +883,45 @@ static int tr_listen(struct raft_uv_transport *outer, raft_uv_accept_cb cb)
 	t->open_handles++;
 	uv_timer_start(&t->sweep, on_sweep, CTL_RAFT_SWEEP_MS, CTL_RAFT_SWEEP_MS);
 	resolve_peers(t);
-	log_info("controller: Raft port on %s", where);
-	log_warn("controller: peers on the Raft port are recognised by source address and claimed id "
-		 "only: anyone able to send from a peer's address can act as that peer (the controller "
-		 "plane is unauthenticated)");
+	if (t->tls.ctx)
+		log_info("controller: Raft port on %s; peers authenticate by mutual TLS (certificates "
+			 "verified against %s, each naming its peer's host)", where, t->tls.trust);
+	else
+		log_warn("controller: Raft port on %s; peers are recognised by source address and "
+			 "claimed id only: anyone able to send from a peer's address can act as that "
+			 "peer (the controller plane is unauthenticated; set controllerPeerTlsCertPath, "
+			 "controllerPeerTlsKeyPath and controllerPeerTlsTrustCertPath for mutual TLS)",
+			 where);
 	return 0;
 }
 
 /* ---- outbound ---- */
+
+/* The source address of our dials: the listener's, which is what the
+ * peers accept. */
+static int bind_source(struct ctl_transport *t, uv_tcp_t *tcp, const struct sockaddr *addr)
+{
+	struct sockaddr_storage src = t->bound;
+
+	if (!t->bound_specific || src.ss_family != addr->sa_family)
+		return 0;
+	if (src.ss_family == AF_INET)
+		((struct sockaddr_in *)&src)->sin_port = 0;
+	else
+		((struct sockaddr_in6 *)&src)->sin6_port = 0;
+	return uv_tcp_bind(tcp, (struct sockaddr *)&src, 0);
+}
+
+static void set_user_timeout(uv_tcp_t *tcp)
+{
+	uv_os_fd_t fd;
+	unsigned ms = CTL_RAFT_UNACKED_MS;
+
+	/* without the bound the connection still works, with the kernel's */
+	if (uv_fileno((uv_handle_t *)tcp, &fd) != 0 ||
+	    setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof ms) != 0)
+		log_warn("controller: cannot bound unacknowledged Raft data to %u ms", ms);
+}
 
 static void unlink_dial(struct ctl_dial *d)
 {
@@ -772,8 +968,6 @@ static void on_dial_written(uv_write_t *w, int status)
 static void on_dial_connected(uv_connect_t *c, int status)
 {
 	struct ctl_dial *d = c->data;
-	uv_os_fd_t fd;
-	unsigned ms = CTL_RAFT_UNACKED_MS;
 
 	if (uv_is_closing((uv_handle_t *)d->tcp))
 		return;
@@ -781,20 +975,65 @@ static void on_dial_connected(uv_connect_t *c, int status)
 		dial_fail(d, RAFT_NOCONNECTION);
 		return;
 	}
-	/* without the bound the connection still works, with the kernel's */
-	if (uv_fileno((uv_handle_t *)d->tcp, &fd) != 0 ||
-	    setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof ms) != 0)
-		log_warn("controller: cannot bound unacknowledged Raft data to %u ms", ms);
+	set_user_timeout(d->tcp);
 	uv_buf_t b = uv_buf_init((char *)d->hs, (unsigned)d->hs_len);
 	d->write.data = d;
 	if (uv_write(&d->write, (uv_stream_t *)d->tcp, &b, 1, on_dial_written) != 0)
 		dial_fail(d, RAFT_NOCONNECTION);
 }
 
+static void on_link_connected(uv_connect_t *c, int status)
+{
+	struct ctl_link *l = c->data;
+	const char *detail = "";
+
+	if (l->closing)
+		return;
+	if (status < 0 || !(l->ssl = ctl_peer_tls_new(&l->t->tls, false))) {
+		inbound_close(l);
+		return;
+	}
+	set_user_timeout(&l->net);
+	enum ctl_raft_verdict v = tls_feed(l, NULL, 0, &detail);
+	if (!v && uv_read_start((uv_stream_t *)&l->net, alloc_chunk, on_inbound_read) != 0)
+		v = CTL_RAFT_VERDICTS;
+	if (v)
+		inbound_refuse(l, v, detail);
+}
+
+/* With peer TLS: a link that becomes libraft's stream once the peer
+ * proved to be the peer we dialled. */
+static void dial_tls(struct ctl_transport *t, struct raft_uv_connect *req, raft_uv_connect_cb cb,
+		     raft_id id, const struct sockaddr *addr)
+{
+	struct ctl_link *l = calloc(1, sizeof *l);
+
+	if (!l) {
+		cb(req, NULL, RAFT_NOMEM);
+		return;
+	}
+	*l = (struct ctl_link){ .t = t, .outbound = true, .state = OUT_TLS, .req = req, .cb = cb,
+				.id = id, .open_handles = 1, .pending_since = now_ms(t) };
+	l->head = l->small;
+	snprintf(l->from_text, sizeof l->from_text, "%s", t->peers[id - 1].host);
+	uv_tcp_init(t->loop, &l->net);
+	l->net.data = l;
+	l->connect.data = l;
+	t->open_handles++;
+	LIST_PUSH(t->inbound, l);
+	if (bind_source(t, &l->net, addr) != 0 ||
+	    uv_tcp_connect(&l->connect, &l->net, addr, on_link_connected) != 0)
+		inbound_close(l);
+}
+
 /* Dials addr for libraft's req; cb comes in every case. */
 static void dial(struct ctl_transport *t, struct raft_uv_connect *req, raft_uv_connect_cb cb,
-		 const struct sockaddr *addr)
+		 raft_id id, const struct sockaddr *addr)
 {
+	if (t->tls.ctx) {
+		dial_tls(t, req, cb, id, addr);
+		return;
+	}
 	struct ctl_dial *d = calloc(1, sizeof *d);
 	uv_tcp_t *tcp = raft_malloc(sizeof *tcp);
 
@@ -811,19 +1050,8 @@ static void dial(struct ctl_transport *t, struct raft_uv_connect *req, raft_uv_c
 	t->open_handles++;
 	LIST_PUSH(t->dialling, d);
 	d->connect.data = d;
-	/* from the listener's address, which is what the peers accept */
-	struct sockaddr_storage src = t->bound;
-	if (t->bound_specific && src.ss_family == addr->sa_family) {
-		if (src.ss_family == AF_INET)
-			((struct sockaddr_in *)&src)->sin_port = 0;
-		else
-			((struct sockaddr_in6 *)&src)->sin6_port = 0;
-		if (uv_tcp_bind(tcp, (struct sockaddr *)&src, 0) != 0) {
-			dial_fail(d, RAFT_NOCONNECTION);
-			return;
-		}
-	}
-	if (!d->hs_len || uv_tcp_connect(&d->connect, tcp, addr, on_dial_connected) != 0)
+	if (bind_source(t, tcp, addr) != 0 || !d->hs_len ||
+	    uv_tcp_connect(&d->connect, tcp, addr, on_dial_connected) != 0)
 		dial_fail(d, RAFT_NOCONNECTION);
 }
 
@@ -841,7 +1069,7 @@ static void on_dial_resolved(uv_getaddrinfo_t *gai, int status, struct addrinfo 
 	if (t->closing) {
 		r->cb(r->req, NULL, RAFT_CANCELED);
 	} else if (pick) {
-		dial(t, r->req, r->cb, pick->ai_addr);
+		dial(t, r->req, r->cb, r->id, pick->ai_addr);
 	} else {
 		log_debug("controller: raft peer %llu does not resolve: %s", (unsigned long long)r->id,
 			  status ? uv_strerror(status) : "no address");
@@ -916,7 +1144,8 @@ static void tr_close(struct raft_uv_transport *outer, raft_uv_transport_close_cb
 
 int ctl_transport_init(struct ctl_transport *t, uv_loop_t *loop, const struct ctl_peer *peers,
 		       unsigned n_peers, unsigned self, int port_offset, uint64_t max_message,
-		       const char *bind_address, char *err, size_t errlen)
+		       const char *bind_address, const char *const *tls_paths, char *err,
+		       size_t errlen)
 {
 	memset(t, 0, sizeof *t);
 	t->loop = loop;
@@ -933,6 +1162,12 @@ int ctl_transport_init(struct ctl_transport *t, uv_loop_t *loop, const struct ct
 	}
 	for (unsigned i = 0; i < n_peers; i++)
 		t->addrs[i].t = t;
+	if (tls_paths && ctl_peer_tls_open(&t->tls, tls_paths[0], tls_paths[1], tls_paths[2], err,
+					   errlen) != 0) {
+		free(t->addrs);
+		t->addrs = NULL;
+		return RAFT_INVALID;
+	}
 	t->outer = (struct raft_uv_transport){ .impl = t, .init = tr_init, .listen = tr_listen,
 					       .connect = tr_connect, .close = tr_close };
 	return 0;
@@ -942,10 +1177,10 @@ void ctl_transport_free(struct ctl_transport *t)
 {
 	free(t->addrs);
 	t->addrs = NULL;
+	ctl_peer_tls_close(&t->tls);
 }
 
 const char *ctl_transport_peer_auth(const struct ctl_transport *t)
 {
-	(void)t;
-	return "address";
+	return t->tls.ctx ? "mutual-tls" : "address";
 }

@@ -5,10 +5,14 @@
  * peer's, and from the peers' own address with a wrong id, a malformed
  * header, an oversized or an unfinished message. Every node stays up, the
  * leader, term and replicated state stay what they were, the node's
- * memory stays bounded, and the refusals are counted by reason. */
+ * memory stays bounded, and the refusals are counted by reason. With peer
+ * TLS on, a peer's own address and a real id are not enough either: no
+ * certificate, or a certificate that does not name the peer's host, and
+ * the connection is closed before libraft reads a byte. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +20,9 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 
 #include "ctl_cluster.h"
 #include "harness.h"
@@ -171,6 +178,12 @@ struct seen {
 	char *sets; /* the /controller brokerSets */
 };
 
+/* What each node showed before the attacks. */
+struct baseline {
+	struct seen seen[NODES];
+	long rss_kb[NODES];
+};
+
 static void look(int i, struct seen *s)
 {
 	char *json = NULL;
@@ -198,9 +211,11 @@ static void expect_refused(int i, const char *reason, double n)
 	cr_expect_geq(v, n, "node %d: %g refusals for %s", i, v, reason);
 }
 
-static int setup(struct seen *before, long *rss_kb)
+static int setup_with(struct baseline *base, bool peer_tls)
 {
 	cr_assert_eq(ctl_cluster_init(&cl, "127.0.0.1"), 0);
+	if (peer_tls)
+		cr_assert_eq(ctl_cluster_use_peer_tls(&cl), 0);
 	for (int i = 0; i < NODES; i++)
 		cr_assert_eq(ctl_cluster_start(&cl, i), 0, "node %d did not start", i);
 	int leader = ctl_cluster_wait_leader(&cl, all_alive, NULL);
@@ -210,27 +225,33 @@ static int setup(struct seen *before, long *rss_kb)
 	cr_assert_eq(ctl_cluster_call(&cl, leader, 1013, apply, NULL, NULL), 0);
 	harness_sleep_ms(1500); /* replicated and in every node's view */
 	for (int i = 0; i < NODES; i++) {
-		look(i, &before[i]);
-		cr_assert(strstr(before[i].sets, "bs1"), "node %d has not the set: %s", i, before[i].sets);
-		rss_kb[i] = harness_status_kb(&cl.node[i], "VmRSS");
+		look(i, &base->seen[i]);
+		cr_assert(strstr(base->seen[i].sets, "bs1"), "node %d has not the set: %s", i,
+			  base->seen[i].sets);
+		base->rss_kb[i] = harness_status_kb(&cl.node[i], "VmRSS");
 	}
 	return leader;
 }
 
-static void unchanged(int leader, const struct seen *before, const long *rss_kb)
+static int setup(struct baseline *base)
+{
+	return setup_with(base, false);
+}
+
+static void unchanged(int leader, struct baseline *base)
 {
 	cr_assert_eq(ctl_cluster_wait_leader(&cl, all_alive, NULL), leader, "the leader changed");
 	for (int i = 0; i < NODES; i++) {
 		struct seen now;
 		look(i, &now);
-		cr_expect_eq(now.term, before[i].term, "node %d: term %ld, was %ld", i, now.term,
-			     before[i].term);
-		cr_expect_str_eq(now.sets, before[i].sets, "node %d's state changed", i);
+		cr_expect_eq(now.term, base->seen[i].term, "node %d: term %ld, was %ld", i, now.term,
+			     base->seen[i].term);
+		cr_expect_str_eq(now.sets, base->seen[i].sets, "node %d's state changed", i);
 		long rss = harness_status_kb(&cl.node[i], "VmRSS");
-		cr_expect_lt(rss, rss_kb[i] + RSS_MARGIN_KB, "node %d: RSS %ld kB, was %ld kB", i, rss,
-			     rss_kb[i]);
+		cr_expect_lt(rss, base->rss_kb[i] + RSS_MARGIN_KB, "node %d: RSS %ld kB, was %ld kB", i, rss,
+			     base->rss_kb[i]);
 		free(now.sets);
-		free(before[i].sets);
+		free(base->seen[i].sets);
 	}
 }
 
@@ -238,10 +259,9 @@ static void unchanged(int leader, const struct seen *before, const long *rss_kb)
  * leader's own id: refused before libraft reads a byte. */
 Test(controller_raft_port, strangers_cannot_move_the_group)
 {
-	struct seen before[NODES];
-	long rss[NODES];
-	int leader = setup(before, rss);
-	uint64_t lid = (uint64_t)leader + 1, term = (uint64_t)before[leader].term;
+	struct baseline base;
+	int leader = setup(&base);
+	uint64_t lid = (uint64_t)leader + 1, term = (uint64_t)base.seen[leader].term;
 	char self[64];
 
 	for (int i = 0; i < NODES; i++) {
@@ -269,7 +289,7 @@ Test(controller_raft_port, strangers_cannot_move_the_group)
 		buf_free(&b);
 		expect_refused(i, "address", 5);
 	}
-	unchanged(leader, before, rss);
+	unchanged(leader, &base);
 }
 
 /* From the peers' address: an id that is no other peer's, then with a
@@ -277,16 +297,15 @@ Test(controller_raft_port, strangers_cannot_move_the_group)
  * and a message left unfinished. */
 Test(controller_raft_port, the_peers_address_is_not_enough)
 {
-	struct seen before[NODES];
-	long rss[NODES];
-	int leader = setup(before, rss);
+	struct baseline base;
+	int leader = setup(&base);
 	int victim = (leader + 1) % NODES, other = (leader + 2) % NODES;
 	char addr[64];
 	snprintf(addr, sizeof addr, "127.0.0.1:%d", raft_port(other));
 	struct buf b = BUF_INIT;
 
 	handshake(&b, 7, addr); /* no such peer */
-	append_entries(&b, (uint64_t)before[victim].term + 50, 1);
+	append_entries(&b, (uint64_t)base.seen[victim].term + 50, 1);
 	attack(victim, "127.0.0.1", &b, "an id outside the peers");
 	buf_reset(&b);
 	handshake(&b, (uint64_t)victim + 1, addr); /* the node's own id */
@@ -322,5 +341,128 @@ Test(controller_raft_port, the_peers_address_is_not_enough)
 	attack(victim, "127.0.0.1", &b, "an unfinished handshake");
 	expect_refused(victim, "stalled", 2);
 	buf_free(&b);
-	unchanged(leader, before, rss);
+	unchanged(leader, &base);
+}
+
+/* A TLS client on fd with the certificate and key under the cluster's
+ * tls directory (NULL: none); true when the handshake completed. */
+static bool tls_connect(int fd, const char *cert, SSL **out)
+{
+	char path[512];
+	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+
+	cr_assert_not_null(ctx);
+	if (cert) {
+		snprintf(path, sizeof path, "%s/tls/%s.pem", cl.dir, cert);
+		cr_assert_eq(SSL_CTX_use_certificate_file(ctx, path, SSL_FILETYPE_PEM), 1);
+		snprintf(path, sizeof path, "%s/tls/%s.key", cl.dir, cert);
+		cr_assert_eq(SSL_CTX_use_PrivateKey_file(ctx, path, SSL_FILETYPE_PEM), 1);
+	}
+	SSL *ssl = SSL_new(ctx);
+	SSL_CTX_free(ctx);
+	SSL_set_fd(ssl, fd);
+	bool done = SSL_connect(ssl) == 1;
+	ERR_clear_error();
+	*out = ssl;
+	return done;
+}
+
+/* Over TLS with cert (NULL: none) from the peers' address, libraft's
+ * handshake claiming peer `id` (0-based) and a RequestVote: the node must
+ * close the connection. */
+static void tls_attack(int victim, const char *cert, int id, const char *what)
+{
+	char addr[64];
+	SSL *ssl;
+	int fd = dial_from("127.0.0.1", raft_port(victim));
+
+	snprintf(addr, sizeof addr, "127.0.0.1:%d", raft_port(id));
+	if (tls_connect(fd, cert, &ssl)) {
+		/* TLS 1.3 tells of a refused client certificate after the handshake */
+		struct buf b = BUF_INIT;
+		handshake(&b, (uint64_t)id + 1, addr);
+		request_vote(&b, UINT64_MAX >> 2, (uint64_t)id + 1);
+		SSL_write(ssl, b.data, (int)b.len);
+		ERR_clear_error();
+		buf_free(&b);
+	}
+	cr_expect(closed_by_peer(fd), "node %d kept a TLS connection: %s", victim, what);
+	SSL_free(ssl);
+	close(fd);
+}
+
+/* From the peers' own address, claiming a real peer's id: in plaintext,
+ * over TLS without a certificate, and over TLS with a certificate of the
+ * right CA that names another host. */
+Test(controller_raft_port, with_peer_tls_a_peer_needs_its_certificate)
+{
+	struct baseline base;
+	int leader = setup_with(&base, true);
+	int victim = (leader + 1) % NODES, other = (leader + 2) % NODES;
+	uint64_t term = (uint64_t)base.seen[victim].term;
+	char addr[64], *json = NULL;
+	snprintf(addr, sizeof addr, "127.0.0.1:%d", raft_port(leader));
+	struct buf b = BUF_INIT;
+
+	cr_assert_eq(harness_http_get(cl.http_port[victim], "/controller", &json), 200);
+	cr_expect(strstr(json, "\"peerAuthentication\":\"mutual-tls\""), "%s", json);
+	free(json);
+	cr_expect_eq(harness_metric(cl.http_port[victim], "rmqns_controller_peer_tls"), 1);
+
+	handshake(&b, (uint64_t)leader + 1, addr);
+	append_entries(&b, term + 50, 1);
+	attack(victim, "127.0.0.1", &b, "plaintext with the leader's id");
+
+	tls_attack(victim, NULL, leader, "no certificate, the leader's id");
+	tls_attack(victim, "elsewhere", other, "a certificate naming another host");
+	buf_free(&b);
+	expect_refused(victim, "tls", 3);
+	unchanged(leader, &base);
+}
+
+/* The peers' certificates re-issued by a new CA and moved over the files:
+ * every node rebuilds its context, the old certificate is refused from
+ * then on, and a restarted node with the new one is taken back. */
+Test(controller_raft_port, peer_certificates_are_reloaded_when_their_files_change)
+{
+	struct baseline base;
+	int leader = setup_with(&base, true);
+	int victim = (leader + 1) % NODES, other = (leader + 2) % NODES;
+	char cmd[2048];
+
+	snprintf(cmd, sizeof cmd,
+		 "cd '%s/tls' && { cp peer.pem old.pem && cp peer.key old.key && "
+		 "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout ca2.key "
+		 "-out ca2.pem -days 2 -subj /CN=rmqns-peer-ca-2 && "
+		 "openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout peer2.key "
+		 "-out peer2.csr -subj /CN=peer -addext subjectAltName=IP:127.0.0.1,DNS:localhost && "
+		 "openssl x509 -req -in peer2.csr -CA ca2.pem -CAkey ca2.key -set_serial 3 -days 2 "
+		 "-copy_extensions copy -out peer2.pem && "
+		 "mv peer2.key peer.key && mv peer2.pem peer.pem && mv ca2.pem ca.pem ; } >/dev/null 2>&1",
+		 cl.dir);
+	cr_assert_eq(system(cmd), 0, "cannot re-issue the certificates");
+	for (int i = 0; i < NODES; i++)
+		cr_assert(harness_wait_log(&cl.node[i], "peer TLS certificates reloaded", 15000),
+			  "node %d did not reload", i);
+
+	/* the old certificate, right address, real id: refused now */
+	tls_attack(victim, "old", other, "the certificate the files no longer hold");
+	expect_refused(victim, "tls", 1);
+
+	/* the leader restarted: it dials and is dialled with the new ones */
+	cr_assert_eq(harness_stop(&cl.node[leader], SIGTERM, 10000, NULL), 0);
+	cr_assert_eq(harness_cleanup(&cl.node[leader]), 0);
+	cr_assert_eq(ctl_cluster_start(&cl, leader), 0);
+	cr_assert_geq(ctl_cluster_wait_leader(&cl, all_alive, NULL), 0, "no leader after the restart");
+	int64_t t0 = harness_now_ms();
+	struct seen back = { 0 };
+	do {
+		free(back.sets);
+		harness_sleep_ms(200);
+		look(leader, &back);
+	} while (strcmp(back.sets, base.seen[leader].sets) != 0 && harness_now_ms() - t0 < 20000);
+	cr_expect_str_eq(back.sets, base.seen[leader].sets, "the restarted node did not catch up");
+	free(back.sets);
+	for (int i = 0; i < NODES; i++)
+		free(base.seen[i].sets);
 }
