@@ -743,6 +743,7 @@ static void on_connection(uv_stream_t *server, int status)
 		return;
 	}
 	unmap_v4(&in->from);
+	uv_tcp_nodelay(&in->net, 1);
 	const void *ip = in->from.ss_family == AF_INET
 				 ? (const void *)&((struct sockaddr_in *)&in->from)->sin_addr
 				 : (const void *)&((struct sockaddr_in6 *)&in->from)->sin6_addr;
@@ -917,6 +918,7 @@ static void set_user_timeout(uv_tcp_t *tcp)
 	uv_os_fd_t fd;
 	unsigned ms = CTL_RAFT_UNACKED_MS;
 
+	uv_tcp_nodelay(tcp, 1); /* heartbeats and votes are small and wanted now */
 	/* without the bound the connection still works, with the kernel's */
 	if (uv_fileno((uv_handle_t *)tcp, &fd) != 0 ||
 	    setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof ms) != 0)
