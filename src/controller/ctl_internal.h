@@ -152,6 +152,7 @@ struct ctl_transport {
 	raft_uv_transport_close_cb close_cb;
 	uint64_t refused[CTL_RAFT_VERDICTS];
 	struct ctl_peer_tls tls;   /* tls.ctx NULL: no peer TLS */
+	char *chunks;              /* what a read brings, and its plaintext under TLS */
 };
 /* tls_paths: the certificate, key and trust files, or NULL for no peer TLS. */
 int ctl_transport_init(struct ctl_transport *t, struct uv_loop_s *loop, const struct ctl_peer *peers,

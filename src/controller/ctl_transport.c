@@ -141,9 +141,6 @@ struct ctl_forward {
 			(node)->next->prev = (node)->prev;                                         \
 	} while (0)
 
-/* the loop is this thread's alone: every read is consumed before the next */
-static char read_chunk[CTL_RAFT_READ_CHUNK];
-
 static struct ctl_transport *of(struct raft_uv_transport *outer)
 {
 	return outer->impl;
@@ -323,11 +320,15 @@ static void on_inbound_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
 static void on_raft_out_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
 static void on_raft_side_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
 
+/* Every read is consumed before the next on this loop: one buffer serves
+ * the transport's connections (each node has its own: groups of nodes
+ * share a process in tests). */
 static void alloc_chunk(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
-	(void)h;
+	struct ctl_link *l = h->data;
+
 	(void)suggested;
-	*buf = uv_buf_init(read_chunk, sizeof read_chunk);
+	*buf = uv_buf_init(l->t->chunks, CTL_RAFT_READ_CHUNK);
 }
 
 /* The stream a write of ours goes to: the peer (TCP) or libraft (the pair). */
@@ -603,8 +604,6 @@ static enum ctl_raft_verdict inbound_consume(struct ctl_link *in, const uint8_t 
 
 /* ---- TLS between the TCP side and the pair ---- */
 
-static char plain_chunk[CTL_RAFT_READ_CHUNK];
-
 /* Sends the records TLS has ready. */
 static int tls_flush(struct ctl_link *l)
 {
@@ -659,6 +658,7 @@ static enum ctl_raft_verdict tls_feed(struct ctl_link *l, const uint8_t *p, size
 				      const char **detail)
 {
 	enum ctl_raft_verdict v = CTL_RAFT_OK;
+	char *plain = l->t->chunks + CTL_RAFT_READ_CHUNK; /* the records were read into the first half */
 	int n = 0;
 
 	if (len && BIO_write(SSL_get_rbio(l->ssl), p, (int)len) != (int)len)
@@ -679,9 +679,9 @@ static enum ctl_raft_verdict tls_feed(struct ctl_link *l, const uint8_t *p, size
 			l->pending_since = now_ms(l->t);
 		}
 	}
-	while (v == CTL_RAFT_OK && !l->closing && (n = SSL_read(l->ssl, plain_chunk, sizeof plain_chunk)) > 0)
+	while (v == CTL_RAFT_OK && !l->closing && (n = SSL_read(l->ssl, plain, CTL_RAFT_READ_CHUNK)) > 0)
 		if (!l->outbound)
-			v = inbound_consume(l, (const uint8_t *)plain_chunk, (size_t)n, detail);
+			v = inbound_consume(l, (const uint8_t *)plain, (size_t)n, detail);
 	if (v == CTL_RAFT_OK && !l->closing && n <= 0 && SSL_get_error(l->ssl, n) != SSL_ERROR_WANT_READ) {
 		ERR_clear_error();
 		*detail = "TLS closed or broken";
@@ -1158,7 +1158,10 @@ int ctl_transport_init(struct ctl_transport *t, uv_loop_t *loop, const struct ct
 	t->max_message = max_message;
 	snprintf(t->fallback_bind, sizeof t->fallback_bind, "%s", bind_address);
 	t->addrs = calloc(n_peers, sizeof *t->addrs);
-	if (!t->addrs) {
+	t->chunks = malloc(2 * CTL_RAFT_READ_CHUNK);
+	if (!t->addrs || !t->chunks) {
+		free(t->addrs);
+		free(t->chunks);
 		snprintf(err, errlen, "raft transport: out of memory");
 		return RAFT_NOMEM;
 	}
@@ -1166,8 +1169,7 @@ int ctl_transport_init(struct ctl_transport *t, uv_loop_t *loop, const struct ct
 		t->addrs[i].t = t;
 	if (tls_paths && ctl_peer_tls_open(&t->tls, tls_paths[0], tls_paths[1], tls_paths[2], err,
 					   errlen) != 0) {
-		free(t->addrs);
-		t->addrs = NULL;
+		ctl_transport_free(t);
 		return RAFT_INVALID;
 	}
 	t->outer = (struct raft_uv_transport){ .impl = t, .init = tr_init, .listen = tr_listen,
@@ -1179,6 +1181,8 @@ void ctl_transport_free(struct ctl_transport *t)
 {
 	free(t->addrs);
 	t->addrs = NULL;
+	free(t->chunks);
+	t->chunks = NULL;
 	ctl_peer_tls_close(&t->tls);
 }
 
