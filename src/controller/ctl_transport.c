@@ -950,16 +950,23 @@ static void dial_fail(struct ctl_dial *d, int status)
 		uv_close((uv_handle_t *)d->tcp, on_dial_closed);
 }
 
+/* A step of the dial came back: false when the dial is over (closing, or
+ * failed now). */
+static bool dial_goes_on(struct ctl_dial *d, int status)
+{
+	if (uv_is_closing((uv_handle_t *)d->tcp))
+		return false;
+	if (status < 0)
+		dial_fail(d, RAFT_NOCONNECTION);
+	return status >= 0;
+}
+
 static void on_dial_written(uv_write_t *w, int status)
 {
 	struct ctl_dial *d = w->data;
 
-	if (uv_is_closing((uv_handle_t *)d->tcp))
+	if (!dial_goes_on(d, status))
 		return;
-	if (status < 0) {
-		dial_fail(d, RAFT_NOCONNECTION);
-		return;
-	}
 	unlink_dial(d);
 	d->t->open_handles--; /* libraft's now */
 	d->tcp->data = NULL;
@@ -971,12 +978,8 @@ static void on_dial_connected(uv_connect_t *c, int status)
 {
 	struct ctl_dial *d = c->data;
 
-	if (uv_is_closing((uv_handle_t *)d->tcp))
+	if (!dial_goes_on(d, status))
 		return;
-	if (status < 0) {
-		dial_fail(d, RAFT_NOCONNECTION);
-		return;
-	}
 	set_user_timeout(d->tcp);
 	uv_buf_t b = uv_buf_init((char *)d->hs, (unsigned)d->hs_len);
 	d->write.data = d;
