@@ -11,14 +11,20 @@
 # schema pass only here: podman runs no kubelet probes (tools/container-test.sh
 # checks /healthz with ACL and TLS on).
 #
-# The controller overlay (embedded controllers, one Raft group): its peers
-# checked against the StatefulSet's stable names and declared ports, then
-# three pods of it (ordinals 0-2) played on a podman network of their own.
+# The controller overlay (embedded controllers, one Raft group, peers
+# authenticated by mutual TLS): its peers checked against the StatefulSet's
+# stable names and declared ports, its peer TLS options against the Secret
+# volume, the cert-manager variant's Certificate against the peers' hosts
+# (and the overlay itself found free of cert-manager's kinds); then the
+# Secret rmqns-peer-tls made by tools/make-peer-certs.sh --k8s-secret and
+# three pods of the overlay (ordinals 0-2) played with it on a podman
+# network of their own.
 # podman has no Services, so the headless Service's per-pod names
 # (rmqns-0.rmqns-headless, ...) are written into the pods' /etc/hosts with
 # the static addresses kube play gives them; everything else is the
 # overlay's own: the peers, the self id from the pod's name (downward API),
-# the ports. Waits until the three name one leader, stops the leader's pod
+# the ports, the Secret. Waits until the three name one leader, checks that
+# each says its peers authenticate by TLS, stops the leader's pod
 # and waits for the two others to name another. Fails (never skips) when
 # node, npm, kubectl or podman cannot run.
 set -euo pipefail
@@ -49,26 +55,33 @@ if [ ! -x "$KUBECTL" ]; then
 fi
 echo "k8s-test: $("$KUBECTL" version --client --short 2>/dev/null || "$KUBECTL" version --client | head -n 1)"
 
-step "kustomize: base, prometheus, overlays/example, overlays/controller"
+step "kustomize: base, prometheus, overlays/example, overlays/controller, overlays/controller-cert-manager"
 render() { "$KUBECTL" kustomize "$1" >"$2" 2>"$2.err" || { cat "$2.err" >&2; fail "kubectl kustomize $1"; }; }
 render deploy/k8s/base "$WORK/base.yaml"
 render deploy/k8s/prometheus "$WORK/prometheus.yaml"
 render deploy/k8s/overlays/example "$WORK/example.yaml"
 render deploy/k8s/overlays/controller "$WORK/controller.yaml"
+render deploy/k8s/overlays/controller-cert-manager "$WORK/controller-cert-manager.yaml"
 # apply -k on a cluster without the Prometheus Operator: no ServiceMonitor in the base.
 ! grep -q '^kind: ServiceMonitor' "$WORK/base.yaml" || fail "the base holds a ServiceMonitor (needs the operator's CRDs)"
 [ "$(grep -c '^kind: ServiceMonitor' "$WORK/prometheus.yaml")" = 1 ] || fail "prometheus/ holds no ServiceMonitor"
+# The controller overlay applies without cert-manager; its variant carries the Certificate.
+! grep -q '^apiVersion: cert-manager.io/' "$WORK/controller.yaml" || fail "overlays/controller holds cert-manager objects (needs its CRDs)"
+grep -q '^kind: Certificate$' "$WORK/controller-cert-manager.yaml" || fail "overlays/controller-cert-manager holds no Certificate"
 [ "$(grep -c '^  namespace: messaging' "$WORK/example.yaml")" = "$(grep -c '^kind:' "$WORK/example.yaml")" ] ||
 	fail "the example overlay leaves objects outside its namespace"
 
 step "schema check"
 cp tools/k8s-validate/package.json tools/k8s-validate/package-lock.json tools/k8s-validate/validate.mjs "$WORK/"
-if [ ! -d "$WORK/node_modules/kubernetes-models" ]; then
+if [ ! -d "$WORK/node_modules/kubernetes-models" ] || [ ! -d "$WORK/node_modules/@kubernetes-models/cert-manager" ]; then
 	(cd "$WORK" && timeout 300 npm ci --no-audit --no-fund --loglevel=error >npm.log 2>&1) ||
 		{ tail -20 "$WORK/npm.log" >&2; fail "npm ci"; }
 fi
 node "$WORK/validate.mjs" "$WORK/prometheus.yaml" || fail "prometheus manifests"
 node "$WORK/validate.mjs" "$WORK/example.yaml" || fail "example overlay manifests"
+node "$WORK/validate.mjs" "$WORK/controller-cert-manager.yaml" | tee "$WORK/cert-manager.out" || fail "controller-cert-manager overlay manifests"
+grep -q 'Certificate rmqns-peer-tls makes the Secret rmqns-peer-tls and names every peer' "$WORK/cert-manager.out" ||
+	fail "the Certificate was not checked against the peers"
 # Three pods of the controller overlay, each publishing its protocol,
 # controller and HTTP ports on 127.0.0.1 (Raft stays on the pod network).
 CTL_PORTS=() CTL_HTTP=() publish=()
@@ -129,6 +142,7 @@ cleanup() {
 		podman volume rm -f "$CLAIM-ctl-$k" >/dev/null 2>&1 || true
 	done
 	podman network rm -f "$CTL_NET" >/dev/null 2>&1 || true
+	podman secret rm rmqns-peer-tls >/dev/null 2>&1 || true   # kube down keeps it (podman 4.3)
 	podman pod rm -f "$POD" >/dev/null 2>&1 || true
 	podman volume rm -f "$CLAIM" >/dev/null 2>&1 || true
 	podman volume ls --format '{{.Name}}' | grep '^rmqns-config' | xargs -r podman volume rm -f >/dev/null 2>&1 || true
@@ -174,11 +188,21 @@ podman exec "$POD-rmqns" test -f /var/lib/rmqns/rmqns.conf.previous || fail "no 
 echo "k8s-test: after the rollout the ConfigMap's new value is in force"
 podman_q kube down "$WORK/pod-edit.yaml" >/dev/null
 
+# The Secret the overlay mounts, made as docs/deployment.md says, for the
+# pods' stable names; kube play turns it into a podman secret and mounts it.
+step "tools/make-peer-certs.sh --k8s-secret rmqns-peer-tls (rmqns-0..2.rmqns-headless)"
+tools/make-peer-certs.sh "$WORK/peer-tls" --k8s-secret rmqns-peer-tls \
+	rmqns-0.rmqns-headless rmqns-1.rmqns-headless rmqns-2.rmqns-headless || fail "make-peer-certs.sh"
+node "$WORK/validate.mjs" "$WORK/peer-tls/rmqns-peer-tls.yaml" || fail "the Secret made by make-peer-certs.sh"
+podman secret rm rmqns-peer-tls >/dev/null 2>&1 || true
+
 step "controller overlay: three pods on the network $CTL_NET"
 podman network create "$CTL_NET" >/dev/null || fail "podman network create $CTL_NET"
 subnet=$(podman network inspect "$CTL_NET" --format '{{range .Subnets}}{{.Subnet}}{{end}}')
 ips=$(python3 -c 'import ipaddress, sys; h = list(ipaddress.ip_network(sys.argv[1]).hosts()); print(";".join(str(a) for a in h[9:12]))' "$subnet")
 ctl_pods "$ips" >/dev/null || fail "controller pods for $ips"
+{ cat "$WORK/peer-tls/rmqns-peer-tls.yaml"; echo ---; cat "$WORK/pods-controller.yaml"; } >"$WORK/pods-controller.yaml.new"
+mv "$WORK/pods-controller.yaml.new" "$WORK/pods-controller.yaml"
 ip_args=()
 for ip in ${ips//;/ }; do ip_args+=(--ip "$ip"); done
 podman_q kube play --network "$CTL_NET" "${ip_args[@]}" "$WORK/pods-controller.yaml" >"$WORK/play-ctl.log" 2>&1 ||
@@ -229,6 +253,16 @@ for j in 0 1 2; do
 done
 admin clusterDiff -a "$(ctl_addrs 0 1 2)" || fail "clusterDiff -a: the pods disagree"
 echo "k8s-test: leader $leader at $leader_addr; self ids n0..n2 from the pod names"
+# Elected over TLS, with the Secret's files as the pods see them.
+for j in 0 1 2; do
+	auth=$(curl -fsS --max-time 5 "http://127.0.0.1:${CTL_HTTP[$j]}/controller" |
+		python3 -c 'import json, sys; print(json.load(sys.stdin).get("peerAuthentication"))') || fail "/controller of pod $j"
+	[ "$auth" = mutual-tls ] || fail "pod $j: /controller says peerAuthentication $auth, not mutual-tls"
+	podman logs "$POD-ctl-$j-rmqns" 2>&1 | grep -q 'peers authenticate by mutual TLS' ||
+		fail "$POD-ctl-$j logs no 'peers authenticate by mutual TLS'"
+done
+echo "k8s-test: every pod says peerAuthentication mutual-tls; the Secret in pod 0: $(podman exec "$POD-ctl-0-rmqns" \
+	sh -c 'cd /etc/rmqns/peer-tls && stat -L -c "%n %a %u:%g" tls.crt tls.key ca.crt' | tr '\n' ' ')"
 
 step "stop the leader's pod $POD-ctl-$k"
 rest=()
