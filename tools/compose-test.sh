@@ -214,8 +214,8 @@ for i in 0 1 2; do
 	grep -q '^rmqns_controller_peer_tls 1$' <<<"$metrics" || fail "n$i: rmqns_controller_peer_tls is not 1"
 	! grep -E '^rmqns_controller_raft_refused_total\{reason="tls"\} [1-9]' <<<"$metrics" ||
 		fail "n$i refused a peer's TLS: $(podman logs "$(node_container "n$i")" 2>&1 | grep -m3 'refused (tls)')"
-	podman logs "$(node_container "n$i")" 2>&1 | grep -m1 'peers authenticate by mutual TLS' ||
-		fail "n$i logs no 'peers authenticate by mutual TLS'"
+	logs=$(podman logs "$(node_container "n$i")" 2>&1)   # whole: grep -m1 in a pipe could cut podman short (pipefail)
+	grep -m1 'peers authenticate by mutual TLS' <<<"$logs" || fail "n$i logs no 'peers authenticate by mutual TLS'"
 done
 echo "compose-test: every node says peerAuthentication mutual-tls, rmqns_controller_peer_tls 1, no connection refused for TLS"
 # controllerStorePath in each node's data volume: its Raft log and metadata.

@@ -17,8 +17,9 @@
 # volume, the cert-manager variant's Certificate against the peers' hosts
 # (and the overlay itself found free of cert-manager's kinds); then the
 # Secret rmqns-peer-tls made by tools/make-peer-certs.sh --k8s-secret and
-# three pods of the overlay (ordinals 0-2) played with it on a podman
-# network of their own.
+# three pods of the overlay (ordinals 0-2) played on a podman network of
+# their own, mounting the Secret's files (podman 4.3 cannot mount Secret
+# volumes: the directory they come from).
 # podman has no Services, so the headless Service's per-pod names
 # (rmqns-0.rmqns-headless, ...) are written into the pods' /etc/hosts with
 # the static addresses kube play gives them; everything else is the
@@ -93,7 +94,8 @@ CTL_NET=rmqns-kube-net-$$
 # The addresses the pods get on that network; chosen once it exists.
 ctl_pods() {
 	node "$WORK/validate.mjs" "$WORK/controller.yaml" --pods "$WORK/pods-controller.yaml" --image "$TAG" \
-		--publish "$(IFS=';'; echo "${publish[*]}")" --ips "$1" --claim "$CLAIM-ctl" --name "$POD-ctl"
+		--publish "$(IFS=';'; echo "${publish[*]}")" --ips "$1" --claim "$CLAIM-ctl" --name "$POD-ctl" \
+		--secret-dir "rmqns-peer-tls=$WORK/peer-tls/rmqns-peer-tls"
 }
 ctl_pods "10.0.0.10;10.0.0.11;10.0.0.12" || fail "controller overlay manifests"
 grep -q 'containerPort: 10878' "$WORK/controller.yaml" || fail "the controller overlay declares no Raft port"
@@ -142,7 +144,6 @@ cleanup() {
 		podman volume rm -f "$CLAIM-ctl-$k" >/dev/null 2>&1 || true
 	done
 	podman network rm -f "$CTL_NET" >/dev/null 2>&1 || true
-	podman secret rm rmqns-peer-tls >/dev/null 2>&1 || true   # kube down keeps it (podman 4.3)
 	podman pod rm -f "$POD" >/dev/null 2>&1 || true
 	podman volume rm -f "$CLAIM" >/dev/null 2>&1 || true
 	podman volume ls --format '{{.Name}}' | grep '^rmqns-config' | xargs -r podman volume rm -f >/dev/null 2>&1 || true
@@ -189,20 +190,28 @@ echo "k8s-test: after the rollout the ConfigMap's new value is in force"
 podman_q kube down "$WORK/pod-edit.yaml" >/dev/null
 
 # The Secret the overlay mounts, made as docs/deployment.md says, for the
-# pods' stable names; kube play turns it into a podman secret and mounts it.
+# pods' stable names. podman 4.3's kube play crashes (nil pointer in
+# VolumeFromSecret) on a pod with a Secret volume, so the pods mount the
+# Secret's files, the directory make-peer-certs.sh wrote it from, instead
+# (--secret-dir); the Secret is checked to hold exactly those files.
 step "tools/make-peer-certs.sh --k8s-secret rmqns-peer-tls (rmqns-0..2.rmqns-headless)"
 tools/make-peer-certs.sh "$WORK/peer-tls" --k8s-secret rmqns-peer-tls \
 	rmqns-0.rmqns-headless rmqns-1.rmqns-headless rmqns-2.rmqns-headless || fail "make-peer-certs.sh"
 node "$WORK/validate.mjs" "$WORK/peer-tls/rmqns-peer-tls.yaml" || fail "the Secret made by make-peer-certs.sh"
-podman secret rm rmqns-peer-tls >/dev/null 2>&1 || true
+python3 - "$WORK/peer-tls/rmqns-peer-tls.yaml" "$WORK/peer-tls/rmqns-peer-tls" <<'PY' || fail "the Secret does not hold the files of its directory"
+import base64, re, sys
+text = open(sys.argv[1]).read()
+for key in ("tls.crt", "tls.key", "ca.crt"):
+    m = re.search(r"^  " + re.escape(key) + r": (\S+)$", text, re.M)
+    if not m or base64.b64decode(m.group(1)) != open(f"{sys.argv[2]}/{key}", "rb").read():
+        sys.exit(f"{key} differs")
+PY
 
 step "controller overlay: three pods on the network $CTL_NET"
 podman network create "$CTL_NET" >/dev/null || fail "podman network create $CTL_NET"
 subnet=$(podman network inspect "$CTL_NET" --format '{{range .Subnets}}{{.Subnet}}{{end}}')
 ips=$(python3 -c 'import ipaddress, sys; h = list(ipaddress.ip_network(sys.argv[1]).hosts()); print(";".join(str(a) for a in h[9:12]))' "$subnet")
 ctl_pods "$ips" >/dev/null || fail "controller pods for $ips"
-{ cat "$WORK/peer-tls/rmqns-peer-tls.yaml"; echo ---; cat "$WORK/pods-controller.yaml"; } >"$WORK/pods-controller.yaml.new"
-mv "$WORK/pods-controller.yaml.new" "$WORK/pods-controller.yaml"
 ip_args=()
 for ip in ${ips//;/ }; do ip_args+=(--ip "$ip"); done
 podman_q kube play --network "$CTL_NET" "${ip_args[@]}" "$WORK/pods-controller.yaml" >"$WORK/play-ctl.log" 2>&1 ||
@@ -258,8 +267,8 @@ for j in 0 1 2; do
 	auth=$(curl -fsS --max-time 5 "http://127.0.0.1:${CTL_HTTP[$j]}/controller" |
 		python3 -c 'import json, sys; print(json.load(sys.stdin).get("peerAuthentication"))') || fail "/controller of pod $j"
 	[ "$auth" = mutual-tls ] || fail "pod $j: /controller says peerAuthentication $auth, not mutual-tls"
-	podman logs "$POD-ctl-$j-rmqns" 2>&1 | grep -q 'peers authenticate by mutual TLS' ||
-		fail "$POD-ctl-$j logs no 'peers authenticate by mutual TLS'"
+	logs=$(podman logs "$POD-ctl-$j-rmqns" 2>&1)   # whole: grep -q in a pipe would cut podman short (pipefail)
+	grep -q 'peers authenticate by mutual TLS' <<<"$logs" || fail "$POD-ctl-$j logs no 'peers authenticate by mutual TLS'"
 done
 echo "k8s-test: every pod says peerAuthentication mutual-tls; the Secret in pod 0: $(podman exec "$POD-ctl-0-rmqns" \
 	sh -c 'cd /etc/rmqns/peer-tls && stat -L -c "%n %a %u:%g" tls.crt tls.key ca.crt' | tr '\n' ' ')"

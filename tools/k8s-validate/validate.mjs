@@ -179,6 +179,10 @@ for (const { f, obj: sts } of of("StatefulSet")) {
   //     headless Service's per-pod names (STS-K.SERVICE) written into every
   //     pod's /etc/hosts with the addresses of --ips, since podman has no
   //     Services (kube play --ip gives the pods those addresses in order)
+  //   --secret-dir NAME=DIR
+  //     the Secret volume of Secret NAME as the directory DIR (hostPath),
+  //     holding the Secret's files: podman 4.3's kube play crashes on
+  //     Secret volumes
   const makePod = (ordinal, name, claim, hostPortOf, hostAliases) => {
     const pod = structuredClone(tpl);
     for (const c of [...(pod.spec.initContainers || []), ...pod.spec.containers]) c.image = opt("--image") || c.image;
@@ -190,6 +194,9 @@ for (const { f, obj: sts } of of("StatefulSet")) {
     }
     for (const t of sts.spec.volumeClaimTemplates || [])
       (pod.spec.volumes ||= []).push({ name: t.metadata.name, persistentVolumeClaim: { claimName: claim } });
+    const [secretName, secretDir] = (opt("--secret-dir") || "=").split("=");
+    for (const v of pod.spec.volumes || [])
+      if (v.secret && v.secret.secretName === secretName) { delete v.secret; v.hostPath = { path: secretDir, type: "Directory" }; }
     delete pod.spec.affinity;
     delete pod.spec.topologySpreadConstraints;
     if (hostAliases) {
