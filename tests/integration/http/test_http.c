@@ -1,7 +1,9 @@
 /* The HTTP endpoint against the real binary: /metrics values moving with
  * the requests, registrations, expiries, closes, KV writes and busy answers
  * the test causes; /healthz failing while the registrar is really stalled
- * (a SIGHUP re-read blocked on a FIFO) and passing again after; /readyz
+ * (an UPDATE_NAMESRV_CONFIG whose fsync the test holds, support/fsync_gate.c)
+ * and passing again after; a SIGHUP finding a FIFO at the -c path refused
+ * without a stall; /readyz
  * through needWaitForService and once shutdown has begun; /brokers; bad
  * requests; a huge request and a slowloris crowd on the HTTP port while
  * route queries are answered on the protocol port; and probes answered
@@ -26,6 +28,7 @@
 #include <jansson.h>
 
 #include "broker_json.h"
+#include "fsync_gate_env.h"
 #include "harness.h"
 #include "harness_criterion.h"
 #include "rmqns/app.h"
@@ -478,17 +481,62 @@ static struct http_answer wait_status(const char *path, int want)
 	return a;
 }
 
-Test(http, healthz_fails_while_the_registrar_is_stalled)
+/* A -c file holding `text` in a new directory; dir gets the directory. */
+static char *conf_file(char *dir, size_t n, const char *text)
 {
-	char dir[256], conf[300];
-	cr_assert_eq(harness_mkdtemp(dir, sizeof dir, "rmqns-http"), 0);
-	snprintf(conf, sizeof conf, "%s/n.conf", dir);
+	cr_assert_eq(harness_mkdtemp(dir, n, "rmqns-http"), 0);
+	char *conf = harness_path_in(dir, "n.conf");
 	FILE *f = fopen(conf, "w");
 	cr_assert_not_null(f);
-	fputs("enableTopicList=true\n", f);
+	fputs(text, f);
 	fclose(f);
+	return conf;
+}
+
+/* The gate of the fsync shim (support/fsync_gate.c) while a test holds
+ * the server's fsyncs; opened again by the suite's end should it fail. */
+static char *fsync_gate;
+
+static void fsync_gate_open(void)
+{
+	int fd = open(fsync_gate, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	cr_assert_geq(fd, 0, "cannot create the gate: %s", strerror(errno));
+	close(fd);
+}
+
+/* Runs before the suite's fini stops the server. */
+static void http_gated_fini(void)
+{
+	if (fsync_gate) {
+		int fd = open(fsync_gate, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+		if (fd >= 0)
+			close(fd);
+	}
+	free(fsync_gate);
+	fsync_gate = NULL;
+}
+
+static void start_extra(void *extra)
+{
+	start(extra);
+}
+
+/* start() with the fsync shim preloaded and the gate closed: every fsync
+ * of the server waits. */
+static void start_gated(const char *dir, const char *const *extra)
+{
+	fsync_gate = harness_path_in(dir, "gate");
+	const char *const vars[] = { "RMQNS_TEST_FSYNC_GATE", fsync_gate, NULL };
+	cr_assert_eq(fsync_gate_start(FSYNC_GATE_LIB, vars, start_extra, (void *)extra), 0,
+		     "cannot preload the fsync gate");
+}
+
+Test(http, healthz_fails_while_the_registrar_is_stalled, .fini = http_gated_fini)
+{
+	char dir[256];
+	char *conf = conf_file(dir, sizeof dir, "enableTopicList=true\n");
 	const char *args[] = { "-c", conf, "--healthStallMillis=2000", NULL };
-	start(args);
+	start_gated(dir, args);
 
 	struct http_answer a = http_get("/healthz");
 	cr_assert_eq(a.status, 200, "%s", a.raw);
@@ -496,11 +544,16 @@ Test(http, healthz_fails_while_the_registrar_is_stalled)
 	cr_assert_not_null(strstr(a.body, "registrar: ok"));
 	free(a.raw);
 
-	/* SIGHUP has the registrar re-read the -c file; as a FIFO nobody
-	 * writes, its open() blocks: a registrar truly stuck in a mutation */
-	cr_assert_eq(unlink(conf), 0);
-	cr_assert_eq(mkfifo(conf, 0600), 0);
-	cr_assert_eq(kill(srv.pid, SIGHUP), 0);
+	/* the registrar persists the update to the -c file before answering;
+	 * its fsync waits at the closed gate: a registrar truly stuck in a
+	 * mutation */
+	struct client *admin = harness_connect_or_fail(&srv);
+	struct remoting_cmd req;
+	harness_request_init(&req, REQ_UPDATE_NAMESRV_CONFIG, REMOTING_JSON);
+	req.body = (const uint8_t *)"enableTopicList=false\n";
+	req.body_len = (uint32_t)strlen((const char *)req.body);
+	req.opaque = client_next_opaque(admin);
+	cr_assert_eq(client_send(admin, &req, T), 0);
 	a = wait_status("/healthz", 503);
 	cr_assert_eq(a.status, 503, "still healthy with the registrar stuck: %s", a.body);
 	cr_assert_not_null(strstr(a.body, "registrar: STALLED"), "%s", a.body);
@@ -512,17 +565,47 @@ Test(http, healthz_fails_while_the_registrar_is_stalled)
 	/* the reactors still answer route queries meanwhile */
 	struct client *c = harness_connect_or_fail(&srv);
 	cr_assert_eq(harness_route_code(c, "nothing"), 17);
+	struct pollfd pending = { .fd = client_fd(admin), .events = POLLIN };
+	cr_assert_eq(poll(&pending, 1, 0), 0, "the update was answered before it reached the disk");
 
-	/* a writer opens and closes: the re-read fails (not a regular file),
-	 * the registrar goes on */
-	int fd = open(conf, O_WRONLY | O_NONBLOCK);
-	cr_assert(fd >= 0, "the registrar should be waiting on the FIFO: %s", strerror(errno));
-	close(fd);
+	fsync_gate_open();
 	a = wait_status("/healthz", 200);
 	cr_assert_eq(a.status, 200, "not healthy again: %s", a.body);
+	cr_assert_not_null(strstr(a.body, "registrar: ok"), "%s", a.body);
 	free(a.raw);
-	cr_assert(harness_wait_log(&srv, "not a regular file", T));
+	struct client_reply *r = NULL;
+	cr_assert_eq(client_recv(admin, &r, T), 0, "no answer to the update");
+	cr_assert_eq(r->cmd.opaque, req.opaque);
+	cr_assert_eq(r->cmd.code, 0, "update refused: %s", r->cmd.remark ? r->cmd.remark : "-");
+	client_reply_free(r);
+	char *text = harness_slurp(conf);
+	cr_assert(text && strstr(text, "enableTopicList=false"), "not persisted: %s", text ? text : "-");
+	free(text);
+	client_close(admin);
 	client_close(c);
+	free(conf);
+	free(fsync_gate);
+	fsync_gate = NULL;
+	harness_rmdir(dir);
+}
+
+Test(http, healthz_stays_ok_when_sighup_finds_no_regular_file)
+{
+	char dir[256];
+	char *conf = conf_file(dir, sizeof dir, "enableTopicList=true\n");
+	const char *args[] = { "-c", conf, "--healthStallMillis=2000", NULL };
+	start(args);
+
+	/* a FIFO nobody writes at the -c path: refused, not waited on */
+	cr_assert_eq(unlink(conf), 0);
+	cr_assert_eq(mkfifo(conf, 0600), 0);
+	cr_assert_eq(kill(srv.pid, SIGHUP), 0);
+	cr_assert(harness_wait_log(&srv, "not a regular file", T), "the re-read did not refuse the FIFO");
+	struct http_answer a = http_get("/healthz");
+	cr_assert_eq(a.status, 200, "the refused re-read stalled the registrar: %s", a.body);
+	cr_assert_not_null(strstr(a.body, "registrar: ok"), "%s", a.body);
+	free(a.raw);
+	free(conf);
 	harness_rmdir(dir);
 }
 

@@ -18,6 +18,7 @@
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
 
+#include "fsync_gate_env.h"
 #include "harness.h"
 #include "harness_criterion.h"
 #include "rmqns/buf.h"
@@ -76,32 +77,21 @@ static void start_plain(void)
 	free(arg);
 }
 
-/* Starts the server on the gated disk, the gate closed. The variables are
- * set only while the harness builds the child's environment. */
+static void start_plain_arg(void *unused)
+{
+	(void)unused;
+	start_plain();
+}
+
+/* Starts the server on the gated disk, the gate closed. */
 static void start_gated(void)
 {
-	const char *asan = getenv("ASAN_OPTIONS");
-	char *saved = asan ? strdup(asan) : NULL, *opts = NULL;
+	const char *const vars[] = { "RMQNS_TEST_FSYNC_GATE", gate, "RMQNS_TEST_FSYNC_LOG", fsync_log,
+				     "RMQNS_TEST_RENAME_LOG", rename_log, NULL };
 
 	unlink(gate);
-	/* the shim comes before the sanitizer runtime in a sanitized build */
-	cr_assert(asprintf(&opts, "%s%sverify_asan_link_order=0", asan ? asan : "", asan && *asan ? ":" : "") > 0);
-	cr_assert_eq(setenv("ASAN_OPTIONS", opts, 1), 0);
-	cr_assert_eq(setenv("LD_PRELOAD", FSYNC_GATE_LIB, 1), 0);
-	cr_assert_eq(setenv("RMQNS_TEST_FSYNC_GATE", gate, 1), 0);
-	cr_assert_eq(setenv("RMQNS_TEST_FSYNC_LOG", fsync_log, 1), 0);
-	cr_assert_eq(setenv("RMQNS_TEST_RENAME_LOG", rename_log, 1), 0);
-	start_plain();
-	unsetenv("LD_PRELOAD");
-	unsetenv("RMQNS_TEST_FSYNC_GATE");
-	unsetenv("RMQNS_TEST_FSYNC_LOG");
-	unsetenv("RMQNS_TEST_RENAME_LOG");
-	if (saved)
-		setenv("ASAN_OPTIONS", saved, 1);
-	else
-		unsetenv("ASAN_OPTIONS");
-	free(saved);
-	free(opts);
+	cr_assert_eq(fsync_gate_start(FSYNC_GATE_LIB, vars, start_plain_arg, NULL), 0,
+		     "cannot preload the fsync gate");
 }
 
 static void gate_open(void)
