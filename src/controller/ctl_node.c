@@ -502,8 +502,9 @@ static int node_open(struct ctl_node *n, char *err, size_t errlen)
 	n->wake.data = n;
 	uv_timer_init(&n->loop, &n->tick);
 	n->tick.data = n;
-	if (ctl_transport_init(&n->transport, &n->loop, n->peers, n->n_peers, n->raft_port_offset,
-			       n->bind_address, err, errlen) != 0)
+	/* no offset: each peer carries its Raft port */
+	if (ctl_transport_init(&n->transport, &n->loop, n->peers, n->n_peers, 0, n->bind_address, err,
+			       errlen) != 0)
 		goto fail_handles;
 	if ((rc = raft_uv_init(&n->io, &n->loop, n->dir, &n->transport.outer)) != 0) {
 		snprintf(err, errlen, "raft log in %s: %s", n->dir, raft_strerror(rc));

@@ -163,20 +163,20 @@ static int tr_connect(struct raft_uv_transport *outer, struct raft_uv_connect *r
 	struct in_addr numeric;
 
 	/* an id outside the peers list keeps the address the log gave it */
-	if (!p || inet_pton(AF_INET, p->host, &numeric) == 1) {
+	if (!p || inet_pton(AF_INET, p->raft_host, &numeric) == 1) {
 		char addr[300];
 		if (p)
-			snprintf(addr, sizeof addr, "%s:%d", p->host, p->port + t->port_offset);
+			snprintf(addr, sizeof addr, "%s:%d", p->raft_host, p->raft_port + t->port_offset);
 		return tr_dial(t, req, id, p ? addr : address, cb);
 	}
 	struct ctl_resolve *r = calloc(1, sizeof *r);
 	if (!r)
 		return RAFT_NOMEM;
 	*r = (struct ctl_resolve){ .t = t, .req = req, .cb = cb, .id = id,
-				   .port = p->port + t->port_offset, .next = t->resolving };
+				   .port = p->raft_port + t->port_offset, .next = t->resolving };
 	r->gai.data = r;
 	const struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM };
-	if (uv_getaddrinfo(t->loop, &r->gai, tr_on_resolved, p->host, NULL, &hints) != 0) {
+	if (uv_getaddrinfo(t->loop, &r->gai, tr_on_resolved, p->raft_host, NULL, &hints) != 0) {
 		free(r);
 		return RAFT_NOCONNECTION;
 	}

@@ -26,7 +26,8 @@
 #error "RMQNS_BIN must name the rmqns binary"
 #endif
 
-#define HARNESS_BOOT_PREFIX "The Name Server boot success."
+/* the NameServer's boot line and the standalone controller's */
+#define HARNESS_BOOT_PREFIX " boot success. serializeType="
 #define HARNESS_MAX_LIVE 32
 
 extern char **environ;
