@@ -1,6 +1,11 @@
-/* Three rmqns processes with embedded controllers (enableControllerInNamesrv)
- * on loopback, for the controller's integration tests: their ports, a
- * request to one node's controller port, and the leader they agree on. */
+/* Three rmqns processes running the controller on loopback, for the
+ * controller's integration tests: their ports, a request to one node's
+ * controller port, and the leader they agree on. $RMQNS_CTL_STYLE picks
+ * the set-up, each node started with a -c file written as RocketMQ's
+ * documentation writes one ("key = value"): "dledger" (default: an
+ * embedded controller from controllerDLeger* keys), "jraft"
+ * (controllerType = jRaft), "dledger-standalone" and "jraft-standalone"
+ * (a Java controller.conf and --controllerOnly=true: no NameServer port). */
 #ifndef RMQNS_TEST_CTL_CLUSTER_H
 #define RMQNS_TEST_CTL_CLUSTER_H
 
@@ -14,15 +19,19 @@
 #define CTL_CLUSTER_WAIT_MS 20000
 
 struct ctl_cluster {
+	bool jraft, standalone;
 	char dir[256];
-	char peers[512];
+	char peers[512];     /* controllerDLegerPeers, or jRaftControllerRPCAddr */
+	char raft[512];      /* jRaftInitConf */
+	char id[CTL_CLUSTER_NODES][80]; /* each node's id, as controllerLeaderId names it */
 	int ctl_port[CTL_CLUSTER_NODES];
 	int http_port[CTL_CLUSTER_NODES];
 	struct harness_server node[CTL_CLUSTER_NODES];
 };
 
-/* A fresh directory and free ports; host is how controllerDLegerPeers
- * spells the nodes' address. 0 or -1. Nothing started yet. */
+/* A fresh directory and free ports, the set-up from $RMQNS_CTL_STYLE;
+ * host is how the peers lists spell the nodes' address. 0 or -1. Nothing
+ * started yet. */
 int ctl_cluster_init(struct ctl_cluster *cl, const char *host);
 /* Starts node i (group g1, its store under the directory, its HTTP port,
  * brokers' liveness scanned every 500 ms). 0 or -1. */
@@ -37,6 +46,9 @@ int ctl_cluster_call(const struct ctl_cluster *cl, int i, int32_t code, const ch
 /* The node every live node (alive[i]) names as leader, once they agree
  * and that node serves (answers a leader-only read); -1 after
  * CTL_CLUSTER_WAIT_MS. *serving_ms (optional): how long that took. */
+/* The node an id (controllerLeaderId) names; -1 for none. */
+int ctl_cluster_index(const struct ctl_cluster *cl, const char *id);
+
 int ctl_cluster_wait_leader(const struct ctl_cluster *cl, const bool *alive, int64_t *serving_ms);
 
 #endif
