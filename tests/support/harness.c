@@ -468,9 +468,16 @@ int harness_cleanup(struct harness_server *s)
 
 int harness_run(const char *const *args, int timeout_ms, char **out)
 {
+	return harness_run_logged(args, timeout_ms, out, NULL);
+}
+
+int harness_run_logged(const char *const *args, int timeout_ms, char **out, char **log)
+{
 	char dir[256], out_path[300], log_path[300];
 	if (out)
 		*out = NULL;
+	if (log)
+		*log = NULL;
 	if (harness_mkdtemp(dir, sizeof dir, "rmqns-test") < 0)
 		return -1;
 	snprintf(out_path, sizeof out_path, "%s/stdout.txt", dir);
@@ -494,6 +501,8 @@ int harness_run(const char *const *args, int timeout_ms, char **out)
 		harness_untrack(pid);
 		if (out)
 			*out = harness_slurp(out_path);
+		if (log)
+			*log = harness_slurp(log_path);
 	}
 	harness_rmdir(dir);
 	return status;
