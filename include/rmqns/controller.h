@@ -341,8 +341,9 @@ void ctl_peers_free(struct ctl_peer *peers, unsigned n);
 int ctl_peers_self_port(const struct ctl_node_config *cfg, char *err, size_t errlen);
 /* "raft_host:raft_port" (IPv6 in brackets). */
 int ctl_peer_raft_address(const struct ctl_peer *p, char *out, size_t outlen);
-/* 1005's peers text: "n0:addr;n1:addr;". Owned by the caller. */
-char *ctl_peers_describe(const struct ctl_peer *peers, unsigned n);
+/* 1005's peers text: "n0:addr;n1:addr;", or as Java's jRaft controller
+ * gives it (!with_ids) "addr;addr;". Owned by the caller. */
+char *ctl_peers_describe(const struct ctl_peer *peers, unsigned n, bool with_ids);
 
 /* A controller node: a thread with its own event loop running one member
  * of the Raft group (log and snapshots under store_path), applying the

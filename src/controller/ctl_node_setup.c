@@ -80,7 +80,7 @@ int ctl_node_configure(struct ctl_node *n, const struct ctl_node_config *cfg, ch
 	snprintf(n->bind_address, sizeof n->bind_address, "%s:%d",
 		 cfg->bind_host && *cfg->bind_host ? cfg->bind_host : me->raft_host, me->raft_port);
 	n->group = strdup(cfg->group ? cfg->group : "");
-	n->peers_desc = ctl_peers_describe(n->peers, n->n_peers);
+	n->peers_desc = ctl_peers_describe(n->peers, n->n_peers, !cfg->jraft);
 	if (asprintf(&n->dir, "%s/raft-%s", cfg->store_path, me->id) < 0)
 		n->dir = NULL;
 	if (!n->group || !n->peers_desc || !n->dir || node_options(n, cfg)) {

@@ -319,12 +319,13 @@ int ctl_peer_raft_address(const struct ctl_peer *p, char *out, size_t outlen)
 	return w < 0 || (size_t)w >= outlen ? RMQNS_ETOOBIG : 0;
 }
 
-char *ctl_peers_describe(const struct ctl_peer *peers, unsigned n)
+char *ctl_peers_describe(const struct ctl_peer *peers, unsigned n, bool with_ids)
 {
 	struct buf b = BUF_INIT;
 
 	for (unsigned i = 0; i < n; i++) {
-		if (buf_printf(&b, "%s:%s;", peers[i].id, peers[i].address)) {
+		if (buf_printf(&b, "%s%s%s;", with_ids ? peers[i].id : "", with_ids ? ":" : "",
+			       peers[i].address)) {
 			buf_free(&b);
 			return NULL;
 		}

@@ -744,7 +744,7 @@ Test(peers, parse_describe_and_raft_port)
 	cr_assert_eq(p[2].port, 9858);
 	cr_assert_str_eq(p[2].raft_host, "10.0.0.3");
 	cr_assert_eq(p[2].raft_port, 10858);
-	char *d = ctl_peers_describe(p, n);
+	char *d = ctl_peers_describe(p, n, true);
 	cr_assert_str_eq(d, "n0:127.0.0.1:9878;n1:127.0.0.1:9868;n2:10.0.0.3:9858;");
 	free(d);
 	cr_assert_eq(ctl_peer_raft_address(&p[0], addr, sizeof addr), 0);
@@ -799,6 +799,10 @@ Test(peers, jraft_lists_give_both_addresses)
 	cr_assert_str_eq(p[2].host, "::1");
 	cr_assert_eq(ctl_peer_raft_address(&p[2], addr, sizeof addr), 0);
 	cr_assert_str_eq(addr, "[::1]:9882");
+	/* Java's jRaft controller lists the controller addresses only */
+	char *d = ctl_peers_describe(p, n, false);
+	cr_assert_str_eq(d, "127.0.0.1:9770;127.0.0.1:9771;[::1]:9772;");
+	free(d);
 	ctl_peers_free(p, n);
 	cr_assert_eq(ctl_peers_self_port(&cfg, err, sizeof err), 9772);
 }
