@@ -520,15 +520,19 @@ bool options_controller_jraft(const struct options *o)
 void options_controller_members(const struct options *o, struct ctl_node_config *p)
 {
 	p->jraft = options_controller_jraft(o);
-	p->group = p->jraft ? o->jRaftGroupId : o->controllerDLegerGroup;
-	p->peers = o->controllerDLegerPeers;
-	p->self_id = o->controllerDLegerSelfId;
-	p->raft_port_offset = o->controllerRaftPortOffset;
-	p->jraft_init_conf = o->jRaftInitConf;
-	p->jraft_rpc_addrs = o->jRaftControllerRPCAddr;
-	p->jraft_server_id = o->jRaftServerId;
-	p->election_timeout_ms = (unsigned)(p->jraft ? o->jRaftElectionTimeoutMs
-						     : o->controllerElectionTimeoutMillis);
+	if (p->jraft) {
+		p->group = o->jRaftGroupId;
+		p->jraft_init_conf = o->jRaftInitConf;
+		p->jraft_rpc_addrs = o->jRaftControllerRPCAddr;
+		p->jraft_server_id = o->jRaftServerId;
+		p->election_timeout_ms = (unsigned)o->jRaftElectionTimeoutMs;
+	} else {
+		p->group = o->controllerDLegerGroup;
+		p->peers = o->controllerDLegerPeers;
+		p->self_id = o->controllerDLegerSelfId;
+		p->raft_port_offset = o->controllerRaftPortOffset;
+		p->election_timeout_ms = (unsigned)o->controllerElectionTimeoutMillis;
+	}
 }
 
 /* This node's two ports against each other and listenPort. */

@@ -75,8 +75,9 @@ static int each_entry(const char *text, char sep, int (*fn)(void *arg, char *ent
 }
 
 struct peer_list {
-	struct ctl_peer *peers;
-	unsigned n, cap;
+	struct ctl_peer *peers; /* mem's bytes */
+	struct buf mem;
+	unsigned n;
 	const char *key;    /* the option named in reasons */
 	int raft_port_offset;
 	char *err;
@@ -85,17 +86,12 @@ struct peer_list {
 
 static struct ctl_peer *list_add(struct peer_list *l)
 {
-	if (l->n == l->cap) {
-		unsigned cap = l->cap ? l->cap * 2 : 4;
-		struct ctl_peer *g = realloc(l->peers, cap * sizeof *g);
-		if (!g)
-			return NULL;
-		l->peers = g;
-		l->cap = cap;
-	}
-	struct ctl_peer *p = &l->peers[l->n++];
-	memset(p, 0, sizeof *p);
-	return p;
+	static const struct ctl_peer empty;
+
+	if (buf_append(&l->mem, &empty, sizeof empty) < 0)
+		return NULL;
+	l->peers = (struct ctl_peer *)l->mem.data;
+	return &l->peers[l->n++];
 }
 
 /* The entry's address as host and port, or a reason naming the list. */

@@ -79,6 +79,18 @@ int ctl_cluster_start(struct ctl_cluster *cl, int i)
 	return harness_start(&cl->node[i], args);
 }
 
+int ctl_cluster_cleanup(struct ctl_cluster *cl)
+{
+	int unclean = 0;
+
+	for (int i = 0; i < CTL_CLUSTER_NODES; i++)
+		if (cl->node[i].pid && harness_cleanup(&cl->node[i]) != 0)
+			unclean++;
+	if (cl->dir[0])
+		harness_rmdir(cl->dir);
+	return unclean;
+}
+
 int ctl_cluster_index(const struct ctl_cluster *cl, const char *id)
 {
 	for (int i = 0; id && i < CTL_CLUSTER_NODES; i++)

@@ -46,6 +46,10 @@ int ctl_cluster_call(const struct ctl_cluster *cl, int i, int32_t code, const ch
 /* The node every live node (alive[i]) names as leader, once they agree
  * and that node serves (answers a leader-only read); -1 after
  * CTL_CLUSTER_WAIT_MS. *serving_ms (optional): how long that took. */
+/* Stops every node still running and removes the directory; the number
+ * of nodes that did not stop cleanly. */
+int ctl_cluster_cleanup(struct ctl_cluster *cl);
+
 /* The node an id (controllerLeaderId) names; -1 for none. */
 int ctl_cluster_index(const struct ctl_cluster *cl, const char *id);
 

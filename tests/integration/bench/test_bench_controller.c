@@ -167,10 +167,7 @@ static struct ctl_cluster jcl;
 
 static void jraft_fini(void)
 {
-	for (int i = 0; i < CTL_CLUSTER_NODES; i++)
-		if (jcl.node[i].pid)
-			cr_expect_eq(harness_cleanup(&jcl.node[i]), 0, "node %d did not stop cleanly", i);
-	harness_rmdir(jcl.dir);
+	cr_expect_eq(ctl_cluster_cleanup(&jcl), 0, "nodes did not stop cleanly");
 }
 
 TestSuite(bench_controller_jraft, .fini = jraft_fini, .timeout = 180);

@@ -31,10 +31,7 @@ static struct ctl_cluster cl;
 
 static void cluster_fini(void)
 {
-	for (int i = 0; i < NODES; i++)
-		if (cl.node[i].pid)
-			cr_expect_eq(harness_cleanup(&cl.node[i]), 0, "node %d did not stop cleanly", i);
-	harness_rmdir(cl.dir);
+	cr_expect_eq(ctl_cluster_cleanup(&cl), 0, "nodes did not stop cleanly");
 }
 
 static void node_start(int i)
