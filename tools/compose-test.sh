@@ -259,13 +259,14 @@ check_controller_group 6
 step "the controllers run no NameServer, the NameServers no controller"
 for i in 0 1 2; do
 	c=$(node_container "n$i")
-	podman logs "$c" 2>&1 | grep -q "mode: standalone controller" || fail "$c: no standalone mode line"
+	# the whole log read first: grep -q stopping early would fail the pipe (pipefail)
+	grep -q "mode: standalone controller" <<<"$(podman logs "$c" 2>&1)" || fail "$c: no standalone mode line"
 	podman exec "$c" bash -c 'exec 3<>/dev/tcp/127.0.0.1/9876' 2>/dev/null && fail "$c listens on 9876"
 	podman exec "$c" bash -c 'exec 3<>/dev/tcp/127.0.0.1/9878' || fail "$c does not listen on 9878"
 done
 for p in "$NS1_PORT" "$NS2_PORT" "$NS3_PORT"; do
 	admin probe -n "127.0.0.1:$p" >/dev/null || fail "the NameServer at $p does not answer"
 done
-podman logs "${PROJECT}_namesrv-1_1" 2>&1 | grep -q "mode: NameServer$" || fail "namesrv-1: no NameServer mode line"
+grep -q "mode: NameServer$" <<<"$(podman logs "${PROJECT}_namesrv-1_1" 2>&1)" || fail "namesrv-1: no NameServer mode line"
 compose_down
 step "passed"
