@@ -4,7 +4,8 @@
 # Options: append --KEY=VALUE arguments, set RMQNS_<option> variables, or
 # mount a directory holding rmqns.conf at /var/lib/rmqns (the file must be
 # writable by uid 10001: UPDATE_NAMESRV_CONFIG rewrites it). apache/rocketmq's
-# commands work too: `sh mqnamesrv`, `mqnamesrv -c FILE`.
+# commands work too: `sh mqnamesrv`, `mqnamesrv -c FILE`, and for a standalone
+# controller `mqcontroller -c controller.conf` (as the container's command).
 # `--format docker` keeps the HEALTHCHECK under podman.
 # tools/container-test.sh builds and checks this image in CI.
 
@@ -60,9 +61,10 @@ RUN printf '\n# Container image: HTTP endpoint on 8080, routes kept across resta
       | cat /usr/local/share/rmqns/etc/rmqns.conf - >/usr/local/share/rmqns/rmqns.conf \
  && install -d -o rmqns -g rmqns -m 0750 /var/lib/rmqns/namesrv \
  && install -o rmqns -g rmqns -m 0640 /usr/local/share/rmqns/rmqns.conf /var/lib/rmqns/rmqns.conf
-# The entrypoint (mqnamesrv) and the health check; apart from the binaries,
-# so that a change to them rebuilds nothing else.
-COPY deploy/image/mqnamesrv deploy/image/rmqns-healthcheck /usr/local/bin/
+# The entrypoint (mqnamesrv), the standalone controller's (mqcontroller) and
+# the health check; apart from the binaries, so that a change to them
+# rebuilds nothing else.
+COPY deploy/image/mqnamesrv deploy/image/mqcontroller deploy/image/rmqns-healthcheck /usr/local/bin/
 VOLUME /var/lib/rmqns
 USER rmqns
 # As apache/rocketmq's image, start in the directory holding mqnamesrv, so

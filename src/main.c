@@ -262,8 +262,8 @@ static int main_serving_master(void *arg, const char *cluster, const char *broke
 	return rc >= 0 && f.found ? 0 : RMQNS_ENOTFOUND;
 }
 
-/* The embedded controller: its node running and its port added to the
- * server, which has not started yet. */
+/* The controller: its node running and its port added to the server,
+ * which has not started yet. */
 static int main_start_controller(struct app *app, const struct config *cfg, const struct options *o)
 {
 	struct ctl_node_config ncfg;
@@ -283,8 +283,47 @@ static int main_start_controller(struct app *app, const struct config *cfg, cons
 	}
 	properties_free(&shown); /* the node keeps a copy */
 	if (rc < 0)
-		fprintf(stderr, "rmqns: cannot start the embedded controller: %s\n", err);
+		fprintf(stderr, "rmqns: cannot start the controller: %s\n", err);
 	return rc;
+}
+
+/* Which of the three set-ups runs, said once at start. */
+static void main_log_mode(const struct options *o)
+{
+	const char *type = o->controllerType ? o->controllerType : "DLedger";
+
+	if (o->controllerOnly)
+		log_info("mode: standalone controller (controllerOnly=true, controllerType=%s): no "
+			 "NameServer port, no route tables", type);
+	else if (o->enableControllerInNamesrv)
+		log_info("mode: NameServer with an embedded controller (controllerType=%s)", type);
+	else
+		log_info("mode: NameServer");
+}
+
+/* What only a NameServer runs: the KV writer, the registrar and the
+ * processor pool. */
+static int main_start_nameserver(struct app *app, const struct registrar_hooks *hooks,
+				 const struct processor_params *pp)
+{
+	int rc = 0;
+
+	app->kv_writer = kv_writer_create(app->kv);
+	if (!app->kv_writer || kv_writer_start(app->kv_writer) < 0) {
+		fprintf(stderr, "rmqns: cannot start the KV writer\n");
+		return -1;
+	}
+	app->registrar = registrar_create(hooks);
+	if (!app->registrar || registrar_start(app->registrar) < 0) {
+		fprintf(stderr, "rmqns: cannot start the registrar\n");
+		return -1;
+	}
+	app->pool = processor_pool_create(app, pp, &rc);
+	if (!app->pool || processor_pool_start(app->pool) < 0) {
+		fprintf(stderr, "rmqns: cannot start the processor pool: %s\n", rmqns_strerror(rc));
+		return -1;
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -327,6 +366,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	main_log_mode(o);
+	/* a standalone controller: the route tables stay empty (the HTTP
+	 * endpoint reads them) and nothing that fills them starts */
+	const bool standalone = o->controllerOnly;
 	struct app app = { .config = cfg };
 	struct registrar_hooks hooks = { 0 };
 	hooks.tick_ms = o->scanNotActiveBrokerInterval > 0 ? (uint32_t)o->scanNotActiveBrokerInterval
@@ -341,7 +384,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	/* Route snapshot: the last run's tables, before anything can answer. */
-	if (route_snapshot_restore(&app.route, o->routeSnapshotPath) < 0) {
+	if (!standalone && route_snapshot_restore(&app.route, o->routeSnapshotPath) < 0) {
 		fprintf(stderr, "rmqns: cannot create the route tables\n");
 		close(sfd);
 		config_destroy(cfg);
@@ -352,8 +395,8 @@ int main(int argc, char **argv)
 	hooks.on_idle = route_hook_idle;
 	hooks.arg = app.route;
 	/* loaded before anything can answer a request */
-	app.kv = kv_open(o->kvConfigPath, o->kvConfigIgnoreCorrupt, err, sizeof err);
-	if (!app.kv) {
+	app.kv = standalone ? NULL : kv_open(o->kvConfigPath, o->kvConfigIgnoreCorrupt, err, sizeof err);
+	if (!app.kv && !standalone) {
 		fprintf(stderr, "rmqns: %s\n", err);
 		route_db_destroy(app.route);
 		close(sfd);
@@ -392,9 +435,10 @@ int main(int argc, char **argv)
 		.default_nice = MAIN_WORKER_NICE,
 		.run_inline = o->routeQueryInline,
 	};
+	sp.no_own_port = standalone;
 	const struct net_callbacks cb = {
 		.on_frame = main_on_frame,
-		.on_turn_end = main_on_turn_end,
+		.on_turn_end = standalone ? NULL : main_on_turn_end,
 		.on_closed = main_on_closed,
 		.arg = &app,
 	};
@@ -403,21 +447,8 @@ int main(int argc, char **argv)
 	struct http_endpoints *http = NULL;
 	struct route_snapshot_writer *snapshot = NULL; /* route snapshot */
 	/* The KV store's writer: KV changes fsync there, never on the registrar. */
-	app.kv_writer = kv_writer_create(app.kv);
-	if (!app.kv_writer || kv_writer_start(app.kv_writer) < 0) {
-		fprintf(stderr, "rmqns: cannot start the KV writer\n");
+	if (!standalone && main_start_nameserver(&app, &hooks, &pp) < 0)
 		goto out;
-	}
-	app.registrar = registrar_create(&hooks);
-	if (!app.registrar || registrar_start(app.registrar) < 0) {
-		fprintf(stderr, "rmqns: cannot start the registrar\n");
-		goto out;
-	}
-	app.pool = processor_pool_create(&app, &pp, &rc);
-	if (!app.pool || processor_pool_start(app.pool) < 0) {
-		fprintf(stderr, "rmqns: cannot start the processor pool: %s\n", rmqns_strerror(rc));
-		goto out;
-	}
 	struct tls_settings tls;
 	char tls_err[600];
 	rc = tls_settings_load(&tls, o, tls_err, sizeof tls_err);
@@ -428,7 +459,8 @@ int main(int argc, char **argv)
 		app.server = server_create(&sp, &cb, &rc);
 		tls_settings_free(&tls); /* the server keeps a copy */
 	}
-	if (app.server && o->enableControllerInNamesrv && main_start_controller(&app, cfg, o) < 0)
+	if (app.server && (o->enableControllerInNamesrv || standalone) &&
+	    main_start_controller(&app, cfg, o) < 0)
 		goto out;
 	if (!app.server || (rc = server_start(app.server)) < 0) {
 		fprintf(stderr, "rmqns: cannot start the server on %s:%d: %s\n",
@@ -442,15 +474,16 @@ int main(int argc, char **argv)
 	route_db_set_close_hook(app.route, main_close_conn, app.server);
 	/* NOTIFY_MIN_BROKER_ID_CHANGE (905): the route module computes
 	 * targets only while a hook is installed, hence read at start. */
-	if (o->notifyMinBrokerIdChanged) {
+	if (o->notifyMinBrokerIdChanged && !standalone) {
 		route_db_set_notify_hook(app.route, notify_min_id_change, app.server);
 		log_info("notifyMinBrokerIdChanged: brokers of acting-master groups are told when "
 			 "their group's minimum broker id changes (code 905)");
 	}
 
 	/* Route snapshot: written from here on, by a thread of its own. */
-	snapshot = route_snapshot_writer_start(app.route, o->routeSnapshotPath,
-					       (uint32_t)o->routeSnapshotIntervalSeconds * 1000u);
+	if (!standalone)
+		snapshot = route_snapshot_writer_start(app.route, o->routeSnapshotPath,
+						       (uint32_t)o->routeSnapshotIntervalSeconds * 1000u);
 
 	/* Last: its endpoints read every part started above. */
 	http = http_endpoints_start(&app, o, &rc);
@@ -460,15 +493,17 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
-	log_info("threads: %u reactors, %u processor workers (at most %u on the default lane) + %u "
-		 "route workers, lane capacity %u, route queries answered %s; %u CPUs usable",
-		 sp.reactors, pp.workers, pp.default_max, pp.route_workers, pp.lane_capacity,
-		 pp.run_inline ? "inline by reactors" : "by the pool", cpus);
-	const char *bind = sp.bind_address && *sp.bind_address ? sp.bind_address : "0.0.0.0";
+	if (!standalone)
+		log_info("threads: %u reactors, %u processor workers (at most %u on the default lane) "
+			 "+ %u route workers, lane capacity %u, route queries answered %s; %u CPUs usable",
+			 sp.reactors, pp.workers, pp.default_max, pp.route_workers, pp.lane_capacity,
+			 pp.run_inline ? "inline by reactors" : "by the pool", cpus);
+	const char *bind = o->bindAddress && *o->bindAddress ? o->bindAddress : "0.0.0.0";
 	/* Java's boot line, on stdout only: scripts wait for it there, and a
-	 * copy in the log showed it twice wherever the two streams meet */
-	printf("The Name Server boot success. serializeType=JSON, address %s:%d\n", bind,
-	       server_port(app.server));
+	 * copy in the log showed it twice wherever the two streams meet. A
+	 * standalone controller gives its controller port. */
+	printf("The %s boot success. serializeType=JSON, address %s:%d\n",
+	       standalone ? "ControllerManager" : "Name Server", bind, server_port(app.server));
 	fflush(stdout);
 
 	int sig = main_wait_for_stop(sfd, cfg, app.registrar);

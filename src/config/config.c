@@ -136,6 +136,36 @@ static void options_env_of(const struct config *cfg, struct options_env *env)
 	env->rocketmq_home = cfg->env_rocketmq_home;
 }
 
+/* The controller options only one of Java's two configurations reads. */
+static const struct {
+	const char *name;
+	bool jraft;
+} controller_typed[] = {
+	{ "controllerDLegerGroup", false },     { "controllerDLegerPeers", false },
+	{ "controllerDLegerSelfId", false },    { "controllerRaftPortOffset", false },
+	{ "controllerElectionTimeoutMillis", false },
+	{ "jRaftGroupId", true },               { "jRaftServerId", true },
+	{ "jRaftInitConf", true },              { "jRaftControllerRPCAddr", true },
+	{ "jRaftElectionTimeoutMs", true },
+};
+
+/* Warns about controller options of the type not configured: a
+ * controllerType forgotten or mistyped shows here first. */
+static void warn_other_type(const struct options *o, const struct options *def)
+{
+	bool jraft = options_controller_jraft(o);
+
+	if (!options_controller_on(o))
+		return;
+	for (size_t i = 0; i < sizeof controller_typed / sizeof controller_typed[0]; i++) {
+		const struct config_option *opt = config_option_find(controller_typed[i].name);
+		if (opt && controller_typed[i].jraft != jraft && !options_equal(o, def, opt))
+			log_warn("option %s is set but unused: controllerType=%s reads the %s keys",
+				 opt->name, jraft ? "jRaft" : "DLedger",
+				 jraft ? "jRaft*" : "controllerDLeger*");
+	}
+}
+
 /* Warns about options given a value that means nothing in rmqns. */
 static void warn_unused(const struct options *o, const struct options_env *env)
 {
@@ -156,6 +186,7 @@ static void warn_unused(const struct options *o, const struct options_env *env)
 				 tab[i].name, v.data ? (const char *)v.data : "");
 	}
 	buf_free(&v);
+	warn_other_type(o, &def);
 	options_free(&def);
 }
 

@@ -5,6 +5,7 @@
 
 #include <urcu.h>
 
+#include "options.h"
 #include "rmqns/config.h"
 #include "rmqns/controller.h"
 #include "rmqns/controller_params.h"
@@ -19,18 +20,13 @@ int controller_params_from_options(struct ctl_node_config *p, struct properties 
 	int rc;
 
 	*p = (struct ctl_node_config){
-		.group = o->controllerDLegerGroup,
-		.peers = o->controllerDLegerPeers,
-		.self_id = o->controllerDLegerSelfId,
 		.store_path = o->controllerStorePath,
 		/* Java binds the controller on bindAddress, not the peer's host */
 		.bind_host = o->bindAddress && *o->bindAddress ? o->bindAddress : "0.0.0.0",
-		.raft_port_offset = o->controllerRaftPortOffset,
 		.raft_max_message = (uint64_t)o->controllerRaftMaxMessageBytes,
 		.peer_tls_cert = o->controllerPeerTlsCertPath,
 		.peer_tls_key = o->controllerPeerTlsKeyPath,
 		.peer_tls_trust = o->controllerPeerTlsTrustCertPath,
-		.election_timeout_ms = (unsigned)o->controllerElectionTimeoutMillis,
 		.heartbeat_timeout_ms = (unsigned)o->controllerHeartbeatTimeoutMillis,
 		.scan_not_active_ms = o->scanNotActiveBrokerInterval,
 		.scan_inactive_master_ms = o->scanInactiveMasterInterval,
@@ -41,8 +37,8 @@ int controller_params_from_options(struct ctl_node_config *p, struct properties 
 		.options = shown,
 		.config_store_path = store_path,
 	};
-	int self_port = ctl_peers_self_port(o->controllerDLegerPeers, o->controllerDLegerSelfId, err,
-					    errlen);
+	options_controller_members(o, p);
+	int self_port = ctl_peers_self_port(p, err, errlen);
 	if (self_port < 0)
 		return RMQNS_EINVAL;
 	snprintf(port, sizeof port, "%d", self_port);

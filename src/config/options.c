@@ -247,6 +247,25 @@ static const struct config_option options_table[] = {
 	{ "controllerRequestThreadPoolQueueCapacity", CONFIG_I32, CONFIG_UNUSED,
 	  OFF(controllerRequestThreadPoolQueueCapacity), "50000", 1, INT32_MAX, 0, NULL,
 	  "embedded controller: Java's request queue; requests here wait within serverMaxInflight per connection" },
+	{ "controllerType", CONFIG_STR, 0, OFF(controllerType), "DLedger", 0, 0, 0, NULL,
+	  "controller: DLedger (the group from controllerDLeger*) or jRaft (from jRaft*), case as written" },
+	{ "jRaftGroupId", CONFIG_STR, 0, OFF(jRaftGroupId), "jRaft-Controller", 0, 0, 0, NULL,
+	  "controllerType=jRaft: the Raft group's name, reported by CONTROLLER_GET_METADATA_INFO" },
+	{ "jRaftServerId", CONFIG_STR, 0, OFF(jRaftServerId), "localhost:9880", 0, 0, 0, NULL,
+	  "controllerType=jRaft: this node's Raft address, one of jRaftInitConf" },
+	{ "jRaftInitConf", CONFIG_STR, 0, OFF(jRaftInitConf), "localhost:9880,localhost:9881,localhost:9882",
+	  0, 0, 0, NULL, "controllerType=jRaft: every node's Raft address host:port, ','-separated" },
+	{ "jRaftControllerRPCAddr", CONFIG_STR, 0, OFF(jRaftControllerRPCAddr),
+	  "localhost:9770,localhost:9771,localhost:9772", 0, 0, 0, NULL,
+	  "controllerType=jRaft: every node's controller address, in jRaftInitConf's order" },
+	{ "jRaftElectionTimeoutMs", CONFIG_I32, 0, OFF(jRaftElectionTimeoutMs), "1000", 100, 60000, 0, NULL,
+	  "controllerType=jRaft: Raft election timeout (controllerElectionTimeoutMillis in DLedger style)" },
+	{ "jRaftSnapshotIntervalSecs", CONFIG_I32, CONFIG_UNUSED, OFF(jRaftSnapshotIntervalSecs), "3600",
+	  1, INT32_MAX, 0, NULL, "controllerType=jRaft: Java's snapshot period; the Raft log here snapshots every 1024 entries" },
+	{ "jRaftScanWaitTimeoutMs", CONFIG_I32, CONFIG_UNUSED, OFF(jRaftScanWaitTimeoutMs), "1000",
+	  1, INT32_MAX, 0, NULL, "controllerType=jRaft: Java's wait for a liveness scan through its log; scans here read the leader's state" },
+	{ "controllerOnly", CONFIG_BOOL, 0, OFF(controllerOnly), "false", 0, 0, 0, NULL,
+	  "run as a standalone controller (Java's mqcontroller): no NameServer port, only the controller and HTTP" },
 };
 
 #define OPTIONS_COUNT (sizeof(options_table) / sizeof(options_table[0]))
@@ -513,9 +532,57 @@ int options_copy(struct options *dst, const struct options *src)
 	return RMQNS_OK;
 }
 
-/* The embedded controller's options, when it is on: what Java refuses at
- * start (no peers, a self id not among them) and what rmqns cannot
- * honour, each with its reason. */
+bool options_controller_on(const struct options *o)
+{
+	return o->enableControllerInNamesrv || o->controllerOnly;
+}
+
+bool options_controller_jraft(const struct options *o)
+{
+	return o->controllerType && strcmp(o->controllerType, "jRaft") == 0;
+}
+
+void options_controller_members(const struct options *o, struct ctl_node_config *p)
+{
+	p->jraft = options_controller_jraft(o);
+	if (p->jraft) {
+		p->group = o->jRaftGroupId;
+		p->jraft_init_conf = o->jRaftInitConf;
+		p->jraft_rpc_addrs = o->jRaftControllerRPCAddr;
+		p->jraft_server_id = o->jRaftServerId;
+		p->election_timeout_ms = (unsigned)o->jRaftElectionTimeoutMs;
+	} else {
+		p->group = o->controllerDLegerGroup;
+		p->peers = o->controllerDLegerPeers;
+		p->self_id = o->controllerDLegerSelfId;
+		p->raft_port_offset = o->controllerRaftPortOffset;
+		p->election_timeout_ms = (unsigned)o->controllerElectionTimeoutMillis;
+	}
+}
+
+/* This node's two ports against each other and listenPort. */
+static int options_check_ports(const struct options *o, const struct ctl_peer *me,
+			       const char *addr_key, char *err, size_t errlen)
+{
+	if (!o->controllerOnly && me->port == o->listenPort) {
+		snprintf(err, errlen, "%s gives this node port %d, which is listenPort: the controller "
+			 "needs a port of its own", addr_key, me->port);
+		return RMQNS_EINVAL;
+	}
+	if (me->raft_port == me->port && strcmp(me->raft_host, me->host) == 0) {
+		snprintf(err, errlen, "jRaftServerId %s is also this node's jRaftControllerRPCAddr "
+			 "entry: Raft and the controller need a port each", me->id);
+		return RMQNS_EINVAL;
+	}
+	if (!o->controllerOnly && me->raft_port == o->listenPort) {
+		snprintf(err, errlen, "%s gives this node Raft port %d, which is listenPort",
+			 options_controller_jraft(o) ? "jRaftServerId" : "controllerRaftPortOffset",
+			 me->raft_port);
+		return RMQNS_EINVAL;
+	}
+	return RMQNS_OK;
+}
+
 /* The peers' TLS files: all three or none, each readable. */
 static int options_check_peer_tls(const struct options *o, char *err, size_t errlen)
 {
@@ -546,32 +613,45 @@ static int options_check_peer_tls(const struct options *o, char *err, size_t err
 	return RMQNS_OK;
 }
 
+/* The controller's options, when it is on: what Java refuses at start (no
+ * peers, a self id not among them) and what rmqns cannot honour, each
+ * with the key and its reason. */
 static int options_check_controller(const struct options *o, char *err, size_t errlen)
 {
-	if (!o->controllerDLegerPeers || !*o->controllerDLegerPeers) {
-		snprintf(err, errlen, "enableControllerInNamesrv=true needs controllerDLegerPeers "
-			 "(n0-host:port;n1-host:port;n2-host:port)");
+	const char *on = o->controllerOnly ? "controllerOnly=true" : "enableControllerInNamesrv=true";
+	const char *type = o->controllerType ? o->controllerType : "";
+
+	/* Java compares with equals: "jraft" would run DLedger there */
+	if (strcmp(type, "DLedger") != 0 && strcmp(type, "jRaft") != 0) {
+		snprintf(err, errlen, "controllerType '%s' is neither DLedger nor jRaft (written so: "
+			 "Java compares the case too)", type);
 		return RMQNS_EINVAL;
 	}
-	int port = ctl_peers_self_port(o->controllerDLegerPeers, o->controllerDLegerSelfId, err, errlen);
-	if (port < 0)
-		return RMQNS_EINVAL;
-	if (port == o->listenPort) {
-		snprintf(err, errlen, "controllerDLegerPeers gives this node port %d, which is "
-			 "listenPort: the controller needs a port of its own", port);
+	bool jraft = options_controller_jraft(o);
+	if (!jraft && (!o->controllerDLegerPeers || !*o->controllerDLegerPeers)) {
+		snprintf(err, errlen, "%s needs controllerDLegerPeers "
+			 "(n0-host:port;n1-host:port;n2-host:port), or controllerType=jRaft", on);
 		return RMQNS_EINVAL;
 	}
-	if (port + o->controllerRaftPortOffset > 65535) {
-		snprintf(err, errlen, "the controller's Raft port (%d + controllerRaftPortOffset %d) is "
-			 "past 65535", port, (int)o->controllerRaftPortOffset);
-		return RMQNS_EINVAL;
-	}
+	struct ctl_node_config c = { 0 };
+	struct ctl_peer *peers;
+	unsigned n, self;
+	options_controller_members(o, &c);
+	int rc = ctl_peers_of_config(&c, &peers, &n, &self, err, errlen);
+	if (rc < 0)
+		return rc;
+	rc = options_check_ports(o, &peers[self], jraft ? "jRaftControllerRPCAddr" : "controllerDLegerPeers",
+				 err, errlen);
+	ctl_peers_free(peers, n);
+	if (rc < 0)
+		return rc;
 	if (options_check_peer_tls(o, err, errlen) < 0)
 		return RMQNS_EINVAL;
-	if (o->controllerHeartbeatTimeoutMillis >= o->controllerElectionTimeoutMillis) {
-		snprintf(err, errlen, "controllerHeartbeatTimeoutMillis (%d) must be below "
-			 "controllerElectionTimeoutMillis (%d)", (int)o->controllerHeartbeatTimeoutMillis,
-			 (int)o->controllerElectionTimeoutMillis);
+	if (o->controllerHeartbeatTimeoutMillis >= (int32_t)c.election_timeout_ms) {
+		snprintf(err, errlen, "controllerHeartbeatTimeoutMillis (%d) must be below %s (%u)",
+			 (int)o->controllerHeartbeatTimeoutMillis,
+			 jraft ? "jRaftElectionTimeoutMs" : "controllerElectionTimeoutMillis",
+			 c.election_timeout_ms);
 		return RMQNS_EINVAL;
 	}
 	return RMQNS_OK;
@@ -580,7 +660,7 @@ static int options_check_controller(const struct options *o, char *err, size_t e
 int options_check(const struct options *o, char *err, size_t errlen)
 {
 	/* Java options rmqns cannot honour: refused, never accepted and ignored */
-	if (o->enableControllerInNamesrv) {
+	if (options_controller_on(o)) {
 		int rc = options_check_controller(o, err, errlen);
 		if (rc < 0)
 			return rc;

@@ -34,6 +34,17 @@ int options_check_text(const struct config_option *opt, const char *text, char *
 /* Checks between options (outboundCloseBytes >= outboundPauseBytes). */
 int options_check(const struct options *o, char *err, size_t errlen);
 
+/* The controller runs: embedded (enableControllerInNamesrv) or
+ * standalone (controllerOnly). */
+bool options_controller_on(const struct options *o);
+/* controllerType=jRaft (else DLedger). */
+bool options_controller_jraft(const struct options *o);
+struct ctl_node_config;
+/* The group's name, members, this node's place among them and the
+ * election timeout in p, from the keys of the configured type (strings
+ * point into o). */
+void options_controller_members(const struct options *o, struct ctl_node_config *p);
+
 /* The value as Java's toString writes it (null strings as ""). */
 int options_format_value(const struct options *o, const struct config_option *opt, struct buf *out);
 

@@ -40,6 +40,12 @@ void config_request_reload(struct config *cfg, struct registrar *reg)
 	if (reload_hook)
 		reload_hook(reload_hook_arg);
 
+	if (!reg) {
+		/* a standalone controller: its options are read at start only */
+		log_info("SIGHUP: no NameServer options to re-read in a standalone controller");
+		free(r);
+		return;
+	}
 	if (!r) {
 		log_error("SIGHUP: out of memory; configuration not re-read");
 		return;

@@ -137,7 +137,6 @@ struct ctl_transport {
 	const struct ctl_peer *peers;
 	unsigned n_peers;
 	unsigned self;
-	int port_offset;
 	uint64_t max_message;
 	char fallback_bind[200];   /* host:port when the own entry is no local address */
 	char self_address[300];    /* what our handshake says */
@@ -163,7 +162,7 @@ struct ctl_transport {
 };
 /* tls_paths: the certificate, key and trust files, or NULL for no peer TLS. */
 int ctl_transport_init(struct ctl_transport *t, struct uv_loop_s *loop, const struct ctl_peer *peers,
-		       unsigned n_peers, unsigned self, int port_offset, uint64_t max_message,
+		       unsigned n_peers, unsigned self, uint64_t max_message,
 		       const char *bind_address, const char *const *tls_paths, char *err,
 		       size_t errlen);
 /* After the transport closed (raft_uv_close), frees what it holds. */

@@ -689,7 +689,7 @@ static int node_open(struct ctl_node *n, char *err, size_t errlen)
 	uv_timer_init(&n->loop, &n->tick);
 	n->tick.data = n;
 	if (ctl_transport_init(&n->transport, &n->loop, n->peers, n->n_peers, n->self,
-			       n->raft_port_offset, n->raft_max_message, n->bind_address,
+			       n->raft_max_message, n->bind_address,
 			       n->peer_tls[0] ? (const char *const *)n->peer_tls : NULL, err,
 			       errlen) != 0)
 		goto fail_handles;

@@ -17,12 +17,9 @@ int ctl_node_bootstrap(struct ctl_node *n, char *err, size_t errlen)
 	/* the same configuration on every node; a node with a log keeps its own */
 	raft_configuration_init(&conf);
 	for (unsigned i = 0; i < n->n_peers && rc == 0; i++) {
-		if (ctl_peer_raft_address(&n->peers[i], n->raft_port_offset, addr, sizeof addr) != 0) {
-			snprintf(err, errlen, "raft port of %s is past 65535", n->peers[i].address);
-			raft_configuration_close(&conf);
-			return RMQNS_EINVAL;
-		}
-		rc = raft_configuration_add(&conf, i + 1, addr, RAFT_VOTER);
+		rc = ctl_peer_raft_address(&n->peers[i], addr, sizeof addr);
+		if (rc == 0)
+			rc = raft_configuration_add(&conf, i + 1, addr, RAFT_VOTER);
 	}
 	if (rc == 0)
 		rc = raft_bootstrap(&n->raft, &conf);
@@ -77,31 +74,22 @@ int ctl_node_configure(struct ctl_node *n, const struct ctl_node_config *cfg, ch
 {
 	int rc;
 
-	if (!cfg->self_id || !*cfg->self_id || !cfg->store_path || !*cfg->store_path) {
-		snprintf(err, errlen, "controllerDLegerSelfId and controllerStorePath must be set");
+	if (!cfg->store_path || !*cfg->store_path) {
+		snprintf(err, errlen, "controllerStorePath must be set");
 		return RMQNS_EINVAL;
 	}
-	if ((rc = ctl_peers_parse(cfg->peers, &n->peers, &n->n_peers, err, errlen)))
+	if ((rc = ctl_peers_of_config(cfg, &n->peers, &n->n_peers, &n->self, err, errlen)))
 		return rc;
-	for (n->self = 0; n->self < n->n_peers; n->self++)
-		if (strcmp(n->peers[n->self].id, cfg->self_id) == 0)
-			break;
-	if (n->self == n->n_peers) {
-		snprintf(err, errlen, "controllerDLegerSelfId %s is not in controllerDLegerPeers",
-			 cfg->self_id);
-		return RMQNS_EINVAL;
-	}
-	n->raft_port_offset = cfg->raft_port_offset ? cfg->raft_port_offset : CTL_DEFAULT_RAFT_PORT_OFFSET;
 	n->raft_max_message = cfg->raft_max_message ? cfg->raft_max_message : CTL_DEFAULT_RAFT_MAX_MESSAGE;
 	const struct ctl_peer *me = &n->peers[n->self];
-	if (ctl_peer_raft_address(me, n->raft_port_offset, n->raft_address, sizeof n->raft_address)) {
-		snprintf(err, errlen, "raft port of %s (+%d) is past 65535", me->address, n->raft_port_offset);
+	if (ctl_peer_raft_address(me, n->raft_address, sizeof n->raft_address)) {
+		snprintf(err, errlen, "raft address of %s is too long", me->id);
 		return RMQNS_EINVAL;
 	}
 	snprintf(n->bind_address, sizeof n->bind_address, "%s:%d",
-		 cfg->bind_host && *cfg->bind_host ? cfg->bind_host : me->host, me->port + n->raft_port_offset);
+		 cfg->bind_host && *cfg->bind_host ? cfg->bind_host : me->raft_host, me->raft_port);
 	n->group = strdup(cfg->group ? cfg->group : "");
-	n->peers_desc = ctl_peers_describe(n->peers, n->n_peers);
+	n->peers_desc = ctl_peers_describe(n->peers, n->n_peers, !cfg->jraft);
 	if (asprintf(&n->dir, "%s/raft-%s", cfg->store_path, me->id) < 0)
 		n->dir = NULL;
 	if (!n->group || !n->peers_desc || !n->dir || node_options(n, cfg)) {

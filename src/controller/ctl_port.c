@@ -133,7 +133,7 @@ struct ctl_port *ctl_port_start(struct server *srv, struct acl *acl,
 				const struct ctl_node_config *cfg, const char *bind_address,
 				char *err, size_t errlen)
 {
-	int port = ctl_peers_self_port(cfg->peers, cfg->self_id, err, errlen);
+	int port = ctl_peers_self_port(cfg, err, errlen);
 	if (port < 0)
 		return NULL;
 	struct ctl_port *p = calloc(1, sizeof *p);
@@ -155,7 +155,8 @@ struct ctl_port *ctl_port_start(struct server *srv, struct acl *acl,
 		.on_closed = ctl_port_on_closed,
 		.arg = p,
 	};
-	int rc = server_add_listener(srv, bind_address, port, "controllerDLegerPeers", &cb);
+	int rc = server_add_listener(srv, bind_address, port,
+				     cfg->jraft ? "jRaftControllerRPCAddr" : "controllerDLegerPeers", &cb);
 	if (rc < 0) {
 		snprintf(err, errlen, "cannot add the controller's port %d: %s", port,
 			 rmqns_strerror(rc));

@@ -459,7 +459,7 @@ static int inbound_hand_over(struct ctl_link *in)
 	char address[300];
 	uv_pipe_t *theirs;
 
-	if (ctl_peer_raft_address(&t->peers[in->id - 1], t->port_offset, address, sizeof address) ||
+	if (ctl_peer_raft_address(&t->peers[in->id - 1], address, sizeof address) ||
 	    !(theirs = open_pair(in, on_raft_side_read)))
 		return -1;
 	/* the address libraft keeps is the one our configuration has, not the claim */
@@ -815,7 +815,7 @@ static int open_listener(struct ctl_transport *t, char *where, size_t wherelen)
 	struct addrinfo *res = NULL;
 	const struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
 
-	if (ctl_peer_raft_endpoint(&t->peers[t->self], t->port_offset, &host, &port))
+	if (ctl_peer_raft_endpoint(&t->peers[t->self], &host, &port))
 		return -EINVAL;
 	snprintf(service, sizeof service, "%d", port);
 	if (getaddrinfo(host, service, &hints, &res) == 0) {
@@ -1096,7 +1096,7 @@ static int tr_connect(struct raft_uv_transport *outer, struct raft_uv_connect *r
 
 	(void)address; /* the log's; the peers list says where the peer is now */
 	if (id < 1 || id > t->n_peers || t->closing ||
-	    ctl_peer_raft_endpoint(&t->peers[id - 1], t->port_offset, &host, &port))
+	    ctl_peer_raft_endpoint(&t->peers[id - 1], &host, &port))
 		return RAFT_NOCONNECTION;
 	struct ctl_resolve *r = calloc(1, sizeof *r);
 	if (!r)
@@ -1148,7 +1148,7 @@ static void tr_close(struct raft_uv_transport *outer, raft_uv_transport_close_cb
 }
 
 int ctl_transport_init(struct ctl_transport *t, uv_loop_t *loop, const struct ctl_peer *peers,
-		       unsigned n_peers, unsigned self, int port_offset, uint64_t max_message,
+		       unsigned n_peers, unsigned self, uint64_t max_message,
 		       const char *bind_address, const char *const *tls_paths, char *err,
 		       size_t errlen)
 {
@@ -1157,7 +1157,6 @@ int ctl_transport_init(struct ctl_transport *t, uv_loop_t *loop, const struct ct
 	t->peers = peers;
 	t->n_peers = n_peers;
 	t->self = self;
-	t->port_offset = port_offset;
 	t->max_message = max_message;
 	snprintf(t->fallback_bind, sizeof t->fallback_bind, "%s", bind_address);
 	t->addrs = calloc(n_peers, sizeof *t->addrs);

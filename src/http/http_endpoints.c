@@ -81,11 +81,12 @@ static bool ep_health(struct http_endpoints *e, struct buf *out)
 		rc = buf_printf(out, "reactor %u: %s, last turn %llu ms ago\n", i,
 				fine ? "ok" : "STALLED", (unsigned long long)age);
 	}
+	/* a standalone controller runs no registrar */
 	uint64_t t = e->app->registrar ? registrar_turn_ms(e->app->registrar) : 0;
 	uint64_t age = t && now > t ? now - t : 0;
 	bool fine = t && age <= e->stall_ms;
-	ok = ok && fine;
-	if (rc >= 0)
+	ok = ok && (fine || !e->app->registrar);
+	if (rc >= 0 && e->app->registrar)
 		rc = buf_printf(out, "registrar: %s, last turn %llu ms ago\n", fine ? "ok" : "STALLED",
 				(unsigned long long)age);
 	struct ctl_node *ctl = ctl_port_node(e->app->controller);

@@ -189,7 +189,10 @@ static void boss_watch_certificates(struct loop *l, void *arg)
 
 int boss_start(struct server *s)
 {
-	s->listeners[0].port = s->params.port;
+	if (!s->params.no_own_port)
+		s->listeners[0].port = s->params.port;
+	if (!s->nlisteners)
+		return RMQNS_EINVAL;
 	for (unsigned i = 0; i < s->nlisteners; i++) {
 		struct listener *ls = &s->listeners[i];
 		int rc = net_listen(ls->bind, ls->port, s->params.backlog, ls->what, &ls->fd, &ls->port);

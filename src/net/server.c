@@ -34,7 +34,8 @@ struct server *server_create(const struct server_params *p, const struct net_cal
 	s->params = *p;
 	s->cb = *cb;
 	struct listener *ls = &s->listeners[0];
-	s->nlisteners = 1;
+	/* without its own port, listener 0 is the first one added */
+	s->nlisteners = p->no_own_port ? 0 : 1;
 	ls->srv = s;
 	ls->fd = -1;
 	ls->cb = &s->cb;
@@ -87,7 +88,8 @@ int server_start(struct server *s)
 		return rc;
 	for (unsigned i = 0; i < s->nlisteners; i++)
 		log_info("RemotingServer started, listening %s:%d%s%s", s->listeners[i].bind,
-			 s->listeners[i].port, i ? " for " : "", i ? s->listeners[i].what : "");
+			 s->listeners[i].port, s->listeners[i].cb != &s->cb ? " for " : "",
+			 s->listeners[i].cb != &s->cb ? s->listeners[i].what : "");
 	return RMQNS_OK;
 }
 

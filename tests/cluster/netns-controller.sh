@@ -15,7 +15,9 @@
 #      and clusterDiff -a reports agreement.
 # Every wait is bounded in time. Exit 77 (skipped) when namespaces cannot be
 # created here, saying why. Namespaces and processes are removed on any exit.
-#   tests/cluster/netns-controller.sh [BUILD_DIR]   (default build/)
+# CTL_STYLE=jraft configures the group with Java's jRaft keys instead
+# (controllerType=jRaft; the leader is then named by its Raft address).
+#   [CTL_STYLE=jraft] tests/cluster/netns-controller.sh [BUILD_DIR]   (default build/)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . tests/cluster/netns-lib.sh
@@ -49,6 +51,25 @@ trap 'exit 143' INT TERM   # a timeout still cleans up
 netns_up "${NODES[@]}" broker client
 PEERS="n0-${IP[n0]}:$CTL_PORT;n1-${IP[n1]}:$CTL_PORT;n2-${IP[n2]}:$CTL_PORT"
 CTLS="${IP[n0]}:$CTL_PORT;${IP[n1]}:$CTL_PORT;${IP[n2]}:$CTL_PORT"
+RAFT_PORT=$((CTL_PORT + 1000))
+JRAFT_INIT="${IP[n0]}:$RAFT_PORT,${IP[n1]}:$RAFT_PORT,${IP[n2]}:$RAFT_PORT"
+# node n's controller options in the style asked for
+group_args() {
+	if [ "${CTL_STYLE:-dledger}" = jraft ]; then
+		echo "--controllerType=jRaft --jRaftGroupId=NetGroup --jRaftInitConf=$JRAFT_INIT" \
+			"--jRaftControllerRPCAddr=${CTLS//;/,} --jRaftServerId=${IP[$1]}:$RAFT_PORT"
+	else
+		echo "--controllerDLegerGroup=NetGroup --controllerDLegerPeers=$PEERS --controllerDLegerSelfId=$1"
+	fi
+}
+# the node a controllerLeaderId names: its self id, or its Raft address
+node_of_id() {
+	local n
+	for n in "${NODES[@]}"; do
+		if [ "$1" = "$n" ] || [ "$1" = "${IP[$n]}:$RAFT_PORT" ]; then echo "$n"; fi
+	done
+	return 0
+}
 
 # view FROM NODE: NODE's /controller, asked from namespace FROM; "" if no answer
 view() { inns "$1" curl -sf --max-time 1 "http://${IP[$2]}:$HTTP_PORT/controller" 2>/dev/null || true; }
@@ -60,9 +81,9 @@ replicated() { jq -S '{lastApplied, leader, brokerSets: [.brokerSets[] | .replic
 start_node() {
 	local n=$1 i
 	mkdir -p "$WORK/$n"
+	# shellcheck disable=SC2046 # group_args gives whole words, no blanks inside
 	HOME=$WORK/$n ip netns exec "$ID-$n" "$RMQNS" --bindAddress="${IP[$n]}" --listenPort=9876 \
-		--httpPort=$HTTP_PORT --enableControllerInNamesrv=true --controllerDLegerGroup=NetGroup \
-		--controllerDLegerPeers="$PEERS" --controllerDLegerSelfId="$n" \
+		--httpPort=$HTTP_PORT --enableControllerInNamesrv=true $(group_args "$n") \
 		--controllerStorePath="$WORK/$n/controller" >>"$WORK/$n.log" 2>&1 &
 	PID[$n]=$!
 	for i in $(seq 1 50); do
@@ -76,8 +97,8 @@ start_node() {
 # names (1005, through rmqns-admin), and the code of a leader-only request
 # (1012, through ctl-player ask; 0 when it serves, 2007 when it does not).
 named_by() {
-	inns "$1" timeout 5 "$ADMIN" getControllerMetaData -a "${IP[$2]}:$CTL_PORT" --timeout 1000 --json 2>/dev/null |
-		jq -r '.controllerLeaderId // empty' 2>/dev/null || true
+	node_of_id "$(inns "$1" timeout 5 "$ADMIN" getControllerMetaData -a "${IP[$2]}:$CTL_PORT" --timeout 1000 \
+		--json 2>/dev/null | jq -r '.controllerLeaderId // empty' 2>/dev/null || true)"
 }
 code_of() { inns "$1" timeout 5 "$PLAYER" ask -a "${IP[$2]}:$CTL_PORT" 2>/dev/null | awk '$1 == "code" { print $2 }' || true; }
 

@@ -1,4 +1,4 @@
-/* Three rmqns processes with embedded controllers (ctl_cluster.h). */
+/* Three rmqns processes running the controller (ctl_cluster.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,11 +7,23 @@
 #include "rmqns/client.h"
 #include "rmqns/remoting.h"
 
+/* Appends "sep host:port" to a list at *off. */
+static void list_add(char *list, size_t size, size_t *off, const char *sep, const char *host, int port)
+{
+	int w = snprintf(list + *off, size - *off, "%s%s:%d", *off ? sep : "", host, port);
+	if (w > 0 && (size_t)w < size - *off)
+		*off += (size_t)w;
+}
+
 int ctl_cluster_init(struct ctl_cluster *cl, const char *host)
 {
-	size_t off = 0;
+	const char *style = getenv("RMQNS_CTL_STYLE");
+	size_t off = 0, roff = 0;
 
 	memset(cl, 0, sizeof *cl);
+	style = style && *style ? style : "dledger";
+	cl->jraft = strncmp(style, "jraft", 5) == 0;
+	cl->standalone = strstr(style, "standalone") != NULL;
 	if (harness_mkdtemp(cl->dir, sizeof cl->dir, "rmqns-test-ctlc") != 0)
 		return -1;
 	for (int i = 0; i < CTL_CLUSTER_NODES; i++) {
@@ -19,8 +31,17 @@ int ctl_cluster_init(struct ctl_cluster *cl, const char *host)
 		cl->http_port[i] = harness_free_port();
 		if (cl->ctl_port[i] <= 0 || cl->http_port[i] <= 0)
 			return -1;
-		off += (size_t)snprintf(cl->peers + off, sizeof cl->peers - off, "%sn%d-%s:%d",
-					i ? ";" : "", i, host, cl->ctl_port[i]);
+		int raft_port = cl->ctl_port[i] + CTL_CLUSTER_RAFT_OFFSET;
+		if (cl->jraft) {
+			list_add(cl->peers, sizeof cl->peers, &off, ",", host, cl->ctl_port[i]);
+			list_add(cl->raft, sizeof cl->raft, &roff, ",", host, raft_port);
+			snprintf(cl->id[i], sizeof cl->id[i], "%s:%d", host, raft_port);
+		} else {
+			char named[40];
+			snprintf(named, sizeof named, "n%d-%s", i, host);
+			list_add(cl->peers, sizeof cl->peers, &off, ";", named, cl->ctl_port[i]);
+			snprintf(cl->id[i], sizeof cl->id[i], "n%d", i);
+		}
 	}
 	return getenv(CTL_CLUSTER_PEER_TLS_ENV) ? ctl_cluster_use_peer_tls(cl) : 0;
 }
@@ -54,6 +75,26 @@ int ctl_cluster_use_peer_tls(struct ctl_cluster *cl)
 	return 0;
 }
 
+/* Node i's -c file, as RocketMQ's documentation writes one. */
+static int write_conf(const struct ctl_cluster *cl, int i, const char *path)
+{
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return -1;
+	if (!cl->standalone)
+		fprintf(f, "enableControllerInNamesrv = true\n");
+	if (cl->jraft)
+		fprintf(f, "controllerType = jRaft\njRaftGroupId = g1\njRaftServerId = %s\n"
+			"jRaftInitConf = %s\njRaftControllerRPCAddr = %s\n",
+			cl->id[i], cl->raft, cl->peers);
+	else
+		fprintf(f, "controllerDLegerGroup = g1\ncontrollerDLegerPeers = %s\n"
+			"controllerDLegerSelfId = %s\n", cl->peers, cl->id[i]);
+	fprintf(f, "controllerStorePath = %s/n%d\nscanNotActiveBrokerInterval = 500\n"
+		"scanInactiveMasterInterval = 500\n", cl->dir, i);
+	return fclose(f) == 0 ? 0 : -1;
+}
+
 int ctl_cluster_start(struct ctl_cluster *cl, int i)
 {
 	return ctl_cluster_start_with(cl, i, NULL);
@@ -61,19 +102,19 @@ int ctl_cluster_start(struct ctl_cluster *cl, int i)
 
 int ctl_cluster_start_with(struct ctl_cluster *cl, int i, const char *const *extra)
 {
-	char a_peers[600], a_self[64], a_store[400], a_http[64], a_tls[3][400];
-	const char *args[24] = { "--enableControllerInNamesrv=true", "--controllerDLegerGroup=g1",
-				 a_peers, a_self, a_store, a_http, "--scanNotActiveBrokerInterval=500",
-				 "--scanInactiveMasterInterval=500" };
-	size_t n = 8;
+	char conf[300], a_http[64], a_tls[3][400];
+	const char *args[24] = { "-c", conf, a_http };
+	size_t n = 3;
 	static const char *const tls_opts[3][2] = { { "controllerPeerTlsCertPath", "peer.pem" },
 						    { "controllerPeerTlsKeyPath", "peer.key" },
 						    { "controllerPeerTlsTrustCertPath", "ca.pem" } };
 
-	snprintf(a_peers, sizeof a_peers, "--controllerDLegerPeers=%s", cl->peers);
-	snprintf(a_self, sizeof a_self, "--controllerDLegerSelfId=n%d", i);
-	snprintf(a_store, sizeof a_store, "--controllerStorePath=%s/n%d", cl->dir, i);
+	snprintf(conf, sizeof conf, "%s/n%d.conf", cl->dir, i);
 	snprintf(a_http, sizeof a_http, "--httpPort=%d", cl->http_port[i]);
+	if (write_conf(cl, i, conf) != 0)
+		return -1;
+	if (cl->standalone)
+		args[n++] = "--controllerOnly=true";
 	for (int k = 0; cl->peer_tls && k < 3; k++) {
 		snprintf(a_tls[k], sizeof a_tls[k], "--%s=%s/tls/%s", tls_opts[k][0], cl->dir,
 			 tls_opts[k][1]);
@@ -84,6 +125,26 @@ int ctl_cluster_start_with(struct ctl_cluster *cl, int i, const char *const *ext
 	args[n] = NULL;
 	memset(&cl->node[i], 0, sizeof cl->node[i]);
 	return harness_start(&cl->node[i], args);
+}
+
+int ctl_cluster_cleanup(struct ctl_cluster *cl)
+{
+	int unclean = 0;
+
+	for (int i = 0; i < CTL_CLUSTER_NODES; i++)
+		if (cl->node[i].pid && harness_cleanup(&cl->node[i]) != 0)
+			unclean++;
+	if (cl->dir[0])
+		harness_rmdir(cl->dir);
+	return unclean;
+}
+
+int ctl_cluster_index(const struct ctl_cluster *cl, const char *id)
+{
+	for (int i = 0; id && i < CTL_CLUSTER_NODES; i++)
+		if (strcmp(cl->id[i], id) == 0)
+			return i;
+	return -1;
 }
 
 void ctl_cluster_request(struct remoting_cmd *req, struct remoting_ext_field *f, int32_t code,
@@ -141,7 +202,7 @@ int ctl_cluster_wait_leader(const struct ctl_cluster *cl, const bool *alive, int
 				continue;
 			}
 			const char *id = remoting_ext_get(&r->cmd, "controllerLeaderId");
-			int named = id && id[0] == 'n' ? atoi(id + 1) : -1;
+			int named = ctl_cluster_index(cl, id);
 			if (named < 0 || named >= CTL_CLUSTER_NODES || !alive[named] ||
 			    (leader >= 0 && named != leader))
 				agree = false;

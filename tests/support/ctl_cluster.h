@@ -1,6 +1,11 @@
-/* Three rmqns processes with embedded controllers (enableControllerInNamesrv)
- * on loopback, for the controller's integration tests: their ports, a
- * request to one node's controller port, and the leader they agree on. */
+/* Three rmqns processes running the controller on loopback, for the
+ * controller's integration tests: their ports, a request to one node's
+ * controller port, and the leader they agree on. $RMQNS_CTL_STYLE picks
+ * the set-up, each node started with a -c file written as RocketMQ's
+ * documentation writes one ("key = value"): "dledger" (default: an
+ * embedded controller from controllerDLeger* keys), "jraft"
+ * (controllerType = jRaft), "dledger-standalone" and "jraft-standalone"
+ * (a Java controller.conf and --controllerOnly=true: no NameServer port). */
 #ifndef RMQNS_TEST_CTL_CLUSTER_H
 #define RMQNS_TEST_CTL_CLUSTER_H
 
@@ -17,17 +22,20 @@
 #define CTL_CLUSTER_PEER_TLS_ENV "RMQNS_TEST_CTL_PEER_TLS"
 
 struct ctl_cluster {
+	bool jraft, standalone;
 	char dir[256];
-	char peers[512];
+	char peers[512];     /* controllerDLegerPeers, or jRaftControllerRPCAddr */
+	char raft[512];      /* jRaftInitConf */
+	char id[CTL_CLUSTER_NODES][80]; /* each node's id, as controllerLeaderId names it */
 	bool peer_tls; /* the nodes get controllerPeerTls* (certificates under dir/tls) */
 	int ctl_port[CTL_CLUSTER_NODES];
 	int http_port[CTL_CLUSTER_NODES];
 	struct harness_server node[CTL_CLUSTER_NODES];
 };
 
-/* A fresh directory and free ports; host is how controllerDLegerPeers
- * spells the nodes' address. 0 or -1. Nothing started yet. With
- * CTL_CLUSTER_PEER_TLS_ENV set, as ctl_cluster_use_peer_tls. */
+/* A fresh directory and free ports, the set-up from $RMQNS_CTL_STYLE;
+ * host is how the peers lists spell the nodes' address. 0 or -1. Nothing
+ * started yet. With CTL_CLUSTER_PEER_TLS_ENV set, as ctl_cluster_use_peer_tls. */
 int ctl_cluster_init(struct ctl_cluster *cl, const char *host);
 /* The nodes started from now on run with mutual peer TLS: a CA
  * (dir/tls/ca.pem), one certificate for the peers naming 127.0.0.1 and
@@ -54,6 +62,13 @@ int ctl_cluster_call(const struct ctl_cluster *cl, int i, int32_t code, const ch
 /* The node every live node (alive[i]) names as leader, once they agree
  * and that node serves (answers a leader-only read); -1 after
  * CTL_CLUSTER_WAIT_MS. *serving_ms (optional): how long that took. */
+/* Stops every node still running and removes the directory; the number
+ * of nodes that did not stop cleanly. */
+int ctl_cluster_cleanup(struct ctl_cluster *cl);
+
+/* The node an id (controllerLeaderId) names; -1 for none. */
+int ctl_cluster_index(const struct ctl_cluster *cl, const char *id);
+
 int ctl_cluster_wait_leader(const struct ctl_cluster *cl, const bool *alive, int64_t *serving_ms);
 
 #endif

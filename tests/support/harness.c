@@ -26,7 +26,8 @@
 #error "RMQNS_BIN must name the rmqns binary"
 #endif
 
-#define HARNESS_BOOT_PREFIX "The Name Server boot success."
+/* the NameServer's boot line and the standalone controller's */
+#define HARNESS_BOOT_PREFIX " boot success. serializeType="
 #define HARNESS_MAX_LIVE 32
 
 extern char **environ;
@@ -487,9 +488,16 @@ int harness_cleanup(struct harness_server *s)
 
 int harness_run(const char *const *args, int timeout_ms, char **out)
 {
+	return harness_run_logged(args, timeout_ms, out, NULL);
+}
+
+int harness_run_logged(const char *const *args, int timeout_ms, char **out, char **log)
+{
 	char dir[256], out_path[300], log_path[300];
 	if (out)
 		*out = NULL;
+	if (log)
+		*log = NULL;
 	if (harness_mkdtemp(dir, sizeof dir, "rmqns-test") < 0)
 		return -1;
 	snprintf(out_path, sizeof out_path, "%s/stdout.txt", dir);
@@ -513,6 +521,8 @@ int harness_run(const char *const *args, int timeout_ms, char **out)
 		harness_untrack(pid);
 		if (out)
 			*out = harness_slurp(out_path);
+		if (log)
+			*log = harness_slurp(log_path);
 	}
 	harness_rmdir(dir);
 	return status;

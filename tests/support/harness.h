@@ -88,6 +88,8 @@ bool harness_log_has_sanitizer_report(const struct harness_server *s);
  * directory. Returns the wait status or -1 (killed after timeout_ms);
  * *out (optional) gets its stdout, malloc'd and NUL-terminated. */
 int harness_run(const char *const *args, int timeout_ms, char **out);
+/* The same, with *log (optional) its stderr: the log. */
+int harness_run_logged(const char *const *args, int timeout_ms, char **out, char **log);
 
 /* A whole file, malloc'd and NUL-terminated; NULL when it cannot be read. */
 char *harness_slurp(const char *path);

@@ -32,8 +32,13 @@ json_t *leader_view_json(const struct target *t, const struct leader_view *m)
 		const char *semi = strchr(p, ';');
 		size_t len = semi ? (size_t)(semi - p) : strlen(p);
 		const char *colon = memchr(p, ':', len);
+		/* "id:host:port" (DLedger style), or "host:port" alone (jRaft's,
+		 * which names no ids) */
+		if (colon && (p[0] == '[' || !memchr(colon + 1, ':', len - (size_t)(colon - p) - 1)))
+			colon = p - 1;
 		if (len > 0 && colon)
-			json_array_append_new(peers, json_pack("{s:s%, s:s%}", "id", p, (size_t)(colon - p),
+			json_array_append_new(peers, json_pack("{s:s%, s:s%}", "id", p,
+							       (size_t)(colon < p ? 0 : colon - p),
 							       "address", colon + 1,
 							       (size_t)(len - (size_t)(colon - p) - 1)));
 		p += len + (semi ? 1 : 0);

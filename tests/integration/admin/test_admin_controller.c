@@ -167,18 +167,42 @@ static int controller_port(void)
 
 /* Starts n nodes: one group `group` of them all, or (independent) a
  * one-node group each, named group-0, group-1, ... */
+/* $RMQNS_CTL_STYLE=jraft: the group configured with Java's jRaft keys,
+ * each node's id its Raft address (the controller port + RAFT_OFFSET) */
+static bool jraft_style(void)
+{
+	const char *style = getenv("RMQNS_CTL_STYLE");
+	return style && strcmp(style, "jraft") == 0;
+}
+
+static char node_id[3][64];
+
 static void start_nodes(int n, bool independent)
 {
-	char peers[256] = "";
+	char peers[256] = "", raft[256] = "", rpc[256] = "";
+	bool jraft = jraft_style() && !independent;
 	for (int i = 0; i < n; i++) {
 		ctl_port[i] = controller_port();
 		snprintf(ctl_addr[i], sizeof ctl_addr[i], "127.0.0.1:%d", ctl_port[i]);
+		if (jraft)
+			snprintf(node_id[i], sizeof node_id[i], "127.0.0.1:%d", ctl_port[i] + RAFT_OFFSET);
+		else
+			snprintf(node_id[i], sizeof node_id[i], "n%d", i);
 		size_t len = strlen(peers);
 		snprintf(peers + len, sizeof peers - len, "%sn%d-%s", i ? ";" : "", i, ctl_addr[i]);
+		len = strlen(raft);
+		snprintf(raft + len, sizeof raft - len, "%s%s", i ? "," : "", node_id[i]);
+		len = strlen(rpc);
+		snprintf(rpc + len, sizeof rpc - len, "%s%s", i ? "," : "", ctl_addr[i]);
 	}
 	for (int i = 0; i < n; i++) {
-		char peers_arg[300], self_arg[64], group_arg[64];
-		if (independent) {
+		char peers_arg[300], self_arg[64], group_arg[64], rpc_arg[300];
+		if (jraft) {
+			snprintf(peers_arg, sizeof peers_arg, "--jRaftInitConf=%s", raft);
+			snprintf(rpc_arg, sizeof rpc_arg, "--jRaftControllerRPCAddr=%s", rpc);
+			snprintf(self_arg, sizeof self_arg, "--jRaftServerId=%s", node_id[i]);
+			snprintf(group_arg, sizeof group_arg, "--jRaftGroupId=group");
+		} else if (independent) {
 			snprintf(peers_arg, sizeof peers_arg, "--controllerDLegerPeers=n0-%s", ctl_addr[i]);
 			snprintf(self_arg, sizeof self_arg, "--controllerDLegerSelfId=n0");
 			snprintf(group_arg, sizeof group_arg, "--controllerDLegerGroup=group-%d", i);
@@ -190,7 +214,8 @@ static void start_nodes(int n, bool independent)
 		/* the played brokers' 10 min heartbeat timeout is allowed: they
 		 * stay alive while their connections are open */
 		const char *args[] = { "--enableControllerInNamesrv=true", group_arg, peers_arg, self_arg,
-				       "--controllerMaxHeartbeatTimeoutMillis=600000", NULL };
+				       "--controllerMaxHeartbeatTimeoutMillis=600000",
+				       jraft ? "--controllerType=jRaft" : NULL, rpc_arg, NULL };
 		cr_assert_eq(harness_start(&node[i], args), 0, "node %d did not start", i);
 		nnodes = i + 1;
 	}
@@ -299,7 +324,11 @@ static void check_metadata(int leader, int follower)
 	char expect[512], peers[256] = "";
 	for (int i = 0; i < nnodes; i++) {
 		size_t len = strlen(peers);
-		snprintf(peers + len, sizeof peers - len, "\n#Peer:\tn%d:%s", i, ctl_addr[i]);
+		/* Java's jRaft controller lists the addresses without ids */
+		if (jraft_style())
+			snprintf(peers + len, sizeof peers - len, "\n#Peer:\t%s", ctl_addr[i]);
+		else
+			snprintf(peers + len, sizeof peers - len, "\n#Peer:\tn%d:%s", i, ctl_addr[i]);
 	}
 	/* from the leader, then from every follower: the same leader, and
 	 * whether the node asked is it */
@@ -308,8 +337,8 @@ static void check_metadata(int leader, int follower)
 		struct run r = ADMIN("getControllerMetaData", "-a", ctl_addr[asked]);
 		cr_assert_eq(r.code, 0, "%s", r.err);
 		snprintf(expect, sizeof expect,
-			 "\n#ControllerGroup\tgroup\n#ControllerLeaderId\tn%d\n#ControllerLeaderAddress\t%s"
-			 "\n#IsLeader\t%s%s\n", leader, ctl_addr[leader], asked == leader ? "true" : "false",
+			 "\n#ControllerGroup\tgroup\n#ControllerLeaderId\t%s\n#ControllerLeaderAddress\t%s"
+			 "\n#IsLeader\t%s%s\n", node_id[leader], ctl_addr[leader], asked == leader ? "true" : "false",
 			 peers);
 		cr_assert_str_eq(r.out, expect);
 		run_done(&r);
@@ -324,7 +353,7 @@ static void check_metadata(int leader, int follower)
 	cr_assert_str_eq(jstr(v, "controllerLeaderAddress"), ctl_addr[leader]);
 	json_t *p = json_object_get(v, "peers");
 	cr_assert_eq(json_array_size(p), 3);
-	cr_assert_str_eq(jstr(json_array_get(p, 2), "id"), "n2");
+	cr_assert_str_eq(jstr(json_array_get(p, 2), "id"), jraft_style() ? "" : "n2");
 	cr_assert_str_eq(jstr(json_array_get(p, 2), "address"), ctl_addr[2]);
 	run_done(&r);
 }
@@ -429,9 +458,9 @@ Test(admin_controller, three_node_group)
 		json_t *one = json_array_get(results, (size_t)i);
 		cr_assert_str_eq(jstr(one, "server"), ctl_addr[i]);
 		cr_assert_str_eq(jstr(json_object_get(one, "config"), "enableElectUncleanMaster"), "true");
-		char self[8];
-		snprintf(self, sizeof self, "n%d", i);
-		cr_assert_str_eq(jstr(json_object_get(one, "config"), "controllerDLegerSelfId"), self);
+		cr_assert_str_eq(jstr(json_object_get(one, "config"),
+				      jraft_style() ? "jRaftServerId" : "controllerDLegerSelfId"),
+				 node_id[i]);
 	}
 	run_done(&r);
 
@@ -500,7 +529,7 @@ Test(admin_controller, three_node_group)
 	cr_assert_eq(r.code, 0, "%s%s", r.out, r.err);
 	char line[256];
 	snprintf(line, sizeof line, "3 controllers compared (the leader only: no answer carries the Raft "
-		 "term): they agree, leader n%d at %s\n", leader, ctl_addr[leader]);
+		 "term): they agree, leader %s at %s\n", node_id[leader], ctl_addr[leader]);
 	cr_assert_str_eq(r.out, line);
 	run_done(&r);
 	r = ADMIN("clusterDiff", "--json", "-a", all);

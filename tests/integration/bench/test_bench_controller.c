@@ -20,6 +20,7 @@
 #include <jansson.h>
 
 #include "bench_run.h"
+#include "ctl_cluster.h"
 #include "harness.h"
 #include "rmqns/client.h"
 #include "rmqns/controller.h"
@@ -156,5 +157,54 @@ Test(bench_controller_server, every_kill_elects_notifies_and_routes_a_new_master
 	json_decref(body);
 	client_reply_free(rep);
 	client_close(cl);
+	json_decref(d);
+}
+
+/* Brokers in controller mode against three NameServers configured as
+ * RocketMQ 5.2's jRaft set-up: the players' controllerAddr is the
+ * jRaftControllerRPCAddr list (';'-separated, as a broker takes it). */
+static struct ctl_cluster jcl;
+
+static void jraft_fini(void)
+{
+	cr_expect_eq(ctl_cluster_cleanup(&jcl), 0, "nodes did not stop cleanly");
+}
+
+TestSuite(bench_controller_jraft, .fini = jraft_fini, .timeout = 180);
+
+Test(bench_controller_jraft, players_fail_over_through_a_jraft_group)
+{
+	cr_assert_eq(setenv("RMQNS_CTL_STYLE", "jraft", 1), 0);
+	cr_assert_eq(ctl_cluster_init(&jcl, "127.0.0.1"), 0);
+	for (int i = 0; i < CTL_CLUSTER_NODES; i++)
+		cr_assert_eq(ctl_cluster_start(&jcl, i), 0, "node %d did not start", i);
+	const bool all[CTL_CLUSTER_NODES] = { true, true, true };
+	int leader = ctl_cluster_wait_leader(&jcl, all, NULL);
+	cr_assert_geq(leader, 0, "no jRaft leader");
+
+	char addrs[sizeof jcl.peers];
+	snprintf(addrs, sizeof addrs, "%s", jcl.peers);
+	for (char *c = addrs; (c = strchr(c, ',')) != NULL;)
+		*c = ';';
+	const char *a[] = { "controller", "--controller-addr", addrs, "--broker-sets", "1",
+			    "--replicas", "2", "--kills", "1", "--kill-every", "500ms",
+			    "--return-after", "300ms", "--poll-interval", "2ms", "--heartbeat-interval",
+			    "200ms", "--failover-timeout", "20s", "--broker-prefix", "jrbench", "-d",
+			    "100s", NULL };
+	/* the players register with the leader's NameServer, whose route they check */
+	json_t *d = bench_run_json(RMQNS_BENCH_BIN, jcl.node[leader].port, a);
+	json_t *c = json_object_get(d, "controller");
+	cr_assert_not_null(c);
+	cr_assert_eq(json_integer_value(json_object_get(c, "kills")), 1);
+	json_t *missing = json_object_get(c, "missing");
+	cr_assert_eq(json_integer_value(json_object_get(missing, "elected_ms")), 0);
+	cr_assert_eq(json_integer_value(json_object_get(missing, "notified_ms")), 0);
+	cr_assert_eq(json_integer_value(json_object_get(missing, "route_ms")), 0);
+	json_t *k = json_array_get(json_object_get(c, "each"), 0);
+	cr_assert_not_null(k);
+	long long old = json_integer_value(json_object_get(k, "old_master"));
+	long long nm = json_integer_value(json_object_get(k, "new_master"));
+	cr_assert(nm > 0 && nm != old, "master %lld -> %lld", old, nm);
+	cr_assert(json_is_true(json_object_get(k, "route_agrees")), "the route names another");
 	json_decref(d);
 }

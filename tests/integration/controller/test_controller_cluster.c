@@ -1,11 +1,12 @@
-/* Three real rmqns processes with embedded controllers (enableControllerInNamesrv)
- * on loopback: they elect one leader that every node names, a follower
+/* Three real rmqns processes running the controller on loopback, in the
+ * set-up $RMQNS_CTL_STYLE names (ctl_cluster.h: embedded from a DLedger or a
+ * jRaft namesrv.conf, or standalone from a Java controller.conf): they elect one leader that every node names, a follower
  * refuses leader-only requests with CONTROLLER_NOT_LEADER, a killed
  * leader is replaced with every acknowledged event kept, all three killed
  * with SIGKILL come back with every broker set, master and epoch, a
  * broker's disconnect from the leader moves the master to the live
  * replica and the broker is told (1008), and the NameServer ports keep
- * answering beside. The times printed are for reading; nothing here is
+ * answering beside (standalone: there are none). The times printed are for reading; nothing here is
  * timed against a bound tighter than "it happens at all". */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -30,10 +31,7 @@ static struct ctl_cluster cl;
 
 static void cluster_fini(void)
 {
-	for (int i = 0; i < NODES; i++)
-		if (cl.node[i].pid)
-			cr_expect_eq(harness_cleanup(&cl.node[i]), 0, "node %d did not stop cleanly", i);
-	harness_rmdir(cl.dir);
+	cr_expect_eq(ctl_cluster_cleanup(&cl), 0, "nodes did not stop cleanly");
 }
 
 static void node_start(int i)
@@ -168,9 +166,19 @@ Test(controller_cluster, one_leader_named_by_all_and_followers_refuse)
 	cr_assert_eq(now_applied, applied + 3, "three reads, three entries: %f -> %f", applied,
 		     now_applied);
 
-	/* the NameServer port of every node is the NameServer's: 1005 is not its code */
 	struct client *c = harness_connect(&cl.node[follower]);
 	cr_assert_not_null(c);
+	if (cl.standalone) {
+		/* no NameServer port: the boot line names the controller's, and
+		 * it serves no route request (GET_BROKER_CLUSTER_INFO) */
+		cr_assert_eq(cl.node[follower].port, cl.ctl_port[follower]);
+		cr_assert_eq(harness_call(c, 106, NULL, &r, NULL), 0);
+		cr_assert_eq(r->cmd.code, 3, "code %d", r->cmd.code);
+		client_reply_free(r);
+		client_close(c);
+		return;
+	}
+	/* the NameServer port of every node is the NameServer's: 1005 is not its code */
 	cr_assert_eq(harness_call(c, 1005, NULL, &r, NULL), 0);
 	cr_assert_eq(r->cmd.code, 3);
 	client_reply_free(r);
@@ -362,7 +370,7 @@ Test(controller_cluster, master_disconnect_elects_the_live_replica_and_tells_it)
 	 * the series in /metrics, the controller's line in /healthz */
 	cr_assert(harness_wait_log(&cl.node[leader], "b2 elected broker 2", HARNESS_WAIT_MS));
 	char needle[96];
-	snprintf(needle, sizeof needle, "leader is n%d", leader);
+	snprintf(needle, sizeof needle, "leader is %s", cl.id[leader]);
 	cr_assert(harness_wait_log(&cl.node[(leader + 1) % NODES], needle, HARNESS_WAIT_MS));
 	char *doc = NULL;
 	bool seen = false;

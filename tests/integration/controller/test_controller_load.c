@@ -142,7 +142,7 @@ static int find_leader(void)
 		int named = -1;
 		if (code == 0) {
 			const char *id = remoting_ext_get(&r->cmd, "controllerLeaderId");
-			named = id && id[0] == 'n' ? atoi(id + 1) : -1;
+			named = ctl_cluster_index(&cl, id);
 		}
 		if (r)
 			client_reply_free(r);

@@ -371,6 +371,39 @@ Test(config, controller_peer_tls_needs_three_readable_files)
 	unlink(file);
 }
 
+/* controllerType=jRaft: each refusal names its key and says why */
+Test(config, jraft_controller_refusals_name_the_key)
+{
+	const char *on = "--enableControllerInNamesrv=true", *jr = "--controllerType=jRaft";
+	const char *init = "--jRaftInitConf=127.0.0.1:9880,127.0.0.1:9881,127.0.0.1:9882";
+	const char *rpc = "--jRaftControllerRPCAddr=127.0.0.1:9770,127.0.0.1:9771,127.0.0.1:9772";
+	const char *self = "--jRaftServerId=127.0.0.1:9881";
+
+	expect_error("type in another case", "controllerType", "jraft", on, "--controllerType=jraft", NULL);
+	expect_error("standalone, unknown type", "controllerType", "Raft", "--controllerOnly=true",
+		     "--controllerType=Raft", NULL);
+	expect_error("self missing", "jRaftServerId", "not one of", on, jr, init, rpc,
+		     "--jRaftServerId=127.0.0.1:9999", NULL);
+	expect_error("lengths differ", "jRaftControllerRPCAddr", "2 entries", on, jr, init, self,
+		     "--jRaftControllerRPCAddr=127.0.0.1:9770,127.0.0.1:9771", NULL);
+	expect_error("port past 65535", "jRaftInitConf", "65535", on, jr, rpc, self,
+		     "--jRaftInitConf=127.0.0.1:9880,127.0.0.1:9881,127.0.0.1:98820", NULL);
+	expect_error("empty list", "jRaftInitConf", "empty", on, jr, rpc, self, "--jRaftInitConf=", NULL);
+	expect_error("duplicate entry", "jRaftControllerRPCAddr", "twice", on, jr, init, self,
+		     "--jRaftControllerRPCAddr=127.0.0.1:9770,127.0.0.1:9770,127.0.0.1:9772", NULL);
+	expect_error("controller on listenPort", "jRaftControllerRPCAddr", "listenPort", on, jr, init,
+		     rpc, self, "--listenPort=9771", NULL);
+	expect_error("raft on listenPort", "jRaftServerId", "listenPort", on, jr, init, rpc, self,
+		     "--listenPort=9881", NULL);
+	expect_error("raft and controller on one port", "jRaftServerId", "port each", on, jr, self,
+		     "--jRaftInitConf=127.0.0.1:9880,127.0.0.1:9881",
+		     "--jRaftControllerRPCAddr=127.0.0.1:9770,127.0.0.1:9881", NULL);
+	expect_error("raft timings", "jRaftElectionTimeoutMs", "below", on, jr, init, rpc, self,
+		     "--jRaftElectionTimeoutMs=100", NULL);
+	expect_error("standalone without peers", "controllerOnly=true", "controllerDLegerPeers",
+		     "--controllerOnly=true", NULL);
+}
+
 Test(config, command_line_errors)
 {
 	expect_error("unknown key", "fooBar", "unknown", "--fooBar=1", NULL);

@@ -741,29 +741,33 @@ Test(handlers, answer_frames)
 	buf_free(&frame);
 }
 
-/* ---- controllerDLegerPeers and the Raft port rule ---- */
+/* ---- the members: controllerDLegerPeers and the Raft port rule, jRaft's lists ---- */
 
 Test(peers, parse_describe_and_raft_port)
 {
 	struct ctl_peer *p;
 	unsigned n;
 	char err[200] = "", addr[64];
-	cr_assert_eq(ctl_peers_parse("n0-127.0.0.1:9878;n1-127.0.0.1:9868; n2-10.0.0.3:9858 ;", &p, &n,
-				     err, sizeof err), 0, "%s", err);
+	cr_assert_eq(ctl_peers_parse("n0-127.0.0.1:9878;n1-127.0.0.1:9868; n2-10.0.0.3:9858 ;",
+				     CTL_DEFAULT_RAFT_PORT_OFFSET, &p, &n, err, sizeof err), 0, "%s", err);
 	cr_assert_eq(n, 3);
 	cr_assert_str_eq(p[2].id, "n2");
 	cr_assert_str_eq(p[2].address, "10.0.0.3:9858");
 	cr_assert_str_eq(p[2].host, "10.0.0.3");
 	cr_assert_eq(p[2].port, 9858);
-	char *d = ctl_peers_describe(p, n);
+	cr_assert_str_eq(p[2].raft_host, "10.0.0.3");
+	cr_assert_eq(p[2].raft_port, 10858);
+	char *d = ctl_peers_describe(p, n, true);
 	cr_assert_str_eq(d, "n0:127.0.0.1:9878;n1:127.0.0.1:9868;n2:10.0.0.3:9858;");
 	free(d);
-	cr_assert_eq(ctl_peer_raft_address(&p[0], CTL_DEFAULT_RAFT_PORT_OFFSET, addr, sizeof addr), 0);
+	cr_assert_eq(ctl_peer_raft_address(&p[0], addr, sizeof addr), 0);
 	cr_assert_str_eq(addr, "127.0.0.1:10878");
-	cr_assert_eq(ctl_peer_raft_address(&p[0], 60000, addr, sizeof addr), RMQNS_EINVAL);
 	ctl_peers_free(p, n);
+	err[0] = '\0';
+	cr_assert_eq(ctl_peers_parse("n0-127.0.0.1:9878", 60000, &p, &n, err, sizeof err), RMQNS_EINVAL);
+	cr_assert_not_null(strstr(err, "controllerRaftPortOffset"), "%s", err);
 	/* the id ends at the first '-' */
-	cr_assert_eq(ctl_peers_parse("a-b-host-1:1", &p, &n, err, sizeof err), 0);
+	cr_assert_eq(ctl_peers_parse("a-b-host-1:1", 1000, &p, &n, err, sizeof err), 0);
 	cr_assert_str_eq(p[0].id, "a");
 	cr_assert_str_eq(p[0].host, "b-host-1");
 	ctl_peers_free(p, n);
@@ -779,8 +783,72 @@ Test(peers, refusals)
 			      "n0-h:x" };
 	for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		err[0] = '\0';
-		cr_expect_eq(ctl_peers_parse(bad[i], &p, &n, err, sizeof err), RMQNS_EINVAL, "%s", bad[i]);
+		cr_expect_eq(ctl_peers_parse(bad[i], 1000, &p, &n, err, sizeof err), RMQNS_EINVAL, "%s",
+			     bad[i]);
 		cr_expect_neq(err[0], '\0', "no reason for %s", bad[i]);
+	}
+}
+
+Test(peers, jraft_lists_give_both_addresses)
+{
+	struct ctl_peer *p;
+	unsigned n, self;
+	char err[200] = "", addr[64];
+	const struct ctl_node_config cfg = {
+		.jraft = true,
+		.jraft_init_conf = " 127.0.0.1:9880, 127.0.0.1:9881 ,[::1]:9882",
+		.jraft_rpc_addrs = "127.0.0.1:9770,127.0.0.1:9771,[::1]:9772",
+		.jraft_server_id = "::1:9882",
+		/* the DLedger keys are not read */
+		.peers = "garbage", .self_id = "n9",
+	};
+	cr_assert_eq(ctl_peers_of_config(&cfg, &p, &n, &self, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(n, 3);
+	cr_assert_eq(self, 2);
+	cr_assert_str_eq(p[1].id, "127.0.0.1:9881");
+	cr_assert_str_eq(p[1].address, "127.0.0.1:9771");
+	cr_assert_eq(p[1].port, 9771);
+	cr_assert_eq(p[1].raft_port, 9881);
+	cr_assert_str_eq(p[2].host, "::1");
+	cr_assert_eq(ctl_peer_raft_address(&p[2], addr, sizeof addr), 0);
+	cr_assert_str_eq(addr, "[::1]:9882");
+	/* Java's jRaft controller lists the controller addresses only */
+	char *d = ctl_peers_describe(p, n, false);
+	cr_assert_str_eq(d, "127.0.0.1:9770;127.0.0.1:9771;[::1]:9772;");
+	free(d);
+	ctl_peers_free(p, n);
+	cr_assert_eq(ctl_peers_self_port(&cfg, err, sizeof err), 9772);
+}
+
+Test(peers, jraft_refusals_name_the_key)
+{
+	struct ctl_peer *p;
+	unsigned n, self;
+	char err[200];
+	const struct {
+		const char *init, *rpc, *server, *key, *why;
+	} bad[] = {
+		{ "", "a:1", "a:2", "jRaftInitConf", "empty" },
+		{ "a:2,b:2", "", "a:2", "jRaftControllerRPCAddr", "0 entries" },
+		{ "a:2,b:2", "a:1", "a:2", "jRaftControllerRPCAddr", "1 entries" },
+		{ "a:2", "a:1,b:1", "a:2", "jRaftControllerRPCAddr", "2 entries" },
+		{ "a:2,a:2", "a:1,b:1", "a:2", "jRaftInitConf", "twice" },
+		{ "a:2,b:2", "a:1,a:1", "a:2", "jRaftControllerRPCAddr", "twice" },
+		{ "a:65536", "a:1", "a:65536", "jRaftInitConf", "65535" },
+		{ "a:2", "a:70000", "a:2", "jRaftControllerRPCAddr", "65535" },
+		{ "a:2,b:2", "a:1,b:1", "c:2", "jRaftServerId", "not one of" },
+		{ "a:2,b:2", "a:1,b:1", "", "jRaftServerId", "host:port" },
+		{ "a", "a:1", "a:2", "jRaftInitConf", "host:port" },
+	};
+	for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		const struct ctl_node_config cfg = { .jraft = true, .jraft_init_conf = bad[i].init,
+						     .jraft_rpc_addrs = bad[i].rpc,
+						     .jraft_server_id = bad[i].server };
+		err[0] = '\0';
+		cr_expect_eq(ctl_peers_of_config(&cfg, &p, &n, &self, err, sizeof err), RMQNS_EINVAL,
+			     "case %u", i);
+		cr_expect_not_null(strstr(err, bad[i].key), "case %u: '%s' lacks %s", i, err, bad[i].key);
+		cr_expect_not_null(strstr(err, bad[i].why), "case %u: '%s' lacks %s", i, err, bad[i].why);
 	}
 }
 
