@@ -20,6 +20,7 @@
 #include "rmqns/controller_port.h"
 #include "rmqns/cpus.h"
 #include "rmqns/err.h"
+#include "rmqns/handlers.h"
 #include "rmqns/http.h"
 #include "rmqns/kv.h"
 #include "rmqns/log.h"
@@ -225,6 +226,12 @@ static void main_reload_acl(void *acl)
 	acl_request_reload(acl);
 }
 
+/* A code the NameServer port answers: the controller's port hints at it. */
+static bool main_is_namesrv_code(int32_t code)
+{
+	return handler_lookup(code) != NULL;
+}
+
 /* The embedded controller: its node running and its port added to the
  * server, which has not started yet. */
 static int main_start_controller(struct app *app, const struct config *cfg, const struct options *o)
@@ -237,11 +244,14 @@ static int main_start_controller(struct app *app, const struct config *cfg, cons
 	snprintf(store, sizeof store, "%s" CONTROLLER_CONFIG_FILE, home && *home ? home : "");
 	int rc = controller_params_from_options(&ncfg, &shown, cfg, o, store, err, sizeof err);
 
+	ncfg.namesrv_code = main_is_namesrv_code;
 	if (rc == 0) {
 		app->controller = ctl_port_start(app->server, app->acl, &ncfg, o->bindAddress, err,
 						 sizeof err);
 		rc = app->controller ? 0 : RMQNS_EIO;
 	}
+	const char *port = properties_get(&shown, "listenPort");
+	app->controller_port = rc == 0 && port ? atoi(port) : 0;
 	properties_free(&shown); /* the node keeps a copy */
 	if (rc < 0)
 		fprintf(stderr, "rmqns: cannot start the embedded controller: %s\n", err);
@@ -397,6 +407,8 @@ int main(int argc, char **argv)
 			rmqns_strerror(rc));
 		goto out;
 	}
+	if (app.controller) /* for its hint at NameServer codes sent to it */
+		ctl_node_set_namesrv_port(ctl_port_node(app.controller), server_port(app.server));
 	/* Connection ids exist only from here on, so expiry cannot ask
 	 * before; the registrar stops before the server does (main_teardown),
 	 * so neither hook outlives the server. */

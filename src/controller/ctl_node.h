@@ -7,6 +7,7 @@
 #define RMQNS_CONTROLLER_CTL_NODE_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
@@ -65,6 +66,8 @@ struct ctl_node {
 	int64_t scan_not_active_ms, scan_inactive_master_ms;
 	void (*notify)(void *arg, const char *address, const uint8_t *frame, size_t len);
 	void *notify_arg;
+	bool (*namesrv_code)(int32_t code);
+	_Atomic int namesrv_port; /* set once the NameServer's port is bound */
 
 	pthread_t thread;
 	pthread_mutex_t lock;

@@ -107,6 +107,7 @@ int ctl_node_configure(struct ctl_node *n, const struct ctl_node_config *cfg, ch
 	n->scan_inactive_master_ms = cfg->scan_inactive_master_ms > 0 ? cfg->scan_inactive_master_ms : 5000;
 	n->notify = cfg->notify;
 	n->notify_arg = cfg->notify_arg;
+	n->namesrv_code = cfg->namesrv_code;
 	if (cfg->config_store_path && !(n->config_store_path = strdup(cfg->config_store_path))) {
 		snprintf(err, errlen, "out of memory");
 		return RMQNS_ENOMEM;

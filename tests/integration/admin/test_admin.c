@@ -451,6 +451,13 @@ Test(admin, namesrv_config_written_to_both_servers)
 	out_has(&r, "unknown key: noSuchOption", NULL);
 	run_free(&r);
 
+	/* a controller's request at a NameServer without one: the answer says so */
+	r = RUN("getControllerMetaData", "-a", addr_of(1));
+	cr_assert_eq(r.code, 4, "%s%s", r.out, r.err);
+	cr_assert_not_null(strstr(r.err, " request type 1005 not supported; this is a NameServer port and "
+				 "this node runs no controller"), "%s", r.err);
+	run_free(&r);
+
 	r = RUN("updateNamesrvConfig", "-k", "orderMessageEnable", "-v", "true", "-n", list);
 	cr_assert_eq(r.code, 0, "%s%s", r.out, r.err);
 	char want[200];
