@@ -177,6 +177,13 @@ uint64_t metrics_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* The slot of a response code, shared by both ports' counts. */
+static unsigned metrics_rsp_slot(int32_t rsp_code)
+{
+	return metrics_slot_of(rsp_code, rsp_slot, METRICS_RSP_RANGE, slot_rsp, &rsp_slots_used,
+			       METRICS_RSP_SLOTS);
+}
+
 void metrics_request(int32_t code, int32_t rsp_code, uint64_t recv_ns)
 {
 	struct metrics_shard *s = metrics_shard();
@@ -184,9 +191,7 @@ void metrics_request(int32_t code, int32_t rsp_code, uint64_t recv_ns)
 		return;
 	unsigned cs = metrics_slot_of(code, code_slot, METRICS_CODE_RANGE, slot_code,
 				      &code_slots_used, METRICS_CODE_SLOTS);
-	unsigned rs = metrics_slot_of(rsp_code, rsp_slot, METRICS_RSP_RANGE, slot_rsp,
-				      &rsp_slots_used, METRICS_RSP_SLOTS);
-	metrics_bump(&s->req[cs][rs], 1);
+	metrics_bump(&s->req[cs][metrics_rsp_slot(rsp_code)], 1);
 	struct metrics_deferred *d = &metrics_later;
 	if (d->on) {
 		if (d->n == METRICS_DEFER_MAX)
@@ -201,14 +206,13 @@ void metrics_request(int32_t code, int32_t rsp_code, uint64_t recv_ns)
 
 void metrics_controller_request(int32_t code, int32_t rsp_code)
 {
-	struct metrics_shard *s = metrics_shard();
-	if (!s)
-		return;
 	unsigned cs = metrics_slot_of(code, ctl_code_slot, METRICS_CODE_RANGE, ctl_slot_code,
 				      &ctl_code_slots_used, METRICS_CTL_CODE_SLOTS);
-	unsigned rs = metrics_slot_of(rsp_code, rsp_slot, METRICS_RSP_RANGE, slot_rsp,
-				      &rsp_slots_used, METRICS_RSP_SLOTS);
-	metrics_bump(&s->ctl_req[cs][rs], 1);
+	unsigned rs = metrics_rsp_slot(rsp_code);
+	struct metrics_shard *s = metrics_shard();
+
+	if (s)
+		metrics_bump(&s->ctl_req[cs][rs], 1);
 }
 
 void metrics_defer_clock(void)
