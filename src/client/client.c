@@ -172,15 +172,17 @@ struct client *client_connect_from(const char *host, int port, const char *sourc
 	return client_connect_opts(host, port, timeout_ms, 0, source, err);
 }
 
-static int client_tls_handshake(struct client *c, struct ssl_ctx_st *ctx, const char *host, int timeout_ms,
-				char *why, size_t why_len)
+static int client_tls_handshake(struct client *c, struct ssl_ctx_st *ctx, const char *host,
+				int timeout_ms, char *why, size_t why_len)
 {
 	int64_t deadline = client_deadline(timeout_ms);
 	int rc = client_tls_session_new(ctx, c->fd, host, &c->ssl, why, why_len);
 	short want;
 
-	while (rc == RMQNS_OK && (rc = client_tls_handshake_step(c->ssl, &want, why, why_len)) ==
-					RMQNS_EAGAIN) {
+	while (rc == RMQNS_OK) {
+		rc = client_tls_handshake_step(c->ssl, &want, why, why_len);
+		if (rc != RMQNS_EAGAIN)
+			break;
 		rc = client_wait(c, want, deadline);
 		if (rc == RMQNS_EAGAIN)
 			snprintf(why, why_len, "TLS handshake: no answer within %d ms", timeout_ms);
@@ -188,8 +190,8 @@ static int client_tls_handshake(struct client *c, struct ssl_ctx_st *ctx, const 
 	return rc;
 }
 
-struct client *client_connect_tls(const char *host, int port, struct ssl_ctx_st *ctx, int timeout_ms,
-				  int *err, char *why, size_t why_len)
+struct client *client_connect_tls(const char *host, int port, struct ssl_ctx_st *ctx,
+				  int timeout_ms, int *err, char *why, size_t why_len)
 {
 	int dummy;
 	if (!err)
