@@ -12,7 +12,7 @@ FROM debian:12-slim AS build
 RUN apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends \
       meson ninja-build pkg-config gcc libc6-dev libjansson-dev liburcu-dev zlib1g-dev \
-      libyaml-dev libssl-dev libraft-dev libuv1-dev \
+      libyaml-dev libssl-dev libcrypt-dev libraft-dev libuv1-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY meson.build meson_options.txt ./

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the compose files exactly as their headers and the README say, with
+# Runs the compose files exactly as their headers and docs/deployment.md say, with
 # Debian 12's podman-compose; checks both against the Compose Specification
 # (what `docker compose` reads) first. Fails (never skips) when podman or
 # podman-compose cannot run.
@@ -77,7 +77,7 @@ compose_down() {
 	[ -z "$(project_containers)" ] || fail "containers left after down: $(project_containers | tr '\n' ' ')"
 	[ -z "$(project_volumes)" ] || fail "volumes left after down -v: $(project_volumes | tr '\n' ' ')"
 	# podman-compose 1.0.3 leaves the project network (later versions remove it);
-	# the README's `podman network rm deploy_default` is the way out.
+	# docs/deployment.md's `podman network rm deploy_default` is the way out.
 	if podman network exists "${PROJECT}_default"; then
 		podman network rm "${PROJECT}_default" >/dev/null || fail "podman network rm ${PROJECT}_default"
 		echo "compose-test: removed the network ${PROJECT}_default that podman-compose down leaves"

@@ -95,7 +95,7 @@ extra=$(podman run --rm --network none --entrypoint /bin/sh "$TAG" -c \
 podman run --rm --network none --entrypoint /bin/sh "$TAG" -c \
 	'for b in rmqns rmqns-admin mqnamesrv rmqns-healthcheck; do test -x /usr/local/bin/$b || exit 1; done' ||
 	fail "rmqns, rmqns-admin, mqnamesrv or rmqns-healthcheck missing"
-# The runtime libraries the README counts: the packages the base stage installs.
+# The runtime libraries docs/deployment.md counts: the packages the base stage installs.
 libs=$(podman run --rm --network none --entrypoint /bin/sh "$TAG" -c \
 	'ldd /usr/local/bin/rmqns /usr/local/bin/rmqns-admin | awk "/=>/ { print \$3 }" | sort -u |
 	 while read -r f; do dpkg -S "$(readlink -f "$f")" 2>/dev/null || dpkg -S "$f"; done | cut -d: -f1 | sort -u |

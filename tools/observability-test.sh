@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # The alert rules (deploy/prometheus) and the Grafana dashboard
 # (deploy/grafana) against a live server: promtool checks the rules and a
-# scrape; a real rmqns with seeded brokers is scraped every second by a
+# scrape; a real rmqns with an embedded controller (a group of one), seeded
+# brokers and a broker set in controller mode is scraped every second by a
 # short-lived Prometheus on loopback (its own data directory), and every
 # rule and every dashboard expression is evaluated through its HTTP API.
-# Fails when an expression errors, a rule's evaluation fails, or an
-# expression names a metric that has no series: a renamed metric fails here.
+# Fails when an expression errors, a rule's evaluation fails, an
+# expression names a metric that has no series (a renamed metric fails
+# here), or a dashboard panel shows nothing; the PENDING list in the check
+# names what other branches add.
 #   tools/observability-test.sh [BUILD_DIR]   (default build)
 # RULES= and DASHBOARD= name other files to check.
 # Installs Debian's prometheus package when promtool or prometheus is
@@ -48,10 +51,25 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 HTTP_PORT=$(free_port)
 PROM_PORT=$(free_port)
 
-step "starting rmqns (HTTP port $HTTP_PORT)"
+# the controller port and its Raft port (controllerRaftPortOffset=1) side by side
+CTL_PORT=$(python3 -c '
+import socket
+for _ in range(100):
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]
+    t = socket.socket()
+    try:
+        t.bind(("127.0.0.1", p + 1)); print(p); break
+    except OSError: pass
+    finally: s.close(); t.close()
+')
+
+step "starting rmqns with an embedded controller (HTTP port $HTTP_PORT, controller $CTL_PORT)"
 mkdir -p "$TMP/rmqns"
 (cd "$TMP/rmqns" && HOME="$TMP/rmqns" exec "$BUILD/rmqns" --listenPort=0 \
-	--bindAddress=127.0.0.1 --httpPort="$HTTP_PORT" >stdout.txt 2>stderr.txt) &
+	--bindAddress=127.0.0.1 --httpPort="$HTTP_PORT" --enableControllerInNamesrv=true \
+	--controllerDLegerGroup=ObsGroup --controllerDLegerPeers="n0-127.0.0.1:$CTL_PORT" \
+	--controllerDLegerSelfId=n0 --controllerRaftPortOffset=1 \
+	--controllerStorePath="$TMP/rmqns/controller" >stdout.txt 2>stderr.txt) &
 pids+=($!)
 PORT=
 for _ in $(seq 100); do
@@ -68,15 +86,26 @@ step "seeding brokers on port $PORT"
 "$BUILD/tools/bench/rmqns-bench" seed -a "127.0.0.1:$PORT" -b 2 -t 4 --keepalive 5s -d 240s \
 	>"$TMP/seed.txt" 2>&1 &
 pids+=($!)
-live() { curl -sf "http://127.0.0.1:$HTTP_PORT/metrics" | sed -n 's/^rmqns_brokers_live //p'; }
-for _ in $(seq 100); do
-	[ "$(live)" = 2 ] && break
-	sleep 0.1
-done
-[ "$(live)" = 2 ] || { cat "$TMP/seed.txt" >&2; fail "the seeded brokers did not register"; }
+# wait_sample NAME VALUE: until the node's unlabelled sample NAME is VALUE (20 s at most)
+wait_sample() {
+	local i
+	for i in $(seq 200); do
+		[ "$(curl -sf "http://127.0.0.1:$HTTP_PORT/metrics" | sed -n "s/^$1 //p")" = "$2" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+wait_sample rmqns_brokers_live 2 || { cat "$TMP/seed.txt" >&2; fail "the seeded brokers did not register"; }
 "$BUILD/tools/bench/rmqns-bench" route -a "127.0.0.1:$PORT" --no-seed -b 2 -t 4 -c 1 -p 1 -n 200 \
 	-d 5s >"$TMP/route.txt" 2>&1 ||
 	{ cat "$TMP/route.txt" >&2; fail "route queries failed"; }
+
+step "brokers in controller mode: one set of two"
+"$BUILD/tools/bench/rmqns-bench" controller --controller-addr "127.0.0.1:$CTL_PORT" \
+	-a "127.0.0.1:$PORT" --broker-sets 1 --replicas 2 --broker-prefix obsset -d 240s --quiet \
+	>"$TMP/controller.txt" 2>&1 &
+pids+=($!)
+wait_sample rmqns_controller_masters 1 || { cat "$TMP/controller.txt" >&2; fail "the controller elected no master"; }
 
 step "promtool check metrics"
 curl -sf "http://127.0.0.1:$HTTP_PORT/metrics" >"$TMP/scrape.txt"
@@ -100,7 +129,7 @@ pids+=($!)
 API="http://127.0.0.1:$PROM_PORT"
 for _ in $(seq 150); do
 	curl -sf "$API/-/ready" >/dev/null 2>&1 && break
-	kill -0 "${pids[2]}" 2>/dev/null || { cat "$TMP/prometheus.log" >&2; fail "prometheus exited"; }
+	kill -0 "${pids[3]}" 2>/dev/null || { cat "$TMP/prometheus.log" >&2; fail "prometheus exited"; }
 	sleep 0.2
 done
 curl -sf "$API/-/ready" >/dev/null || { cat "$TMP/prometheus.log" >&2; fail "prometheus not ready"; }
@@ -137,6 +166,17 @@ while True:
 
 names = set(get("/api/v1/label/__name__/values")["data"])
 
+# PENDING (the lead removes these after merging the branches that add the
+# series): names and panels that have no series on this branch's server.
+#   rmqns_controller_live_brokers_max     branch ctl-guard
+#   rmqns_controller_raft_refused_total   branch raft-tls
+#   rmqns_requests_total{port="controller"} and the duration histogram's
+#   port="controller" (the two "Controller port" panels)   branch admin-details
+PENDING_NAMES = {"rmqns_controller_raft_refused_total"}
+PENDING_PANELS = {"Controller port requests", "Controller port latency p99"}
+# panels empty by design while nothing is wrong
+QUIET_PANELS = {"Brokers gone in the last 10 minutes", "Answers other than SUCCESS"}
+
 KEYWORDS = {"by", "without", "on", "ignoring", "group_left", "group_right", "bool", "and", "or",
             "unless", "offset", "inf", "nan", "atan2",
             # aggregations, which may put their grouping before the parenthesis
@@ -164,15 +204,17 @@ def metric_names(expr):
 failures = []
 
 def check(where, expr):
+    """The expression evaluates; returns its number of series."""
     r = instant(expr)
     if r.get("status") != "success":
         failures.append("%s: %s\n    %s" % (where, r.get("error", r), expr))
-        return
+        return 0
     for name in sorted(metric_names(expr)):
-        if name not in names:
+        if name not in names and name not in PENDING_NAMES:
             failures.append("%s: metric %s has no series\n    %s" % (where, name, expr))
     n = len(r["data"]["result"]) if isinstance(r["data"]["result"], list) else 1
     print("  ok  %-45s %3d series  %s" % (where[:45], n, expr.replace("\n", " ")[:90]))
+    return n
 
 print("rules:")
 for r in rules:
@@ -180,12 +222,12 @@ for r in rules:
     if r["health"] != "ok":
         failures.append("rule %s: evaluation failed: %s" % (r["name"], r.get("lastError")))
 
-def dashboard_exprs(d):
+def dashboard_panels(d):
     for p in d.get("panels", []):
-        yield from dashboard_exprs(p)
-        for t in p.get("targets", []):
-            if t.get("expr"):
-                yield p.get("title", "?"), t["expr"]
+        yield from dashboard_panels(p)
+        exprs = [t["expr"] for t in p.get("targets", []) if t.get("expr")]
+        if exprs:
+            yield p.get("title", "?"), exprs
 
 def grafana_vars(expr):
     # the values a Grafana user would pick: the job scraped here, all nodes
@@ -199,9 +241,13 @@ def grafana_vars(expr):
 d = json.load(open(dashboard))
 print("dashboard:")
 count = 0
-for title, expr in dashboard_exprs(d):
-    check("panel " + title, grafana_vars(expr))
-    count += 1
+# every panel shows something on a node with a controller and brokers,
+# but those empty by design and the PENDING ones
+for title, exprs in dashboard_panels(d):
+    shown = sum(check("panel " + title, grafana_vars(e)) for e in exprs)
+    count += len(exprs)
+    if not shown and title not in QUIET_PANELS | PENDING_PANELS:
+        failures.append("panel %s shows no series" % title)
 for v in d.get("templating", {}).get("list", []):
     q = v.get("query")
     q = q.get("query") if isinstance(q, dict) else q

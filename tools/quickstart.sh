@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(meson ninja-build pkg-config gcc libc6-dev libjansson-dev liburcu-dev zlib1g-dev
           libyaml-dev libcriterion-dev python3
+          libcrypt-dev  # bcrypt for the HTTP port's basic_auth_users
           libssl-dev openssl  # OpenSSL: TLS and ACL signatures; the tests' certificates
           libraft-dev libuv1-dev)  # the embedded controller's Raft group
 

@@ -118,8 +118,9 @@ const struct acl_account *acl_accounts_find(const struct acl_accounts *a, const 
 
 enum acl_class {
 	ACL_CLASS_READ = 0,   /* any client request not below */
-	ACL_CLASS_ADMIN,      /* changes state: 100, 102, 205, 216, 217, 318, 327 */
-	ACL_CLASS_BROKER,     /* 103, 104, 322, 904 */
+	ACL_CLASS_ADMIN,      /* changes state: 100, 102, 205, 216, 217, 318, 327;
+			       * the controller's 1009, 1011, 1002 with designateElect */
+	ACL_CLASS_BROKER,     /* 103, 104, 322, 904; the controller's 1001-1003, 1012, 1013 */
 };
 
 enum acl_verdict {
@@ -131,7 +132,12 @@ enum acl_verdict {
 	ACL_VERDICT_COUNT
 };
 
+/* The class of a request code; the controller's codes (904, 1001-1013)
+ * are classed here too, so that aclBrokerRequests governs both ports. */
 enum acl_class acl_class_of(int32_t code);
+/* The class of one request: its code's, but an ELECT_MASTER with
+ * designateElect=true (an operator's election) is ACL_CLASS_ADMIN. */
+enum acl_class acl_class_of_cmd(const struct remoting_cmd *cmd);
 
 /* Java's order: the global white list passes without a signature; then
  * an access key must be present and known; the account's white list

@@ -77,6 +77,8 @@ struct options {
 	bool kvConfigIgnoreCorrupt;        /* start with an empty KV table (the bad file moved aside) */
 	int32_t httpPort;                  /* the HTTP endpoint; 0 = off */
 	char *httpBindAddress;             /* NULL or "" = bindAddress */
+	char *httpWebConfigFile;           /* web.config.yml of the HTTP port; NULL or "" = none */
+	bool httpProbesOpen;               /* /healthz and /readyz without credentials */
 	int32_t healthStallMillis;         /* /healthz fails past this without a turn */
 	char *statusPeers;                 /* the status page's other nodes: host:httpPort,... */
 	/* ACL 1.0 (acl.h), Java's names */
@@ -105,6 +107,8 @@ struct options {
 	int32_t controllerRaftPortOffset;  /* Raft port = peer port + this */
 	int32_t controllerElectionTimeoutMillis;
 	int32_t controllerHeartbeatTimeoutMillis;
+	int32_t controllerMaxLiveBrokers;  /* brokers in the heartbeat table */
+	int64_t controllerMaxHeartbeatTimeoutMillis; /* the longest timeout a heartbeat may ask */
 	bool processReadEvent;             /* reads through the Raft log */
 	int64_t mappedFileSize;            /* accepted, no effect */
 	int32_t controllerThreadPoolNums;  /* accepted, no effect */

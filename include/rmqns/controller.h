@@ -150,6 +150,12 @@ struct ctl_live {
 	struct ctl_live_entry *items;
 	uint32_t count;
 	uint32_t cap;
+	/* bounds against heartbeats from anyone (controllerMaxLiveBrokers,
+	 * controllerMaxHeartbeatTimeoutMillis): no table past max_entries,
+	 * no entry kept past max_timeout_ms without a heartbeat */
+	uint32_t max_entries;
+	int64_t max_timeout_ms;
+	uint64_t refused; /* heartbeats refused for a full table */
 };
 
 /* One heartbeat's fields (strings not owned; NULL = absent). */
@@ -167,6 +173,9 @@ struct ctl_heartbeat {
 };
 
 #define CTL_DEFAULT_HEARTBEAT_TIMEOUT_MS 10000
+#define CTL_DEFAULT_MAX_LIVE_BROKERS 10000
+/* six times what brokers ask (Java's controllerHeartBeatTimeoutMills) */
+#define CTL_DEFAULT_MAX_HEARTBEAT_TIMEOUT_MS 60000
 #define CTL_DEFAULT_ELECTION_PRIORITY INT32_MAX
 
 /* (cluster, brokerName, id) of a broker that stopped being live. */
@@ -177,11 +186,17 @@ struct ctl_broker_key {
 };
 void ctl_broker_keys_free(struct ctl_broker_key *keys, uint32_t n);
 
+/* An empty table with the default bounds. */
 void ctl_live_init(struct ctl_live *l);
+/* Sets the bounds (0 = the default): at most max_entries brokers, a
+ * heartbeat's timeout cut to max_timeout_ms. */
+void ctl_live_set_bounds(struct ctl_live *l, uint32_t max_entries, int64_t max_timeout_ms);
 void ctl_live_free(struct ctl_live *l);
 /* Records a heartbeat: a new entry, or the known one refreshed (time,
  * timeout, priority, the latest connection and address; epoch and
- * offsets only when (epoch, maxOffset) is greater than the stored pair). */
+ * offsets only when (epoch, maxOffset) is greater than the stored pair).
+ * The timeout asked for is cut to the table's maximum. A new broker in a
+ * full table: RMQNS_EFULL, counted in refused and logged (rate-limited). */
 int ctl_live_heartbeat(struct ctl_live *l, const struct ctl_heartbeat *hb, uint64_t conn,
 		       int64_t now_ms);
 const struct ctl_live_entry *ctl_live_find(const struct ctl_live *l, const char *cluster,
@@ -341,6 +356,8 @@ struct ctl_node_config {
 	unsigned snapshot_trailing;    /* entries kept behind a snapshot; 0 = 128 */
 	int64_t scan_not_active_ms;    /* scanNotActiveBrokerInterval; 0 = 5000 */
 	int64_t scan_inactive_master_ms; /* scanInactiveMasterInterval; 0 = 5000 */
+	uint32_t max_live_brokers;     /* controllerMaxLiveBrokers; 0 = CTL_DEFAULT_MAX_LIVE_BROKERS */
+	int64_t max_heartbeat_timeout_ms; /* controllerMaxHeartbeatTimeoutMillis; 0 = the default */
 	/* the node's controller options as 1010 shows them (copied) */
 	const struct properties *options;
 	/* where a 1009 that changed them writes them (Java's configStorePath
@@ -390,6 +407,8 @@ struct ctl_node_status {
 	uint32_t broker_sets;      /* registered sets in the state */
 	uint32_t masters;          /* of which with a master */
 	uint32_t live_brokers;     /* heart-beating here */
+	uint32_t live_brokers_max; /* controllerMaxLiveBrokers */
+	uint64_t heartbeats_refused; /* new brokers refused for a full table */
 };
 void ctl_node_status(struct ctl_node *node, struct ctl_node_status *out);
 /* The peers list entry of index i (ctl_node_status.leader), or NULL. */
@@ -416,9 +435,16 @@ struct ctl_view_ctx {
 	int64_t now_ms;
 };
 /* {"self":..,"group":..,"role":..,"serving":..,"term":..,"leader":..,
- *  "leaderAddress":..,"lastApplied":..,"brokerSets":[..],"liveBrokers":[..]} */
+ *  "leaderAddress":..,"lastApplied":..,"brokerSets":[..],
+ *  "liveBrokerCounts":{"total","inBrokerSets","inNoBrokerSet","max",
+ *  "refusedTotal","listed"},"liveBrokers":[..]}; liveBrokers is empty
+ *  (listed false) past CTL_VIEW_MAX_BROKERS brokers. */
+#define CTL_VIEW_MAX_BROKERS 500
 int ctl_view_json(const struct ctl_view_ctx *v, struct buf *out);
-/* rmqns_controller_heartbeat_age_seconds{cluster,broker,id} samples. */
+/* The families rmqns_controller_leader_info{self,leader},
+ * rmqns_controller_set_master_id and _set_master_epoch{cluster,broker},
+ * rmqns_controller_heartbeat_age_seconds{cluster,broker,id} (of
+ * CTL_VIEW_MAX_BROKERS brokers at most, registered sets' first). */
 int ctl_view_prom(const struct ctl_view_ctx *v, struct buf *out);
 
 /* Runs fn on the node's thread with its state, and waits for it. */

@@ -7,6 +7,7 @@
 #define RMQNS_FILESTAMP_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -21,5 +22,8 @@ struct file_stamp {
 /* The stamp of path now (path NULL: not present). */
 void file_stamp_take(struct file_stamp *st, const char *path);
 bool file_stamp_equal(const struct file_stamp *a, const struct file_stamp *b);
+/* Whether any of the n stamps now differs from kept's; kept then takes
+ * now's, so a change is reported once (whether or not the files load). */
+bool file_stamps_changed(struct file_stamp *kept, const struct file_stamp *now, size_t n);
 
 #endif

@@ -31,6 +31,8 @@ struct http_request {
 	const char *method; /* "GET" or "HEAD" */
 	const char *path;   /* the target up to '?' */
 	const char *query;  /* after '?', or "" */
+	const char *authorization; /* the Authorization header's value, or NULL */
+	const char *origin;        /* the Origin header's value, or NULL */
 };
 
 struct http_response {
@@ -43,6 +45,8 @@ struct http_response {
 /* Runs on the HTTP thread; fills rsp (body starts empty). */
 typedef void (*http_handler_fn)(void *arg, const struct http_request *req,
 				struct http_response *rsp);
+
+struct ssl_ctx_st;
 
 struct http_route {
 	const char *path; /* exact match */
@@ -63,6 +67,16 @@ struct http_params {
 	void *arg;                /* for the handlers and the thread hooks */
 	void (*on_thread_start)(void *arg); /* NULL = none */
 	void (*on_thread_end)(void *arg);
+	/* The TLS context for a new connection (NULL = plaintext), asked at
+	 * every accept; NULL hook = plaintext always. A plaintext request on a
+	 * TLS connection is answered 400 and closed. */
+	struct ssl_ctx_st *(*tls_context)(void *arg);
+	/* Asked before the route's handler (NULL = every request admitted):
+	 * false when it filled rsp with the refusal. */
+	bool (*admit)(void *arg, const struct http_request *req, struct http_response *rsp);
+	/* Called on the HTTP thread about every tick_ms (NULL = none). */
+	void (*on_tick)(void *arg);
+	uint32_t tick_ms;
 };
 
 struct http_server;

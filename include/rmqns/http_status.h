@@ -26,8 +26,12 @@ extern const size_t http_status_asset_count;
 #define HTTP_STATUS_PAGE_MAX 500u
 
 /* Answers req when its path is the page's (an asset or /api/...), else
- * 404. On the HTTP thread, registered with RCU; app must outlive it. */
-void http_status_serve(struct app *app, const struct http_request *req, struct http_response *rsp);
+ * 404. On the HTTP thread, registered with RCU; app must outlive it.
+ * login_on: the port asks for credentials (httpWebConfigFile), so
+ * cross-origin reads are allowed to the statusPeers' origins only, with
+ * credentials. */
+void http_status_serve(struct app *app, const struct http_request *req, struct http_response *rsp,
+		       bool login_on);
 
 /* The value of query parameter `name` in query (a=1&b=x%20y), decoded
  * (%XX, '+' as a space) into out (at most outlen - 1 bytes, NUL-terminated).

@@ -273,6 +273,10 @@ struct route_stats {
 	uint32_t live;
 	uint64_t cache_bytes;
 	uint64_t dead_entries; /* queue entries of groups that left, not yet removed */
+	/* A digest of the topic names and live brokers' (cluster, address):
+	 * equal on two NameServers that hold the same ones, whatever the order
+	 * they came in (rmqns_route_digest). */
+	uint32_t names_digest;
 };
 /* Counts (approximate while the registrar writes). */
 void route_stats(struct route_db *db, struct route_stats *st);

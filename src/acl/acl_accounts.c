@@ -12,6 +12,7 @@
 
 #include "rmqns/acl.h"
 #include "rmqns/err.h"
+#include "rmqns/yaml_doc.h"
 
 /* Java refuses keys of 6 characters or fewer. */
 #define ACL_KEY_MIN_LEN 7
@@ -200,7 +201,6 @@ static int account_order(const void *x, const void *y)
 
 struct acl_accounts *acl_accounts_parse(const char *text, size_t len, char *err, size_t errlen)
 {
-	yaml_parser_t parser;
 	yaml_document_t doc;
 	struct acl_accounts *a = calloc(1, sizeof *a);
 	struct yaml_walk w = { &doc, err, errlen };
@@ -212,18 +212,7 @@ struct acl_accounts *acl_accounts_parse(const char *text, size_t len, char *err,
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	if (!yaml_parser_initialize(&parser)) {
-		snprintf(err, errlen, "out of memory");
-		free(a);
-		return NULL;
-	}
-	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-	if (!yaml_parser_load(&parser, &doc)) {
-		snprintf(err, errlen, "not YAML: %s at line %lu column %lu",
-			 parser.problem ? parser.problem : "parse error",
-			 (unsigned long)parser.problem_mark.line + 1,
-			 (unsigned long)parser.problem_mark.column + 1);
-		yaml_parser_delete(&parser);
+	if (yaml_doc_load(&doc, text, len, err, errlen) < 0) {
 		free(a);
 		return NULL;
 	}
@@ -254,7 +243,6 @@ struct acl_accounts *acl_accounts_parse(const char *text, size_t len, char *err,
 	}
 done:
 	yaml_document_delete(&doc);
-	yaml_parser_delete(&parser);
 	if (rc < 0) {
 		acl_accounts_free(a);
 		return NULL;

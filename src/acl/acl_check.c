@@ -40,6 +40,17 @@ enum acl_class acl_class_of(int32_t code)
 	}
 }
 
+/* An election naming the broker to win (mqadmin electMaster) is the
+ * operator's; the one a broker triggers for its own set is the broker's.
+ * The flag is read as the controller's handler reads it, so no spelling
+ * of it passes here as the broker's and runs there as the operator's. */
+enum acl_class acl_class_of_cmd(const struct remoting_cmd *cmd)
+{
+	if (cmd->code == 1002 /* ELECT_MASTER */ && remoting_ext_get_bool(cmd, "designateElect"))
+		return ACL_CLASS_ADMIN;
+	return acl_class_of(cmd->code);
+}
+
 const char *acl_verdict_name(enum acl_verdict v)
 {
 	switch (v) {

@@ -280,7 +280,7 @@ bool acl_authorize(struct acl *acl, const struct remoting_cmd *cmd, const char *
 {
 	if (!acl || !acl->enable)
 		return true;
-	enum acl_class cls = acl_class_of(cmd->code);
+	enum acl_class cls = acl_class_of_cmd(cmd);
 	if ((cls == ACL_CLASS_READ && !acl->read_requests) ||
 	    (cls == ACL_CLASS_BROKER && !acl->broker_requests))
 		return true;

@@ -93,16 +93,30 @@ static int write_all(int fd, const void *data, size_t len)
 	return 0;
 }
 
+int durable_create_tmp(const char *tmp, mode_t mode, char *err, size_t errlen)
+{
+	/* unlink removes a link itself, never its target; a directory stays
+	 * and the create below names the trouble */
+	if (unlink(tmp) < 0 && errno != ENOENT && errno != EISDIR && errno != EPERM) {
+		snprintf(err, errlen, "cannot remove the stale %s: %s", tmp, strerror(errno));
+		return RMQNS_EIO;
+	}
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
+		return RMQNS_EIO;
+	}
+	return fd;
+}
+
 /* Writes data to a new file at path (mode), fsynced and closed. */
 static int write_new_file(const char *path, const void *data, size_t len, mode_t mode,
 			  char *err, size_t errlen)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	int fd = durable_create_tmp(path, mode, err, errlen);
 
-	if (fd < 0) {
-		snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
-		return RMQNS_EIO;
-	}
+	if (fd < 0)
+		return fd;
 	if (fchmod(fd, mode) < 0 || write_all(fd, data, len) < 0 || fsync(fd) < 0) {
 		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
 		close(fd);
@@ -273,17 +287,38 @@ out:
 	return rc;
 }
 
+static const char *file_kind(mode_t mode)
+{
+	if (S_ISDIR(mode))
+		return "a directory";
+	if (S_ISFIFO(mode))
+		return "a FIFO";
+	if (S_ISCHR(mode) || S_ISBLK(mode))
+		return "a device";
+	if (S_ISSOCK(mode))
+		return "a socket";
+	return "not a regular file";
+}
+
 int durable_read(const char *path, size_t max, struct buf *out, char *err, size_t errlen)
 {
 	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: opening a FIFO (or a device) must not wait for a writer;
+	 * it has no effect on the regular file read below */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 
 	if (fd < 0) {
-		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
-		return errno == ENOENT ? RMQNS_ENOTFOUND : RMQNS_EIO;
+		int e = errno;
+		snprintf(err, errlen, "cannot open %s: %s", path, strerror(e));
+		return e == ENOENT ? RMQNS_ENOTFOUND : RMQNS_EIO;
 	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "%s is not a regular file", path);
+	if (fstat(fd, &st) < 0) {
+		snprintf(err, errlen, "cannot stat %s: %s", path, strerror(errno));
+		close(fd);
+		return RMQNS_EIO;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s is %s, not a regular file", path, file_kind(st.st_mode));
 		close(fd);
 		return RMQNS_EIO;
 	}

@@ -19,6 +19,16 @@ void file_stamp_take(struct file_stamp *st, const char *path)
 	st->ctime = sb.st_ctim;
 }
 
+bool file_stamps_changed(struct file_stamp *kept, const struct file_stamp *now, size_t n)
+{
+	bool changed = false;
+	for (size_t i = 0; i < n; i++)
+		changed |= !file_stamp_equal(&kept[i], &now[i]);
+	if (changed)
+		memcpy(kept, now, n * sizeof *now);
+	return changed;
+}
+
 bool file_stamp_equal(const struct file_stamp *a, const struct file_stamp *b)
 {
 	return a->present == b->present && a->dev == b->dev && a->ino == b->ino && a->size == b->size &&

@@ -47,10 +47,12 @@ struct config_update {
 };
 
 /* Keys UPDATE_NAMESRV_CONFIG always refuses (4.9.8 / 5.2+), and the ACL
- * options: a request must not be able to switch its own check off. */
+ * and HTTP login options: a request must not be able to switch a check
+ * off. */
 static const char *const fixed_black_list[] = {
 	"configBlackList", "configStorePath", "kvConfigPath", "rocketmqHome",
-	"aclEnable", "aclFile", "aclReadRequests", "aclBrokerRequests", NULL,
+	"aclEnable", "aclFile", "aclReadRequests", "aclBrokerRequests",
+	"httpWebConfigFile", "httpProbesOpen", NULL,
 };
 
 /* ---- snapshots ---- */

@@ -157,6 +157,12 @@ static const struct config_option options_table[] = {
 	  "HTTP port of /metrics, /healthz, /readyz, /brokers and the status page /; 0 = off (9877 suggested)" },
 	{ "httpBindAddress", CONFIG_STR, 0, OFF(httpBindAddress), "", 0, 0, 0, NULL,
 	  "address the HTTP port listens on; empty = the same as bindAddress" },
+	{ "httpWebConfigFile", CONFIG_STR, CONFIG_PATH, OFF(httpWebConfigFile), "", 0, 0, 0, NULL,
+	  "the HTTP port's TLS and basic authentication, a Prometheus exporter web.config.yml "
+	  "(tls_server_config, basic_auth_users); reloaded when it changes; empty = plaintext, no login" },
+	{ "httpProbesOpen", CONFIG_BOOL, 0, OFF(httpProbesOpen), "true", 0, 0, 0, NULL,
+	  "with basic_auth_users in httpWebConfigFile, /healthz and /readyz still answer without "
+	  "credentials (for probes); false = they need them too" },
 	{ "healthStallMillis", CONFIG_I32, 0, OFF(healthStallMillis), "5000", 2000, 3600000, 0, NULL,
 	  "/healthz fails once a reactor or the registrar has not turned for this many ms" },
 	{ "statusPeers", CONFIG_STR, CONFIG_LIVE, OFF(statusPeers), "", 0, 0, 0, NULL,
@@ -213,6 +219,10 @@ static const struct config_option options_table[] = {
 	  100, 60000, 0, NULL, "embedded controller: Raft election timeout; a dead leader is replaced within about twice this" },
 	{ "controllerHeartbeatTimeoutMillis", CONFIG_I32, 0, OFF(controllerHeartbeatTimeoutMillis), "100",
 	  10, 10000, 0, NULL, "embedded controller: Raft heartbeat interval of the leader (below the election timeout)" },
+	{ "controllerMaxLiveBrokers", CONFIG_I32, 0, OFF(controllerMaxLiveBrokers), "10000",
+	  1, 1000000, 0, NULL, "embedded controller: brokers a node tracks heartbeats of at most; a new one past it is refused (code 2)" },
+	{ "controllerMaxHeartbeatTimeoutMillis", CONFIG_I64, 0, OFF(controllerMaxHeartbeatTimeoutMillis), "60000",
+	  1000, 3600000, 0, NULL, "embedded controller: the longest heartbeatTimeoutMills a broker's heartbeat may ask; longer is cut to this" },
 	{ "processReadEvent", CONFIG_BOOL, 0, OFF(processReadEvent), "false", 0, 0, 0, NULL,
 	  "embedded controller: reads of the state (1004, 1006, 1012) answered after a Raft entry commits (Java's isProcessReadEvent)" },
 	{ "mappedFileSize", CONFIG_I64, CONFIG_UNUSED, OFF(mappedFileSize), "1073741824", 0, INT64_MAX, 0, NULL,

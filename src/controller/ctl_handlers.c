@@ -56,6 +56,10 @@ static int handle_heartbeat(const struct ctl_env *env, const struct remoting_cmd
 	hb.has_timeout = ext_long(req, "heartbeatTimeoutMills", &hb.timeout_ms);
 	hb.has_priority = remoting_ext_get_int(req, "electionPriority", &hb.priority);
 	int rc = ctl_live_heartbeat(env->live, &hb, env->conn, env->now_ms);
+	if (rc == RMQNS_EFULL)
+		return ctl_answer_set(ans, RSP_SYSTEM_BUSY,
+				      "[TOO_MANY_BROKERS] heartbeat refused: this controller tracks %u brokers, "
+				      "its controllerMaxLiveBrokers", env->live->max_entries);
 	if (rc)
 		return rc;
 	return ctl_answer_set(ans, 0, "Heart beat success");

@@ -7,10 +7,18 @@
 
 #include "rmqns/controller.h"
 #include "rmqns/err.h"
+#include "rmqns/log.h"
 
 void ctl_live_init(struct ctl_live *l)
 {
-	memset(l, 0, sizeof *l);
+	*l = (struct ctl_live){ .max_entries = CTL_DEFAULT_MAX_LIVE_BROKERS,
+				.max_timeout_ms = CTL_DEFAULT_MAX_HEARTBEAT_TIMEOUT_MS };
+}
+
+void ctl_live_set_bounds(struct ctl_live *l, uint32_t max_entries, int64_t max_timeout_ms)
+{
+	l->max_entries = max_entries ? max_entries : CTL_DEFAULT_MAX_LIVE_BROKERS;
+	l->max_timeout_ms = max_timeout_ms > 0 ? max_timeout_ms : CTL_DEFAULT_MAX_HEARTBEAT_TIMEOUT_MS;
 }
 
 static void entry_free(struct ctl_live_entry *e)
@@ -25,7 +33,8 @@ void ctl_live_free(struct ctl_live *l)
 	for (uint32_t i = 0; i < l->count; i++)
 		entry_free(&l->items[i]);
 	free(l->items);
-	ctl_live_init(l);
+	l->items = NULL;
+	l->count = l->cap = 0;
 }
 
 void ctl_broker_keys_free(struct ctl_broker_key *keys, uint32_t n)
@@ -69,9 +78,12 @@ bool ctl_live_alive(const struct ctl_live *l, const char *cluster, const char *b
 	return e && e->last_ms + e->timeout_ms >= now_ms;
 }
 
-static int64_t hb_timeout(const struct ctl_heartbeat *hb)
+/* Cut to the table's maximum: an entry nobody refreshes goes within it,
+ * and last_ms + timeout cannot overflow. */
+static int64_t hb_timeout(const struct ctl_live *l, const struct ctl_heartbeat *hb)
 {
-	return hb->has_timeout ? hb->timeout_ms : CTL_DEFAULT_HEARTBEAT_TIMEOUT_MS;
+	int64_t t = hb->has_timeout ? hb->timeout_ms : CTL_DEFAULT_HEARTBEAT_TIMEOUT_MS;
+	return t < l->max_timeout_ms ? t : l->max_timeout_ms;
 }
 
 static int32_t hb_priority(const struct ctl_heartbeat *hb)
@@ -96,7 +108,7 @@ int ctl_live_heartbeat(struct ctl_live *l, const struct ctl_heartbeat *hb, uint6
 		}
 		e->conn = conn;
 		e->last_ms = now_ms;
-		e->timeout_ms = hb_timeout(hb);
+		e->timeout_ms = hb_timeout(l, hb);
 		e->priority = hb_priority(hb);
 		if (hb->has_epoch && hb->has_max_offset &&
 		    (hb->epoch > e->epoch || (hb->epoch == e->epoch && hb->max_offset > e->max_offset))) {
@@ -106,8 +118,18 @@ int ctl_live_heartbeat(struct ctl_live *l, const struct ctl_heartbeat *hb, uint6
 		}
 		return 0;
 	}
+	if (l->count >= l->max_entries) {
+		l->refused++;
+		log_warn_limited("controller: heartbeat of %s/%s id %lld from %s refused: %u brokers tracked "
+				 "already (controllerMaxLiveBrokers)", or_empty(hb->cluster),
+				 or_empty(hb->broker_name), (long long)hb->broker_id, or_empty(hb->address),
+				 l->count);
+		return RMQNS_EFULL;
+	}
 	if (l->count == l->cap) {
 		uint32_t ncap = l->cap ? l->cap * 2 : 8;
+		if (ncap > l->max_entries)
+			ncap = l->max_entries;
 		struct ctl_live_entry *n = realloc(l->items, (size_t)ncap * sizeof *n);
 		if (!n)
 			return RMQNS_ENOMEM;
@@ -121,7 +143,7 @@ int ctl_live_heartbeat(struct ctl_live *l, const struct ctl_heartbeat *hb, uint6
 		.address = strdup(or_empty(hb->address)),
 		.conn = conn,
 		.last_ms = now_ms,
-		.timeout_ms = hb_timeout(hb),
+		.timeout_ms = hb_timeout(l, hb),
 		.epoch = hb->has_epoch ? hb->epoch : -1,
 		.max_offset = hb->has_max_offset ? hb->max_offset : -1,
 		.confirm_offset = 0,

@@ -36,6 +36,8 @@ void ctl_node_publish_status(struct ctl_node *n)
 		.elections_won = n->elections_won,
 		.elections_failed = n->elections_failed,
 		.live_brokers = n->live.count,
+		.live_brokers_max = n->live.max_entries,
+		.heartbeats_refused = n->live.refused,
 	};
 	for (uint32_t i = 0; i < n->state.count; i++) {
 		const struct ctl_set *set = n->state.sets[i];

@@ -105,6 +105,7 @@ int ctl_node_configure(struct ctl_node *n, const struct ctl_node_config *cfg, ch
 	n->snapshot_trailing = cfg->snapshot_trailing ? cfg->snapshot_trailing : 128;
 	n->scan_not_active_ms = cfg->scan_not_active_ms > 0 ? cfg->scan_not_active_ms : 5000;
 	n->scan_inactive_master_ms = cfg->scan_inactive_master_ms > 0 ? cfg->scan_inactive_master_ms : 5000;
+	ctl_live_set_bounds(&n->live, cfg->max_live_brokers, cfg->max_heartbeat_timeout_ms);
 	n->notify = cfg->notify;
 	n->notify_arg = cfg->notify_arg;
 	n->namesrv_code = cfg->namesrv_code;

@@ -51,6 +51,11 @@ int http_controller_metrics(struct ctl_node *node, uint64_t now, struct buf *out
 		{ "rmqns_controller_masters", "gauge", "Broker sets with a master.", NULL, st.masters },
 		{ "rmqns_controller_live_brokers", "gauge",
 		  "Brokers heart-beating to this node within their timeout.", NULL, st.live_brokers },
+		{ "rmqns_controller_live_brokers_max", "gauge",
+		  "Brokers this node tracks at most (controllerMaxLiveBrokers).", NULL, st.live_brokers_max },
+		{ "rmqns_controller_heartbeats_refused_total", "counter",
+		  "Heartbeats of new brokers refused because the table was full.", NULL,
+		  (double)st.heartbeats_refused },
 		{ "rmqns_controller_turn_age_seconds", "gauge",
 		  "Seconds since the controller's thread last turned.", NULL,
 		  st.turn_ms && now > st.turn_ms ? (double)(now - st.turn_ms) / 1e3 : 0 },
@@ -67,9 +72,6 @@ int http_controller_metrics(struct ctl_node *node, uint64_t now, struct buf *out
 		if (rc == 0)
 			rc = metrics_write_value(out, all[i].name, all[i].labels, all[i].value);
 	}
-	if (rc == 0)
-		rc = metrics_write_family(out, "rmqns_controller_heartbeat_age_seconds", "gauge",
-					  "Seconds since a broker's last heartbeat to this controller.");
 	if (rc == 0)
 		rc = ctl_node_view(node, NULL, out);
 	return rc < 0 ? RMQNS_ENOMEM : 0;

@@ -18,6 +18,7 @@
 #include "rmqns/http.h"
 #include "rmqns/http_controller.h"
 #include "rmqns/http_status.h"
+#include "rmqns/http_webcfg.h"
 #include "rmqns/json_body.h"
 #include "rmqns/log.h"
 #include "rmqns/metrics.h"
@@ -36,6 +37,8 @@ struct http_endpoints {
 	struct http_server *http;
 	uint64_t stall_ms;
 	atomic_bool stopping; /* set by main when shutdown begins */
+	struct http_webcfg *webcfg; /* NULL = plaintext, no login; the HTTP thread's once started */
+	bool probes_open;           /* /healthz and /readyz answer without credentials */
 };
 
 static void ep_thread_start(void *arg)
@@ -284,6 +287,11 @@ static int ep_gauges(struct http_endpoints *e, struct buf *out)
 	if (rc == 0)
 		rc = ep_gauge(out, "rmqns_topics", "Topics with a route.", (double)st.topics);
 	if (rc == 0)
+		rc = ep_gauge(out, "rmqns_route_digest",
+			      "A 32-bit digest of the topic names and live brokers (cluster, address): "
+			      "equal on nodes that hold the same ones.",
+			      (double)st.names_digest);
+	if (rc == 0)
 		rc = ep_gauge(out, "rmqns_queue_entries", "QueueData entries over all topics.",
 			      (double)st.queue_entries);
 	if (rc == 0)
@@ -402,10 +410,43 @@ static void ep_controller(void *arg, const struct http_request *req, struct http
 		ep_oom(rsp);
 }
 
+/* ---- the web configuration (httpWebConfigFile) ---- */
+
+static struct ssl_ctx_st *ep_tls_context(void *arg)
+{
+	return http_webcfg_tls(((struct http_endpoints *)arg)->webcfg);
+}
+
+static void ep_tick(void *arg)
+{
+	(void)http_webcfg_poll(((struct http_endpoints *)arg)->webcfg);
+}
+
+static bool ep_is_probe(const char *path)
+{
+	return strcmp(path, "/healthz") == 0 || strcmp(path, "/readyz") == 0;
+}
+
+static bool ep_admit(void *arg, const struct http_request *req, struct http_response *rsp)
+{
+	struct http_endpoints *e = arg;
+	if (e->probes_open && ep_is_probe(req->path))
+		return true;
+	if (http_webcfg_admit(e->webcfg, req->authorization))
+		return true;
+	rsp->status = 401;
+	rsp->content_type = TEXT_PLAIN;
+	rsp->headers = "WWW-Authenticate: Basic realm=\"rmqns\", charset=\"UTF-8\"\r\n";
+	if (buf_append_str(&rsp->body, "Unauthorized\n") < 0)
+		rsp->body.len = 0;
+	return false;
+}
+
 /* every other path: the status page and its JSON (http_status.c) */
 static void ep_status(void *arg, const struct http_request *req, struct http_response *rsp)
 {
-	http_status_serve(((struct http_endpoints *)arg)->app, req, rsp);
+	struct http_endpoints *e = arg;
+	http_status_serve(e->app, req, rsp, http_webcfg_auth_on(e->webcfg));
 }
 
 static const struct http_route ep_routes[] = {
@@ -429,6 +470,18 @@ struct http_endpoints *http_endpoints_start(struct app *app, const struct option
 	e->app = app;
 	atomic_init(&e->stopping, false);
 	e->stall_ms = o->healthStallMillis > 0 ? (uint64_t)o->healthStallMillis : 5000;
+	e->probes_open = o->httpProbesOpen;
+	if (o->httpWebConfigFile && *o->httpWebConfigFile) {
+		char why[768];
+		e->webcfg = http_webcfg_open(o->httpWebConfigFile, why, sizeof why);
+		if (!e->webcfg) {
+			log_error("httpWebConfigFile: %s", why);
+			fprintf(stderr, "rmqns: httpWebConfigFile: %s\n", why);
+			free(e);
+			*err = RMQNS_EINVAL;
+			return NULL;
+		}
+	}
 	struct http_params p = {
 		.bind_address = o->httpBindAddress && *o->httpBindAddress ? o->httpBindAddress
 									  : o->bindAddress,
@@ -439,17 +492,26 @@ struct http_endpoints *http_endpoints_start(struct app *app, const struct option
 		.arg = e,
 		.on_thread_start = ep_thread_start,
 		.on_thread_end = ep_thread_end,
+		.tls_context = e->webcfg ? ep_tls_context : NULL,
+		.admit = e->webcfg ? ep_admit : NULL,
+		.on_tick = e->webcfg ? ep_tick : NULL,
+		.tick_ms = HTTP_WEBCFG_WATCH_MS,
 	};
 	if (!p.bind_address || !*p.bind_address)
 		p.bind_address = "0.0.0.0";
 	e->http = http_create(&p, err);
 	if (!e->http || (*err = http_start(e->http)) < 0) {
 		http_destroy(e->http);
+		http_webcfg_close(e->webcfg);
 		free(e);
 		return NULL;
 	}
-	log_info("HTTP endpoint listening %s:%d (/metrics /healthz /readyz /brokers /controller, status page /)", p.bind_address,
-		 http_port(e->http));
+	log_info("HTTP endpoint listening %s:%d%s (/metrics /healthz /readyz /brokers /controller, status "
+		 "page /)%s",
+		 p.bind_address, http_port(e->http), http_webcfg_tls(e->webcfg) ? " over TLS" : "",
+		 !http_webcfg_auth_on(e->webcfg) ? ""
+		 : e->probes_open ? "; basic authentication except /healthz and /readyz"
+				  : "; basic authentication on every path");
 	return e;
 }
 
@@ -469,5 +531,6 @@ void http_endpoints_stop(struct http_endpoints *e)
 	if (!e)
 		return;
 	http_destroy(e->http);
+	http_webcfg_close(e->webcfg);
 	free(e);
 }

@@ -7,7 +7,11 @@
  * new ones wait in the backlog.
  * A head that outgrows max_request is answered 431. After the answer the
  * write side is shut and what the peer still sends is read and dropped
- * until it closes (or the deadline), so the answer is not lost to a reset. */
+ * until it closes (or the deadline), so the answer is not lost to a reset.
+ * With a TLS context (http_params.tls_context) a connection is TLS from
+ * its first byte: the handshake and the records run non-blocking on this
+ * thread like the plaintext reads and writes, so a slow or silent TLS peer
+ * holds its slot until the deadline and nothing else. */
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -18,6 +22,9 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 
 #include "rmqns/err.h"
 #include "rmqns/http.h"
@@ -41,6 +48,11 @@
 /* Out of descriptors (or memory): the listener is left out of the wait
  * this long, so the thread does not spin on a connect it cannot take. */
 #define HTTP_ACCEPT_PAUSE_MS 1000u
+/* The first byte of a TLS record carrying a handshake (ClientHello). */
+#define HTTP_TLS_HANDSHAKE_BYTE 0x16
+/* What http_io returns besides a byte count (0 = the peer's end). */
+#define HTTP_IO_AGAIN (-1) /* would block: the events to wait for are set */
+#define HTTP_IO_ERROR (-2)
 
 enum http_state { HTTP_READING, HTTP_WRITING, HTTP_DRAINING };
 
@@ -53,6 +65,8 @@ struct http_conn {
 	struct buf in; /* the request head so far; none while idle, freed once answered */
 	struct buf out;
 	size_t out_off;
+	SSL *ssl;     /* NULL = plaintext */
+	bool sniffed; /* the first byte was a TLS handshake's */
 };
 
 struct http_server {
@@ -69,6 +83,7 @@ struct http_server {
 	struct http_conn *oldest, *newest;
 	uint64_t evicted_unlogged; /* evictions since the last log line */
 	uint64_t evict_logged_ms;  /* when that line was written (0 = never) */
+	uint64_t next_tick_ms;     /* when on_tick is due */
 };
 
 struct http_server *http_create(const struct http_params *p, int *err)
@@ -149,6 +164,11 @@ static void http_close(struct http_server *h, struct http_conn *c)
 	loop_unwatch(h->loop, c->fd);
 	close(c->fd);
 	c->fd = -1;
+	if (c->ssl) {
+		SSL_free(c->ssl);
+		c->ssl = NULL;
+		ERR_clear_error();
+	}
 	http_list_remove(h, c);
 	buf_free(&c->in);
 	buf_free(&c->out);
@@ -166,6 +186,7 @@ static const char *http_reason(int status)
 	switch (status) {
 	case 200: return "OK";
 	case 400: return "Bad Request";
+	case 401: return "Unauthorized";
 	case 404: return "Not Found";
 	case 405: return "Method Not Allowed";
 	case 408: return "Request Timeout";
@@ -176,24 +197,76 @@ static const char *http_reason(int status)
 	}
 }
 
+static void http_tls_failed(struct http_conn *c, int err)
+{
+	char why[256] = "connection closed";
+	unsigned long e = ERR_get_error();
+	if (e)
+		ERR_error_string_n(e, why, sizeof why);
+	else if (err == SSL_ERROR_SYSCALL && errno)
+		snprintf(why, sizeof why, "%s", strerror(errno));
+	ERR_clear_error();
+	if (!SSL_is_init_finished(c->ssl)) {
+		metrics_add(MC_HTTP_REJECTED, 1);
+		log_warn_limited("http: TLS handshake failed: %s", why);
+	}
+}
+
+/* One read (write false) or write on the connection, plaintext or TLS:
+ * the bytes moved, 0 at the peer's end, HTTP_IO_AGAIN or HTTP_IO_ERROR. */
+static ssize_t http_io(struct http_server *h, struct http_conn *c, void *p, size_t n, bool write)
+{
+	if (!c->ssl) {
+		for (;;) {
+			ssize_t r = write ? send(c->fd, p, n, MSG_NOSIGNAL) : recv(c->fd, p, n, 0);
+			if (r >= 0)
+				return r;
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				return HTTP_IO_ERROR;
+			if (write)
+				http_set_events(h, c, LOOP_OUT);
+			return HTTP_IO_AGAIN;
+		}
+	}
+	ERR_clear_error();
+	int r = write ? SSL_write(c->ssl, p, (int)n) : SSL_read(c->ssl, p, (int)n);
+	if (r > 0)
+		return r;
+	int err = SSL_get_error(c->ssl, r);
+	switch (err) {
+	case SSL_ERROR_WANT_READ:
+		http_set_events(h, c, LOOP_IN);
+		return HTTP_IO_AGAIN;
+	case SSL_ERROR_WANT_WRITE:
+		http_set_events(h, c, LOOP_OUT);
+		return HTTP_IO_AGAIN;
+	case SSL_ERROR_ZERO_RETURN:
+		return 0;
+	default:
+		http_tls_failed(c, err);
+		return HTTP_IO_ERROR;
+	}
+}
+
 /* Writes what is pending; on completion shuts the write side and drains. */
 static void http_flush(struct http_server *h, struct http_conn *c)
 {
 	while (c->out_off < c->out.len) {
-		ssize_t n = send(c->fd, c->out.data + c->out_off, c->out.len - c->out_off,
-				 MSG_NOSIGNAL);
+		ssize_t n = http_io(h, c, c->out.data + c->out_off, c->out.len - c->out_off, true);
 		if (n > 0) {
 			c->out_off += (size_t)n;
 			continue;
 		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			http_set_events(h, c, LOOP_OUT);
+		if (n == HTTP_IO_AGAIN)
 			return;
-		}
 		http_close(h, c);
 		return;
+	}
+	if (c->ssl) {
+		(void)SSL_shutdown(c->ssl); /* one try at close_notify, never waited for */
+		ERR_clear_error();
 	}
 	shutdown(c->fd, SHUT_WR);
 	c->state = HTTP_DRAINING;
@@ -238,6 +311,20 @@ static void http_error(struct http_server *h, struct http_conn *c, int status, c
 static bool http_token_char(char ch)
 {
 	return ch > ' ' && ch < 0x7f;
+}
+
+/* The value of header `name` among the header lines, or NULL; the value
+ * runs to its line's end (the caller cuts it there). */
+static char *http_header_value(char *lines, const char *name)
+{
+	size_t n = strlen(name);
+	for (char *l = lines; l && *l;) {
+		l += strspn(l, "\r\n");
+		if (strncasecmp(l, name, n) == 0 && l[n] == ':')
+			return l + n + 1 + strspn(l + n + 1, " \t");
+		l = strchr(l, '\n');
+	}
+	return NULL;
 }
 
 /* The request head is whole in c->in (NUL-terminated at its end). */
@@ -285,6 +372,12 @@ static void http_dispatch(struct http_server *h, struct http_conn *c)
 		http_error(h, c, 400, "no request body expected");
 		return;
 	}
+	char *authorization = http_header_value(eol + 1, "authorization");
+	char *origin = http_header_value(eol + 1, "origin");
+	if (authorization)
+		authorization[strcspn(authorization, "\r\n")] = '\0';
+	if (origin)
+		origin[strcspn(origin, "\r\n")] = '\0';
 	char path[256];
 	const char *q = strchr(target, '?');
 	size_t plen = q ? (size_t)(q - target) : strlen(target);
@@ -294,6 +387,14 @@ static void http_dispatch(struct http_server *h, struct http_conn *c)
 	}
 	memcpy(path, target, plen);
 	path[plen] = '\0';
+	struct http_request req = { method, path, q ? q + 1 : "", authorization, origin };
+	struct http_response rsp = { 200, NULL, NULL, BUF_INIT };
+	metrics_add(MC_HTTP_REQUESTS, 1);
+	if (h->p.admit && !h->p.admit(h->p.arg, &req, &rsp)) {
+		http_answer(h, c, rsp.status, rsp.content_type, &rsp.body, head, rsp.headers);
+		buf_free(&rsp.body);
+		return;
+	}
 	http_handler_fn fn = h->p.fallback;
 	for (size_t i = 0; i < h->p.nroutes; i++)
 		if (strcmp(h->p.routes[i].path, path) == 0) {
@@ -304,9 +405,6 @@ static void http_dispatch(struct http_server *h, struct http_conn *c)
 		http_error(h, c, 404, "not found");
 		return;
 	}
-	struct http_request req = { method, path, q ? q + 1 : "" };
-	struct http_response rsp = { 200, NULL, NULL, BUF_INIT };
-	metrics_add(MC_HTTP_REQUESTS, 1);
 	fn(h->p.arg, &req, &rsp);
 	http_answer(h, c, rsp.status, rsp.content_type, &rsp.body, head, rsp.headers);
 	buf_free(&rsp.body);
@@ -343,12 +441,39 @@ static void http_drain(struct http_server *h, struct http_conn *c)
 	}
 }
 
+/* A TLS connection's first byte: a plaintext request is answered 400 in
+ * plaintext (as Go's servers do), so its sender learns why. True when the
+ * connection goes on as TLS. */
+static bool http_sniff(struct http_server *h, struct http_conn *c)
+{
+	unsigned char first;
+	ssize_t n;
+	do
+		n = recv(c->fd, &first, 1, MSG_PEEK);
+	while (n < 0 && errno == EINTR);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return false;
+	if (n <= 0) {
+		http_close(h, c);
+		return false;
+	}
+	if (first == HTTP_TLS_HANDSHAKE_BYTE)
+		return c->sniffed = true;
+	SSL_free(c->ssl);
+	c->ssl = NULL;
+	metrics_add(MC_HTTP_REJECTED, 1);
+	http_error(h, c, 400, "Client sent an HTTP request to an HTTPS server.");
+	return false;
+}
+
 static void http_on_readable(struct http_server *h, struct http_conn *c)
 {
 	if (c->state == HTTP_DRAINING) {
 		http_drain(h, c);
 		return;
 	}
+	if (c->ssl && !c->sniffed && !http_sniff(h, c))
+		return;
 	for (;;) {
 		char chunk[HTTP_READ_CHUNK];
 		size_t room = h->p.max_request - c->in.len;
@@ -357,10 +482,8 @@ static void http_on_readable(struct http_server *h, struct http_conn *c)
 			http_error(h, c, 431, "request head too large");
 			return;
 		}
-		ssize_t n = recv(c->fd, chunk, room < sizeof chunk ? room : sizeof chunk, 0);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		ssize_t n = http_io(h, c, chunk, room < sizeof chunk ? room : sizeof chunk, false);
+		if (n == HTTP_IO_AGAIN)
 			return;
 		if (n <= 0) {
 			http_close(h, c);
@@ -499,7 +622,21 @@ static void http_accept_some(struct http_server *h)
 		c->fd = fd;
 		c->state = HTTP_READING;
 		c->deadline_ms = loop_clock_ms() + h->p.deadline_ms;
+		SSL_CTX *ctx = h->p.tls_context ? h->p.tls_context(h->p.arg) : NULL;
+		if (ctx && (!(c->ssl = SSL_new(ctx)) || SSL_set_fd(c->ssl, fd) != 1)) {
+			log_warn_limited("http: out of memory for a TLS connection");
+			SSL_free(c->ssl);
+			c->ssl = NULL;
+			ERR_clear_error();
+			close(fd);
+			c->fd = -1;
+			continue;
+		}
+		if (c->ssl)
+			SSL_set_accept_state(c->ssl);
 		if (loop_watch(h->loop, fd, LOOP_IN, http_on_conn_event, c) < 0) {
+			SSL_free(c->ssl);
+			c->ssl = NULL;
 			close(fd);
 			c->fd = -1;
 			continue;
@@ -534,7 +671,13 @@ static int http_expire(struct http_server *h)
 		h->accept_paused_until_ms = 0;
 		http_listen_interest(h, true);
 	}
+	if (h->p.on_tick && now >= h->next_tick_ms) {
+		h->p.on_tick(h->p.arg);
+		h->next_tick_ms = now + h->p.tick_ms;
+	}
 	uint64_t next = http_evict_log(h, now);
+	if (h->p.on_tick && h->next_tick_ms < next)
+		next = h->next_tick_ms;
 	if (h->accept_paused_until_ms && h->accept_paused_until_ms < next)
 		next = h->accept_paused_until_ms;
 	if (h->oldest && h->oldest->deadline_ms < next)

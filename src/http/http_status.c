@@ -561,18 +561,50 @@ static const struct {
 	{ "/api/kv", api_kv },
 };
 
-/* Cross-origin reads only for a node told of its peers (statusPeers): the
- * other nodes' pages read its JSON from the browser. */
-static const char *api_headers(struct app *app)
+/* Whether origin ("scheme://host:port") is one of the peers: an entry
+ * "host:port" stands for both schemes, "https://host:port" for itself. */
+static bool origin_is_peer(const char *peers, const char *origin)
 {
+	const char *bare = strstr(origin, "://");
+	bare = bare ? bare + 3 : origin;
+	for (const char *p = peers; p && *p;) {
+		p += strspn(p, ", ;");
+		size_t n = strcspn(p, ", ;");
+		const char *want = strstr(p, "://") && (size_t)(strstr(p, "://") - p) < n ? origin : bare;
+		if (n && strlen(want) == n && strncasecmp(want, p, n) == 0)
+			return true;
+		p += n;
+	}
+	return false;
+}
+
+/* Cross-origin reads only for a node told of its peers (statusPeers): the
+ * other nodes' pages read its JSON from the browser. Behind a login the
+ * browser must send its credentials for this origin, which CORS allows
+ * only to an origin named in the answer: a peer's, never any site's. The
+ * buffer is the HTTP thread's, copied into the answer before the next. */
+static const char *api_headers(struct app *app, const struct http_request *req, bool login_on)
+{
+	static char with_credentials[400];
 	state_read_lock();
 	const char *peers = config_current(app->config)->statusPeers;
 	bool cors = peers && *peers;
+	bool peer = cors && login_on && req->origin && strlen(req->origin) < 256 &&
+		    !strpbrk(req->origin, "\r\n") && origin_is_peer(peers, req->origin);
 	state_read_unlock();
-	return cors ? API_HEADERS_CORS : API_HEADERS;
+	if (!cors || (login_on && !peer))
+		return API_HEADERS;
+	if (!login_on)
+		return API_HEADERS_CORS;
+	snprintf(with_credentials, sizeof with_credentials,
+		 API_HEADERS "Access-Control-Allow-Origin: %s\r\n"
+			     "Access-Control-Allow-Credentials: true\r\nVary: Origin\r\n",
+		 req->origin);
+	return with_credentials;
 }
 
-void http_status_serve(struct app *app, const struct http_request *req, struct http_response *rsp)
+void http_status_serve(struct app *app, const struct http_request *req, struct http_response *rsp,
+		       bool login_on)
 {
 	for (size_t i = 0; i < http_status_asset_count; i++) {
 		const struct http_status_asset *a = &http_status_assets[i];
@@ -588,7 +620,7 @@ void http_status_serve(struct app *app, const struct http_request *req, struct h
 		status_text(rsp, 404, "not found\n");
 		return;
 	}
-	rsp->headers = api_headers(app);
+	rsp->headers = api_headers(app, req, login_on);
 	rsp->content_type = JSON_TYPE;
 	if (strcmp(req->path, "/api/topic") == 0) {
 		api_topic(app, req, rsp);

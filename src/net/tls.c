@@ -372,14 +372,10 @@ int tls_server_watch(struct tls_server *t)
 	if (!t->settings.cert_path)
 		return 0; /* the test certificate has no file */
 	stamp_all(&t->settings, now);
-	bool changed = false;
-	for (int i = 0; i < TLS_WATCHED; i++)
-		changed |= !file_stamp_equal(&now[i], &t->stamps[i]);
-	if (!changed)
-		return 0;
 	/* Remembered whether or not the new files load: a half-written pair
 	 * is tried again when the other file changes too. */
-	memcpy(t->stamps, now, sizeof now);
+	if (!file_stamps_changed(t->stamps, now, TLS_WATCHED))
+		return 0;
 	SSL_CTX *fresh = ctx_build(&t->settings, &t->providers, err, sizeof err);
 	if (!fresh) {
 		log_warn("TLS: certificate files changed but do not load, keeping the certificate in force: %s",

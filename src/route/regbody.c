@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "regbody_priv.h"
+#include "regbody_decode_general.h"
+#include "regbody_zlib.h"
 #include "rmqns/err.h"
 
 static bool looks_zlib(const uint8_t *p, size_t len)

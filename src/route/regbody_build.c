@@ -1,4 +1,4 @@
-/* The table a REGISTER_BROKER body decode builds (regbody_priv.h): the
+/* The table a REGISTER_BROKER body decode builds (regbody_build.h): the
  * name arena, the topics and their open-addressed index, filter servers
  * and mappings, the spare blocks kept between bodies, and the result laid
  * out at the end. Touches no shared state but the spares. */
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "regbody_priv.h"
+#include "regbody_build.h"
 #include "rmqns/err.h"
 #include "rmqns/yield.h"
 

@@ -1,15 +1,15 @@
-/* The JSON layouts of a REGISTER_BROKER body (regbody_priv.h): the
+/* The JSON layouts of a REGISTER_BROKER body (regbody_json.h): the
  * RegisterBrokerBody, the bare wrapper of old senders, and the JSON items
  * of the compressed layout, read with the pull parser into the table
  * under construction. The common TopicConfig is matched in place; the
- * general loop reads everything else (and everything, for
- * regbody_decode_general). */
+ * general loop reads everything else (and everything, when the build
+ * asks for the general path). */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "regbody_priv.h"
+#include "regbody_json.h"
 #include "rmqns/err.h"
 #include "rmqns/json_reader.h"
 
@@ -132,7 +132,7 @@ static bool tc_read_common(struct jp *j, struct regbody_topic *t, const char **n
 }
 
 /* A member key of a TopicConfig or of the topic table: the reader's inline
- * shortcut, or its general read for regbody_decode_general. */
+ * shortcut, or its general read when the build asks for it. */
 static inline int topic_key(const struct body_build *b, struct jp *j, const char **k, size_t *kl)
 {
 	return b->general ? jp_obj_key_view_general(j, k, kl) : jp_obj_key_view(j, k, kl);

@@ -1,5 +1,5 @@
 /* The compressed layout of a REGISTER_BROKER body (protocol.md §5.5,
- * regbody_priv.h): a zlib stream of length-prefixed items, inflated and
+ * regbody_zlib.h): a zlib stream of length-prefixed items, inflated and
  * read in one pass through a window, never whole, within the cap. */
 #include <limits.h>
 #include <stdio.h>
@@ -8,7 +8,7 @@
 
 #include <zlib.h>
 
-#include "regbody_priv.h"
+#include "regbody_zlib.h"
 #include "rmqns/buf.h"
 #include "rmqns/err.h"
 #include "rmqns/yield.h"

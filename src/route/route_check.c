@@ -32,7 +32,7 @@ int rt_check(struct route_db *db, char *err, size_t len)
 	uint32_t hwm = db->groups_high_water;
 	uint32_t *refs = calloc((size_t)hwm + 1, sizeof(*refs));
 	uint32_t *crefs = calloc((size_t)hwm + 1, sizeof(*crefs));
-	uint64_t topics = 0, entries = 0, dead = 0;
+	uint64_t topics = 0, entries = 0, dead = 0, digest = 0;
 	struct cds_lfht_iter it;
 	struct route_topic *t;
 	int rc = 0;
@@ -46,6 +46,7 @@ int rt_check(struct route_db *db, char *err, size_t len)
 	cds_lfht_for_each_entry(db->topics, &it, t, node) {
 		const struct route_tq *tq = t->tq;
 		topics++;
+		digest += rt_names_term(rt_hash_str(t->name), RT_NAMES_TOPIC);
 		if (rt_topic_by_id(db, t->tid) != t) {
 			rc = fail(err, len, "topic %s: directory slot %u does not hold it", t->name, t->tid);
 			goto out;
@@ -85,6 +86,14 @@ int rt_check(struct route_db *db, char *err, size_t len)
 			  (unsigned long long)topics, (unsigned long long)db->n_topics,
 			  (unsigned long long)entries, (unsigned long long)db->n_entries,
 			  (unsigned long long)dead, (unsigned long long)db->dead_entries);
+		goto out;
+	}
+	struct route_live *l;
+	cds_lfht_for_each_entry(db->live, &it, l, node)
+		digest += rt_names_term(l->hash, RT_NAMES_LIVE);
+	if (digest != db->names_digest) {
+		rc = fail(err, len, "names digest %llx, kept %llx", (unsigned long long)digest,
+			  (unsigned long long)db->names_digest);
 		goto out;
 	}
 	uint64_t lists = 0, refs_sum = 0;

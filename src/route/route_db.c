@@ -127,4 +127,6 @@ void route_stats(struct route_db *db, struct route_stats *st)
 	st->live = __atomic_load_n(&db->n_live, __ATOMIC_RELAXED);
 	st->cache_bytes = __atomic_load_n(&db->cache_bytes, __ATOMIC_RELAXED);
 	st->dead_entries = __atomic_load_n(&db->dead_entries, __ATOMIC_RELAXED);
+	uint64_t d = __atomic_load_n(&db->names_digest, __ATOMIC_RELAXED);
+	st->names_digest = (uint32_t)(d ^ d >> 32);
 }

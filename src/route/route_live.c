@@ -23,6 +23,8 @@ bool rt_live_remove(struct route_db *db, const char *cluster, const char *addr)
 		return false;
 	if (cds_lfht_del(db->live, &l->node) == 0) {
 		__atomic_sub_fetch(&db->n_live, 1, __ATOMIC_RELAXED);
+		__atomic_sub_fetch(&db->names_digest, rt_names_term(l->hash, RT_NAMES_LIVE),
+				   __ATOMIC_RELAXED);
 		rt_defer_free(db, &l->rcu, free_live_cb);
 	}
 	return true;
@@ -95,6 +97,9 @@ void rt_live_commit(struct route_db *db, const struct route_broker_reg *reg, str
 	struct cds_lfht_node *rep = cds_lfht_add_replace(db->live, l->hash, rt_live_match, &k, &l->node);
 	if (rep)
 		rt_defer_free(db, &caa_container_of(rep, struct route_live, node)->rcu, free_live_cb);
-	else
+	else {
 		__atomic_add_fetch(&db->n_live, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&db->names_digest, rt_names_term(l->hash, RT_NAMES_LIVE),
+				   __ATOMIC_RELAXED);
+	}
 }

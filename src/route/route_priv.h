@@ -269,6 +269,7 @@ struct route_db {
 	uint64_t n_entries;      /* atomic (stats) */
 	uint32_t n_groups;       /* atomic (stats) */
 	uint32_t n_live;         /* atomic (stats) */
+	uint64_t names_digest;   /* atomic (stats): rt_names_term sum, see route_stats */
 	size_t cache_max;
 	struct cds_lfs_stack retired; /* cache entries readers replaced */
 	uint64_t start_ms;
@@ -329,6 +330,20 @@ char *rt_strdup(const char *s);
 
 uint64_t rt_hash_str(const char *s);
 uint64_t rt_hash_pair(const char *a, const char *b);
+
+/* What one topic name (rt_hash_str) or one live broker (its (cluster,
+ * address) rt_hash_pair) adds to names_digest: a sum, so the order of
+ * changes does not matter and a removal subtracts what the addition added. */
+enum rt_names_kind { RT_NAMES_TOPIC = 1, RT_NAMES_LIVE = 2 };
+static inline uint64_t rt_names_term(uint64_t hash, enum rt_names_kind kind)
+{
+	uint64_t x = hash ^ (uint64_t)kind;
+	x ^= x >> 30;
+	x *= UINT64_C(0xbf58476d1ce4e5b9);
+	x ^= x >> 27;
+	x *= UINT64_C(0x94d049bb133111eb);
+	return x ^ (x >> 31);
+}
 
 /* The group in slot gidx, or NULL (readers and the registrar alike). */
 static inline struct route_group *rt_group(struct route_db *db, uint32_t gidx)

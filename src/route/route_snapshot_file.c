@@ -84,9 +84,9 @@ int route_snapshot_write_file(const char *path, const uint8_t *p, size_t len, co
 		snprintf(dir, sizeof dir, ".");
 	if (durable_mkdirs(dir, err, errlen) < 0)
 		return RMQNS_EIO;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+	fd = durable_create_tmp(tmp, 0640, err, errlen);
 	if (fd < 0)
-		return snapw_fail(err, errlen, "cannot create", tmp);
+		return fd;
 	for (size_t off = 0; off < len && rc == 0;) {
 		if (snapw_past(deadline_ns)) {
 			rc = RMQNS_EAGAIN;

@@ -91,6 +91,8 @@ int rt_topic_unlink(struct route_db *db, struct route_topic *t)
 		entry_gone(db, t, tq->e[i].gidx);
 	rt_tq_release(db, tq); /* readers may still read it: freed after a grace period */
 	__atomic_sub_fetch(&db->n_topics, 1, __ATOMIC_RELAXED);
+	__atomic_sub_fetch(&db->names_digest, rt_names_term(rt_hash_str(t->name), RT_NAMES_TOPIC),
+			   __ATOMIC_RELAXED);
 	rt_topic_retire(db, t);
 	return 0;
 }
@@ -115,11 +117,13 @@ static int topic_create(struct route_db *db, const char *name, const struct rout
 	/* the release store orders the node's initialisation before the lfht
 	 * link that publishes it */
 	rt_assign(t->tq, rt_tq_intern(db, ntq));
-	cds_lfht_add(db->topics, rt_hash_str(name), &t->node);
+	uint64_t hash = rt_hash_str(name);
+	cds_lfht_add(db->topics, hash, &t->node);
 	rt_lists_changed(db);
 	db->topic_epoch++;
 	__atomic_add_fetch(&db->n_entries, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&db->n_topics, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&db->names_digest, rt_names_term(hash, RT_NAMES_TOPIC), __ATOMIC_RELAXED);
 	return 0;
 }
 

@@ -1,13 +1,13 @@
 /* The REGISTER_TOPIC_IN_NAMESRV body (route.h): the queueDatas of a
  * TopicRouteData, read more leniently than a registration's TopicConfig
- * (as Java reads it), by the same member names (regbody_priv.h). */
+ * (as Java reads it), by the same member names (regbody_build.h). */
 #include <errno.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "regbody_priv.h"
+#include "regbody_build.h"
 #include "rmqns/buf.h"
 #include "rmqns/err.h"
 #include "rmqns/json_reader.h"

@@ -104,7 +104,7 @@ pid_t bench_start_floor(const char *floor_bin, int threads, int *port)
 		return -1;
 	char line[256];
 	size_t len = 0;
-	long long deadline = ms_now() + 10000;
+	long long deadline = ms_now() + 30000; /* the boot line, on a loaded host */
 	while (len < sizeof(line) - 1 && ms_now() < deadline) {
 		struct pollfd pf = { .fd = fd, .events = POLLIN };
 		if (poll(&pf, 1, 100) <= 0)

@@ -11,7 +11,7 @@
 
 #define CTL_CLUSTER_NODES 3
 #define CTL_CLUSTER_RAFT_OFFSET 1000
-#define CTL_CLUSTER_WAIT_MS 20000
+#define CTL_CLUSTER_WAIT_MS 30000
 
 struct ctl_cluster {
 	char dir[256];

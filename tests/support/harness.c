@@ -219,6 +219,26 @@ int harness_free_port_pair(int offset)
 	return -1;
 }
 
+int harness_solo_controller(struct harness_solo_controller *c, const char *const *extra)
+{
+	size_t n = 0;
+
+	c->port = harness_free_port_pair(1000);
+	if (c->port < 0)
+		return -1;
+	snprintf(c->peers, sizeof c->peers, "--controllerDLegerPeers=n0-127.0.0.1:%d", c->port);
+	c->args[n++] = "--enableControllerInNamesrv=true";
+	c->args[n++] = c->peers;
+	c->args[n++] = "--controllerDLegerSelfId=n0";
+	for (; extra && *extra; extra++) {
+		if (n == HARNESS_SOLO_CONTROLLER_MAX_ARGS)
+			return -1;
+		c->args[n++] = *extra;
+	}
+	c->args[n] = NULL;
+	return 0;
+}
+
 double harness_metric(int http_port, const char *sample)
 {
 	static const char req[] = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
@@ -614,7 +634,7 @@ int harness_call(struct client *c, int32_t code, const char *body, struct client
 	va_start(ap, out);
 	int rc = harness_request_va(&req, ext, code, REMOTING_JSON, body, ap);
 	va_end(ap);
-	return rc ? rc : client_call(c, &req, out, 5000);
+	return rc ? rc : client_call(c, &req, out, HARNESS_IO_TIMEOUT_MS);
 }
 
 void harness_encode(const struct remoting_cmd *cmd, struct buf *out)

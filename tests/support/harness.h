@@ -48,6 +48,10 @@
 /* Generous bounds: a sanitizer build on a busy 2-core machine is slow. */
 #define HARNESS_BOOT_TIMEOUT_MS 20000
 #define HARNESS_IO_TIMEOUT_MS 10000
+/* How long a test waits for something that must happen at all (a log
+ * line, an exit, a leader): a loaded 2-core host meets it; the wait ends
+ * as soon as it happens. */
+#define HARNESS_WAIT_MS 30000
 
 struct harness_server {
 	pid_t pid;           /* 0 once stopped or reaped */
@@ -99,6 +103,19 @@ int harness_free_port(void);
 /* A free port p whose p + offset is free too (a controller's peer port
  * and its Raft port); -1 when none was found. */
 int harness_free_port_pair(int offset);
+
+/* The arguments of a one-node embedded controller on a free port pair
+ * (the default Raft offset; its Raft log below the server's HOME, removed
+ * with it), then `extra` (NULL-terminated, or NULL): args, NULL-ended,
+ * for harness_start. */
+#define HARNESS_SOLO_CONTROLLER_MAX_ARGS 16
+struct harness_solo_controller {
+	int port; /* the controller's port */
+	char peers[96];
+	const char *args[HARNESS_SOLO_CONTROLLER_MAX_ARGS + 1];
+};
+/* 0, or -1 when no free port pair was found or extra is too long. */
+int harness_solo_controller(struct harness_solo_controller *c, const char *const *extra);
 
 /* CLOCK_MONOTONIC in ms, and a sleep that resumes after signals. */
 int64_t harness_now_ms(void);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fail-over figures of a three-node rmqns group with embedded controllers
-# (BENCHMARKS.md "Embedded controller"), all on loopback:
+# (docs/benchmarks/history.md, "Embedded controller"), all on loopback:
 #   masters  rmqns-bench controller plays --sets broker sets of 2 replicas
 #            against the group and kills a master --kills times (its
 #            process "dies": every socket closes); per kill: death -> new

@@ -64,7 +64,7 @@ done
 want() { case "$skip" in *",$1,"*) return 1 ;; *) return 0 ;; esac; }
 rmqns=$build/rmqns
 bench=$build/tools/bench/rmqns-bench
-floor=$build/tools/bench/rmqns-floor
+floor=$build/tools/floor/rmqns-floor
 here=$(cd "$(dirname "$0")" && pwd)
 for b in "$rmqns" "$bench" "$floor"; do
 	[ -x "$b" ] || { echo "targets.sh: $b is not built" >&2; exit 2; }

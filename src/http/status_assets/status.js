@@ -35,11 +35,11 @@
       thead(...columns), el('tbody', {}, ...rows)));
   }
 
-  async function getJSON(url, ms) {
+  async function getJSON(url, ms, credentials) {
     const ctl = new AbortController();
     const t = setTimeout(() => ctl.abort(), ms || 5000);
     try {
-      const r = await fetch(url, { signal: ctl.signal, cache: 'no-store' });
+      const r = await fetch(url, { signal: ctl.signal, cache: 'no-store', credentials: credentials || 'same-origin' });
       if (!r.ok) { const e = new Error(url + ': HTTP ' + r.status); e.status = r.status; throw e; }
       return await r.json();
     } finally { clearTimeout(t); }
@@ -322,7 +322,7 @@
       ...fact('Role', ctlRole(c)), ...fact('Term', c.term), ...fact('Group', c.group), ...fact('This node', c.self),
       ...fact('Leader', ctlLeader(c)), ...fact('Leader changes', c.leaderChanges), ...fact('Last applied entry', c.lastApplied));
     $('controller-facts').dataset.role = c.role;
-    const shape = JSON.stringify([c.brokerSets, c.liveBrokers.map((b) => ({ ...b, heartbeatAgeMillis: 0 }))]);
+    const shape = JSON.stringify([c.brokerSets, c.liveBrokerCounts, c.liveBrokers.map((b) => ({ ...b, heartbeatAgeMillis: 0 }))]);
     if (shape === ctlShape) {
       for (const b of c.liveBrokers) hbUpdate(ctlBars, liveKey(b), b.heartbeatAgeMillis, b.heartbeatTimeoutMillis, at);
     } else {
@@ -331,9 +331,12 @@
       $('ctl-sets').replaceChildren(c.brokerSets.length
         ? labelledTable('brokers ctl-sets', 'Broker sets of the controller', SET_COLUMNS, c.brokerSets.map(setRow))
         : el('p', {}, 'No broker set registered with the controller.'));
+      const counts = c.liveBrokerCounts;
       $('ctl-live').replaceChildren(c.liveBrokers.length
         ? labelledTable('brokers', 'Brokers heart-beating to this controller node', CTL_BROKER_COLUMNS, c.liveBrokers.map((b) => liveRow(b, at)))
-        : el('p', {}, 'No broker heart-beats to this node.'));
+        : el('p', {}, counts && !counts.listed
+          ? `${counts.total} brokers heart-beat to this node (${counts.inBrokerSets} of registered broker sets), too many to list; at most ${counts.max} are tracked.`
+          : 'No broker heart-beats to this node.'));
     }
     tickBars();
   }
@@ -428,16 +431,28 @@
   function brokerKey(b) { return b.cluster + ' / ' + b.brokerName + ' / id ' + b.brokerId; }
   function brokerState(b) { return b.address + ', ' + b.role; }
 
+  const peerCredentials = new Map();
   async function pollPeers() {
     const peers = (node && node.peers) || [];
     if (!peers.length) return;
     const mine = new Map(brokers.map((b) => [brokerKey(b), brokerState(b)]));
     const results = await Promise.all(peers.map(async (p) => {
-      const base = /^https?:\/\//.test(p) ? p : 'http://' + p;
-      try {
-        const [n, bs] = await Promise.all([getJSON(base + '/api/node', 3000), getJSON(base + '/api/brokers', 3000)]);
-        return { p, n, bs: bs.brokers };
-      } catch (e) { return { p, err: e.message || String(e) }; }
+      /* a peer behind TLS is listed as https://host:port, or is on the
+       * scheme of this page; one behind a login reads with the browser's
+       * credentials for it (log in on its page once), one without with none
+       * (its answer allows any origin, which credentials forbid): the way
+       * that worked last is tried first */
+      const base = /^https?:\/\//.test(p) ? p : location.protocol + '//' + p;
+      const modes = peerCredentials.get(p) === 'include' ? ['include', 'same-origin'] : ['same-origin', 'include'];
+      let err;
+      for (const mode of modes) {
+        try {
+          const [n, bs] = await Promise.all([getJSON(base + '/api/node', 3000, mode), getJSON(base + '/api/brokers', 3000, mode)]);
+          peerCredentials.set(p, mode);
+          return { p, n, bs: bs.brokers };
+        } catch (e) { err = e; }
+      }
+      return { p, err: err.message || String(err) };
     }));
     const body = el('tbody'), diffs = [];
     for (const r of results) {

@@ -585,25 +585,32 @@ Test(acl, no_readable_file_at_start_is_an_error)
 	harness_rmdir(dir);
 }
 
+/* Starts the server with the embedded controller (one node) and the ACL
+ * options `acl_args`; a client of the controller's port. */
+static struct client *start_controller(const char *const *acl_args)
+{
+	static struct harness_solo_controller ctl;
+	cr_assert_eq(harness_solo_controller(&ctl, acl_args), 0, "no free port pair");
+	start(accounts_yaml, ctl.args);
+	int err;
+	struct client *c = client_connect("127.0.0.1", ctl.port, 2000, &err);
+	cr_assert_not_null(c, "controller port: %d", err);
+	return c;
+}
+
+static void stop_controller(struct client *c)
+{
+	client_close(c);
+	cr_assert_eq(harness_cleanup(&srv), 0);
+}
+
 /* The embedded controller's port takes the same check: its config and a
  * clean need an admin's signature, what brokers send needs one with
  * aclBrokerRequests, the metadata query is a read. */
 Test(acl, controller_port_checked_like_the_nameserver_port)
 {
-	int ctl_port = harness_free_port_pair(1000);
-	cr_assert_gt(ctl_port, 0);
-	char peers[96], store[320];
-	char store_dir[256];
-	cr_assert_eq(harness_mkdtemp(store_dir, sizeof store_dir, "rmqns-acl-ctl"), 0);
-	snprintf(peers, sizeof peers, "--controllerDLegerPeers=n0-127.0.0.1:%d", ctl_port);
-	snprintf(store, sizeof store, "--controllerStorePath=%s", store_dir);
-	const char *args[] = { "--aclEnable=true", "--aclBrokerRequests=true",
-			       "--enableControllerInNamesrv=true", peers, "--controllerDLegerSelfId=n0",
-			       store, NULL };
-	start(accounts_yaml, args);
-	int err;
-	struct client *c = client_connect("127.0.0.1", ctl_port, 2000, &err);
-	cr_assert_not_null(c, "controller port: %d", err);
+	static const char *const args[] = { "--aclEnable=true", "--aclBrokerRequests=true", NULL };
+	struct client *c = start_controller(args);
 	char remark[256];
 
 	cr_assert_eq(call(c, 1005, NULL, NULL, NULL, remark, sizeof remark, NULL), 0, "%s", remark);
@@ -625,7 +632,6 @@ Test(acl, controller_port_checked_like_the_nameserver_port)
 	cr_assert_eq(call(c, 1013, NULL, "RocketMQ", "87654321", remark, sizeof remark, "clusterName", "C",
 			  "brokerName", "b", "appliedBrokerId", "1", "registerCheckCode", "127.0.0.1:1;1", NULL),
 		     0, "%s", remark);
-	client_close(c);
 	/* the admin's change is in the controller's own file, below HOME */
 	char *path = harness_path_in(srv.dir, "controller/controller.properties");
 	char *text = harness_slurp(path);
@@ -633,6 +639,121 @@ Test(acl, controller_port_checked_like_the_nameserver_port)
 	cr_assert_not_null(strstr(text, "\nnotifyBrokerRoleChanged=false\n"), "%s", text);
 	free(text);
 	free(path);
-	cr_assert_eq(harness_cleanup(&srv), 0);
-	harness_rmdir(store_dir);
+	stop_controller(c);
+}
+
+/* ---- every controller request class against every kind of signer ---- */
+
+enum ctl_class { CTL_ADMIN, CTL_BROKER, CTL_READ };
+
+/* One request of the controller's port, its class, and its ext fields
+ * (key, value pairs; at most five). */
+struct ctl_case {
+	int32_t code;
+	enum ctl_class cls;
+	const char *body;
+	const char *ext[10];
+};
+
+static const struct ctl_case ctl_cases[] = {
+	{ 1009, CTL_ADMIN, "notifyBrokerRoleChanged=true", { NULL } },
+	{ 1011, CTL_ADMIN, NULL, { "clusterName", "C", "brokerName", "b", NULL } },
+	{ 1002, CTL_ADMIN, NULL,
+	  { "clusterName", "C", "brokerName", "b", "brokerId", "1", "designateElect", "true", NULL } },
+	{ 1002, CTL_ADMIN, NULL,
+	  { "clusterName", "C", "brokerName", "b", "brokerId", "1", "designateElect", "TRUE", NULL } },
+	{ 1002, CTL_BROKER, NULL,
+	  { "clusterName", "C", "brokerName", "b", "brokerId", "1", "designateElect", "false", NULL } },
+	{ 1002, CTL_BROKER, NULL, { "clusterName", "C", "brokerName", "b", NULL } },
+	{ 1013, CTL_BROKER, NULL,
+	  { "clusterName", "C", "brokerName", "b", "appliedBrokerId", "1", "registerCheckCode",
+	    "127.0.0.1:1;1", NULL } },
+	{ 1012, CTL_BROKER, NULL, { "clusterName", "C", "brokerName", "b", NULL } },
+	{ 1003, CTL_BROKER, NULL,
+	  { "clusterName", "C", "brokerName", "b", "brokerId", "1", "brokerAddress", "127.0.0.1:1", NULL } },
+	{ 1001, CTL_BROKER, "{\"syncStateSet\":[1],\"syncStateSetEpoch\":1}",
+	  { "brokerName", "b", "masterBrokerId", "1", "masterEpoch", "1", NULL } },
+	{ 904, CTL_BROKER, NULL,
+	  { "clusterName", "C", "brokerName", "b", "brokerId", "1", "brokerAddr", "127.0.0.1:1", NULL } },
+	{ 1004, CTL_READ, NULL, { "brokerName", "b", NULL } },
+	{ 1005, CTL_READ, NULL, { NULL } },
+	{ 1006, CTL_READ, "[\"b\"]", { NULL } },
+	{ 1010, CTL_READ, NULL, { NULL } },
+};
+
+enum ctl_signer { SIGN_NONE, SIGN_WRONG, SIGN_NORMAL, SIGN_ADMIN, SIGNER_COUNT };
+
+static int32_t ctl_call(struct client *c, const struct ctl_case *k, enum ctl_signer who, char *remark,
+			size_t remark_len)
+{
+	static const char *const keys[SIGNER_COUNT][2] = {
+		[SIGN_NONE] = { NULL, NULL },
+		[SIGN_WRONG] = { "rocketmq2", "not-the-secret" },
+		[SIGN_NORMAL] = { "RocketMQ", "87654321" },
+		[SIGN_ADMIN] = { "rocketmq2", "12345678" },
+	};
+	const char *const *e = k->ext;
+	return call(c, k->code, k->body, keys[who][0], keys[who][1], remark, remark_len, e[0], e[1], e[2],
+		    e[3], e[4], e[5], e[6], e[7], e[8], e[9], NULL);
+}
+
+/* Whether a signer's request of a class is refused with these options. */
+static bool ctl_refused(enum ctl_class cls, enum ctl_signer who, bool broker_checked, bool read_checked)
+{
+	bool checked = cls == CTL_ADMIN || (cls == CTL_BROKER && broker_checked) ||
+		       (cls == CTL_READ && read_checked);
+	if (!checked)
+		return false;
+	return who == SIGN_NONE || who == SIGN_WRONG || (who == SIGN_NORMAL && cls == CTL_ADMIN);
+}
+
+static const char *const ctl_refusal_start[SIGNER_COUNT] = {
+	[SIGN_NONE] = "ACL: unsigned request: code ",
+	[SIGN_WRONG] = "ACL: signature mismatch for AccessKey=rocketmq2",
+	[SIGN_NORMAL] = "ACL: account not admin: AccessKey=RocketMQ may not send code ",
+};
+
+static void ctl_check_every_class(bool broker_checked, bool read_checked)
+{
+	const char *args[] = { "--aclEnable=true",
+			       broker_checked ? "--aclBrokerRequests=true" : "--aclBrokerRequests=false",
+			       read_checked ? "--aclReadRequests=true" : "--aclReadRequests=false", NULL };
+	struct client *c = start_controller(args);
+	char remark[256];
+
+	for (size_t i = 0; i < sizeof ctl_cases / sizeof ctl_cases[0]; i++) {
+		const struct ctl_case *k = &ctl_cases[i];
+		for (int who = SIGN_NONE; who < SIGNER_COUNT; who++) {
+			int32_t code = ctl_call(c, k, (enum ctl_signer)who, remark, sizeof remark);
+			if (!ctl_refused(k->cls, (enum ctl_signer)who, broker_checked, read_checked)) {
+				cr_assert_neq(code, RSP_NO_PERMISSION, "case %zu (code %d), signer %d: %s", i,
+					      k->code, who, remark);
+				continue;
+			}
+			cr_assert_eq(code, RSP_NO_PERMISSION, "case %zu (code %d), signer %d: answered %d %s",
+				     i, k->code, who, code, remark);
+			const char *want = ctl_refusal_start[who];
+			cr_assert_eq(strncmp(remark, want, strlen(want)), 0, "case %zu, signer %d: %s", i, who,
+				     remark);
+		}
+	}
+	/* nothing the refused operator requests asked for happened */
+	char *path = harness_path_in(srv.dir, "controller/controller.properties");
+	char *text = harness_slurp(path);
+	cr_assert(text && strstr(text, "\nnotifyBrokerRoleChanged=true\n"), "the admin's 1009 not applied");
+	free(text);
+	free(path);
+	stop_controller(c);
+}
+
+Test(acl, controller_classes_brokers_and_reads_checked)
+{
+	ctl_check_every_class(true, true);
+}
+
+/* The default: what brokers send and reads pass unsigned, but the
+ * operator's requests (a designated election among them) never do. */
+Test(acl, controller_classes_operator_requests_always_checked)
+{
+	ctl_check_every_class(false, false);
 }

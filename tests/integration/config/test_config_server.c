@@ -191,7 +191,7 @@ Test(config_server, get_config_sorted_java_format)
 
 /* As Java writes every property of its configuration back, an update
  * writes the effective configuration: a one-off --KEY=VALUE becomes part
- * of the -c file (README, Configuration). */
+ * of the -c file (docs/configuration.md). */
 Test(config_server, update_writes_command_line_values_back)
 {
 	char *file = fixture_write(&fx, "n.conf", "enableTopicList=true\n");
@@ -233,7 +233,7 @@ Test(config_server, update_round_trip_persists_with_bak)
 	cr_assert_null(strstr(body, "fooBar"), "unknown keys are refused");
 	tu_assert_file_eq(file, body, "the -c file holds what GET shows");
 	tu_assert_file_eq(bak, original, ".bak holds the previous content");
-	cr_assert(harness_wait_log(&fx.srv, "UPDATE_NAMESRV_CONFIG from", 5000));
+	cr_assert(harness_wait_log(&fx.srv, "UPDATE_NAMESRV_CONFIG from", HARNESS_WAIT_MS));
 	/* the persisted file starts the next run */
 	client_close(c);
 	st = harness_stop(&fx.srv, SIGTERM, 5000, NULL);
@@ -395,8 +395,8 @@ Test(config_server, sighup_applies_live_options)
 	start_with(file);
 	tu_write_file(file, "logLevel=WARN\nenableTopicList=false\nserverSocketBacklog=512\n");
 	cr_assert_eq(kill(fx.srv.pid, SIGHUP), 0);
-	cr_assert(harness_wait_log(&fx.srv, "SIGHUP: enableTopicList=false applied", 10000));
-	cr_assert(harness_wait_log(&fx.srv, "SIGHUP: serverSocketBacklog=512 takes effect after a restart", 10000));
+	cr_assert(harness_wait_log(&fx.srv, "SIGHUP: enableTopicList=false applied", HARNESS_WAIT_MS));
+	cr_assert(harness_wait_log(&fx.srv, "SIGHUP: serverSocketBacklog=512 takes effect after a restart", HARNESS_WAIT_MS));
 	c = harness_connect_or_fail(&fx.srv);
 	body = get_config(c, REMOTING_JSON);
 	cr_assert_not_null(strstr(body, "\nenableTopicList=false\n"));
@@ -405,7 +405,7 @@ Test(config_server, sighup_applies_live_options)
 	/* a broken file changes nothing and the server keeps running */
 	tu_write_file(file, "enableTopicList=true\nlistenPort=oops\n");
 	cr_assert_eq(kill(fx.srv.pid, SIGHUP), 0);
-	cr_assert(harness_wait_log(&fx.srv, "configuration unchanged", 10000));
+	cr_assert(harness_wait_log(&fx.srv, "configuration unchanged", HARNESS_WAIT_MS));
 	body = get_config(c, REMOTING_JSON);
 	cr_assert_not_null(strstr(body, "\nenableTopicList=false\n"));
 	free(body);

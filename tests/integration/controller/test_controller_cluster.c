@@ -360,10 +360,10 @@ Test(controller_cluster, master_disconnect_elects_the_live_replica_and_tells_it)
 
 	/* what an operator sees: the election in the log, the state as JSON,
 	 * the series in /metrics, the controller's line in /healthz */
-	cr_assert(harness_wait_log(&cl.node[leader], "b2 elected broker 2", 5000));
+	cr_assert(harness_wait_log(&cl.node[leader], "b2 elected broker 2", HARNESS_WAIT_MS));
 	char needle[96];
 	snprintf(needle, sizeof needle, "leader is n%d", leader);
-	cr_assert(harness_wait_log(&cl.node[(leader + 1) % NODES], needle, 5000));
+	cr_assert(harness_wait_log(&cl.node[(leader + 1) % NODES], needle, HARNESS_WAIT_MS));
 	char *doc = NULL;
 	bool seen = false;
 	for (int k = 0; k < 50 && !seen; k++) { /* the view is rebuilt every 500 ms */
@@ -387,6 +387,19 @@ Test(controller_cluster, master_disconnect_elects_the_live_replica_and_tells_it)
 	cr_assert_geq(harness_metric(cl.http_port[leader],
 				     "rmqns_controller_elections_total{result=\"elected\"}"), 2);
 	cr_assert_eq(harness_metric(cl.http_port[leader], "rmqns_controller_masters"), 1);
+	cr_assert_eq(harness_metric(cl.http_port[leader],
+				    "rmqns_controller_set_master_id{cluster=\"C1\",broker=\"b2\"}"), 2);
+	cr_assert_eq(harness_metric(cl.http_port[leader],
+				    "rmqns_controller_set_master_epoch{cluster=\"C1\",broker=\"b2\"}"), 2);
+	snprintf(needle, sizeof needle, "rmqns_controller_leader_info{self=\"n%d\",leader=\"n%d\"}",
+		 (leader + 1) % NODES, leader);
+	double follows = -1; /* its view too is rebuilt every 500 ms */
+	for (int k = 0; k < 50 && follows != 1; k++) {
+		follows = harness_metric(cl.http_port[(leader + 1) % NODES], needle);
+		if (follows != 1)
+			harness_sleep_ms(100);
+	}
+	cr_assert_eq(follows, 1, "%s", needle);
 	cr_assert_eq(harness_http_get(cl.http_port[leader], "/healthz", &doc), 200);
 	cr_assert_not_null(strstr(doc, "controller: ok"), "%s", doc);
 	free(doc);
@@ -416,7 +429,7 @@ Test(controller_cluster, no_in_sync_replica_no_master_unless_unclean)
 	}
 	cr_assert_eq(epoch, 2, "no election was tried");
 	cr_assert_eq(master, -1, "replica 2 is not in sync: nobody may be elected");
-	cr_assert(harness_wait_log(&cl.node[leader], "election in u1 found no master", 5000));
+	cr_assert(harness_wait_log(&cl.node[leader], "election in u1 found no master", HARNESS_WAIT_MS));
 
 	/* unclean election on: the operator's election takes the live replica */
 	cr_assert_eq(ctl_call(leader, 1009, NULL, "enableElectUncleanMaster=true", NULL), 0);

@@ -377,7 +377,7 @@ Test(kv_server, corrupt_file_moved_aside_when_allowed)
 	args[1] = "--kvConfigIgnoreCorrupt=true";
 	args[2] = NULL;
 	cr_assert_eq(harness_start(&fx.srv, args), 0);
-	cr_assert(harness_wait_log(&fx.srv, "starting with an empty table", 5000));
+	cr_assert(harness_wait_log(&fx.srv, "starting with an empty table", HARNESS_WAIT_MS));
 	c = harness_connect_or_fail(&fx.srv);
 	get_expect(c, "NS", "k", NULL);
 	put_ok(c, "NS", "k", "v");

@@ -555,8 +555,8 @@ static void check_stop_signal(int sig)
 	client_reply_free(r);
 
 	int elapsed = 0;
-	int st = harness_stop(&srv, sig, 5000, &elapsed);
-	cr_assert(st != -1, "the server did not exit within 5 s");
+	int st = harness_stop(&srv, sig, HARNESS_WAIT_MS, &elapsed);
+	cr_assert(st != -1, "the server did not exit within %d ms", HARNESS_WAIT_MS);
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "exit status %#x", st);
 	cr_assert_eq(client_recv(c, &r, T), RMQNS_ECLOSED);
 	client_close(c);
@@ -627,8 +627,8 @@ Test(core, sigterm_answers_the_registrations_it_has_read)
 		client_close(c[i]);
 	}
 	cr_log_info("%d of %d registrations answered", answered, STOP_CONNS * STOP_REGS_PER_CONN);
-	int st = harness_stop(&srv, SIGTERM, 10000, NULL);
-	cr_assert(st != -1, "the server did not exit within 10 s");
+	int st = harness_stop(&srv, SIGTERM, HARNESS_WAIT_MS, NULL);
+	cr_assert(st != -1, "the server did not exit within %d ms", HARNESS_WAIT_MS);
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "exit status %#x (or a sanitizer report)", st);
 }
 

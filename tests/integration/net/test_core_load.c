@@ -438,8 +438,8 @@ static int test_sigterm_with_requests_in_flight(struct harness_server *s)
 	buf_free(&b);
 
 	int elapsed = 0;
-	int st = harness_stop(s, SIGTERM, 5000, &elapsed);
-	HARNESS_CHECK(st != -1, "the server did not exit within 5 s of SIGTERM");
+	int st = harness_stop(s, SIGTERM, HARNESS_WAIT_MS, &elapsed);
+	HARNESS_CHECK(st != -1, "the server did not exit within %d ms of SIGTERM", HARNESS_WAIT_MS);
 	HARNESS_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "exit status %#x", st);
 
 	/* Whatever was answered is a whole, correct answer; then the end. */

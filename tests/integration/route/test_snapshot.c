@@ -240,6 +240,16 @@ Test(snapshot, a_stale_snapshot_is_ignored)
 	stop_clean();
 }
 
+static int make_fifo(const char *path)
+{
+	return mkfifo(path, 0600);
+}
+
+static int make_dir(const char *path)
+{
+	return mkdir(path, 0700);
+}
+
 static void write_file(const char *path, const void *p, size_t n)
 {
 	FILE *f = fopen(path, "wb");
@@ -333,4 +343,66 @@ Test(snapshot, kill9_while_writing_keeps_the_previous_snapshot)
 	}
 	cr_assert_geq(hits, 1, "no kill -9 came while a snapshot was written");
 	free(tmp);
+}
+
+/* A FIFO or a directory at the path: refused at once (a log line naming
+ * it), the server starts empty, answers, and stops on SIGTERM. Opening
+ * the FIFO for reading used to wait for a writer for ever. */
+Test(snapshot, non_regular_file_at_the_path_is_refused_without_blocking)
+{
+	static const struct {
+		const char *kind;
+		int (*make)(const char *path);
+	} cases[] = { { "is a FIFO", make_fifo }, { "is a directory", make_dir } };
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		cr_assert_eq(cases[i].make(snap), 0, "%s", cases[i].kind);
+		start(NULL, NULL, NULL);
+		cr_assert(harness_wait_log(&srv, "refused, starting empty", 0), "%s: not refused", cases[i].kind);
+		cr_assert(harness_wait_log(&srv, cases[i].kind, 0), "%s: the reason not logged", cases[i].kind);
+		struct client *c = harness_connect_or_fail(&srv);
+		register_broker(c, "after", "0", "127.0.0.9:10981", "After", 2, NULL);
+		cr_assert(routed(c, "After0"), "%s: the server does not answer", cases[i].kind);
+		client_close(c);
+		stop_clean();
+		struct stat st;
+		cr_assert_eq(lstat(snap, &st), 0);
+		if (S_ISDIR(st.st_mode))
+			cr_assert_eq(rmdir(snap), 0);
+		else
+			cr_assert_eq(unlink(snap), 0);
+	}
+}
+
+/* A symbolic link planted at <path>.tmp is removed, not written
+ * through: its target keeps its bytes and the snapshot is a regular file
+ * of the usual mode. */
+Test(snapshot, a_link_at_the_tmp_path_is_not_followed)
+{
+	char *victim = harness_path_in(dir, "victim");
+	char *tmp = NULL;
+	cr_assert_not_null(victim);
+	cr_assert(asprintf(&tmp, "%s.tmp", snap) > 0);
+	write_file(victim, "precious", 8);
+	cr_assert_eq(symlink(victim, tmp), 0);
+
+	start(NULL, NULL, NULL);
+	struct client *c = harness_connect_or_fail(&srv);
+	register_broker(c, "linked", "0", "127.0.0.9:10991", "Linked", 2, NULL);
+	wait_snapshot();
+	client_close(c);
+	stop_clean();
+	char *text = harness_slurp(victim);
+	cr_assert_not_null(text);
+	cr_assert_str_eq(text, "precious");
+	free(text);
+	struct stat st;
+	cr_assert_eq(lstat(snap, &st), 0);
+	cr_assert(S_ISREG(st.st_mode));
+	mode_t mask = umask(0);
+	umask(mask);
+	cr_assert_eq(st.st_mode & 0777, 0640 & ~mask, "mode %o", st.st_mode & 0777);
+	cr_assert_eq(lstat(tmp, &st), -1, "%s left behind", tmp);
+	free(tmp);
+	free(victim);
 }

@@ -453,3 +453,26 @@ Test(acl_check, classes)
 	for (size_t i = 0; i < sizeof read / sizeof read[0]; i++)
 		cr_assert_eq(acl_class_of(read[i]), ACL_CLASS_READ, "code %d", read[i]);
 }
+
+/* An election naming its winner is the operator's, whichever way the
+ * flag is spelt true; any other election is the broker's. */
+Test(acl_check, designated_election_is_admin)
+{
+	static const struct {
+		const char *flag;
+		enum acl_class cls;
+	} cases[] = { { "true", ACL_CLASS_ADMIN }, { "True", ACL_CLASS_ADMIN }, { "TRUE", ACL_CLASS_ADMIN },
+		      { "false", ACL_CLASS_BROKER }, { "1", ACL_CLASS_BROKER }, { NULL, ACL_CLASS_BROKER } };
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct remoting_ext_field ext[] = { { "brokerName", "b" }, { "designateElect", cases[i].flag } };
+		struct remoting_cmd cmd;
+		remoting_request_init(&cmd, 1002, 0, 0, REMOTING_JSON);
+		cmd.ext = ext;
+		cmd.ext_count = cases[i].flag ? 2 : 1;
+		cmd.ext_present = true;
+		cr_assert_eq(acl_class_of_cmd(&cmd), cases[i].cls, "designateElect=%s", cases[i].flag);
+		cmd.code = 1001; /* the flag means nothing elsewhere */
+		cr_assert_eq(acl_class_of_cmd(&cmd), ACL_CLASS_BROKER);
+	}
+}

@@ -6,6 +6,7 @@
 #include <regex.h>
 #include <sched.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "rmqns/buf.h"
 #include "rmqns/cpus.h"
 #include "rmqns/crc.h"
+#include "rmqns/durable.h"
 #include "rmqns/err.h"
 #include "rmqns/fairq.h"
 #include "rmqns/javahash.h"
@@ -692,4 +694,68 @@ Test(crc, equals_zlib)
 	cr_expect_eq(split, (uint32_t)crc32(0, b, N), "in two pieces as in one");
 	cr_expect_eq(crc32_update(0, (const uint8_t *)"123456789", 9), 0xCBF43926u, "the check value");
 	free(b);
+}
+
+/* ---- durable files ---- */
+
+/* Links planted at the temporary names are removed, never written
+ * through: the files they point to keep their bytes, the new content
+ * lands at the path with the old one's mode, the old one in .bak. */
+Test(durable, write_never_follows_a_link_at_its_temporary_names)
+{
+	char dir[64];
+	tu_mkdtemp(dir, sizeof dir, "rmqns-durable");
+	char *path = tu_path_in(dir, "kv.json"), *tmp = tu_path_in(dir, "kv.json.tmp");
+	char *bak_tmp = tu_path_in(dir, "kv.json.bak.tmp"), *victim = tu_path_in(dir, "victim");
+	char *bak = tu_path_in(dir, "kv.json.bak");
+	char err[256];
+
+	tu_write_file(victim, "not yours");
+	tu_write_file(path, "old");
+	cr_assert_eq(chmod(path, 0600), 0);
+	cr_assert_eq(symlink(victim, tmp), 0);
+	cr_assert_eq(symlink(victim, bak_tmp), 0);
+	cr_assert_eq(durable_write(path, "new", 3, true, err, sizeof err), 0, "%s", err);
+	tu_assert_file_eq(victim, "not yours", "the link's target");
+	tu_assert_file_eq(path, "new", "the path");
+	tu_assert_file_eq(bak, "old", "the backup");
+	struct stat st;
+	cr_assert_eq(lstat(path, &st), 0);
+	cr_assert(S_ISREG(st.st_mode));
+	cr_assert_eq(st.st_mode & 07777, 0600);
+	cr_assert_eq(lstat(tmp, &st), -1, "the tmp name is left behind");
+	cr_assert_eq(lstat(bak_tmp, &st), -1, "the .bak.tmp name is left behind");
+
+	/* a directory at the tmp name: refused with the reason, path unchanged */
+	cr_assert_eq(mkdir(tmp, 0700), 0);
+	cr_assert_eq(durable_write(path, "newer", 5, false, err, sizeof err), RMQNS_EIO);
+	cr_assert_not_null(strstr(err, "kv.json.tmp"), "%s", err);
+	tu_assert_file_eq(path, "new", "the path after a refused write");
+	free(path), free(tmp), free(bak_tmp), free(victim), free(bak);
+	tu_rmdir(dir);
+}
+
+/* A FIFO, a directory or a device is refused at once, by kind, never
+ * opened for a read that would wait for a writer. */
+Test(durable, read_refuses_what_is_not_a_regular_file_without_blocking, .timeout = 20)
+{
+	char dir[64];
+	tu_mkdtemp(dir, sizeof dir, "rmqns-durable");
+	char *fifo = tu_path_in(dir, "fifo");
+	char err[256];
+	struct buf b = BUF_INIT;
+	static const struct {
+		const char *path_or_null, *kind;
+	} cases[] = { { NULL, "is a FIFO" }, { ".", "is a directory" }, { "/dev/null", "is a device" } };
+
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const char *path = cases[i].path_or_null ? cases[i].path_or_null : fifo;
+		cr_assert_eq(durable_read(path, 1024, &b, err, sizeof err), RMQNS_EIO, "%s", path);
+		cr_assert_not_null(strstr(err, cases[i].kind), "%s: %s", path, err);
+		cr_assert_eq(b.len, 0);
+	}
+	buf_free(&b);
+	free(fifo);
+	tu_rmdir(dir);
 }

@@ -685,6 +685,9 @@ Test(config, acl_options_are_never_changed_at_run_time)
 	expect_refused(cfg, "aclReadRequests=false\n", 16, "black list");
 	expect_refused(cfg, "aclBrokerRequests=false\n", 16, "black list");
 	expect_refused(cfg, "orderMessageEnable=true\naclFile=/tmp/x.yml\n", 16, "black list");
+	/* nor the HTTP port's login */
+	expect_refused(cfg, "httpWebConfigFile=\n", 16, "black list");
+	expect_refused(cfg, "httpProbesOpen=false\n", 16, "black list");
 	free(file);
 	config_destroy(cfg);
 }

@@ -264,6 +264,39 @@ Test(handlers, liveness_expiry_and_connection_close)
 	ctl_broker_keys_free(gone, n);
 }
 
+/* A full table refuses new brokers (code 2, counted) but refreshes known
+ * ones; a timeout asked beyond the maximum is cut, so such an entry goes
+ * too. */
+Test(handlers, liveness_bounds)
+{
+	struct ctl_broker_key *gone;
+	uint32_t n;
+
+	ctl_live_set_bounds(&fx.live, 2, 20000);
+	cr_assert_eq(call(make_req(904, "clusterName", "C1", "brokerName", "a", "brokerId", "1",
+				   "heartbeatTimeoutMills", "9223372036854775807", NULL)),
+		     0);
+	cr_assert_eq(ctl_live_find(&fx.live, "C1", "a", 1)->timeout_ms, 20000);
+	heartbeat("broker-a", "1", "1", "0");
+	cr_assert_eq(call(make_req(904, "clusterName", "C1", "brokerName", "b", "brokerId", "1", NULL)),
+		     RSP_SYSTEM_BUSY);
+	expect_remark("[TOO_MANY_BROKERS] heartbeat refused: this controller tracks 2 brokers, "
+		      "its controllerMaxLiveBrokers");
+	cr_assert_eq(fx.live.count, 2);
+	cr_assert_eq(fx.live.refused, 1);
+	heartbeat("broker-a", "1", "2", "0");
+	expect_remark("Heart beat success");
+	cr_assert_eq(ctl_live_remove_expired(&fx.live, fx.env.now_ms + 10001, &gone, &n), 0);
+	cr_assert_eq(n, 1);
+	cr_assert_str_eq(gone[0].broker_name, "broker-a");
+	ctl_broker_keys_free(gone, n);
+	cr_assert_eq(ctl_live_remove_expired(&fx.live, fx.env.now_ms + 20001, &gone, &n), 0);
+	cr_assert_eq(n, 1);
+	cr_assert_str_eq(gone[0].broker_name, "a");
+	ctl_broker_keys_free(gone, n);
+	cr_assert_eq(call(make_req(904, "clusterName", "C1", "brokerName", "b", "brokerId", "1", NULL)), 0);
+}
+
 /* ---- 1012, 1013 ---- */
 
 Test(handlers, next_broker_id)

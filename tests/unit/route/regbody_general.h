@@ -1,5 +1,5 @@
 /* The REGISTER_BROKER decoder's general path (regbody_decode_general in
- * src/route/regbody_priv.h: without the shortcuts of the TopicConfig shape
+ * src/route/regbody_decode_general.h: without the shortcuts of the TopicConfig shape
  * matched in place and the inline read of a member key), for tests and
  * fuzzers that compare it with regbody_decode, and the comparison of two
  * decoded bodies field by field. */
@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "regbody_priv.h"
+#include "regbody_decode_general.h"
 #include "rmqns/regbody.h"
 
 /* true when a and b hold the same DataVersion, topics (in order, with

@@ -1211,3 +1211,38 @@ Test(route, a_body_whose_crc_collides_is_applied)
 	free(twin);
 	free(body);
 }
+
+static uint32_t names_digest(struct route_db *d)
+{
+	struct route_stats st;
+	route_stats(d, &st);
+	return st.names_digest;
+}
+
+/* rmqns_route_digest: the same brokers and topics give the same digest in
+ * whatever order they came; a broker or topic more or less changes it, and
+ * its leaving brings the digest back. */
+Test(route, names_digest_follows_brokers_and_topics_not_their_order)
+{
+	uint32_t empty = names_digest(db);
+	reg_simple("g1", A, 0, 1, "T/4/4/6 U/4/4/6", 1, 100);
+	uint32_t one = names_digest(db);
+	cr_expect_neq(one, empty);
+	/* two topics: a first registration with one is refused (protocol.md) */
+	reg_simple("g2", B, 0, 1, "V/4/4/6 W/4/4/6", 2, 100);
+	uint32_t both = names_digest(db);
+	cr_expect_neq(both, one);
+	cr_expect_eq(route_apply_unregister(db, "DefaultCluster", B, "g2", 2), 1);
+	tu_settle(db);
+	cr_expect_eq(names_digest(db), one);
+	cr_expect_eq(route_apply_unregister(db, "DefaultCluster", A, "g1", 1), 1);
+	tu_settle(db);
+	cr_expect_eq(names_digest(db), empty);
+
+	/* the other way round, topics listed in another order */
+	reg_simple("g2", B, 0, 2, "W/4/4/6 V/4/4/6", 2, 200);
+	reg_simple("g1", A, 0, 2, "U/4/4/6 T/4/4/6", 1, 200);
+	cr_expect_eq(names_digest(db), both);
+	char err[256];
+	cr_expect_eq(rt_check(db, err, sizeof err), 0, "%s", err);
+}

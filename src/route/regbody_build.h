@@ -1,10 +1,10 @@
-/* What the files of the REGISTER_BROKER body decoder share (regbody.h is
- * the public surface): the table a decode builds, the TopicConfig and
- * QueueData member names, and the two layout readers. Private to
- * src/route/ (and the tests that compare the decoder with its general
- * path). */
-#ifndef RMQNS_REGBODY_PRIV_H
-#define RMQNS_REGBODY_PRIV_H
+/* The bottom rung of the REGISTER_BROKER body decoder (regbody.h is the
+ * public surface): the table a decode builds (regbody_build.c) and the
+ * TopicConfig and QueueData member names. The layout readers stand above
+ * it: regbody_json.h, then regbody_zlib.h, then regbody.c, each calling
+ * only down. Private to src/route/ (and the tests of the decoder). */
+#ifndef RMQNS_REGBODY_BUILD_H
+#define RMQNS_REGBODY_BUILD_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -45,7 +45,7 @@ struct body_build {
 	struct buf key, name;  /* scratch for a topic config's map key and name */
 	char *why;
 	size_t whylen;
-	bool general;          /* read without the shortcuts (regbody_decode_general) */
+	bool general;          /* read without the shortcuts (the general path) */
 };
 
 /* The high and low halves of a 64 x 64-bit product, folded. */
@@ -102,7 +102,7 @@ static inline void build_prefetch(const struct body_build *b, uint64_t h)
 		__builtin_prefetch(&b->index[(uint32_t)h & b->index_mask]);
 }
 
-/* ---- regbody_build.c: the table under construction ---- */
+/* The table under construction. */
 
 /* Writes the reason (fmt with arg) unless one is there; returns err. */
 int build_fail(struct body_build *b, int err, const char *fmt, const char *arg);
@@ -146,27 +146,5 @@ static inline enum tc_member tc_member_of(const char *k, size_t n)
 	}
 #undef TC_IS
 }
-
-/* ---- regbody_json.c: the JSON layouts ---- */
-
-/* A plain (not compressed) body of sender version `version`. */
-int regbody_json_decode(struct body_build *b, const uint8_t *text, size_t len, int32_t version);
-
-/* The JSON items of the compressed layout. */
-enum regbody_json_item { REGBODY_ITEM_DATA_VERSION, REGBODY_ITEM_FILTERS, REGBODY_ITEM_MAPPING };
-int regbody_json_item(struct body_build *b, const uint8_t *s, size_t n, enum regbody_json_item what);
-
-/* ---- regbody_zlib.c: the compressed layout ---- */
-
-/* A compressed body (or one flagged plain that starts with a zlib
- * header), inflated within `max` bytes. */
-int regbody_zlib_decode(struct body_build *b, const uint8_t *body, size_t len, int32_t version,
-			size_t max);
-
-/* regbody_decode without its shortcuts (the TopicConfig shape matched in
- * place, the inline read of a member key): the general path alone, for
- * the tests and fuzzers that compare the two. Freed with regbody_free. */
-int regbody_decode_general(const uint8_t *body, size_t len, bool compressed, int32_t version,
-			   size_t max_bytes, struct regbody *out, char *why, size_t whylen);
 
 #endif
