@@ -50,6 +50,7 @@ struct metrics_shard {
 	struct metrics_hist latency[METRICS_CODE_SLOTS];
 	struct metrics_hist apply;
 	_Atomic uint64_t ctl_req[METRICS_CTL_CODE_SLOTS][METRICS_RSP_SLOTS];
+	struct metrics_hist ctl_latency[METRICS_CTL_CODE_SLOTS];
 };
 
 /* slot + 1 per code, 0 = none yet */
@@ -204,15 +205,19 @@ void metrics_request(int32_t code, int32_t rsp_code, uint64_t recv_ns)
 	metrics_observe(&s->latency[cs], now > recv_ns ? now - recv_ns : 0);
 }
 
-void metrics_controller_request(int32_t code, int32_t rsp_code)
+void metrics_controller_request(int32_t code, int32_t rsp_code, uint64_t recv_ns)
 {
 	unsigned cs = metrics_slot_of(code, ctl_code_slot, METRICS_CODE_RANGE, ctl_slot_code,
 				      &ctl_code_slots_used, METRICS_CTL_CODE_SLOTS);
 	unsigned rs = metrics_rsp_slot(rsp_code);
 	struct metrics_shard *s = metrics_shard();
 
-	if (s)
-		metrics_bump(&s->ctl_req[cs][rs], 1);
+	uint64_t now = metrics_now_ns();
+
+	if (!s)
+		return;
+	metrics_bump(&s->ctl_req[cs][rs], 1);
+	metrics_observe(&s->ctl_latency[cs], now > recv_ns ? now - recv_ns : 0);
 }
 
 void metrics_defer_clock(void)
@@ -301,6 +306,7 @@ struct metrics_totals {
 	uint64_t latency[METRICS_CODE_SLOTS][METRICS_BUCKETS + 1]; /* + sum */
 	uint64_t apply[METRICS_BUCKETS + 1];
 	uint64_t ctl_req[METRICS_CTL_CODE_SLOTS][METRICS_RSP_SLOTS];
+	uint64_t ctl_latency[METRICS_CTL_CODE_SLOTS][METRICS_BUCKETS + 1];
 };
 
 static void metrics_sum_hist(uint64_t *to, struct metrics_hist *h)
@@ -324,10 +330,12 @@ static void metrics_sum(struct metrics_totals *t)
 			metrics_sum_hist(t->latency[c], &s->latency[c]);
 		}
 		metrics_sum_hist(t->apply, &s->apply);
-		for (unsigned c = 0; c < METRICS_CTL_CODE_SLOTS; c++)
+		for (unsigned c = 0; c < METRICS_CTL_CODE_SLOTS; c++) {
 			for (unsigned r = 0; r < METRICS_RSP_SLOTS; r++)
 				t->ctl_req[c][r] += atomic_load_explicit(&s->ctl_req[c][r],
 									 memory_order_relaxed);
+			metrics_sum_hist(t->ctl_latency[c], &s->ctl_latency[c]);
+		}
 	}
 	pthread_mutex_unlock(&metrics_lock);
 }
@@ -510,10 +518,27 @@ static const struct metrics_simple metrics_simple[] = {
 	  MC_ACCEPT_PAUSES },
 };
 
+/* The rmqns_request_duration_seconds histograms of one table's codes. */
+static int metrics_write_durations(struct buf *out, const struct metrics_code_table *tb,
+				   const uint64_t (*latency)[METRICS_BUCKETS + 1],
+				   metrics_code_name_fn name_of)
+{
+	char cl[128];
+	int rc = 0;
+
+	for (unsigned c = 0; c < tb->nslots && rc == 0; c++) {
+		uint64_t n = 0;
+		for (unsigned b = 0; b < METRICS_BUCKETS; b++)
+			n += latency[c][b];
+		if (n && metrics_code_labels(tb, c, name_of, cl, sizeof cl))
+			rc = metrics_write_hist(out, "rmqns_request_duration_seconds", cl, latency[c]);
+	}
+	return rc;
+}
+
 int metrics_write(struct buf *out, metrics_code_name_fn name_of)
 {
 	struct metrics_totals *t = malloc(sizeof *t);
-	char cl[128];
 	int rc = 0;
 
 	if (!t)
@@ -541,14 +566,13 @@ int metrics_write(struct buf *out, metrics_code_name_fn name_of)
 	if (rc == 0)
 		rc = metrics_write_family(out, "rmqns_request_duration_seconds", "histogram",
 					  "Time from a request's arrival to its answer, by request code.");
-	for (unsigned c = 0; c < METRICS_CODE_SLOTS && rc == 0; c++) {
-		uint64_t n = 0;
-		for (unsigned b = 0; b < METRICS_BUCKETS; b++)
-			n += t->latency[c][b];
-		if (!n || !metrics_code_labels(&metrics_namesrv_codes, c, name_of, cl, sizeof cl))
-			continue;
-		rc = metrics_write_hist(out, "rmqns_request_duration_seconds", cl, t->latency[c]);
-	}
+	if (rc == 0)
+		rc = metrics_write_durations(out, &metrics_namesrv_codes,
+					     (const uint64_t (*)[METRICS_BUCKETS + 1])t->latency, name_of);
+	if (rc == 0)
+		rc = metrics_write_durations(out, &metrics_controller_codes,
+					     (const uint64_t (*)[METRICS_BUCKETS + 1])t->ctl_latency,
+					     name_of);
 
 	if (rc == 0)
 		rc = metrics_write_family(out, "rmqns_registrar_apply_seconds", "histogram",

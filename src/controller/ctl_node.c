@@ -68,7 +68,7 @@ static void job_free(struct job *j)
 static void job_finish(struct ctl_node *n, struct job *j, bool answer)
 {
 	if (j->kind == JOB_REQUEST && answer && j->decoded)
-		metrics_controller_request(j->req.code, j->ans.code);
+		metrics_controller_request(j->req.code, j->ans.code, j->recv_ns);
 	if (j->kind == JOB_REQUEST && j->reply) {
 		buf_reset(&n->out);
 		if (answer && !j->ans.no_answer && j->decoded &&
@@ -706,7 +706,8 @@ int ctl_node_submit(struct ctl_node *n, const uint8_t *frame, size_t len, uint64
 	}
 	memcpy(j->frame, frame, len);
 	*j = (struct job){ .kind = JOB_REQUEST, .node = n, .frame = j->frame, .len = len,
-			   .conn = conn, .reply = reply, .reply_arg = arg };
+			   .conn = conn, .reply = reply, .reply_arg = arg,
+			   .recv_ns = metrics_now_ns() };
 	return node_post_or_free(n, j);
 }
 

@@ -32,6 +32,7 @@ struct job {
 	uint64_t conn;
 	ctl_reply_fn reply;
 	void *reply_arg;
+	uint64_t recv_ns;      /* when the reactor handed it over (metrics_now_ns) */
 	struct remoting_cmd req;
 	bool decoded;
 	struct ctl_answer ans;

@@ -65,7 +65,7 @@ static void ctl_port_refuse(const struct net_frame *f, const struct remoting_cmd
 	struct ctl_answer ans = { 0 };
 	struct buf out = BUF_INIT;
 
-	metrics_controller_request(req->code, RSP_NO_PERMISSION);
+	metrics_controller_request(req->code, RSP_NO_PERMISSION, metrics_now_ns());
 	if (ctl_answer_set(&ans, RSP_NO_PERMISSION, "%s", remark) == 0 &&
 	    ctl_answer_encode(&ans, req, &out) == 0)
 		ctl_port_send(f->conn, out.data, out.len);

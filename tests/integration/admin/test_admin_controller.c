@@ -649,6 +649,9 @@ Test(admin_controller, refusals_hints_and_counters)
 	for (int i = 0; i < 7; i++)
 		free(meta_value(0, "controllerLeaderAddress"));
 	cr_assert_eq(ctl_requests(1005, "CONTROLLER_GET_METADATA_INFO", 0), before + 7);
+	cr_assert_geq(harness_metric(http_port, "rmqns_request_duration_seconds_count{code=\"1005\","
+				     "request=\"CONTROLLER_GET_METADATA_INFO\",port=\"controller\"}"),
+		      before + 7, "timed too");
 	cr_assert_eq(ctl_requests(1009, "UPDATE_CONTROLLER_CONFIG", 1), 1);
 	cr_assert_eq(ctl_requests(1009, "UPDATE_CONTROLLER_CONFIG", 16), 1);
 	cr_assert_eq(ctl_requests(105, "GET_ROUTEINFO_BY_TOPIC", 3), 1);
