@@ -12,6 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <urcu.h>
+
 #include "rmqns/acl.h"
 #include "rmqns/app.h"
 #include "rmqns/config.h"
@@ -232,6 +234,41 @@ static bool main_is_namesrv_code(int32_t code)
 	return handler_lookup(code) != NULL;
 }
 
+/* The address (cluster, broker_name) registered as brokerId 0 with this
+ * NameServer: the master an adopted set's brokers serve with. Runs on the
+ * controller's thread, rarely (once an adoption election). */
+struct serving_master_find {
+	const char *cluster, *name;
+	char *out;
+	size_t outlen;
+	bool found;
+};
+
+static int serving_master_one(void *arg, const struct route_broker_view *b)
+{
+	struct serving_master_find *f = arg;
+
+	if (b->id != 0 || strcmp(b->name, f->name) != 0 || strcmp(b->cluster, f->cluster) != 0)
+		return 0;
+	snprintf(f->out, f->outlen, "%s", b->addr);
+	f->found = true;
+	return 1;
+}
+
+static int main_serving_master(void *arg, const char *cluster, const char *broker_name, char *out,
+			       size_t outlen)
+{
+	struct app *app = arg;
+	struct serving_master_find f = { cluster, broker_name, out, outlen, false };
+
+	rcu_register_thread();
+	rcu_read_lock();
+	int rc = route_brokers(app->route, serving_master_one, &f);
+	rcu_read_unlock();
+	rcu_unregister_thread();
+	return rc >= 0 && f.found ? 0 : RMQNS_ENOTFOUND;
+}
+
 /* The embedded controller: its node running and its port added to the
  * server, which has not started yet. */
 static int main_start_controller(struct app *app, const struct config *cfg, const struct options *o)
@@ -245,6 +282,8 @@ static int main_start_controller(struct app *app, const struct config *cfg, cons
 	int rc = controller_params_from_options(&ncfg, &shown, cfg, o, store, err, sizeof err);
 
 	ncfg.namesrv_code = main_is_namesrv_code;
+	ncfg.serving_master = main_serving_master;
+	ncfg.serving_master_arg = app;
 	if (rc == 0) {
 		app->controller = ctl_port_start(app->server, app->acl, &ncfg, o->bindAddress, err,
 						 sizeof err);

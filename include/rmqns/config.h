@@ -110,6 +110,9 @@ struct options {
 	int32_t controllerMaxLiveBrokers;  /* brokers in the heartbeat table */
 	int64_t controllerMaxHeartbeatTimeoutMillis; /* the longest timeout a heartbeat may ask */
 	bool processReadEvent;             /* reads through the Raft log */
+	bool controllerAdoptBrokers;       /* rebuild unknown sets from their brokers */
+	int64_t controllerAdoptWaitMs;     /* heard this long before the adoption election */
+	char *controllerImportFile;        /* exportControllerState JSON for an empty store */
 	int64_t mappedFileSize;            /* accepted, no effect */
 	int32_t controllerThreadPoolNums;  /* accepted, no effect */
 	int32_t controllerRequestThreadPoolQueueCapacity; /* accepted, no effect */

@@ -75,23 +75,37 @@ enum ctl_event_type {
 	CTL_EV_ELECT_MASTER = 3,
 	CTL_EV_CLEAN_BROKER_DATA = 5,
 	CTL_EV_UPDATE_BROKER_ADDRESS = 6,
+	/* rmqns's own, never in a Java log: a set rebuilt from its brokers */
+	CTL_EV_ADOPT_REPLICA = 7,
+	CTL_EV_ADOPT_MASTER = 8,
 };
 
 /* One event. Strings and ids are owned by the event (ctl_event_clear);
  * unused fields stay NULL / 0. ids is ascending without repeats: the
- * new sync-state set (ALTER), or the ids to clean (CLEAN; none = the
- * whole set). broker_id is the new id (APPLY), the new master (ELECT,
- * when elected) or the id whose address changes (UPDATE). */
+ * new sync-state set (ALTER, ADOPT_MASTER), or the ids to clean (CLEAN;
+ * none = the whole set). broker_id is the new id (APPLY, ADOPT_REPLICA),
+ * the new master (ELECT and ADOPT_MASTER, when elected) or the id whose
+ * address changes (UPDATE).
+ *
+ * ADOPT_REPLICA records a replica a broker reported and the store did not
+ * know: the set is created when absent (no master, epochs 0), the replica
+ * added when absent, and the next id raised to at least max(next_id,
+ * broker_id + 1). ADOPT_MASTER sets a set's master (or none), both epochs
+ * and the sync-state set to the values it carries, so that a rebuilt set
+ * goes on from the epochs its brokers hold. */
 struct ctl_event {
 	enum ctl_event_type type;
-	char *cluster;      /* APPLY, UPDATE */
+	char *cluster;      /* APPLY, UPDATE, ADOPT_REPLICA */
 	char *broker_name;  /* every type */
-	char *address;      /* APPLY, UPDATE */
+	char *address;      /* APPLY, UPDATE, ADOPT_REPLICA */
 	char *check_code;   /* APPLY */
 	int64_t broker_id;
-	bool elected;       /* ELECT */
+	bool elected;       /* ELECT, ADOPT_MASTER */
 	int64_t *ids;
 	uint32_t id_count;
+	int64_t next_id;        /* ADOPT_REPLICA: the least next id to hand out */
+	int32_t master_epoch;   /* ADOPT_MASTER */
+	int32_t sss_epoch;      /* ADOPT_MASTER */
 };
 
 void ctl_event_clear(struct ctl_event *ev);
@@ -108,6 +122,12 @@ int ctl_state_apply(struct ctl_state *s, const struct ctl_event *ev);
  *   ALTER  name, ids          APPLY  cluster, name, address, i64 id, check code
  *   ELECT  name, u8 elected, i64 id (0 when not elected)
  *   CLEAN  name, ids          UPDATE cluster, name, address, i64 id
+ *   ADOPT_REPLICA  cluster, name, address, i64 id, i64 next id
+ *   ADOPT_MASTER   name, u8 elected, i64 id (0 when not), i32 master
+ *                  epoch, i32 sss epoch, ids
+ * (the two ADOPT types are new in version 1 entries: a node that does not
+ * know them refuses the entry, so every node of a group must know them
+ * before one of them is written; the snapshot image is unchanged)
  * text = u32 length + bytes (no NUL, at most CTL_MAX_TEXT), ids = u32
  * count + i64 each, all big-endian. */
 #define CTL_EVENT_VERSION 1
@@ -281,6 +301,13 @@ struct ctl_answer {
 	struct buf body;
 	bool has_event;
 	struct ctl_event event;
+	/* events committed, in order, before `event` (an adoption's replicas
+	 * ahead of its master); owned, freed by ctl_answer_clear */
+	struct ctl_event *pre;
+	uint32_t pre_count;
+	/* CTL_ADOPTED_* bits: what committing the events adopts (counted and
+	 * logged once they are applied) */
+	unsigned adopted;
 	bool notify_role_change;       /* a master was elected: tell the brokers once applied */
 	bool config_changed;           /* 1009 changed the config: persist it */
 	bool no_answer;                /* a one-way request: nothing to send */
@@ -300,6 +327,72 @@ int ctl_handle(const struct ctl_env *env, const struct remoting_cmd *req, struct
  * (!has_id) when a master is gone. */
 int ctl_elect_master(const struct ctl_env *env, const char *broker_name, bool has_id, int64_t id,
 		     bool designate, struct ctl_answer *ans);
+
+/* ---- adopting brokers the store does not know (ctl_adopt.c) ---- */
+
+enum { CTL_ADOPTED_BROKER = 1, CTL_ADOPTED_SET = 2 };
+
+/* What one replica of a set reported to this node (its heartbeats). */
+struct ctl_adopt_report {
+	int64_t id;
+	int32_t epoch;            /* last epoch of its epoch file; -1 = none */
+	int64_t max_offset;
+	int64_t confirm_offset;   /* 0 = none */
+	int32_t priority;         /* lower is preferred */
+	bool known;               /* a replica of the set in the state */
+	bool serving;             /* registered as brokerId 0 with this node's NameServer */
+};
+
+enum ctl_adopt_verdict {
+	CTL_ADOPT_NOTHING,  /* no replica reports an epoch above the set's */
+	CTL_ADOPT_WAIT,     /* the one to elect is not a known replica yet */
+	CTL_ADOPT_ELECT,
+};
+
+struct ctl_adopt_choice {
+	int64_t master;
+	int32_t master_epoch;     /* above every epoch reported and the set's */
+	int32_t sss_epoch;
+	int64_t *sss;             /* ascending; room for n ids, given by the caller */
+	uint32_t sss_count;
+	bool tied;                /* another replica had the same (epoch, offset) */
+};
+
+/* The master a set rebuilt from its brokers goes on with: among the
+ * replicas that reported an epoch, the greatest (epoch, max offset), so
+ * never one behind another; of those tied, the one serving, then the
+ * lower priority number, then the lower id. Its epoch is one above every
+ * epoch reported and the set's own; its sync-state set is the known
+ * replicas at its epoch with at least its confirm offset (its max offset
+ * when it reports none). sss_epoch is set_sss_epoch + 1. Pure. */
+enum ctl_adopt_verdict ctl_adopt_choose(const struct ctl_adopt_report *r, uint32_t n,
+					int32_t set_master_epoch, int32_t set_sss_epoch,
+					struct ctl_adopt_choice *out);
+
+/* controllerAdoptBrokers (default true). */
+bool ctl_adopt_enabled(const struct ctl_env *env);
+/* A set without a master whose live replicas report an epoch above its
+ * own: its brokers had a master the state does not hold. */
+bool ctl_adopt_pending(const struct ctl_env *env, const struct ctl_set *set);
+/* The adoption election of broker_name on the leader: the live replicas
+ * the state lacks adopted and the chosen master set, as events in *ans
+ * (code 0, notify_role_change), or code 2012 with no event when there is
+ * nothing (yet) to elect. serving_address: the address registered as
+ * brokerId 0 with this node's NameServer, NULL when unknown; with none
+ * and replicas tied for master, wait_for_serving answers 2012 (the
+ * NameServer learns it at the brokers' next registration, within 30 s). */
+int ctl_adopt_elect(const struct ctl_env *env, const char *broker_name,
+		    const char *serving_address, bool wait_for_serving, struct ctl_answer *ans);
+/* How long an adoption waits for the NameServer to learn the master when
+ * the brokers' reports tie: one 30 s registration period and a margin. */
+#define CTL_ADOPT_SERVING_WAIT_MS 35000
+
+/* controllerImportFile (ctl_import.c): the events that rebuild the sets of
+ * an exportControllerState file, in order (per set its ADOPT_REPLICAs, then
+ * its ADOPT_MASTER); *out owned by the caller (ctl_event_clear each, free).
+ * RMQNS_EINVAL with the reason in err for a file that does not read. */
+int ctl_import_read(const char *path, struct ctl_event **out, uint32_t *count, char *err,
+		    size_t errlen);
 
 /* Encodes the answer to req as a whole frame. */
 int ctl_answer_encode(const struct ctl_answer *ans, const struct remoting_cmd *req, struct buf *out);
@@ -371,6 +464,19 @@ struct ctl_node_config {
 	 * to it here says so (and names the port ctl_node_set_namesrv_port
 	 * gave); NULL = no hint */
 	bool (*namesrv_code)(int32_t code);
+	/* the address registered as brokerId 0 of (cluster, brokerName) with
+	 * this process's NameServer, into out; 0 when there is one. Called on
+	 * the node's thread for an adoption election; NULL = not known */
+	int (*serving_master)(void *arg, const char *cluster, const char *broker_name, char *out,
+			      size_t outlen);
+	void *serving_master_arg;
+	/* controllerAdoptBrokers' wait: how long a set without a master whose
+	 * brokers report a higher epoch is heard before its master is adopted;
+	 * 0 = 3000 ms, negative = at once */
+	int64_t adopt_wait_ms;
+	/* controllerImportFile: proposed once by the first leader that finds
+	 * the store empty; refused (a log line) on a store with state */
+	const char *import_file;
 };
 
 /* Starts the node's thread and waits until its Raft member runs (or
@@ -407,6 +513,8 @@ struct ctl_node_status {
 	uint32_t broker_sets;      /* registered sets in the state */
 	uint32_t masters;          /* of which with a master */
 	uint32_t live_brokers;     /* heart-beating here */
+	uint64_t adopted_brokers;  /* replicas adopted from what brokers reported (leader) */
+	uint64_t adopted_sets;     /* ... of which created their set */
 	uint32_t live_brokers_max; /* controllerMaxLiveBrokers */
 	uint64_t heartbeats_refused; /* new brokers refused for a full table */
 };

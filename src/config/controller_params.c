@@ -30,6 +30,8 @@ int controller_params_from_options(struct ctl_node_config *p, struct properties 
 		.heartbeat_timeout_ms = (unsigned)o->controllerHeartbeatTimeoutMillis,
 		.scan_not_active_ms = o->scanNotActiveBrokerInterval,
 		.scan_inactive_master_ms = o->scanInactiveMasterInterval,
+		.adopt_wait_ms = o->controllerAdoptWaitMs > 0 ? o->controllerAdoptWaitMs : -1,
+		.import_file = o->controllerImportFile,
 		.max_live_brokers = (uint32_t)o->controllerMaxLiveBrokers,
 		.max_heartbeat_timeout_ms = o->controllerMaxHeartbeatTimeoutMillis,
 		.options = shown,

@@ -18,6 +18,9 @@ void ctl_answer_clear(struct ctl_answer *ans)
 		free(ans->ext[i].value);
 	buf_free(&ans->body);
 	ctl_event_clear(&ans->event);
+	for (uint32_t i = 0; i < ans->pre_count; i++)
+		ctl_event_clear(&ans->pre[i]);
+	free(ans->pre);
 	memset(ans, 0, sizeof *ans);
 }
 

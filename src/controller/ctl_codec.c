@@ -45,6 +45,16 @@ static int put_ids(struct buf *b, const int64_t *ids, uint32_t n)
 	return rc;
 }
 
+static int put_adopted_epochs(struct buf *b, const struct ctl_event *ev)
+{
+	if (ev->master_epoch < 0 || ev->sss_epoch < 0)
+		return RMQNS_EINVAL;
+	int rc = buf_put_be32(b, (uint32_t)ev->master_epoch);
+	if (!rc)
+		rc = buf_put_be32(b, (uint32_t)ev->sss_epoch);
+	return rc ? rc : put_ids(b, ev->ids, ev->id_count);
+}
+
 int ctl_event_encode(const struct ctl_event *ev, struct buf *out)
 {
 	size_t old = out->len;
@@ -62,6 +72,7 @@ int ctl_event_encode(const struct ctl_event *ev, struct buf *out)
 		break;
 	case CTL_EV_APPLY_BROKER_ID:
 	case CTL_EV_UPDATE_BROKER_ADDRESS:
+	case CTL_EV_ADOPT_REPLICA:
 		if (!rc)
 			rc = put_text(out, ev->cluster);
 		if (!rc)
@@ -72,14 +83,19 @@ int ctl_event_encode(const struct ctl_event *ev, struct buf *out)
 			rc = put_i64(out, ev->broker_id);
 		if (!rc && ev->type == CTL_EV_APPLY_BROKER_ID)
 			rc = put_text(out, ev->check_code);
+		if (!rc && ev->type == CTL_EV_ADOPT_REPLICA)
+			rc = put_i64(out, ev->next_id);
 		break;
 	case CTL_EV_ELECT_MASTER:
+	case CTL_EV_ADOPT_MASTER:
 		if (!rc)
 			rc = put_text(out, ev->broker_name);
 		if (!rc)
 			rc = buf_putc(out, ev->elected ? 1 : 0);
 		if (!rc)
 			rc = put_i64(out, ev->elected ? ev->broker_id : 0);
+		if (!rc && ev->type == CTL_EV_ADOPT_MASTER)
+			rc = put_adopted_epochs(out, ev);
 		break;
 	default:
 		rc = RMQNS_EINVAL;
@@ -176,6 +192,17 @@ static int get_ids(struct rd *r, int64_t **out, uint32_t *count)
 	return 0;
 }
 
+static int get_adopted_epochs(struct rd *r, struct ctl_event *ev)
+{
+	int rc = get_i32(r, &ev->master_epoch);
+
+	if (!rc)
+		rc = get_i32(r, &ev->sss_epoch);
+	if (!rc && (ev->master_epoch < 0 || ev->sss_epoch < 0))
+		rc = RMQNS_EINVAL;
+	return rc ? rc : get_ids(r, &ev->ids, &ev->id_count);
+}
+
 static int decode_body(struct rd *r, struct ctl_event *ev)
 {
 	int rc = 0;
@@ -189,6 +216,7 @@ static int decode_body(struct rd *r, struct ctl_event *ev)
 		return rc;
 	case CTL_EV_APPLY_BROKER_ID:
 	case CTL_EV_UPDATE_BROKER_ADDRESS:
+	case CTL_EV_ADOPT_REPLICA:
 		if (!rc)
 			rc = get_text(r, &ev->cluster);
 		if (!rc)
@@ -199,8 +227,11 @@ static int decode_body(struct rd *r, struct ctl_event *ev)
 			rc = get_i64(r, &ev->broker_id);
 		if (!rc && ev->type == CTL_EV_APPLY_BROKER_ID)
 			rc = get_text(r, &ev->check_code);
+		if (!rc && ev->type == CTL_EV_ADOPT_REPLICA)
+			rc = get_i64(r, &ev->next_id);
 		return rc;
 	case CTL_EV_ELECT_MASTER:
+	case CTL_EV_ADOPT_MASTER:
 		if (!rc)
 			rc = get_text(r, &ev->broker_name);
 		if (!rc)
@@ -212,6 +243,8 @@ static int decode_body(struct rd *r, struct ctl_event *ev)
 		if (!rc && !elected && ev->broker_id != 0)
 			rc = RMQNS_EINVAL;
 		ev->elected = elected == 1;
+		if (!rc && ev->type == CTL_EV_ADOPT_MASTER)
+			rc = get_adopted_epochs(r, ev);
 		return rc;
 	}
 	return RMQNS_EINVAL;

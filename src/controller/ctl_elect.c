@@ -135,6 +135,12 @@ int ctl_elect_master(const struct ctl_env *env, const char *broker_name, bool ha
 	ans->ext_present = true;
 	if (!ctl_set_exists(set))
 		return ctl_answer_set(ans, CTL_RSP_BROKER_NEED_TO_BE_REGISTERED, "Broker hasn't been registered");
+	/* brokers that had a master the state lacks: only the adoption elects,
+	 * at an epoch they accept (ctl_adopt.c) */
+	if (ctl_adopt_pending(env, set))
+		return ctl_answer_set(ans, CTL_RSP_ELECT_MASTER_FAILED,
+				      "Waiting for the brokers of %s to report before adopting their master",
+				      set->name);
 	/* the first master of a set: Java takes the requester unchecked; here it
 	 * must at least be a replica of the set and alive */
 	if (set->master_epoch == 0 && has_id && ctl_set_replica(set, id) &&

@@ -156,7 +156,47 @@ static int handle_apply_broker_id(const struct ctl_env *env, const struct remoti
 	return ctl_answer_set(ans, 0, NULL);
 }
 
+/* ---- adoption of brokers the store does not know (ctl_adopt.c) ---- */
+
+/* A broker with a controller id in a set the state lacks, or lacking it:
+ * adopted when the option allows and the cluster matches the set's. */
+static bool may_adopt(const struct ctl_env *env, const struct ctl_set *set, const char *cluster,
+		      int64_t id)
+{
+	if (id < 1 || !cluster || !*cluster || !ctl_adopt_enabled(env))
+		return false;
+	if (!ctl_set_exists(set))
+		return true;
+	return !ctl_set_replica(set, id) && strcmp(set->cluster, cluster) == 0;
+}
+
+static int adopt(struct ctl_answer *ans, const struct ctl_set *set, const char *cluster,
+		 const char *name, const char *addr, int64_t id)
+{
+	ans->has_event = true;
+	ans->adopted = CTL_ADOPTED_BROKER | (ctl_set_exists(set) ? 0 : CTL_ADOPTED_SET);
+	return ctl_adopt_replica_event(&ans->event, cluster, name, addr, id);
+}
+
 /* ---- 1003 CONTROLLER_REGISTER_BROKER ---- */
+
+/* 1003's answer for a known set: the master when alive, the sync-state set. */
+static int register_answer(const struct ctl_env *env, const struct ctl_set *set, const char *cluster,
+			   struct ctl_answer *ans)
+{
+	int rc;
+
+	if (set->has_master && ctl_env_alive(env, cluster, set->name, set->master_id)) {
+		const struct ctl_replica *m = ctl_set_replica(set, set->master_id);
+		if ((rc = ctl_answer_ext_i64(ans, "masterBrokerId", set->master_id)) ||
+		    (rc = ctl_answer_ext(ans, "masterAddress", m ? m->address : NULL)) ||
+		    (rc = ctl_answer_ext_i64(ans, "masterEpoch", set->master_epoch)) ||
+		    (rc = ctl_answer_ext_i64(ans, "syncStateSetEpoch", set->sss_epoch)))
+			return rc;
+	}
+	rc = ctl_answer_body_sss(ans, set->sss, set->sss_count, set->sss_epoch);
+	return rc ? rc : ctl_answer_set(ans, 0, NULL);
+}
 
 static int handle_register(const struct ctl_env *env, const struct remoting_cmd *req,
 			   struct ctl_answer *ans)
@@ -177,6 +217,15 @@ static int handle_register(const struct ctl_env *env, const struct remoting_cmd 
 	if ((rc = ctl_answer_ext(ans, "clusterName", cluster)) ||
 	    (rc = ctl_answer_ext(ans, "brokerName", name)))
 		return rc;
+	if (may_adopt(env, set, cluster, id)) {
+		/* as if registered: a new set has no master, epochs 0 */
+		if ((rc = adopt(ans, set, cluster, name, addr, id)))
+			return rc;
+		if (ctl_set_exists(set))
+			return register_answer(env, set, cluster, ans);
+		rc = ctl_answer_body_sss(ans, NULL, 0, 0);
+		return rc ? rc : ctl_answer_set(ans, 0, NULL);
+	}
 	if (!ctl_set_exists(set))
 		return ctl_answer_set(ans, CTL_RSP_BROKER_NEED_TO_BE_REGISTERED,
 				      "Broker-set: %s hasn't been registered in controller", name);
@@ -184,15 +233,7 @@ static int handle_register(const struct ctl_env *env, const struct remoting_cmd 
 	if (!r)
 		return ctl_answer_set(ans, CTL_RSP_BROKER_NEED_TO_BE_REGISTERED,
 				      "BrokerId: %" PRId64 " hasn't been registered in broker-set: %s", id, name);
-	if (set->has_master && ctl_env_alive(env, cluster, name, set->master_id)) {
-		const struct ctl_replica *m = ctl_set_replica(set, set->master_id);
-		if ((rc = ctl_answer_ext_i64(ans, "masterBrokerId", set->master_id)) ||
-		    (rc = ctl_answer_ext(ans, "masterAddress", m ? m->address : NULL)) ||
-		    (rc = ctl_answer_ext_i64(ans, "masterEpoch", set->master_epoch)) ||
-		    (rc = ctl_answer_ext_i64(ans, "syncStateSetEpoch", set->sss_epoch)))
-			return rc;
-	}
-	if ((rc = ctl_answer_body_sss(ans, set->sss, set->sss_count, set->sss_epoch)))
+	if ((rc = register_answer(env, set, cluster, ans)))
 		return rc;
 	if (strcmp(addr, r->address) != 0) {
 		struct ctl_event *ev = &ans->event;
@@ -203,7 +244,7 @@ static int handle_register(const struct ctl_env *env, const struct remoting_cmd 
 		    (rc = event_strdup(&ev->broker_name, name)) || (rc = event_strdup(&ev->address, addr)))
 			return rc;
 	}
-	return ctl_answer_set(ans, 0, NULL);
+	return 0;
 }
 
 /* ---- 1004 CONTROLLER_GET_REPLICA_INFO ---- */
@@ -218,6 +259,16 @@ static int handle_replica_info(const struct ctl_env *env, const struct remoting_
 		return missing(ans, "brokerName");
 	const struct ctl_set *set = ctl_state_find(env->state, name);
 	ans->ext_present = true;
+	/* 1004 names no broker: the requester is the one heart-beating on its connection */
+	const struct ctl_live_entry *who = ctl_adopt_requester(env, name);
+	if (who && may_adopt(env, set, who->cluster, who->broker_id) &&
+	    (rc = adopt(ans, set, who->cluster, name, who->address, who->broker_id)))
+		return rc;
+	if (!ctl_set_exists(set) && ans->has_event) {
+		rc = ctl_answer_ext_i64(ans, "masterEpoch", 0);
+		rc = rc ? rc : ctl_answer_body_sss(ans, NULL, 0, 0);
+		return rc ? rc : ctl_answer_set(ans, 0, NULL);
+	}
 	if (!ctl_set_exists(set))
 		return ctl_answer_set(ans, CTL_RSP_BROKER_METADATA_NOT_EXIST, "Broker metadata is not existed");
 	/* unlike 1003, the master is named whether alive or not */

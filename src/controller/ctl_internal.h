@@ -27,6 +27,13 @@ int ctl_answer_body_sss(struct ctl_answer *ans, const int64_t *ids, uint32_t n, 
 bool ctl_env_alive(const struct ctl_env *env, const char *cluster, const char *broker_name,
 		   int64_t id);
 
+/* The live entry of broker_name whose heartbeats come on the request's
+ * connection (env->conn): who asks, for requests that do not say (ctl_adopt.c). */
+const struct ctl_live_entry *ctl_adopt_requester(const struct ctl_env *env, const char *broker_name);
+/* *ev (cleared first) becomes ADOPT_REPLICA of (cluster, name, address, id). */
+int ctl_adopt_replica_event(struct ctl_event *ev, const char *cluster, const char *broker_name,
+			    const char *address, int64_t id);
+
 /* The one-way NOTIFY_BROKER_ROLE_CHANGED (1008) frame for a set's current
  * master (controller.md §3.13). */
 int ctl_notify_encode(const struct ctl_set *set, int32_t opaque, struct buf *out);

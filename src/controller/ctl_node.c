@@ -141,6 +141,28 @@ static void election_done(struct ctl_node *n, const struct ctl_answer *ans, cons
 		 ans->remark ? ans->remark : "");
 }
 
+static bool commit_event(struct ctl_node *n, struct job *j);
+
+/* A replica (and maybe its set) adopted: a line each, counted. Brokers
+ * cause these, so the lines are limited. */
+static void adoption_done(struct ctl_node *n, const struct ctl_event *ev, bool new_set)
+{
+	static struct log_limit limit = LOG_LIMIT_INIT(LOG_LIMIT_LINES, LOG_LIMIT_WINDOW_MS);
+
+	if (ev->type != CTL_EV_ADOPT_REPLICA)
+		return;
+	if (new_set) {
+		n->adopted_sets++;
+		log_write_limited(&limit, LOG_INFO,
+				  "controller: adopted broker set %s/%s, unknown to the store, from its brokers",
+				  ev->cluster, ev->broker_name);
+	}
+	n->adopted_brokers++;
+	log_write_limited(&limit, LOG_INFO,
+			  "controller: adopted broker %s/%s id %" PRId64 " at %s, unknown to the store",
+			  ev->cluster, ev->broker_name, ev->broker_id, ev->address);
+}
+
 static void on_applied(struct raft_apply *req, int status, void *result)
 {
 	struct job *j = req->data;
@@ -148,6 +170,17 @@ static void on_applied(struct raft_apply *req, int status, void *result)
 
 	(void)result;
 	n->inflight = NULL;
+	if (status == 0 && j->pre_done < j->ans.pre_count) {
+		/* one of the events before the answer's own: on to the next */
+		if (j->kind != JOB_IMPORT)
+			adoption_done(n, &j->ans.pre[j->pre_done], false);
+		j->pre_done++;
+		if (commit_event(n, j))
+			return;
+		job_finish(n, j, true);
+		pump(n);
+		return;
+	}
 	if (status != 0) {
 		/* not committed (lost leadership, stopping): say so, as Java's code 1 */
 		log_warn_limited("controller: event for %s not committed: %s",
@@ -158,8 +191,12 @@ static void on_applied(struct raft_apply *req, int status, void *result)
 		ctl_answer_set(&j->ans, RSP_SYSTEM_ERROR, "The change was not committed: %s",
 			       raft_strerror(status));
 		free(name);
+	} else if (j->kind == JOB_IMPORT) {
+		log_info("controller: %s imported: %u events committed", n->import_file,
+			 j->ans.pre_count + 1);
 	} else {
-		if (j->ans.event.type == CTL_EV_ELECT_MASTER)
+		adoption_done(n, &j->ans.event, j->ans.adopted & CTL_ADOPTED_SET);
+		if (j->ans.event.type == CTL_EV_ELECT_MASTER || j->ans.event.type == CTL_EV_ADOPT_MASTER)
 			election_done(n, &j->ans, NULL);
 		if (j->ans.notify_role_change)
 			notify_brokers(n, j->ans.event.broker_name);
@@ -169,11 +206,14 @@ static void on_applied(struct raft_apply *req, int status, void *result)
 	pump(n);
 }
 
-/* Appends the answer's event to the log; the job waits in n->inflight. */
+/* Appends the answer's next event (those before its own first) to the
+ * log; the job waits in n->inflight. */
 static bool commit_event(struct ctl_node *n, struct job *j)
 {
 	struct raft_buffer rb;
-	int rc = ctl_entry_wrap(&j->ans.event, &rb);
+	const struct ctl_event *ev =
+		j->pre_done < j->ans.pre_count ? &j->ans.pre[j->pre_done] : &j->ans.event;
+	int rc = ctl_entry_wrap(ev, &rb);
 
 	if (rc == 0) {
 		j->apply.data = j;
@@ -192,7 +232,7 @@ static bool commit_event(struct ctl_node *n, struct job *j)
 	return true;
 }
 
-static void enqueue_election(struct ctl_node *n, const char *broker_name)
+static void enqueue_election(struct ctl_node *n, const char *broker_name, bool adopt)
 {
 	struct job *j = calloc(1, sizeof *j);
 
@@ -203,6 +243,7 @@ static void enqueue_election(struct ctl_node *n, const char *broker_name)
 	}
 	j->kind = JOB_ELECT;
 	j->node = n;
+	j->adopt = adopt;
 	queue_push(&n->pending, j);
 }
 
@@ -216,7 +257,7 @@ static void brokers_inactive(struct ctl_node *n, struct ctl_broker_key *keys, ui
 			 keys[i].broker_name, keys[i].broker_id);
 		if (ctl_node_serving(n) && ctl_set_exists(set) && set->has_master &&
 		    set->master_id == keys[i].broker_id && strcmp(set->cluster, keys[i].cluster) == 0)
-			enqueue_election(n, set->name);
+			enqueue_election(n, set->name, false);
 	}
 	ctl_broker_keys_free(keys, count);
 }
@@ -345,6 +386,72 @@ static void answer_request(struct ctl_node *n, struct job *j)
 	job_finish(n, j, true);
 }
 
+static struct adopt_wait *adopt_wait_find(struct ctl_node *n, const char *name)
+{
+	for (uint32_t i = 0; i < n->adopt_wait_count; i++)
+		if (strcmp(n->adopt_waits[i].name, name) == 0)
+			return &n->adopt_waits[i];
+	return NULL;
+}
+
+/* The adoption election of a set (ctl_adopt_elect), with the master this
+ * process's NameServer has for it; true when its events are in flight. */
+static bool run_adoption(struct ctl_node *n, struct job *j, const struct ctl_env *env)
+{
+	const struct ctl_set *set = ctl_state_find(&n->state, j->broker_name);
+	char serving[256];
+	const char *hint = NULL;
+
+	if (set && n->serving_master &&
+	    n->serving_master(n->serving_master_arg, set->cluster, set->name, serving,
+			      sizeof serving) == 0)
+		hint = serving;
+	const struct adopt_wait *w = adopt_wait_find(n, j->broker_name);
+	bool wait_for_serving = w && env->now_ms - w->since < CTL_ADOPT_SERVING_WAIT_MS;
+	if (ctl_adopt_elect(env, j->broker_name, hint, wait_for_serving, &j->ans) != 0) {
+		log_warn_limited("controller: adoption of %s: out of memory", j->broker_name);
+		return false;
+	}
+	if (!j->ans.has_event) {
+		log_debug("controller: adoption of %s: %s", j->broker_name, j->ans.remark);
+		return false; /* nothing yet: the scan tries again */
+	}
+	log_info("controller: %s has no master here but its brokers had one; adopting broker %" PRId64
+		 " at epoch %d (NameServer's master: %s)",
+		 j->broker_name, j->ans.event.broker_id, j->ans.event.master_epoch,
+		 hint ? hint : "unknown");
+	return commit_event(n, j);
+}
+
+/* controllerImportFile on the first serving term: proposed when the store
+ * is empty, refused with the reason when it is not. True when in flight. */
+static bool run_import(struct ctl_node *n, struct job *j)
+{
+	struct ctl_event *events;
+	uint32_t count;
+	char err[512];
+
+	if (n->state.count) {
+		log_warn("controller: %s not imported: the store already holds %u broker sets "
+			 "(an import only starts an empty store)", n->import_file, n->state.count);
+		return false;
+	}
+	if (ctl_import_read(n->import_file, &events, &count, err, sizeof err) != 0) {
+		log_error("controller: %s not imported: %s", n->import_file, err);
+		return false;
+	}
+	j->ans.event = events[count - 1];
+	j->ans.has_event = true;
+	j->ans.pre = events;
+	j->ans.pre_count = count - 1;
+	if (count == 1) {
+		j->ans.pre = NULL;
+		free(events);
+	}
+	log_info("controller: importing %s: %u events", n->import_file, count);
+	return commit_event(n, j);
+}
+
 static void run_job(struct ctl_node *n, struct job *j)
 {
 	struct ctl_meta meta;
@@ -364,6 +471,11 @@ static void run_job(struct ctl_node *n, struct job *j)
 		env = node_env(n, &meta, 0);
 		if (!env.serving)
 			break;
+		if (j->adopt) {
+			if (run_adoption(n, j, &env))
+				return;
+			break;
+		}
 		if (ctl_elect_master(&env, j->broker_name, false, 0, false, &j->ans) == 0) {
 			log_info_limited("controller: master of %s is gone; electing another", j->broker_name);
 			if (j->ans.has_event && commit_event(n, j))
@@ -373,6 +485,10 @@ static void run_job(struct ctl_node *n, struct job *j)
 		break;
 	case JOB_INSPECT:
 		j->inspect(j->inspect_arg, &n->state);
+		break;
+	case JOB_IMPORT:
+		if (ctl_node_serving(n) && run_import(n, j))
+			return;
 		break;
 	}
 	job_finish(n, j, true);
@@ -403,6 +519,16 @@ static void on_barrier(struct raft_barrier *req, int status)
 		n->next_master_scan = ctl_node_now_ms() + n->scan_inactive_master_ms;
 		log_info_limited("controller %s: leader of term %llu, serving", n->peers[n->self].id,
 			 (unsigned long long)n->serving_term);
+		if (n->import_file && !n->import_tried) {
+			struct job *j = calloc(1, sizeof *j);
+			n->import_tried = true;
+			if (j) {
+				*j = (struct job){ .kind = JOB_IMPORT, .node = n };
+				queue_push(&n->pending, j);
+			} else {
+				log_error("controller: no memory to import %s", n->import_file);
+			}
+		}
 	}
 	ctl_node_publish_status(n);
 }
@@ -425,6 +551,62 @@ static void watch_role(struct ctl_node *n)
 		n->barrier_pending = true;
 }
 
+#define ADOPT_SCAN_MS 250
+#define ADOPT_RETRY_MS 1000
+
+/* Forgets the waits of sets no longer pending (all when not serving). */
+static void adopt_waits_prune(struct ctl_node *n, const struct ctl_env *env)
+{
+	uint32_t w = 0;
+
+	for (uint32_t i = 0; i < n->adopt_wait_count; i++) {
+		struct adopt_wait *a = &n->adopt_waits[i];
+		if (env->serving && ctl_adopt_pending(env, ctl_state_find(&n->state, a->name)))
+			n->adopt_waits[w++] = *a;
+		else
+			free(a->name);
+	}
+	n->adopt_wait_count = w;
+}
+
+/* Sets whose brokers had a master the state lacks: heard for adopt_wait_ms
+ * (so that the whole set has reported), then their adoption election. */
+static void adopt_scan(struct ctl_node *n, int64_t now)
+{
+	struct ctl_meta meta;
+	struct ctl_env env = node_env(n, &meta, 0);
+
+	adopt_waits_prune(n, &env);
+	if (!env.serving)
+		return;
+	for (uint32_t i = 0; i < n->state.count; i++) {
+		const struct ctl_set *set = n->state.sets[i];
+		if (set->has_master || !ctl_adopt_pending(&env, set))
+			continue;
+		struct adopt_wait *a = adopt_wait_find(n, set->name);
+		if (!a) {
+			struct adopt_wait *g = realloc(n->adopt_waits,
+						       (n->adopt_wait_count + 1) * sizeof *g);
+			char *name = strdup(set->name);
+			if (g)
+				n->adopt_waits = g;
+			if (!g || !name) {
+				free(name);
+				return;
+			}
+			a = &n->adopt_waits[n->adopt_wait_count++];
+			*a = (struct adopt_wait){ name, now, now + (n->adopt_wait_ms > 0 ? n->adopt_wait_ms : 0) };
+			log_info("controller: %s has no master here but its brokers report epochs above %d; "
+				 "adopting in %" PRId64 " ms", set->name, set->master_epoch,
+				 n->adopt_wait_ms > 0 ? n->adopt_wait_ms : 0);
+		}
+		if (now >= a->next_try) {
+			a->next_try = now + ADOPT_RETRY_MS;
+			enqueue_election(n, set->name, true);
+		}
+	}
+}
+
 static void scan(struct ctl_node *n)
 {
 	int64_t now = ctl_node_now_ms();
@@ -435,6 +617,10 @@ static void scan(struct ctl_node *n)
 		n->next_expiry_scan = now + n->scan_not_active_ms;
 		if (ctl_live_remove_expired(&n->live, now, &gone, &count) == 0)
 			brokers_inactive(n, gone, count);
+	}
+	if (now >= n->next_adopt_scan) {
+		n->next_adopt_scan = now + ADOPT_SCAN_MS;
+		adopt_scan(n, now);
 	}
 	if (ctl_node_serving(n) && now >= n->next_master_scan) {
 		n->next_master_scan = now + n->scan_inactive_master_ms;
@@ -447,7 +633,7 @@ static void scan(struct ctl_node *n)
 			for (uint32_t k = 0; k < set->replica_count && !any; k++)
 				any = ctl_live_alive(&n->live, set->cluster, set->name, set->replicas[k].id, now);
 			if (any)
-				enqueue_election(n, set->name);
+				enqueue_election(n, set->name, false);
 		}
 	}
 }

@@ -20,7 +20,7 @@
 #include "rmqns/properties.h"
 #include "rmqns/remoting.h"
 
-enum job_kind { JOB_REQUEST, JOB_CLOSE, JOB_ELECT, JOB_INSPECT };
+enum job_kind { JOB_REQUEST, JOB_CLOSE, JOB_ELECT, JOB_INSPECT, JOB_IMPORT };
 
 struct job {
 	struct job *next;
@@ -38,8 +38,11 @@ struct job {
 	struct ctl_answer ans;
 	struct raft_apply apply;
 	struct raft_barrier read_barrier; /* processReadEvent: a read after a log entry */
-	/* JOB_ELECT */
+	/* events of ans.pre committed so far (each waits for the one before) */
+	uint32_t pre_done;
+	/* JOB_ELECT; adopt: the adoption election (ctl_adopt_elect) */
 	char *broker_name;
+	bool adopt;
 	/* JOB_INSPECT: the caller waits on the node's cond for *done */
 	void (*inspect)(void *arg, const struct ctl_state *s);
 	void *inspect_arg;
@@ -69,6 +72,12 @@ struct ctl_node {
 	void *notify_arg;
 	bool (*namesrv_code)(int32_t code);
 	_Atomic int namesrv_port; /* set once the NameServer's port is bound */
+	int (*serving_master)(void *arg, const char *cluster, const char *broker_name, char *out,
+			      size_t outlen);
+	void *serving_master_arg;
+	int64_t adopt_wait_ms;
+	char *import_file;       /* controllerImportFile; NULL = none */
+	bool import_tried;       /* the first serving term looked at it */
 
 	pthread_t thread;
 	pthread_mutex_t lock;
@@ -106,6 +115,11 @@ struct ctl_node {
 	/* what the HTTP side reads (ctl_node_status, ctl_node_view) */
 	int last_leader;         /* -2 before the first look */
 	uint64_t leader_changes, elections_won, elections_failed;
+	uint64_t adopted_brokers, adopted_sets;
+	/* sets awaiting an adoption election, and since when (the leader's) */
+	struct adopt_wait { char *name; int64_t since, next_try; } *adopt_waits;
+	int64_t next_adopt_scan;
+	uint32_t adopt_wait_count;
 	int64_t next_view_ms;
 	struct buf view_json, view_prom; /* under lock */
 };

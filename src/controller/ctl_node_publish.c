@@ -35,6 +35,8 @@ void ctl_node_publish_status(struct ctl_node *n)
 		.leader_changes = n->leader_changes,
 		.elections_won = n->elections_won,
 		.elections_failed = n->elections_failed,
+		.adopted_brokers = n->adopted_brokers,
+		.adopted_sets = n->adopted_sets,
 		.live_brokers = n->live.count,
 		.live_brokers_max = n->live.max_entries,
 		.heartbeats_refused = n->live.refused,

@@ -41,8 +41,12 @@ void ctl_node_free(struct ctl_node *n)
 	free(n->peers_desc);
 	free(n->dir);
 	free(n->config_store_path);
+	free(n->import_file);
 	ctl_state_free(&n->state);
 	ctl_live_free(&n->live);
+	for (uint32_t i = 0; i < n->adopt_wait_count; i++)
+		free(n->adopt_waits[i].name);
+	free(n->adopt_waits);
 	properties_free(&n->options);
 	buf_free(&n->out);
 	buf_free(&n->view_json);
@@ -61,6 +65,8 @@ static int node_options(struct ctl_node *n, const struct ctl_node_config *cfg)
 		rc = properties_set(&n->options, "enableElectUncleanMaster", "false");
 	if (!rc && !properties_has(&n->options, "notifyBrokerRoleChanged"))
 		rc = properties_set(&n->options, "notifyBrokerRoleChanged", "true");
+	if (!rc && !properties_has(&n->options, "controllerAdoptBrokers"))
+		rc = properties_set(&n->options, "controllerAdoptBrokers", "true");
 	return rc;
 }
 
@@ -109,6 +115,13 @@ int ctl_node_configure(struct ctl_node *n, const struct ctl_node_config *cfg, ch
 	n->notify = cfg->notify;
 	n->notify_arg = cfg->notify_arg;
 	n->namesrv_code = cfg->namesrv_code;
+	n->serving_master = cfg->serving_master;
+	n->serving_master_arg = cfg->serving_master_arg;
+	n->adopt_wait_ms = cfg->adopt_wait_ms ? cfg->adopt_wait_ms : 3000;
+	if (cfg->import_file && *cfg->import_file && !(n->import_file = strdup(cfg->import_file))) {
+		snprintf(err, errlen, "out of memory");
+		return RMQNS_ENOMEM;
+	}
 	if (cfg->config_store_path && !(n->config_store_path = strdup(cfg->config_store_path))) {
 		snprintf(err, errlen, "out of memory");
 		return RMQNS_ENOMEM;

@@ -2,6 +2,7 @@
  * masters, epochs and sync-state sets, and the one place events change
  * them (ctl_state_apply). Every node applies the same committed events in
  * the same order; nothing here may depend on time, liveness or the node. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -260,40 +261,32 @@ static struct ctl_set *set_create(const struct ctl_event *ev)
 	return set;
 }
 
-static int apply_broker_id(struct ctl_state *s, const struct ctl_event *ev)
+/* Adds the event's replica to a set that lacks it, at its place. */
+static int set_insert_replica(struct ctl_set *set, const struct ctl_event *ev, uint32_t at)
 {
-	bool found;
-	uint32_t i = state_search(s, ev->broker_name, &found);
-	struct ctl_set *set = found ? s->sets[i] : NULL;
+	struct ctl_replica *n = realloc(set->replicas, (size_t)(set->replica_count + 1) * sizeof *n);
 
-	if (ctl_set_exists(set)) {
-		uint32_t at = replica_search(set, ev->broker_id, &found);
-		if (found)
-			return 0; /* a retried apply: already there */
-		struct ctl_replica *n = realloc(set->replicas,
-						(size_t)(set->replica_count + 1) * sizeof *n);
-		if (!n)
-			return RMQNS_ENOMEM;
-		set->replicas = n;
-		char *addr = strdup(ev->address ? ev->address : "");
-		char *code = strdup(ev->check_code ? ev->check_code : "");
-		if (!addr || !code) {
-			free(addr);
-			free(code);
-			return RMQNS_ENOMEM;
-		}
-		memmove(&n[at + 1], &n[at], (size_t)(set->replica_count - at) * sizeof *n);
-		n[at] = (struct ctl_replica){ ev->broker_id, addr, code };
-		set->replica_count++;
-		set->next_id++;
-		return 0;
-	}
-	/* absent, or half of it left by a clean: Java creates both tables anew */
-	struct ctl_set *fresh = set_create(ev);
-	if (!fresh)
+	if (!n)
 		return RMQNS_ENOMEM;
+	set->replicas = n;
+	char *addr = strdup(ev->address ? ev->address : "");
+	char *code = strdup(ev->check_code ? ev->check_code : "");
+	if (!addr || !code) {
+		free(addr);
+		free(code);
+		return RMQNS_ENOMEM;
+	}
+	memmove(&n[at + 1], &n[at], (size_t)(set->replica_count - at) * sizeof *n);
+	n[at] = (struct ctl_replica){ ev->broker_id, addr, code };
+	set->replica_count++;
+	return 0;
+}
+
+/* Puts a fresh set at index i (replacing a half set there when found). */
+static int state_put_fresh(struct ctl_state *s, uint32_t i, bool found, struct ctl_set *fresh)
+{
 	if (found) {
-		ctl_set_free(set);
+		ctl_set_free(s->sets[i]);
 		s->sets[i] = fresh;
 		return 0;
 	}
@@ -305,6 +298,42 @@ static int apply_broker_id(struct ctl_state *s, const struct ctl_event *ev)
 	s->sets[i] = fresh;
 	s->count++;
 	return 0;
+}
+
+/* next_id after an adoption: above every id seen and never lowered. */
+static int64_t adopted_next_id(int64_t cur, const struct ctl_event *ev)
+{
+	int64_t next = cur;
+
+	if (ev->broker_id < INT64_MAX && ev->broker_id + 1 > next)
+		next = ev->broker_id + 1;
+	return ev->next_id > next ? ev->next_id : next;
+}
+
+/* APPLY_BROKER_ID (Java's next id, +1 an id) and ADOPT_REPLICA (above
+ * every id seen). */
+static int apply_replica(struct ctl_state *s, const struct ctl_event *ev)
+{
+	bool found, adopt = ev->type == CTL_EV_ADOPT_REPLICA;
+	uint32_t i = state_search(s, ev->broker_name, &found);
+	struct ctl_set *set = found ? s->sets[i] : NULL;
+
+	if (ctl_set_exists(set)) {
+		uint32_t at = replica_search(set, ev->broker_id, &found);
+		if (found)
+			return 0; /* a retried apply, or a replica known already */
+		int rc = set_insert_replica(set, ev, at);
+		if (!rc)
+			set->next_id = adopt ? adopted_next_id(set->next_id, ev) : set->next_id + 1;
+		return rc;
+	}
+	/* absent, or half of it left by a clean: Java creates both tables anew */
+	struct ctl_set *fresh = set_create(ev);
+	if (!fresh)
+		return RMQNS_ENOMEM;
+	if (adopt)
+		fresh->next_id = adopted_next_id(1, ev);
+	return state_put_fresh(s, i, found, fresh);
 }
 
 static int set_replace_sss(struct ctl_set *set, const int64_t *ids, uint32_t n)
@@ -338,6 +367,19 @@ static int apply_elect(struct ctl_set *set, const struct ctl_event *ev)
 		set->master_id = 0;
 	}
 	set->master_epoch++;
+	return 0;
+}
+
+static int apply_adopt_master(struct ctl_set *set, const struct ctl_event *ev)
+{
+	int rc = set_replace_sss(set, ev->ids, ev->id_count);
+
+	if (rc)
+		return rc;
+	set->has_master = ev->elected;
+	set->master_id = ev->elected ? ev->broker_id : 0;
+	set->master_epoch = ev->master_epoch;
+	set->sss_epoch = ev->sss_epoch;
 	return 0;
 }
 
@@ -408,7 +450,8 @@ int ctl_state_apply(struct ctl_state *s, const struct ctl_event *ev)
 		set = ctl_state_find(s, ev->broker_name);
 		return ctl_set_exists(set) ? set_replace_sss(set, ev->ids, ev->id_count) : 0;
 	case CTL_EV_APPLY_BROKER_ID:
-		return apply_broker_id(s, ev);
+	case CTL_EV_ADOPT_REPLICA:
+		return apply_replica(s, ev);
 	case CTL_EV_ELECT_MASTER:
 		set = ctl_state_find(s, ev->broker_name);
 		return ctl_set_exists(set) ? apply_elect(set, ev) : 0;
@@ -417,6 +460,9 @@ int ctl_state_apply(struct ctl_state *s, const struct ctl_event *ev)
 		return 0;
 	case CTL_EV_UPDATE_BROKER_ADDRESS:
 		return apply_update_address(ctl_state_find(s, ev->broker_name), ev);
+	case CTL_EV_ADOPT_MASTER:
+		set = ctl_state_find(s, ev->broker_name);
+		return ctl_set_exists(set) ? apply_adopt_master(set, ev) : 0;
 	}
 	return RMQNS_EINVAL;
 }

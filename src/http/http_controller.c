@@ -64,6 +64,11 @@ int http_controller_metrics(struct ctl_node *node, uint64_t now, struct buf *out
 		  (double)st.elections_won },
 		{ "rmqns_controller_elections_total", NULL, NULL, "result=\"none\"",
 		  (double)st.elections_failed },
+		{ "rmqns_controller_adopted_total", "counter",
+		  "Brokers and broker sets this node adopted as leader from what the brokers reported.",
+		  "kind=\"broker\"", (double)st.adopted_brokers },
+		{ "rmqns_controller_adopted_total", NULL, NULL, "kind=\"set\"",
+		  (double)st.adopted_sets },
 	};
 	int rc = 0;
 	for (size_t i = 0; rc == 0 && i < sizeof all / sizeof all[0]; i++) {

@@ -27,16 +27,37 @@ int ctl_cluster_init(struct ctl_cluster *cl, const char *host)
 
 int ctl_cluster_start(struct ctl_cluster *cl, int i)
 {
+	return ctl_cluster_start_with(cl, i, NULL);
+}
+
+int ctl_cluster_start_with(struct ctl_cluster *cl, int i, const char *const *extra)
+{
 	char a_peers[600], a_self[64], a_store[400], a_http[64];
+	const char *args[24] = { "--enableControllerInNamesrv=true", "--controllerDLegerGroup=g1",
+				 a_peers, a_self, a_store, a_http, "--scanNotActiveBrokerInterval=500",
+				 "--scanInactiveMasterInterval=500" };
+	size_t n = 8;
+
 	snprintf(a_peers, sizeof a_peers, "--controllerDLegerPeers=%s", cl->peers);
 	snprintf(a_self, sizeof a_self, "--controllerDLegerSelfId=n%d", i);
 	snprintf(a_store, sizeof a_store, "--controllerStorePath=%s/n%d", cl->dir, i);
 	snprintf(a_http, sizeof a_http, "--httpPort=%d", cl->http_port[i]);
-	const char *args[] = { "--enableControllerInNamesrv=true", "--controllerDLegerGroup=g1",
-			       a_peers, a_self, a_store, a_http, "--scanNotActiveBrokerInterval=500",
-			       "--scanInactiveMasterInterval=500", NULL };
+	for (; extra && *extra && n + 1 < sizeof args / sizeof *args; extra++)
+		args[n++] = *extra;
+	args[n] = NULL;
 	memset(&cl->node[i], 0, sizeof cl->node[i]);
 	return harness_start(&cl->node[i], args);
+}
+
+void ctl_cluster_request(struct remoting_cmd *req, struct remoting_ext_field *f, int32_t code,
+			 const char *const *ext, const char *body)
+{
+	uint32_t n = 0;
+
+	harness_request_init(req, code, REMOTING_JSON);
+	for (; ext && ext[2 * n] && n < HARNESS_CALL_MAX_EXT; n++)
+		f[n] = (struct remoting_ext_field){ ext[2 * n], ext[2 * n + 1] };
+	harness_request_fields(req, f, n, body);
 }
 
 int ctl_cluster_call(const struct ctl_cluster *cl, int i, int32_t code, const char *const *ext,
@@ -44,7 +65,6 @@ int ctl_cluster_call(const struct ctl_cluster *cl, int i, int32_t code, const ch
 {
 	struct remoting_ext_field f[HARNESS_CALL_MAX_EXT];
 	struct remoting_cmd req;
-	uint32_t n = 0;
 	int err;
 
 	if (out)
@@ -52,18 +72,7 @@ int ctl_cluster_call(const struct ctl_cluster *cl, int i, int32_t code, const ch
 	struct client *c = client_connect("127.0.0.1", cl->ctl_port[i], 1000, &err);
 	if (!c)
 		return -1;
-	harness_request_init(&req, code, REMOTING_JSON);
-	for (; ext && ext[2 * n] && n < HARNESS_CALL_MAX_EXT; n++) {
-		f[n].key = ext[2 * n];
-		f[n].value = ext[2 * n + 1];
-	}
-	req.ext = f;
-	req.ext_count = n;
-	req.ext_present = n > 0;
-	if (body) {
-		req.body = (const uint8_t *)body;
-		req.body_len = (uint32_t)strlen(body);
-	}
+	ctl_cluster_request(&req, f, code, ext, body);
 	struct client_reply *r = NULL;
 	int rc = client_call(c, &req, &r, 3000);
 	client_close(c);

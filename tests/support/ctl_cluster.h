@@ -27,6 +27,13 @@ int ctl_cluster_init(struct ctl_cluster *cl, const char *host);
 /* Starts node i (group g1, its store under the directory, its HTTP port,
  * brokers' liveness scanned every 500 ms). 0 or -1. */
 int ctl_cluster_start(struct ctl_cluster *cl, int i);
+/* The same with more arguments (NULL-terminated, up to 15; NULL = none). */
+int ctl_cluster_start_with(struct ctl_cluster *cl, int i, const char *const *extra);
+
+/* A JSON request of `code` with ext pairs (key, value, ..., NULL; at most
+ * HARNESS_CALL_MAX_EXT, kept in f) and an optional body string. */
+void ctl_cluster_request(struct remoting_cmd *req, struct remoting_ext_field *f, int32_t code,
+			 const char *const *ext, const char *body);
 
 /* One request to node i's controller port on a connection of its own;
  * the answer's code, or -1 when the node does not answer. ext: key,

@@ -605,6 +605,13 @@ int harness_request_va(struct remoting_cmd *req, struct remoting_ext_field *ext,
 		ext[n].value = v;
 		n++;
 	}
+	harness_request_fields(req, ext, n, body);
+	return 0;
+}
+
+void harness_request_fields(struct remoting_cmd *req, struct remoting_ext_field *ext, uint32_t n,
+			    const char *body)
+{
 	req->ext = ext;
 	req->ext_count = n;
 	req->ext_present = n > 0;
@@ -612,7 +619,6 @@ int harness_request_va(struct remoting_cmd *req, struct remoting_ext_field *ext,
 		req->body = (const uint8_t *)body;
 		req->body_len = (uint32_t)strlen(body);
 	}
-	return 0;
 }
 
 int harness_request(struct remoting_cmd *req, struct remoting_ext_field *ext, int32_t code,

@@ -166,6 +166,9 @@ int harness_request(struct remoting_cmd *req, struct remoting_ext_field *ext, in
 		    enum remoting_serialize ser, const char *body, ...);
 int harness_request_va(struct remoting_cmd *req, struct remoting_ext_field *ext, int32_t code,
 		       enum remoting_serialize ser, const char *body, va_list ap);
+/* Gives req its n ext fields (ext) and an optional body string. */
+void harness_request_fields(struct remoting_cmd *req, struct remoting_ext_field *ext, uint32_t n,
+			    const char *body);
 
 /* Such a request in JSON, sent on c and answered within 5 s:
  * client_call's result, *out the answer. */

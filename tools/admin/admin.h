@@ -37,6 +37,7 @@ struct admin_args {
 	const char *controller; /* -a: controller addresses */
 	const char *broker_ids; /* -b of electMaster (one id) and cleanBrokerMetadata ("1;2") */
 	bool clean_living;      /* -l (cleanBrokerMetadata) */
+	const char *output;     /* -o FILE (exportControllerState) */
 };
 
 struct admin_ctx {
@@ -74,6 +75,7 @@ int cmd_elect_master(struct admin_ctx *ctx);
 int cmd_clean_broker_metadata(struct admin_ctx *ctx);
 int cmd_get_controller_config(struct admin_ctx *ctx);
 int cmd_update_controller_config(struct admin_ctx *ctx);
+int cmd_export_controller_state(struct admin_ctx *ctx);
 
 /* Sends "KEY=VALUE" (-k, -v) as a properties body with `code` to every
  * server of list: updateNamesrvConfig and updateControllerConfig. */

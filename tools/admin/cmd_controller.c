@@ -474,3 +474,105 @@ int cmd_update_controller_config(struct admin_ctx *ctx)
 	return admin_update_config(ctx, &ctx->controllers, CTL_REQ_UPDATE_CONTROLLER_CONFIG,
 				   "updateControllerConfig");
 }
+
+/* ---- exportControllerState ---- */
+
+/* One set as the import reads it (docs/controller.md, "Importing"): ids,
+ * addresses, master, epochs, sync-state set, and the next id to hand out. */
+static json_t *export_set(const char *cluster, const char *name, json_t *info, json_int_t next_id)
+{
+	json_t *replicas = json_array(), *sss = json_array(), *r;
+	const char *lists[] = { "inSyncReplicas", "notInSyncReplicas" };
+	size_t i;
+
+	for (int l = 0; l < 2; l++)
+		json_array_foreach(json_object_get(info, lists[l]), i, r) {
+			json_t *id = json_object_get(r, "brokerId");
+			json_array_append_new(replicas, json_pack("{s:O, s:s}", "brokerId", id, "brokerAddress",
+								  ops_str(r, "brokerAddress")));
+			if (l == 0)
+				json_array_append(sss, id);
+		}
+	json_t *master = json_object_get(info, "masterBrokerId");
+	return json_pack("{s:s, s:s, s:I, s:o, s:O, s:O, s:o, s:o}", "clusterName", cluster,
+			 "brokerName", name, "nextBrokerId", next_id, "masterBrokerId",
+			 json_is_integer(master) ? json_incref(master) : json_null(), "masterEpoch",
+			 json_object_get(info, "masterEpoch"), "syncStateSetEpoch",
+			 json_object_get(info, "syncStateSetEpoch"), "syncStateSet", sss, "replicas",
+			 replicas);
+}
+
+/* The set's next id (1012) from the leader; 0 when it does not answer. */
+static json_int_t export_next_id(struct admin_ctx *ctx, const struct target *leader,
+				 const char *cluster, const char *name)
+{
+	struct remoting_cmd req;
+	struct ops_ext ext;
+	struct call_result r;
+	json_int_t next = 0;
+
+	memset(&r, 0, sizeof r);
+	target_request_init(&req, CTL_REQ_GET_NEXT_BROKER_ID);
+	ops_set_ext(&req, &ext, "clusterName", cluster, "brokerName", name, NULL);
+	target_call(leader, &req, ctx->timeout_ms, &r);
+	const char *v = call_ok(&r) ? remoting_ext_get(&r.reply->cmd, "nextBrokerId") : NULL;
+	if (v)
+		next = strtoll(v, NULL, 10);
+	call_result_clear(&r);
+	return next;
+}
+
+int cmd_export_controller_state(struct admin_ctx *ctx)
+{
+	struct remoting_cmd req;
+	const struct target *who;
+	struct call_result r;
+	struct target leader;
+	json_t *info, *v;
+	const char *name;
+
+	if (!ctx->a.output) {
+		admin_error("exportControllerState needs -o FILE");
+		return ADMIN_EXIT_USAGE;
+	}
+	/* every broker set the NameServer lists, with its cluster */
+	target_request_init(&req, REQ_GET_BROKER_CLUSTER_INFO);
+	int ex = ops_read_json(ctx, &req, &info, &who);
+	if (ex != ADMIN_EXIT_OK)
+		return ex;
+	json_t *table = json_object_get(info, "brokerAddrTable"), *names = json_array();
+	json_object_foreach(table, name, v)
+		json_array_append_new(names, json_string(name));
+	char *body = json_dumps(names, JSON_COMPACT);
+	json_decref(names);
+	target_request_init(&req, CTL_REQ_GET_SYNC_STATE_DATA);
+	req.body = (uint8_t *)body;
+	req.body_len = body ? (uint32_t)strlen(body) : 0;
+	ex = body ? leader_call(ctx, &req, &leader, &r) : ADMIN_EXIT_BAD_ANSWER;
+	free(body);
+	if (ex != ADMIN_EXIT_OK) {
+		json_decref(info);
+		return ex;
+	}
+	json_t *answer = ops_body_json(&leader, &r);
+	call_result_clear(&r);
+	json_t *sets = json_array();
+	json_object_foreach(json_object_get(answer, "replicasInfoTable"), name, v) {
+		const char *cluster = ops_str(json_object_get(table, name), "cluster");
+		json_array_append_new(sets, export_set(cluster, name, v,
+						       export_next_id(ctx, &leader, cluster, name)));
+	}
+	json_t *doc = json_pack("{s:s, s:i, s:s, s:o}", "format", "rmqns-controller-state", "version", 1,
+				"controller", leader.name, "brokerSets", sets);
+	if (!answer || !doc || json_dump_file(doc, ctx->a.output, JSON_INDENT(2) | JSON_SORT_KEYS) != 0) {
+		admin_error("%s: cannot write the controller state", ctx->a.output);
+		ex = ADMIN_EXIT_BAD_ANSWER;
+	} else {
+		fprintf(stderr, "%zu broker sets of %s written to %s\n", json_array_size(sets),
+			leader.name, ctx->a.output);
+	}
+	json_decref(doc);
+	json_decref(answer);
+	json_decref(info);
+	return ex;
+}

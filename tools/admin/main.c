@@ -124,6 +124,14 @@ static const struct command commands[] = {
 	  "                          the whole set)\n"
 	  "  -l, --cleanLivingBroker also brokers that are alive\n"
 	  CTL_LEADER_HELP },
+	{ "exportControllerState", "a:o:", "ao", cmd_export_controller_state,
+	  "-a CONTROLLERS -n NAMESERVERS -o FILE",
+	  "every broker set's controller state into a JSON file (controllerImportFile)", CTL_ADDR_HELP
+	  "  -o, --output FILE       where the JSON goes\n"
+	  "Every broker set the first NameServer of -n that answers lists, with what the\n"
+	  "controller leader (a Java 5.x group or an rmqns one) holds for it: ids and\n"
+	  "addresses, master, master epoch, sync-state set and its epoch, next id. rmqns\n"
+	  "nodes started with controllerImportFile=FILE on empty stores begin from it.\n" },
 	{ "getControllerConfig", "a:", "a", cmd_get_controller_config, "-a CONTROLLERS",
 	  "every listed controller node's options", CTL_ADDR_HELP
 	  "Asks each node (each has its own options); exit as the first that failed.\n" },
@@ -231,6 +239,7 @@ static const struct option long_opts[] = {
 	{ "brokerId", required_argument, NULL, 'b' },
 	{ "brokerControllerIdsToClean", required_argument, NULL, 'b' },
 	{ "cleanLivingBroker", no_argument, NULL, 'l' },
+	{ "output", required_argument, NULL, 'o' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -289,6 +298,7 @@ static int parse(int argc, char **argv, const struct command *cmd, struct admin_
 		case 'n': namesrv = optarg; break;
 		case 'a': ctx->a.controller = optarg; break;
 		case 'l': ctx->a.clean_living = true; break;
+		case 'o': ctx->a.output = optarg; break;
 		case 'D':
 			if (admin_tls_define(tls, optarg, err, sizeof err) < 0) {
 				admin_error("%s", err);

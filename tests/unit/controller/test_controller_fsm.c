@@ -351,7 +351,7 @@ Test(codec, decoder_refusals)
 	b.data[0] = 1;
 	b.data[1] = 4;
 	expect_refused(b.data, b.len, "ReadEvent is never written");
-	b.data[1] = 7;
+	b.data[1] = 9;
 	expect_refused(b.data, b.len, "unknown type");
 	b.data[1] = 2;
 	b.data[12] = 0;

@@ -12,6 +12,7 @@
 #include "rmqns/err.h"
 #include "rmqns/remoting.h"
 #include "ctl_internal.h" /* ctl_notify_encode */
+#include "ctl_test_req.h"
 
 struct fx {
 	struct ctl_state state;
@@ -31,6 +32,8 @@ static void fx_setup(void)
 	cr_assert_eq(properties_set(&fx.config, "enableElectUncleanMaster", "false"), 0);
 	cr_assert_eq(properties_set(&fx.config, "notifyBrokerRoleChanged", "true"), 0);
 	cr_assert_eq(properties_set(&fx.config, "controllerDLegerGroup", "group1"), 0);
+	/* Java's answers to brokers the store does not know (adoption has its own tests) */
+	cr_assert_eq(properties_set(&fx.config, "controllerAdoptBrokers", "false"), 0);
 	fx.meta = (struct ctl_meta){ "group1", "n1", "127.0.0.1:9868", false,
 				     "n0:127.0.0.1:9878;n1:127.0.0.1:9868;n2:127.0.0.1:9858;" };
 	fx.env = (struct ctl_env){ &fx.state, &fx.live, &fx.config, &fx.meta, 1000000, true, 7 };
@@ -44,26 +47,6 @@ static void fx_teardown(void)
 }
 
 TestSuite(handlers, .init = fx_setup, .fini = fx_teardown);
-
-/* A request: code, then key/value pairs, NULL-ended. */
-static struct remoting_ext_field req_ext[16];
-
-static struct remoting_cmd make_req(int32_t code, ...)
-{
-	struct remoting_cmd c = { .code = code, .language = LANG_JAVA, .version = 441, .opaque = 42 };
-	va_list ap;
-	const char *k;
-	va_start(ap, code);
-	while ((k = va_arg(ap, const char *))) {
-		req_ext[c.ext_count].key = k;
-		req_ext[c.ext_count].value = va_arg(ap, const char *);
-		c.ext_count++;
-	}
-	va_end(ap);
-	c.ext = req_ext;
-	c.ext_present = c.ext_count > 0;
-	return c;
-}
 
 static void with_body(struct remoting_cmd *c, const char *body)
 {
@@ -85,10 +68,7 @@ static int32_t call(struct remoting_cmd req)
 
 static const char *ext(const char *key)
 {
-	for (uint32_t i = 0; i < ans.ext_count; i++)
-		if (strcmp(ans.ext[i].key, key) == 0)
-			return ans.ext[i].value;
-	return NULL;
+	return answer_ext(&ans, key);
 }
 
 static void expect_ext(const char *key, const char *value)
@@ -706,7 +686,7 @@ Test(handlers, controller_config)
 {
 	cr_assert_eq(call(make_req(1010, NULL)), 0);
 	cr_assert_not(ans.ext_present);
-	expect_body("controllerDLegerGroup=group1\nenableElectUncleanMaster=false\nnotifyBrokerRoleChanged=true\n");
+	expect_body("controllerAdoptBrokers=false\ncontrollerDLegerGroup=group1\nenableElectUncleanMaster=false\nnotifyBrokerRoleChanged=true\n");
 	struct remoting_cmd up = make_req(1009, NULL);
 	with_body(&up, "configStorePath=/tmp/x\n");
 	cr_assert_eq(call(up), 16);
