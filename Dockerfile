@@ -22,6 +22,7 @@ COPY src src
 COPY tools/meson.build tools/
 COPY tools/admin tools/admin
 COPY tools/bench tools/bench
+COPY tools/floor tools/floor
 RUN meson setup /build -Dtests=false -Dsystem_files=false -Dbuildtype=release \
  && ninja -C /build rmqns tools/admin/rmqns-admin tools/bench/rmqns-bench \
  && strip /build/rmqns /build/tools/admin/rmqns-admin /build/tools/bench/rmqns-bench

@@ -11,9 +11,13 @@
 # agree (clusterDiff).
 #
 # deploy/compose-controller.yaml: three NameServers with embedded
-# controllers forming one Raft group over their service names; waits until
+# controllers forming one Raft group over their service names, peers
+# authenticated by mutual TLS (the certificates made first, as its header
+# says, by tools/make-peer-certs.sh into deploy/peer-tls/); waits until
 # all three name the same leader (getControllerMetaData on each node's
-# published controller port), checks clusterDiff -a, stops the leader's
+# published controller port), checks that every node says its peers
+# authenticate by TLS (/controller, /metrics, its log) and that none
+# refused a certificate, checks clusterDiff -a, stops the leader's
 # container and waits until the two others name a new leader, starts it
 # again and sees it follow the new one.
 #
@@ -178,6 +182,9 @@ wait_one_leader() {
 	return 1
 }
 
+step "tools/make-peer-certs.sh deploy/peer-tls namesrv-1 namesrv-2 namesrv-3"
+tools/make-peer-certs.sh deploy/peer-tls namesrv-1 namesrv-2 namesrv-3 || fail "make-peer-certs.sh"
+
 step "podman-compose -p $PROJECT -f $FILE up -d (controllers ${CTLS[*]})"
 compose up -d || { tail -40 "$PODMAN_DIR/compose.log" >&2; fail "podman-compose up"; }
 running=$(podman ps --filter "label=io.podman.compose.project=$PROJECT" --format '{{.Names}}' | sort | tr '\n' ' ')
@@ -198,6 +205,19 @@ for h in "${HTTPS[@]}"; do
 	grep -q '^rmqns_controller_leader_known 1$' <<<"$metrics" || fail "rmqns_controller_leader_known is not 1 on $h"
 done
 echo "compose-test: leader $leader; /healthz has its controller line and /metrics its rmqns_controller_* on every node"
+# Elected over TLS: each node's own account of how its peers authenticate.
+for i in 0 1 2; do
+	auth=$(curl -fsS --max-time 5 "http://127.0.0.1:${HTTPS[$i]}/controller" | python3 -c 'import json, sys; print(json.load(sys.stdin).get("peerAuthentication"))') ||
+		fail "/controller of n$i"
+	[ "$auth" = mutual-tls ] || fail "n$i: /controller says peerAuthentication $auth, not mutual-tls"
+	metrics=$(curl -fsS --max-time 5 "http://127.0.0.1:${HTTPS[$i]}/metrics") || fail "/metrics of n$i"
+	grep -q '^rmqns_controller_peer_tls 1$' <<<"$metrics" || fail "n$i: rmqns_controller_peer_tls is not 1"
+	! grep -E '^rmqns_controller_raft_refused_total\{reason="tls"\} [1-9]' <<<"$metrics" ||
+		fail "n$i refused a peer's TLS: $(podman logs "$(node_container "n$i")" 2>&1 | grep -m3 'refused (tls)')"
+	logs=$(podman logs "$(node_container "n$i")" 2>&1)   # whole: grep -m1 in a pipe could cut podman short (pipefail)
+	grep -m1 'peers authenticate by mutual TLS' <<<"$logs" || fail "n$i logs no 'peers authenticate by mutual TLS'"
+done
+echo "compose-test: every node says peerAuthentication mutual-tls, rmqns_controller_peer_tls 1, no connection refused for TLS"
 # controllerStorePath in each node's data volume: its Raft log and metadata.
 for i in 0 1 2; do
 	store=$(podman exec "$(node_container "n$i")" du -sk "/var/lib/rmqns/controller/raft-n$i") ||

@@ -11,14 +11,21 @@
 # schema pass only here: podman runs no kubelet probes (tools/container-test.sh
 # checks /healthz with ACL and TLS on).
 #
-# The controller overlay (embedded controllers, one Raft group): its peers
-# checked against the StatefulSet's stable names and declared ports, then
-# three pods of it (ordinals 0-2) played on a podman network of their own.
+# The controller overlay (embedded controllers, one Raft group, peers
+# authenticated by mutual TLS): its peers checked against the StatefulSet's
+# stable names and declared ports, its peer TLS options against the Secret
+# volume, the cert-manager variant's Certificate against the peers' hosts
+# (and the overlay itself found free of cert-manager's kinds); then the
+# Secret rmqns-peer-tls made by tools/make-peer-certs.sh --k8s-secret and
+# three pods of the overlay (ordinals 0-2) played on a podman network of
+# their own, mounting the Secret's files (podman 4.3 cannot mount Secret
+# volumes: the directory they come from).
 # podman has no Services, so the headless Service's per-pod names
 # (rmqns-0.rmqns-headless, ...) are written into the pods' /etc/hosts with
 # the static addresses kube play gives them; everything else is the
 # overlay's own: the peers, the self id from the pod's name (downward API),
-# the ports. Waits until the three name one leader, stops the leader's pod
+# the ports, the Secret. Waits until the three name one leader, checks that
+# each says its peers authenticate by TLS, stops the leader's pod
 # and waits for the two others to name another. Fails (never skips) when
 # node, npm, kubectl or podman cannot run.
 set -euo pipefail
@@ -49,26 +56,33 @@ if [ ! -x "$KUBECTL" ]; then
 fi
 echo "k8s-test: $("$KUBECTL" version --client --short 2>/dev/null || "$KUBECTL" version --client | head -n 1)"
 
-step "kustomize: base, prometheus, overlays/example, overlays/controller"
+step "kustomize: base, prometheus, overlays/example, overlays/controller, overlays/controller-cert-manager"
 render() { "$KUBECTL" kustomize "$1" >"$2" 2>"$2.err" || { cat "$2.err" >&2; fail "kubectl kustomize $1"; }; }
 render deploy/k8s/base "$WORK/base.yaml"
 render deploy/k8s/prometheus "$WORK/prometheus.yaml"
 render deploy/k8s/overlays/example "$WORK/example.yaml"
 render deploy/k8s/overlays/controller "$WORK/controller.yaml"
+render deploy/k8s/overlays/controller-cert-manager "$WORK/controller-cert-manager.yaml"
 # apply -k on a cluster without the Prometheus Operator: no ServiceMonitor in the base.
 ! grep -q '^kind: ServiceMonitor' "$WORK/base.yaml" || fail "the base holds a ServiceMonitor (needs the operator's CRDs)"
 [ "$(grep -c '^kind: ServiceMonitor' "$WORK/prometheus.yaml")" = 1 ] || fail "prometheus/ holds no ServiceMonitor"
+# The controller overlay applies without cert-manager; its variant carries the Certificate.
+! grep -q '^apiVersion: cert-manager.io/' "$WORK/controller.yaml" || fail "overlays/controller holds cert-manager objects (needs its CRDs)"
+grep -q '^kind: Certificate$' "$WORK/controller-cert-manager.yaml" || fail "overlays/controller-cert-manager holds no Certificate"
 [ "$(grep -c '^  namespace: messaging' "$WORK/example.yaml")" = "$(grep -c '^kind:' "$WORK/example.yaml")" ] ||
 	fail "the example overlay leaves objects outside its namespace"
 
 step "schema check"
 cp tools/k8s-validate/package.json tools/k8s-validate/package-lock.json tools/k8s-validate/validate.mjs "$WORK/"
-if [ ! -d "$WORK/node_modules/kubernetes-models" ]; then
+if [ ! -d "$WORK/node_modules/kubernetes-models" ] || [ ! -d "$WORK/node_modules/@kubernetes-models/cert-manager" ]; then
 	(cd "$WORK" && timeout 300 npm ci --no-audit --no-fund --loglevel=error >npm.log 2>&1) ||
 		{ tail -20 "$WORK/npm.log" >&2; fail "npm ci"; }
 fi
 node "$WORK/validate.mjs" "$WORK/prometheus.yaml" || fail "prometheus manifests"
 node "$WORK/validate.mjs" "$WORK/example.yaml" || fail "example overlay manifests"
+node "$WORK/validate.mjs" "$WORK/controller-cert-manager.yaml" | tee "$WORK/cert-manager.out" || fail "controller-cert-manager overlay manifests"
+grep -q 'Certificate rmqns-peer-tls makes the Secret rmqns-peer-tls and names every peer' "$WORK/cert-manager.out" ||
+	fail "the Certificate was not checked against the peers"
 # Three pods of the controller overlay, each publishing its protocol,
 # controller and HTTP ports on 127.0.0.1 (Raft stays on the pod network).
 CTL_PORTS=() CTL_HTTP=() publish=()
@@ -80,7 +94,8 @@ CTL_NET=rmqns-kube-net-$$
 # The addresses the pods get on that network; chosen once it exists.
 ctl_pods() {
 	node "$WORK/validate.mjs" "$WORK/controller.yaml" --pods "$WORK/pods-controller.yaml" --image "$TAG" \
-		--publish "$(IFS=';'; echo "${publish[*]}")" --ips "$1" --claim "$CLAIM-ctl" --name "$POD-ctl"
+		--publish "$(IFS=';'; echo "${publish[*]}")" --ips "$1" --claim "$CLAIM-ctl" --name "$POD-ctl" \
+		--secret-dir "rmqns-peer-tls=$WORK/peer-tls/rmqns-peer-tls"
 }
 ctl_pods "10.0.0.10;10.0.0.11;10.0.0.12" || fail "controller overlay manifests"
 grep -q 'containerPort: 10878' "$WORK/controller.yaml" || fail "the controller overlay declares no Raft port"
@@ -174,6 +189,24 @@ podman exec "$POD-rmqns" test -f /var/lib/rmqns/rmqns.conf.previous || fail "no 
 echo "k8s-test: after the rollout the ConfigMap's new value is in force"
 podman_q kube down "$WORK/pod-edit.yaml" >/dev/null
 
+# The Secret the overlay mounts, made as docs/deployment.md says, for the
+# pods' stable names. podman 4.3's kube play crashes (nil pointer in
+# VolumeFromSecret) on a pod with a Secret volume, so the pods mount the
+# Secret's files, the directory make-peer-certs.sh wrote it from, instead
+# (--secret-dir); the Secret is checked to hold exactly those files.
+step "tools/make-peer-certs.sh --k8s-secret rmqns-peer-tls (rmqns-0..2.rmqns-headless)"
+tools/make-peer-certs.sh "$WORK/peer-tls" --k8s-secret rmqns-peer-tls \
+	rmqns-0.rmqns-headless rmqns-1.rmqns-headless rmqns-2.rmqns-headless || fail "make-peer-certs.sh"
+node "$WORK/validate.mjs" "$WORK/peer-tls/rmqns-peer-tls.yaml" || fail "the Secret made by make-peer-certs.sh"
+python3 - "$WORK/peer-tls/rmqns-peer-tls.yaml" "$WORK/peer-tls/rmqns-peer-tls" <<'PY' || fail "the Secret does not hold the files of its directory"
+import base64, re, sys
+text = open(sys.argv[1]).read()
+for key in ("tls.crt", "tls.key", "ca.crt"):
+    m = re.search(r"^  " + re.escape(key) + r": (\S+)$", text, re.M)
+    if not m or base64.b64decode(m.group(1)) != open(f"{sys.argv[2]}/{key}", "rb").read():
+        sys.exit(f"{key} differs")
+PY
+
 step "controller overlay: three pods on the network $CTL_NET"
 podman network create "$CTL_NET" >/dev/null || fail "podman network create $CTL_NET"
 subnet=$(podman network inspect "$CTL_NET" --format '{{range .Subnets}}{{.Subnet}}{{end}}')
@@ -229,6 +262,16 @@ for j in 0 1 2; do
 done
 admin clusterDiff -a "$(ctl_addrs 0 1 2)" || fail "clusterDiff -a: the pods disagree"
 echo "k8s-test: leader $leader at $leader_addr; self ids n0..n2 from the pod names"
+# Elected over TLS, with the Secret's files as the pods see them.
+for j in 0 1 2; do
+	auth=$(curl -fsS --max-time 5 "http://127.0.0.1:${CTL_HTTP[$j]}/controller" |
+		python3 -c 'import json, sys; print(json.load(sys.stdin).get("peerAuthentication"))') || fail "/controller of pod $j"
+	[ "$auth" = mutual-tls ] || fail "pod $j: /controller says peerAuthentication $auth, not mutual-tls"
+	logs=$(podman logs "$POD-ctl-$j-rmqns" 2>&1)   # whole: grep -q in a pipe would cut podman short (pipefail)
+	grep -q 'peers authenticate by mutual TLS' <<<"$logs" || fail "$POD-ctl-$j logs no 'peers authenticate by mutual TLS'"
+done
+echo "k8s-test: every pod says peerAuthentication mutual-tls; the Secret in pod 0: $(podman exec "$POD-ctl-0-rmqns" \
+	sh -c 'cd /etc/rmqns/peer-tls && stat -L -c "%n %a %u:%g" tls.crt tls.key ca.crt' | tr '\n' ' ')"
 
 step "stop the leader's pod $POD-ctl-$k"
 rest=()

@@ -105,6 +105,10 @@ struct options {
 	bool notifyBrokerRoleChanged;
 	int64_t scanInactiveMasterInterval; /* ms */
 	int32_t controllerRaftPortOffset;  /* Raft port = peer port + this */
+	int64_t controllerRaftMaxMessageBytes; /* a larger Raft message closes its connection */
+	char *controllerPeerTlsCertPath;   /* mutual TLS between the peers: all three or none */
+	char *controllerPeerTlsKeyPath;
+	char *controllerPeerTlsTrustCertPath;
 	int32_t controllerElectionTimeoutMillis;
 	int32_t controllerHeartbeatTimeoutMillis;
 	int32_t controllerMaxLiveBrokers;  /* brokers in the heartbeat table */

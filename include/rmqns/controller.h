@@ -416,6 +416,9 @@ struct ctl_peer {
 /* Raft traffic goes to a port of its own on the same host: the peer's
  * port + controllerRaftPortOffset (default 1000, so 9878 -> 10878). */
 #define CTL_DEFAULT_RAFT_PORT_OFFSET 1000
+/* The largest Raft message a peer may announce: the whole controller
+ * state goes in one snapshot message; 10,000 brokers are a few MiB. */
+#define CTL_DEFAULT_RAFT_MAX_MESSAGE (32u << 20)
 
 /* Parses controllerDLegerPeers (';'-separated, empty entries skipped).
  * RMQNS_EINVAL with a reason for an entry without '-', an empty id, a
@@ -428,6 +431,9 @@ void ctl_peers_free(struct ctl_peer *peers, unsigned n);
 int ctl_peers_self_port(const char *text, const char *self_id, char *err, size_t errlen);
 /* "host:<port + offset>"; RMQNS_EINVAL when that port is past 65535. */
 int ctl_peer_raft_address(const struct ctl_peer *p, int offset, char *out, size_t outlen);
+/* Where a peer's Raft port is: its host and port + offset. The one place
+ * that derives it; RMQNS_EINVAL when the port is past 65535. */
+int ctl_peer_raft_endpoint(const struct ctl_peer *p, int offset, const char **host, int *port);
 /* 1005's peers text: "n0:addr;n1:addr;". Owned by the caller. */
 char *ctl_peers_describe(const struct ctl_peer *peers, unsigned n);
 
@@ -443,6 +449,9 @@ struct ctl_node_config {
 	const char *store_path;        /* controllerStorePath: the Raft log lives here */
 	const char *bind_host;         /* where the Raft port listens; NULL = the peer's host */
 	int raft_port_offset;          /* 0 = CTL_DEFAULT_RAFT_PORT_OFFSET */
+	uint64_t raft_max_message;     /* 0 = CTL_DEFAULT_RAFT_MAX_MESSAGE */
+	/* mutual TLS between the peers: all three files, or none (NULL or "") */
+	const char *peer_tls_cert, *peer_tls_key, *peer_tls_trust;
 	unsigned election_timeout_ms;  /* 0 = 500 */
 	unsigned heartbeat_timeout_ms; /* 0 = 100 */
 	unsigned snapshot_threshold;   /* entries between snapshots; 0 = 1024 */
@@ -541,10 +550,12 @@ struct ctl_view_ctx {
 	const char *group;
 	const struct ctl_peer *leader;  /* NULL = none known */
 	int64_t now_ms;
+	const char *peer_auth;          /* how Raft peers are recognised ("address") */
+	const uint64_t *raft_refused;   /* Raft connections refused, by reason (ctl_raft_verdict) */
 };
 /* {"self":..,"group":..,"role":..,"serving":..,"term":..,"leader":..,
- *  "leaderAddress":..,"lastApplied":..,"brokerSets":[..],
- *  "liveBrokerCounts":{"total","inBrokerSets","inNoBrokerSet","max",
+ *  "leaderAddress":..,"lastApplied":..,"peerAuthentication":..,"raftRefused":{..},
+ *  "brokerSets":[..],"liveBrokerCounts":{"total","inBrokerSets","inNoBrokerSet","max",
  *  "refusedTotal","listed"},"liveBrokers":[..]}; liveBrokers is empty
  *  (listed false) past CTL_VIEW_MAX_BROKERS brokers. */
 #define CTL_VIEW_MAX_BROKERS 500
@@ -552,7 +563,8 @@ int ctl_view_json(const struct ctl_view_ctx *v, struct buf *out);
 /* The families rmqns_controller_leader_info{self,leader},
  * rmqns_controller_set_master_id and _set_master_epoch{cluster,broker},
  * rmqns_controller_heartbeat_age_seconds{cluster,broker,id} (of
- * CTL_VIEW_MAX_BROKERS brokers at most, registered sets' first). */
+ * CTL_VIEW_MAX_BROKERS brokers at most, registered sets' first),
+ * rmqns_controller_raft_refused_total{reason} and rmqns_controller_peer_tls. */
 int ctl_view_prom(const struct ctl_view_ctx *v, struct buf *out);
 
 /* Runs fn on the node's thread with its state, and waits for it. */

@@ -26,6 +26,10 @@ int controller_params_from_options(struct ctl_node_config *p, struct properties 
 		/* Java binds the controller on bindAddress, not the peer's host */
 		.bind_host = o->bindAddress && *o->bindAddress ? o->bindAddress : "0.0.0.0",
 		.raft_port_offset = o->controllerRaftPortOffset,
+		.raft_max_message = (uint64_t)o->controllerRaftMaxMessageBytes,
+		.peer_tls_cert = o->controllerPeerTlsCertPath,
+		.peer_tls_key = o->controllerPeerTlsKeyPath,
+		.peer_tls_trust = o->controllerPeerTlsTrustCertPath,
 		.election_timeout_ms = (unsigned)o->controllerElectionTimeoutMillis,
 		.heartbeat_timeout_ms = (unsigned)o->controllerHeartbeatTimeoutMillis,
 		.scan_not_active_ms = o->scanNotActiveBrokerInterval,

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "options.h"
 #include "rmqns/controller.h"
@@ -215,6 +216,14 @@ static const struct config_option options_table[] = {
 	  100, 3600000, 1000, NULL, "embedded controller: ms between the leader's scans for masters no longer live" },
 	{ "controllerRaftPortOffset", CONFIG_I32, 0, OFF(controllerRaftPortOffset), "1000",
 	  1, 64535, 0, NULL, "embedded controller: a node's Raft port is its controllerDLegerPeers port plus this" },
+	{ "controllerRaftMaxMessageBytes", CONFIG_I64, 0, OFF(controllerRaftMaxMessageBytes), "33554432",
+	  1048576, 1073741824, 0, NULL, "embedded controller: a Raft message announcing more bytes closes its connection (above the largest snapshot)" },
+	{ "controllerPeerTlsCertPath", CONFIG_STR, CONFIG_PATH, OFF(controllerPeerTlsCertPath), "", 0, 0, 0, NULL,
+	  "embedded controller: PEM certificate chain this node shows its Raft peers (mutual TLS; reloaded when it changes)" },
+	{ "controllerPeerTlsKeyPath", CONFIG_STR, CONFIG_PATH, OFF(controllerPeerTlsKeyPath), "", 0, 0, 0, NULL,
+	  "embedded controller: PEM private key of controllerPeerTlsCertPath (reloaded when it changes)" },
+	{ "controllerPeerTlsTrustCertPath", CONFIG_STR, CONFIG_PATH, OFF(controllerPeerTlsTrustCertPath), "", 0, 0, 0, NULL,
+	  "embedded controller: PEM CA certificates the peers' certificates must chain to (reloaded when it changes)" },
 	{ "controllerElectionTimeoutMillis", CONFIG_I32, 0, OFF(controllerElectionTimeoutMillis), "500",
 	  100, 60000, 0, NULL, "embedded controller: Raft election timeout; a dead leader is replaced within about twice this" },
 	{ "controllerHeartbeatTimeoutMillis", CONFIG_I32, 0, OFF(controllerHeartbeatTimeoutMillis), "100",
@@ -507,6 +516,36 @@ int options_copy(struct options *dst, const struct options *src)
 /* The embedded controller's options, when it is on: what Java refuses at
  * start (no peers, a self id not among them) and what rmqns cannot
  * honour, each with its reason. */
+/* The peers' TLS files: all three or none, each readable. */
+static int options_check_peer_tls(const struct options *o, char *err, size_t errlen)
+{
+	const struct {
+		const char *name, *path;
+	} files[] = {
+		{ "controllerPeerTlsCertPath", o->controllerPeerTlsCertPath },
+		{ "controllerPeerTlsKeyPath", o->controllerPeerTlsKeyPath },
+		{ "controllerPeerTlsTrustCertPath", o->controllerPeerTlsTrustCertPath },
+	};
+	unsigned set = 0;
+
+	for (unsigned i = 0; i < 3; i++)
+		set += files[i].path && *files[i].path;
+	for (unsigned i = 0; set && i < 3; i++) {
+		if (!files[i].path || !*files[i].path) {
+			snprintf(err, errlen, "peer TLS needs controllerPeerTlsCertPath, "
+				 "controllerPeerTlsKeyPath and controllerPeerTlsTrustCertPath: %s is not set",
+				 files[i].name);
+			return RMQNS_EINVAL;
+		}
+		if (access(files[i].path, R_OK) != 0) {
+			snprintf(err, errlen, "%s %s cannot be read: %s", files[i].name, files[i].path,
+				 strerror(errno));
+			return RMQNS_EINVAL;
+		}
+	}
+	return RMQNS_OK;
+}
+
 static int options_check_controller(const struct options *o, char *err, size_t errlen)
 {
 	if (!o->controllerDLegerPeers || !*o->controllerDLegerPeers) {
@@ -527,6 +566,8 @@ static int options_check_controller(const struct options *o, char *err, size_t e
 			 "past 65535", port, (int)o->controllerRaftPortOffset);
 		return RMQNS_EINVAL;
 	}
+	if (options_check_peer_tls(o, err, errlen) < 0)
+		return RMQNS_EINVAL;
 	if (o->controllerHeartbeatTimeoutMillis >= o->controllerElectionTimeoutMillis) {
 		snprintf(err, errlen, "controllerHeartbeatTimeoutMillis (%d) must be below "
 			 "controllerElectionTimeoutMillis (%d)", (int)o->controllerHeartbeatTimeoutMillis,

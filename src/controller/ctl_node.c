@@ -718,8 +718,10 @@ static int node_open(struct ctl_node *n, char *err, size_t errlen)
 	n->wake.data = n;
 	uv_timer_init(&n->loop, &n->tick);
 	n->tick.data = n;
-	if (ctl_transport_init(&n->transport, &n->loop, n->peers, n->n_peers, n->raft_port_offset,
-			       n->bind_address, err, errlen) != 0)
+	if (ctl_transport_init(&n->transport, &n->loop, n->peers, n->n_peers, n->self,
+			       n->raft_port_offset, n->raft_max_message, n->bind_address,
+			       n->peer_tls[0] ? (const char *const *)n->peer_tls : NULL, err,
+			       errlen) != 0)
 		goto fail_handles;
 	if ((rc = raft_uv_init(&n->io, &n->loop, n->dir, &n->transport.outer)) != 0) {
 		snprintf(err, errlen, "raft log in %s: %s", n->dir, raft_strerror(rc));

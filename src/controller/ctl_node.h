@@ -67,6 +67,8 @@ struct ctl_node {
 	char bind_address[200];
 	unsigned election_timeout_ms, heartbeat_timeout_ms, snapshot_threshold, snapshot_trailing;
 	int raft_port_offset;
+	uint64_t raft_max_message;
+	char *peer_tls[3]; /* certificate, key, trust; NULL = no peer TLS */
 	int64_t scan_not_active_ms, scan_inactive_master_ms;
 	void (*notify)(void *arg, const char *address, const uint8_t *frame, size_t len);
 	void *notify_arg;

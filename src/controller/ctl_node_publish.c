@@ -88,6 +88,7 @@ void ctl_node_publish_view(struct ctl_node *n)
 	struct ctl_view_ctx v = {
 		.state = &n->state, .live = &n->live, .status = &st, .self_id = n->peers[n->self].id,
 		.group = n->group, .leader = st.leader >= 0 ? &n->peers[st.leader] : NULL, .now_ms = now,
+		.peer_auth = ctl_transport_peer_auth(&n->transport), .raft_refused = n->transport.refused,
 	};
 	if (ctl_view_json(&v, &json) != 0 || ctl_view_prom(&v, &prom) != 0) {
 		buf_free(&json);

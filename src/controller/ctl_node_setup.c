@@ -42,6 +42,8 @@ void ctl_node_free(struct ctl_node *n)
 	free(n->dir);
 	free(n->config_store_path);
 	free(n->import_file);
+	for (int i = 0; i < 3; i++)
+		free(n->peer_tls[i]);
 	ctl_state_free(&n->state);
 	ctl_live_free(&n->live);
 	for (uint32_t i = 0; i < n->adopt_wait_count; i++)
@@ -90,6 +92,7 @@ int ctl_node_configure(struct ctl_node *n, const struct ctl_node_config *cfg, ch
 		return RMQNS_EINVAL;
 	}
 	n->raft_port_offset = cfg->raft_port_offset ? cfg->raft_port_offset : CTL_DEFAULT_RAFT_PORT_OFFSET;
+	n->raft_max_message = cfg->raft_max_message ? cfg->raft_max_message : CTL_DEFAULT_RAFT_MAX_MESSAGE;
 	const struct ctl_peer *me = &n->peers[n->self];
 	if (ctl_peer_raft_address(me, n->raft_port_offset, n->raft_address, sizeof n->raft_address)) {
 		snprintf(err, errlen, "raft port of %s (+%d) is past 65535", me->address, n->raft_port_offset);
@@ -122,6 +125,12 @@ int ctl_node_configure(struct ctl_node *n, const struct ctl_node_config *cfg, ch
 		snprintf(err, errlen, "out of memory");
 		return RMQNS_ENOMEM;
 	}
+	const char *tls[3] = { cfg->peer_tls_cert, cfg->peer_tls_key, cfg->peer_tls_trust };
+	for (int i = 0; tls[0] && *tls[0] && tls[1] && tls[2] && i < 3; i++)
+		if (!(n->peer_tls[i] = strdup(tls[i]))) {
+			snprintf(err, errlen, "out of memory");
+			return RMQNS_ENOMEM;
+		}
 	if (cfg->config_store_path && !(n->config_store_path = strdup(cfg->config_store_path))) {
 		snprintf(err, errlen, "out of memory");
 		return RMQNS_ENOMEM;

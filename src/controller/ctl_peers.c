@@ -121,13 +121,21 @@ int ctl_peers_parse(const char *text, struct ctl_peer **out, unsigned *n, char *
 	return 0;
 }
 
+int ctl_peer_raft_endpoint(const struct ctl_peer *p, int offset, const char **host, int *port)
+{
+	*host = p->host;
+	*port = p->port + offset;
+	return *port < 1 || *port > 65535 ? RMQNS_EINVAL : 0;
+}
+
 int ctl_peer_raft_address(const struct ctl_peer *p, int offset, char *out, size_t outlen)
 {
-	int port = p->port + offset;
+	const char *host;
+	int port;
 
-	if (port < 1 || port > 65535)
+	if (ctl_peer_raft_endpoint(p, offset, &host, &port))
 		return RMQNS_EINVAL;
-	int w = snprintf(out, outlen, strchr(p->host, ':') ? "[%s]:%d" : "%s:%d", p->host, port);
+	int w = snprintf(out, outlen, strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
 	return w < 0 || (size_t)w >= outlen ? RMQNS_ETOOBIG : 0;
 }
 

@@ -122,6 +122,12 @@ int ctl_view_json(const struct ctl_view_ctx *v, struct buf *out)
 	jw_member_str(&w, "leaderAddress", v->leader ? v->leader->address : NULL);
 	jw_member_int(&w, "lastApplied", (int64_t)st->last_applied);
 	jw_member_int(&w, "leaderChanges", (int64_t)st->leader_changes);
+	jw_member_str(&w, "peerAuthentication", v->peer_auth);
+	jw_key(&w, "raftRefused");
+	jw_obj_begin(&w);
+	for (int r = CTL_RAFT_OK + 1; v->raft_refused && r < CTL_RAFT_VERDICTS; r++)
+		jw_member_int(&w, ctl_raft_refusal_name(r), (int64_t)v->raft_refused[r]);
+	jw_obj_end(&w);
 	jw_key(&w, "brokerSets");
 	jw_arr_begin(&w);
 	for (uint32_t i = 0; v->state && i < v->state->count; i++)
@@ -133,6 +139,28 @@ int ctl_view_json(const struct ctl_view_ctx *v, struct buf *out)
 	view_live(&w, v);
 	jw_obj_end(&w);
 	return jw_error(&w);
+}
+
+static int view_prom_raft(const struct ctl_view_ctx *v, struct buf *out)
+{
+	char label[64];
+	int rc = metrics_write_family(out, "rmqns_controller_raft_refused_total", "counter",
+				      "Connections to the Raft port closed as not a peer's or not "
+				      "well-formed, by reason.");
+
+	for (int r = CTL_RAFT_OK + 1; rc == 0 && r < CTL_RAFT_VERDICTS; r++) {
+		snprintf(label, sizeof label, "reason=\"%s\"", ctl_raft_refusal_name(r));
+		rc = metrics_write_value(out, "rmqns_controller_raft_refused_total", label,
+					 v->raft_refused ? (double)v->raft_refused[r] : 0);
+	}
+	if (rc == 0)
+		rc = metrics_write_family(out, "rmqns_controller_peer_tls", "gauge",
+					  "1 when Raft peers authenticate by mutual TLS, 0 when by "
+					  "source address only.");
+	if (rc == 0)
+		rc = metrics_write_value(out, "rmqns_controller_peer_tls", NULL,
+					 v->peer_auth && strcmp(v->peer_auth, "mutual-tls") == 0);
+	return rc;
 }
 
 /* cluster="..",broker=".." and `more` (may be ""), NUL-terminated in lb. */
@@ -236,5 +264,5 @@ int ctl_view_prom(const struct ctl_view_ctx *v, struct buf *out)
 						 v->now_ms > e->last_ms ? (double)(v->now_ms - e->last_ms) / 1e3 : 0);
 	}
 	buf_free(&lb);
-	return rc;
+	return rc ? rc : view_prom_raft(v, out);
 }

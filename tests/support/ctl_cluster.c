@@ -22,6 +22,35 @@ int ctl_cluster_init(struct ctl_cluster *cl, const char *host)
 		off += (size_t)snprintf(cl->peers + off, sizeof cl->peers - off, "%sn%d-%s:%d",
 					i ? ";" : "", i, host, cl->ctl_port[i]);
 	}
+	return getenv(CTL_CLUSTER_PEER_TLS_ENV) ? ctl_cluster_use_peer_tls(cl) : 0;
+}
+
+int ctl_cluster_use_peer_tls(struct ctl_cluster *cl)
+{
+	static const char *const steps[] = {
+		"openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout ca.key "
+		"-out ca.pem -days 2 -subj /CN=rmqns-peer-ca",
+		"openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout peer.key "
+		"-out peer.csr -subj /CN=peer -addext subjectAltName=IP:127.0.0.1,DNS:localhost",
+		"openssl x509 -req -in peer.csr -CA ca.pem -CAkey ca.key -set_serial 1 -days 2 "
+		"-copy_extensions copy -out peer.pem",
+		/* 127.0.0.1 in the subject only: the name must be in the subjectAltName */
+		"openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout elsewhere.key "
+		"-out elsewhere.csr -subj /CN=127.0.0.1 -addext subjectAltName=DNS:elsewhere.invalid",
+		"openssl x509 -req -in elsewhere.csr -CA ca.pem -CAkey ca.key -set_serial 2 -days 2 "
+		"-copy_extensions copy -out elsewhere.pem",
+	};
+	char cmd[1024];
+
+	for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+		snprintf(cmd, sizeof cmd, "mkdir -p '%s/tls' && cd '%s/tls' && { %s ; } >/dev/null 2>&1",
+			 cl->dir, cl->dir, steps[i]);
+		if (system(cmd) != 0) {
+			fprintf(stderr, "cannot make the peer certificates: %s\n", steps[i]);
+			return -1;
+		}
+	}
+	cl->peer_tls = true;
 	return 0;
 }
 
@@ -32,16 +61,24 @@ int ctl_cluster_start(struct ctl_cluster *cl, int i)
 
 int ctl_cluster_start_with(struct ctl_cluster *cl, int i, const char *const *extra)
 {
-	char a_peers[600], a_self[64], a_store[400], a_http[64];
+	char a_peers[600], a_self[64], a_store[400], a_http[64], a_tls[3][400];
 	const char *args[24] = { "--enableControllerInNamesrv=true", "--controllerDLegerGroup=g1",
 				 a_peers, a_self, a_store, a_http, "--scanNotActiveBrokerInterval=500",
 				 "--scanInactiveMasterInterval=500" };
 	size_t n = 8;
+	static const char *const tls_opts[3][2] = { { "controllerPeerTlsCertPath", "peer.pem" },
+						    { "controllerPeerTlsKeyPath", "peer.key" },
+						    { "controllerPeerTlsTrustCertPath", "ca.pem" } };
 
 	snprintf(a_peers, sizeof a_peers, "--controllerDLegerPeers=%s", cl->peers);
 	snprintf(a_self, sizeof a_self, "--controllerDLegerSelfId=n%d", i);
 	snprintf(a_store, sizeof a_store, "--controllerStorePath=%s/n%d", cl->dir, i);
 	snprintf(a_http, sizeof a_http, "--httpPort=%d", cl->http_port[i]);
+	for (int k = 0; cl->peer_tls && k < 3; k++) {
+		snprintf(a_tls[k], sizeof a_tls[k], "--%s=%s/tls/%s", tls_opts[k][0], cl->dir,
+			 tls_opts[k][1]);
+		args[n++] = a_tls[k];
+	}
 	for (; extra && *extra && n + 1 < sizeof args / sizeof *args; extra++)
 		args[n++] = *extra;
 	args[n] = NULL;

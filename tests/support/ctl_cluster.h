@@ -13,17 +13,27 @@
 #define CTL_CLUSTER_RAFT_OFFSET 1000
 #define CTL_CLUSTER_WAIT_MS 30000
 
+/* Set (to anything) in the environment: the nodes run with peer TLS. */
+#define CTL_CLUSTER_PEER_TLS_ENV "RMQNS_TEST_CTL_PEER_TLS"
+
 struct ctl_cluster {
 	char dir[256];
 	char peers[512];
+	bool peer_tls; /* the nodes get controllerPeerTls* (certificates under dir/tls) */
 	int ctl_port[CTL_CLUSTER_NODES];
 	int http_port[CTL_CLUSTER_NODES];
 	struct harness_server node[CTL_CLUSTER_NODES];
 };
 
 /* A fresh directory and free ports; host is how controllerDLegerPeers
- * spells the nodes' address. 0 or -1. Nothing started yet. */
+ * spells the nodes' address. 0 or -1. Nothing started yet. With
+ * CTL_CLUSTER_PEER_TLS_ENV set, as ctl_cluster_use_peer_tls. */
 int ctl_cluster_init(struct ctl_cluster *cl, const char *host);
+/* The nodes started from now on run with mutual peer TLS: a CA
+ * (dir/tls/ca.pem), one certificate for the peers naming 127.0.0.1 and
+ * localhost (peer.pem, peer.key), and one of the same CA naming only
+ * elsewhere.invalid (elsewhere.pem, elsewhere.key), made by openssl. */
+int ctl_cluster_use_peer_tls(struct ctl_cluster *cl);
 /* Starts node i (group g1, its store under the directory, its HTTP port,
  * brokers' liveness scanned every 500 ms). 0 or -1. */
 int ctl_cluster_start(struct ctl_cluster *cl, int i);

@@ -19,6 +19,8 @@
 # timeout). Output: one JSON file per part and a summary on stdout.
 #   tools/bench/controller-failover.sh BUILD_DIR OUT_DIR [default|tight] [KILLS] [LEADER_KILLS] [PARTS]
 # e.g. tools/bench/controller-failover.sh build-rel /tmp/fo default 20 20 "masters frozen leader"
+# PEER_TLS=1 in the environment: the nodes run with mutual TLS between the
+# peers (controllerPeerTls*, certificates made here with openssl).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${1:?build dir}
@@ -69,6 +71,21 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 143' INT TERM
+
+if [ -n "${PEER_TLS:-}" ]; then
+	mkdir -p "$WORK/tls"
+	(cd "$WORK/tls" &&
+		openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout ca.key \
+			-out ca.pem -days 2 -subj /CN=bench-peer-ca &&
+		openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout peer.key \
+			-out peer.csr -subj /CN=peer -addext subjectAltName=IP:127.0.0.1 &&
+		openssl x509 -req -in peer.csr -CA ca.pem -CAkey ca.key -set_serial 1 -days 2 \
+			-copy_extensions copy -out peer.pem) >/dev/null 2>&1 ||
+		{ echo "controller-failover: cannot make the peer certificates" >&2; exit 1; }
+	node_opts+=(--controllerPeerTlsCertPath="$WORK/tls/peer.pem"
+		--controllerPeerTlsKeyPath="$WORK/tls/peer.key"
+		--controllerPeerTlsTrustCertPath="$WORK/tls/ca.pem")
+fi
 
 for i in 0 1 2; do NS[$i]=$(free_port); CTL[$i]=$(free_pair); HTTP[$i]=$(free_port); done
 PEERS="n0-127.0.0.1:${CTL[0]};n1-127.0.0.1:${CTL[1]};n2-127.0.0.1:${CTL[2]}"

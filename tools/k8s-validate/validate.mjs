@@ -9,7 +9,11 @@
 //     ConfigMap and ports published on 127.0.0.1, for `podman kube play`;
 //     --pods writes several (the ordinals of a StatefulSet), see below.
 // With the embedded controller on (RMQNS_controllerDLegerPeers), the peers
-// must be the pods' stable names and their ports declared.
+// must be the pods' stable names and their ports declared; with peer TLS
+// (RMQNS_controllerPeerTls*), all three options set, in a Secret volume
+// of the kubernetes.io/tls layout, and a cert-manager Certificate making
+// that Secret (when one is here) must name every peer's host. A Secret
+// here must be of that layout too.
 import fs from "node:fs";
 import path from "node:path";
 import YAML from "yaml";
@@ -17,14 +21,18 @@ import * as core from "kubernetes-models/v1";
 import * as apps from "kubernetes-models/apps/v1";
 import * as policy from "kubernetes-models/policy/v1";
 import * as monitoring from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1";
+import * as certManager from "@kubernetes-models/cert-manager/cert-manager.io/v1";
 
 const models = {
   "v1/ConfigMap": core.ConfigMap,
   "v1/Service": core.Service,
   "v1/Pod": core.Pod,
+  "v1/Secret": core.Secret,
   "apps/v1/StatefulSet": apps.StatefulSet,
   "policy/v1/PodDisruptionBudget": policy.PodDisruptionBudget,
   "monitoring.coreos.com/v1/ServiceMonitor": monitoring.ServiceMonitor,
+  "cert-manager.io/v1/Issuer": certManager.Issuer,
+  "cert-manager.io/v1/Certificate": certManager.Certificate,
 };
 
 const args = process.argv.slice(2);
@@ -57,6 +65,38 @@ for (const file of files) {
 }
 
 const of = (kind) => docs.filter((d) => d.obj.kind === kind);
+
+// A certificate name matching a host as OpenSSL's X509_check_host does: the
+// same name, or a wildcard '*.' followed by at least two labels.
+const certMatches = (pattern, host) =>
+  pattern === host || (/^\*\.[^.]+\.[^.]/.test(pattern) && host.slice(host.indexOf(".")) === pattern.slice(1));
+const tlsKeys = ["tls.crt", "tls.key", "ca.crt"];
+for (const { f, obj: sec } of of("Secret"))
+  if (sec.type !== "kubernetes.io/tls" || tlsKeys.some((k) => !(sec.data || {})[k]))
+    problems.push(`${f}: Secret ${sec.metadata.name} is not kubernetes.io/tls with ${tlsKeys.join(", ")}`);
+
+// Peer TLS of the container c of the pod template tpl, whose peers are hosts:
+// the three options, each a file of one Secret volume mounted read-only.
+function checkPeerTls(f, tpl, c, env, hosts) {
+  const opts = ["CertPath", "KeyPath", "TrustCertPath"].map((o) => env[`RMQNS_controllerPeerTls${o}`]);
+  if (opts.every((o) => o === undefined)) return;
+  if (opts.some((o) => o === undefined)) { problems.push(`${f}: controllerPeerTls* options: all three or none`); return; }
+  const dirOf = (p) => p.slice(0, p.lastIndexOf("/"));
+  const mount = (c.volumeMounts || []).find((m) => m.mountPath === dirOf(opts[0]));
+  const secret = (tpl.spec.volumes || []).find((v) => v.name === mount?.name)?.secret;
+  if (!mount?.readOnly || !secret) { problems.push(`${f}: ${opts[0]} is in no read-only Secret volume`); return; }
+  opts.forEach((o, i) => {
+    if (o !== `${mount.mountPath}/${tlsKeys[i]}`) problems.push(`${f}: ${o} is not ${mount.mountPath}/${tlsKeys[i]}`);
+  });
+  for (const { f: cf, obj: cert } of of("Certificate").filter((d) => d.obj.spec.secretName === secret.secretName)) {
+    const before = problems.length;
+    for (const h of hosts)
+      if (!(cert.spec.dnsNames || []).some((n) => certMatches(n, h))) problems.push(`${cf}: ${cert.metadata.name} does not name the peer ${h}`);
+    for (const u of ["server auth", "client auth"])
+      if (cert.spec.usages && !cert.spec.usages.includes(u)) problems.push(`${cf}: ${cert.metadata.name} lacks the usage ${u}`);
+    if (problems.length === before) console.log(`k8s: Certificate ${cert.metadata.name} makes the Secret ${secret.secretName} and names every peer`);
+  }
+}
 const matches = (sel, labels) => Object.entries(sel || {}).every(([k, v]) => labels?.[k] === v);
 for (const { f, obj: sts } of of("StatefulSet")) {
   const tpl = sts.spec.template;
@@ -125,6 +165,7 @@ for (const { f, obj: sts } of of("StatefulSet")) {
     });
     if (headless && !headless.spec.publishNotReadyAddresses)
       problems.push(`${f}: the headless Service hides not-ready pods: controllers could not find each other before ready`);
+    checkPeerTls(f, tpl, c, env, entries.map((e) => /^[^-]+-([^:]+):/.exec(e.trim())?.[1]).filter(Boolean));
   }
 
   // Pods of the StatefulSet, as podman kube play runs them: the claims
@@ -138,6 +179,10 @@ for (const { f, obj: sts } of of("StatefulSet")) {
   //     headless Service's per-pod names (STS-K.SERVICE) written into every
   //     pod's /etc/hosts with the addresses of --ips, since podman has no
   //     Services (kube play --ip gives the pods those addresses in order)
+  //   --secret-dir NAME=DIR
+  //     the Secret volume of Secret NAME as the directory DIR (hostPath),
+  //     holding the Secret's files: podman 4.3's kube play crashes on
+  //     Secret volumes
   const makePod = (ordinal, name, claim, hostPortOf, hostAliases) => {
     const pod = structuredClone(tpl);
     for (const c of [...(pod.spec.initContainers || []), ...pod.spec.containers]) c.image = opt("--image") || c.image;
@@ -149,6 +194,9 @@ for (const { f, obj: sts } of of("StatefulSet")) {
     }
     for (const t of sts.spec.volumeClaimTemplates || [])
       (pod.spec.volumes ||= []).push({ name: t.metadata.name, persistentVolumeClaim: { claimName: claim } });
+    const [secretName, secretDir] = (opt("--secret-dir") || "=").split("=");
+    for (const v of pod.spec.volumes || [])
+      if (v.secret && v.secret.secretName === secretName) { delete v.secret; v.hostPath = { path: secretDir, type: "Directory" }; }
     delete pod.spec.affinity;
     delete pod.spec.topologySpreadConstraints;
     if (hostAliases) {

@@ -347,6 +347,30 @@ Test(config, options_rmqns_cannot_honour_are_refused_not_ignored)
 		     "--controllerHeartbeatTimeoutMillis=900", NULL);
 }
 
+/* Peer TLS: all three files or none, each readable; the reason says which. */
+Test(config, controller_peer_tls_needs_three_readable_files)
+{
+	char file[] = "/tmp/rmqns-test-peer-tls-XXXXXX", cert[80], key[80], trust[80], gone[80];
+	int fd = mkstemp(file);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	snprintf(cert, sizeof cert, "--controllerPeerTlsCertPath=%s", file);
+	snprintf(key, sizeof key, "--controllerPeerTlsKeyPath=%s", file);
+	snprintf(trust, sizeof trust, "--controllerPeerTlsTrustCertPath=%s", file);
+	snprintf(gone, sizeof gone, "--controllerPeerTlsKeyPath=%s.gone", file);
+	const char *on = "--enableControllerInNamesrv=true", *self = "--controllerDLegerSelfId=n0";
+	const char *peers = "--controllerDLegerPeers=n0-127.0.0.1:9878;n1-127.0.0.1:9868";
+	expect_error("certificate alone", "controllerPeerTlsKeyPath", "not set", on, peers, self, cert,
+		     NULL);
+	expect_error("certificate and key", "controllerPeerTlsTrustCertPath", "not set", on, peers,
+		     self, cert, key, NULL);
+	expect_error("trust alone", "controllerPeerTlsCertPath", "not set", on, peers, self, trust,
+		     NULL);
+	expect_error("a key that is not there", "controllerPeerTlsKeyPath", "cannot be read", on, peers,
+		     self, cert, gone, trust, NULL);
+	unlink(file);
+}
+
 Test(config, command_line_errors)
 {
 	expect_error("unknown key", "fooBar", "unknown", "--fooBar=1", NULL);
