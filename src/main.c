@@ -22,6 +22,7 @@
 #include "rmqns/controller_port.h"
 #include "rmqns/cpus.h"
 #include "rmqns/err.h"
+#include "rmqns/handlers.h"
 #include "rmqns/http.h"
 #include "rmqns/kv.h"
 #include "rmqns/log.h"
@@ -227,6 +228,12 @@ static void main_reload_acl(void *acl)
 	acl_request_reload(acl);
 }
 
+/* A code the NameServer port answers: the controller's port hints at it. */
+static bool main_is_namesrv_code(int32_t code)
+{
+	return handler_lookup(code) != NULL;
+}
+
 /* The address (cluster, broker_name) registered as brokerId 0 with this
  * NameServer: the master an adopted set's brokers serve with. Runs on the
  * controller's thread, rarely (once an adoption election). */
@@ -274,6 +281,7 @@ static int main_start_controller(struct app *app, const struct config *cfg, cons
 	snprintf(store, sizeof store, "%s" CONTROLLER_CONFIG_FILE, home && *home ? home : "");
 	int rc = controller_params_from_options(&ncfg, &shown, cfg, o, store, err, sizeof err);
 
+	ncfg.namesrv_code = main_is_namesrv_code;
 	ncfg.serving_master = main_serving_master;
 	ncfg.serving_master_arg = app;
 	if (rc == 0) {
@@ -281,6 +289,8 @@ static int main_start_controller(struct app *app, const struct config *cfg, cons
 						 sizeof err);
 		rc = app->controller ? 0 : RMQNS_EIO;
 	}
+	const char *port = properties_get(&shown, "listenPort");
+	app->controller_port = rc == 0 && port ? atoi(port) : 0;
 	properties_free(&shown); /* the node keeps a copy */
 	if (rc < 0)
 		fprintf(stderr, "rmqns: cannot start the controller: %s\n", err);
@@ -468,6 +478,8 @@ int main(int argc, char **argv)
 			rmqns_strerror(rc));
 		goto out;
 	}
+	if (app.controller) /* for its hint at NameServer codes sent to it */
+		ctl_node_set_namesrv_port(ctl_port_node(app.controller), server_port(app.server));
 	/* Connection ids exist only from here on, so expiry cannot ask
 	 * before; the registrar stops before the server does (main_teardown),
 	 * so neither hook outlives the server. */

@@ -23,6 +23,7 @@ struct app {
 	struct processor_pool *pool;
 	struct acl *acl;             /* the ACL check (acl.h); NULL = none */
 	struct ctl_port *controller; /* the embedded controller; NULL = not enabled */
+	int controller_port;         /* its port, named when a controller code comes here; 0 = none */
 };
 
 #endif

@@ -6,6 +6,7 @@
 #ifndef RMQNS_CLIENT_H
 #define RMQNS_CLIENT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -41,13 +42,15 @@ struct client *client_connect_rcvbuf(const char *host, int port, int timeout_ms,
 struct client *client_connect_from(const char *host, int port, const char *source, int timeout_ms,
 				   int *err);
 
-/* TLS as a Java client speaks it: no SNI, no host name check, and without
- * a CA file no check of the server's certificate at all (Java's
- * tls.test.mode). */
+/* TLS as a Java client speaks it (no SNI; without a CA file no check of
+ * the server's certificate at all, Java's tls.test.mode), and one check
+ * more: with a CA file, the certificate's subjectAltName must name the
+ * host dialled (its IP entries for an address), unless no_verify_hostname. */
 struct client_tls_opts {
 	const char *ca;           /* PEM CA certificates to verify the server with, or NULL */
 	const char *cert, *key;   /* a client certificate and its key (PEM), or NULL */
 	const char *key_password; /* for an encrypted key, or NULL */
+	bool no_verify_hostname;  /* the chain only, as Java's clients check it */
 };
 
 /* A client context for o in *out. RMQNS_OK, or RMQNS_EINVAL/ENOMEM with
@@ -55,6 +58,21 @@ struct client_tls_opts {
 int client_tls_ctx_new(const struct client_tls_opts *o, struct ssl_ctx_st **out, char *err,
 		       size_t err_len);
 void client_tls_ctx_free(struct ssl_ctx_st *ctx);
+/* Makes a session of such a context check that the server's certificate
+ * names host (a name, or an IPv4/IPv6 address), when its context verifies
+ * certificates and checks names. For callers that drive their own
+ * sessions (rmqns-bench); client_connect_tls does it. RMQNS_OK or
+ * RMQNS_ENOMEM. */
+struct ssl_st;
+int client_tls_expect_host(struct ssl_st *ssl, const char *host);
+/* One step of a client session's handshake: RMQNS_OK once done;
+ * RMQNS_EAGAIN with *want (POLLIN or POLLOUT) when the socket must become
+ * ready first; RMQNS_EPROTO with the reason in why (a certificate that
+ * does not verify or name the host, a server that closed). */
+int client_tls_handshake_step(struct ssl_st *ssl, short *want, char *why, size_t why_len);
+/* The poll event an SSL_ERROR_WANT_* waits for (POLLIN, POLLOUT); 0 for
+ * any other error. */
+short client_tls_want(int ssl_error);
 
 /* "what: <the oldest OpenSSL error on this thread, or fallback>" into err;
  * clears the thread's error queue. */

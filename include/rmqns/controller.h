@@ -497,6 +497,10 @@ struct ctl_node_config {
 	 * address; called on the node's thread; NULL = no notifications */
 	void (*notify)(void *arg, const char *address, const uint8_t *frame, size_t len);
 	void *notify_arg;
+	/* a code this process's NameServer port answers: the code-3 answer
+	 * to it here says so (and names the port ctl_node_set_namesrv_port
+	 * gave); NULL = no hint */
+	bool (*namesrv_code)(int32_t code);
 	/* the address registered as brokerId 0 of (cluster, brokerName) with
 	 * this process's NameServer, into out; 0 when there is one. Called on
 	 * the node's thread for an adoption election; NULL = not known */
@@ -527,6 +531,9 @@ typedef void (*ctl_reply_fn)(void *arg, const uint8_t *frame, size_t len);
  * Any thread. RMQNS_ECLOSED once the node stops. */
 int ctl_node_submit(struct ctl_node *node, const uint8_t *frame, size_t len, uint64_t conn,
 		    ctl_reply_fn reply, void *arg);
+/* The port this process's NameServer listens on, once it is bound: named
+ * in the hint of namesrv_code. Any thread. */
+void ctl_node_set_namesrv_port(struct ctl_node *node, int port);
 /* A connection closed: its brokers stop being live on this node. */
 int ctl_node_conn_closed(struct ctl_node *node, uint64_t conn);
 

@@ -68,12 +68,16 @@ void log_write_limited(struct log_limit *limit, enum log_level level, const char
 #define log_warn(...)  log_write(LOG_WARN, __VA_ARGS__)
 #define log_error(...) log_write(LOG_ERROR, __VA_ARGS__)
 
-/* A WARN line limited per call site: LOG_LIMIT_LINES per LOG_LIMIT_WINDOW_MS. */
-#define log_warn_limited(...)                                                                    \
+/* A line limited per call site: LOG_LIMIT_LINES per LOG_LIMIT_WINDOW_MS.
+ * For every line a peer can cause again and again. */
+#define log_limited(level, ...)                                                                  \
 	do {                                                                                     \
 		static struct log_limit log_site_limit_ =                                        \
 			LOG_LIMIT_INIT(LOG_LIMIT_LINES, LOG_LIMIT_WINDOW_MS);                    \
-		log_write_limited(&log_site_limit_, LOG_WARN, __VA_ARGS__);                      \
+		log_write_limited(&log_site_limit_, (level), __VA_ARGS__);                       \
 	} while (0)
+#define log_info_limited(...)  log_limited(LOG_INFO, __VA_ARGS__)
+#define log_warn_limited(...)  log_limited(LOG_WARN, __VA_ARGS__)
+#define log_error_limited(...) log_limited(LOG_ERROR, __VA_ARGS__)
 
 #endif

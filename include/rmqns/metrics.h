@@ -59,6 +59,9 @@ void metrics_add(enum metrics_counter c, uint64_t n);
 /* One answered request: its request code, the response code, and the time
  * from the frame's arrival (CLOCK_MONOTONIC ns) to the answer. */
 void metrics_request(int32_t code, int32_t rsp_code, uint64_t recv_ns);
+/* One request answered on the controller's port, handed over at recv_ns:
+ * counted and timed apart, shown with port="controller". */
+void metrics_controller_request(int32_t code, int32_t rsp_code, uint64_t recv_ns);
 
 /* A thread that runs in turns (a reactor) calls this once: from then on
  * metrics_request counts at once but leaves the latency to

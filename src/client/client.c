@@ -16,10 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <openssl/err.h>
-#include <openssl/ssl.h>
-#include <openssl/x509_vfy.h>
-
+#include "client_tls_session.h"
 #include "rmqns/client.h"
 #include "rmqns/err.h"
 
@@ -27,7 +24,7 @@
 
 struct client {
 	int fd;
-	SSL *ssl; /* NULL: plaintext */
+	struct ssl_st *ssl; /* NULL: plaintext */
 	char tls_why[200]; /* why the session failed after the handshake */
 	int32_t next_opaque;
 	uint8_t *rbuf;
@@ -175,59 +172,26 @@ struct client *client_connect_from(const char *host, int port, const char *sourc
 	return client_connect_opts(host, port, timeout_ms, 0, source, err);
 }
 
-/* The poll event an SSL_ERROR_WANT_* waits for; 0 for any other error. */
-static short client_tls_want(int sslerr)
-{
-	if (sslerr == SSL_ERROR_WANT_READ)
-		return POLLIN;
-	if (sslerr == SSL_ERROR_WANT_WRITE)
-		return POLLOUT;
-	return 0;
-}
-
-static int client_tls_handshake(struct client *c, SSL_CTX *ctx, int timeout_ms, char *why,
-				size_t why_len)
+static int client_tls_handshake(struct client *c, struct ssl_ctx_st *ctx, const char *host,
+				int timeout_ms, char *why, size_t why_len)
 {
 	int64_t deadline = client_deadline(timeout_ms);
+	int rc = client_tls_session_new(ctx, c->fd, host, &c->ssl, why, why_len);
+	short want;
 
-	c->ssl = SSL_new(ctx);
-	if (!c->ssl || SSL_set_fd(c->ssl, c->fd) != 1) {
-		client_tls_reason(why, why_len, "TLS session", "out of memory");
-		return RMQNS_ENOMEM;
+	while (rc == RMQNS_OK) {
+		rc = client_tls_handshake_step(c->ssl, &want, why, why_len);
+		if (rc != RMQNS_EAGAIN)
+			break;
+		rc = client_wait(c, want, deadline);
+		if (rc == RMQNS_EAGAIN)
+			snprintf(why, why_len, "TLS handshake: no answer within %d ms", timeout_ms);
 	}
-	SSL_set_connect_state(c->ssl);
-	for (;;) {
-		ERR_clear_error();
-		errno = 0;
-		int rc = SSL_do_handshake(c->ssl);
-		if (rc == 1)
-			return RMQNS_OK;
-		int sslerr = SSL_get_error(c->ssl, rc);
-		short want = client_tls_want(sslerr);
-		if (want) {
-			rc = client_wait(c, want, deadline);
-			if (rc == RMQNS_EAGAIN)
-				snprintf(why, why_len, "TLS handshake: no answer within %d ms", timeout_ms);
-			if (rc < 0)
-				return rc;
-			continue;
-		}
-		long verify = SSL_get_verify_result(c->ssl);
-		if (sslerr == SSL_ERROR_SSL && verify != X509_V_OK) {
-			snprintf(why, why_len, "TLS handshake: server certificate: %s",
-				 X509_verify_cert_error_string(verify));
-			ERR_clear_error();
-		} else {
-			client_tls_reason(why, why_len, "TLS handshake",
-					  sslerr == SSL_ERROR_SYSCALL && errno ? strerror(errno)
-									       : "the server closed the connection");
-		}
-		return RMQNS_EPROTO;
-	}
+	return rc;
 }
 
-struct client *client_connect_tls(const char *host, int port, SSL_CTX *ctx, int timeout_ms,
-				  int *err, char *why, size_t why_len)
+struct client *client_connect_tls(const char *host, int port, struct ssl_ctx_st *ctx,
+				  int timeout_ms, int *err, char *why, size_t why_len)
 {
 	int dummy;
 	if (!err)
@@ -237,33 +201,13 @@ struct client *client_connect_tls(const char *host, int port, SSL_CTX *ctx, int 
 	struct client *c = client_connect_opts(host, port, timeout_ms, 0, NULL, err);
 	if (!c || !ctx)
 		return c;
-	int rc = client_tls_handshake(c, ctx, timeout_ms, why, why_len);
+	int rc = client_tls_handshake(c, ctx, host, timeout_ms, why, why_len);
 	if (rc < 0) {
 		client_close(c);
 		*err = rc;
 		return NULL;
 	}
 	return c;
-}
-
-/* After a failed SSL_read_ex/SSL_write_ex: RMQNS_EAGAIN with *want set,
- * RMQNS_EPROTO with the reason kept (e.g. the server's alert for a client
- * certificate it wants, which TLS 1.3 sends after the handshake), or 0
- * when the peer closed. */
-static ssize_t client_tls_io_fail(struct client *c, short *want)
-{
-	int sslerr = SSL_get_error(c->ssl, 0);
-	*want = client_tls_want(sslerr);
-	if (*want) {
-		ERR_clear_error();
-		return RMQNS_EAGAIN;
-	}
-	if (sslerr == SSL_ERROR_SSL) {
-		client_tls_reason(c->tls_why, sizeof c->tls_why, "TLS", "the session failed");
-		return RMQNS_EPROTO;
-	}
-	ERR_clear_error();
-	return 0;
 }
 
 /* One write: bytes taken (> 0), or a negative rmqns_err; RMQNS_EAGAIN
@@ -279,12 +223,7 @@ static ssize_t client_write_some(struct client *c, const uint8_t *p, size_t len,
 			return RMQNS_EAGAIN;
 		return (errno == EPIPE || errno == ECONNRESET) ? RMQNS_ECLOSED : RMQNS_EIO;
 	}
-	size_t put = 0;
-	ERR_clear_error();
-	if (SSL_write_ex(c->ssl, p, len, &put) == 1)
-		return (ssize_t)put;
-	ssize_t rc = client_tls_io_fail(c, want);
-	return rc == 0 ? RMQNS_ECLOSED : rc;
+	return client_tls_write(c->ssl, p, len, want, c->tls_why, sizeof c->tls_why);
 }
 
 /* One read: bytes read (> 0), 0 when the peer closed, or a negative
@@ -300,11 +239,7 @@ static ssize_t client_read_some(struct client *c, uint8_t *p, size_t len, short 
 			return RMQNS_EAGAIN;
 		return errno == ECONNRESET ? RMQNS_ECLOSED : RMQNS_EIO;
 	}
-	size_t got = 0;
-	ERR_clear_error();
-	if (SSL_read_ex(c->ssl, p, len, &got) == 1)
-		return (ssize_t)got;
-	return client_tls_io_fail(c, want);
+	return client_tls_read(c->ssl, p, len, want, c->tls_why, sizeof c->tls_why);
 }
 
 int client_send_raw(struct client *c, const void *data, size_t len, int timeout_ms)
@@ -472,13 +407,7 @@ void client_close(struct client *c)
 		c->pending_head = r->next;
 		client_reply_free(r);
 	}
-	if (c->ssl) {
-		/* a deliberate close: close_notify if the socket takes it at once */
-		if (SSL_is_init_finished(c->ssl))
-			(void)SSL_shutdown(c->ssl);
-		ERR_clear_error();
-		SSL_free(c->ssl);
-	}
+	client_tls_session_free(c->ssl); /* a deliberate close: close_notify */
 	close(c->fd);
 	free(c->rbuf);
 	free(c);

@@ -20,11 +20,14 @@
 /* Distinct request codes counted on their own; the rest share the last
  * slot, shown as code="other". The same for response codes. */
 #define METRICS_CODE_SLOTS 64
-#define METRICS_RSP_SLOTS 16
+#define METRICS_RSP_SLOTS 32
+/* The controller's port counts apart: its dozen codes and a few strays. */
+#define METRICS_CTL_CODE_SLOTS 24
 /* Codes 0 .. METRICS_CODE_RANGE-1 can own a slot (every known code is
- * below 1024); response codes likewise up to METRICS_RSP_RANGE. */
+ * below 1024); response codes likewise up to METRICS_RSP_RANGE (the
+ * controller's 2000 ... 2014 included). */
 #define METRICS_CODE_RANGE 1024
-#define METRICS_RSP_RANGE 256
+#define METRICS_RSP_RANGE 2048
 
 /* Upper bounds of the latency buckets, ns (+Inf follows). */
 static const uint64_t metrics_bounds_ns[] = {
@@ -46,12 +49,17 @@ struct metrics_shard {
 	_Atomic uint64_t req[METRICS_CODE_SLOTS][METRICS_RSP_SLOTS];
 	struct metrics_hist latency[METRICS_CODE_SLOTS];
 	struct metrics_hist apply;
+	_Atomic uint64_t ctl_req[METRICS_CTL_CODE_SLOTS][METRICS_RSP_SLOTS];
+	struct metrics_hist ctl_latency[METRICS_CTL_CODE_SLOTS];
 };
 
 /* slot + 1 per code, 0 = none yet */
 static _Atomic uint8_t code_slot[METRICS_CODE_RANGE];
 static _Atomic int32_t slot_code[METRICS_CODE_SLOTS] = { [0 ... METRICS_CODE_SLOTS - 1] = -1 };
 static atomic_uint code_slots_used;
+static _Atomic uint8_t ctl_code_slot[METRICS_CODE_RANGE];
+static _Atomic int32_t ctl_slot_code[METRICS_CTL_CODE_SLOTS] = { [0 ... METRICS_CTL_CODE_SLOTS - 1] = -1 };
+static atomic_uint ctl_code_slots_used;
 static _Atomic uint8_t rsp_slot[METRICS_RSP_RANGE];
 static _Atomic int32_t slot_rsp[METRICS_RSP_SLOTS] = { [0 ... METRICS_RSP_SLOTS - 1] = -1 };
 static atomic_uint rsp_slots_used;
@@ -170,6 +178,13 @@ uint64_t metrics_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* The slot of a response code, shared by both ports' counts. */
+static unsigned metrics_rsp_slot(int32_t rsp_code)
+{
+	return metrics_slot_of(rsp_code, rsp_slot, METRICS_RSP_RANGE, slot_rsp, &rsp_slots_used,
+			       METRICS_RSP_SLOTS);
+}
+
 void metrics_request(int32_t code, int32_t rsp_code, uint64_t recv_ns)
 {
 	struct metrics_shard *s = metrics_shard();
@@ -177,9 +192,7 @@ void metrics_request(int32_t code, int32_t rsp_code, uint64_t recv_ns)
 		return;
 	unsigned cs = metrics_slot_of(code, code_slot, METRICS_CODE_RANGE, slot_code,
 				      &code_slots_used, METRICS_CODE_SLOTS);
-	unsigned rs = metrics_slot_of(rsp_code, rsp_slot, METRICS_RSP_RANGE, slot_rsp,
-				      &rsp_slots_used, METRICS_RSP_SLOTS);
-	metrics_bump(&s->req[cs][rs], 1);
+	metrics_bump(&s->req[cs][metrics_rsp_slot(rsp_code)], 1);
 	struct metrics_deferred *d = &metrics_later;
 	if (d->on) {
 		if (d->n == METRICS_DEFER_MAX)
@@ -190,6 +203,21 @@ void metrics_request(int32_t code, int32_t rsp_code, uint64_t recv_ns)
 	}
 	uint64_t now = metrics_now_ns();
 	metrics_observe(&s->latency[cs], now > recv_ns ? now - recv_ns : 0);
+}
+
+void metrics_controller_request(int32_t code, int32_t rsp_code, uint64_t recv_ns)
+{
+	unsigned cs = metrics_slot_of(code, ctl_code_slot, METRICS_CODE_RANGE, ctl_slot_code,
+				      &ctl_code_slots_used, METRICS_CTL_CODE_SLOTS);
+	unsigned rs = metrics_rsp_slot(rsp_code);
+	struct metrics_shard *s = metrics_shard();
+
+	uint64_t now = metrics_now_ns();
+
+	if (!s)
+		return;
+	metrics_bump(&s->ctl_req[cs][rs], 1);
+	metrics_observe(&s->ctl_latency[cs], now > recv_ns ? now - recv_ns : 0);
 }
 
 void metrics_defer_clock(void)
@@ -277,6 +305,8 @@ struct metrics_totals {
 	uint64_t req[METRICS_CODE_SLOTS][METRICS_RSP_SLOTS];
 	uint64_t latency[METRICS_CODE_SLOTS][METRICS_BUCKETS + 1]; /* + sum */
 	uint64_t apply[METRICS_BUCKETS + 1];
+	uint64_t ctl_req[METRICS_CTL_CODE_SLOTS][METRICS_RSP_SLOTS];
+	uint64_t ctl_latency[METRICS_CTL_CODE_SLOTS][METRICS_BUCKETS + 1];
 };
 
 static void metrics_sum_hist(uint64_t *to, struct metrics_hist *h)
@@ -300,6 +330,12 @@ static void metrics_sum(struct metrics_totals *t)
 			metrics_sum_hist(t->latency[c], &s->latency[c]);
 		}
 		metrics_sum_hist(t->apply, &s->apply);
+		for (unsigned c = 0; c < METRICS_CTL_CODE_SLOTS; c++) {
+			for (unsigned r = 0; r < METRICS_RSP_SLOTS; r++)
+				t->ctl_req[c][r] += atomic_load_explicit(&s->ctl_req[c][r],
+									 memory_order_relaxed);
+			metrics_sum_hist(t->ctl_latency[c], &s->ctl_latency[c]);
+		}
 	}
 	pthread_mutex_unlock(&metrics_lock);
 }
@@ -321,20 +357,55 @@ static bool metrics_slot_name(_Atomic int32_t *by_slot, atomic_uint *used, unsig
 	return true;
 }
 
+/* A table of request-code slots: the NameServer's, or the controller's port's. */
+struct metrics_code_table {
+	_Atomic int32_t *by_slot;
+	atomic_uint *used;
+	unsigned nslots;
+	const char *labels; /* added after the request's, "" for none */
+};
+
+static const struct metrics_code_table metrics_namesrv_codes = { slot_code, &code_slots_used,
+								 METRICS_CODE_SLOTS, "" };
+static const struct metrics_code_table metrics_controller_codes = {
+	ctl_slot_code, &ctl_code_slots_used, METRICS_CTL_CODE_SLOTS, ",port=\"controller\""
+};
+
 /* The labels of a request-code slot: code="105",request="GET_ROUTEINFO_BY_TOPIC";
  * a code not in the protocol's list keeps its number as the name, so the
  * label set stays bounded by the slots. */
-static bool metrics_code_labels(unsigned slot, metrics_code_name_fn name_of, char *lb, size_t n)
+static bool metrics_code_labels(const struct metrics_code_table *tb, unsigned slot,
+				metrics_code_name_fn name_of, char *lb, size_t n)
 {
 	char cname[16];
-	if (!metrics_slot_name(slot_code, &code_slots_used, METRICS_CODE_SLOTS, slot, cname,
-			       sizeof cname))
+	if (!metrics_slot_name(tb->by_slot, tb->used, tb->nslots, slot, cname, sizeof cname))
 		return false;
-	const char *req = slot == METRICS_CODE_SLOTS - 1 || !name_of
+	const char *req = slot == tb->nslots - 1 || !name_of
 				  ? NULL
-				  : name_of(atomic_load_explicit(&slot_code[slot], memory_order_relaxed));
-	snprintf(lb, n, "code=\"%s\",request=\"%s\"", cname, req ? req : cname);
+				  : name_of(atomic_load_explicit(&tb->by_slot[slot], memory_order_relaxed));
+	snprintf(lb, n, "code=\"%s\",request=\"%s\"%s", cname, req ? req : cname, tb->labels);
 	return true;
+}
+
+/* The rmqns_requests_total samples of one table's counts. */
+static int metrics_write_requests(struct buf *out, const struct metrics_code_table *tb,
+				  const uint64_t (*req)[METRICS_RSP_SLOTS], metrics_code_name_fn name_of)
+{
+	char rname[16], cl[128], lb[160];
+	int rc = 0;
+
+	for (unsigned c = 0; c < tb->nslots && rc == 0; c++) {
+		if (!metrics_code_labels(tb, c, name_of, cl, sizeof cl))
+			continue;
+		for (unsigned r = 0; r < METRICS_RSP_SLOTS && rc == 0; r++) {
+			if (!req[c][r] || !metrics_slot_name(slot_rsp, &rsp_slots_used,
+							     METRICS_RSP_SLOTS, r, rname, sizeof rname))
+				continue;
+			snprintf(lb, sizeof lb, "%s,response=\"%s\"", cl, rname);
+			rc = metrics_write_u64(out, "rmqns_requests_total", lb, req[c][r]);
+		}
+	}
+	return rc;
 }
 
 static int metrics_write_hist(struct buf *out, const char *name, const char *labels,
@@ -447,10 +518,27 @@ static const struct metrics_simple metrics_simple[] = {
 	  MC_ACCEPT_PAUSES },
 };
 
+/* The rmqns_request_duration_seconds histograms of one table's codes. */
+static int metrics_write_durations(struct buf *out, const struct metrics_code_table *tb,
+				   const uint64_t (*latency)[METRICS_BUCKETS + 1],
+				   metrics_code_name_fn name_of)
+{
+	char cl[128];
+	int rc = 0;
+
+	for (unsigned c = 0; c < tb->nslots && rc == 0; c++) {
+		uint64_t n = 0;
+		for (unsigned b = 0; b < METRICS_BUCKETS; b++)
+			n += latency[c][b];
+		if (n && metrics_code_labels(tb, c, name_of, cl, sizeof cl))
+			rc = metrics_write_hist(out, "rmqns_request_duration_seconds", cl, latency[c]);
+	}
+	return rc;
+}
+
 int metrics_write(struct buf *out, metrics_code_name_fn name_of)
 {
 	struct metrics_totals *t = malloc(sizeof *t);
-	char rname[16], cl[96], lb[128];
 	int rc = 0;
 
 	if (!t)
@@ -467,31 +555,24 @@ int metrics_write(struct buf *out, metrics_code_name_fn name_of)
 	if (rc == 0)
 		rc = metrics_write_family(out, "rmqns_requests_total", "counter",
 					  "Requests answered, by request code (number and name) and "
-					  "response code.");
-	for (unsigned c = 0; c < METRICS_CODE_SLOTS && rc == 0; c++) {
-		if (!metrics_code_labels(c, name_of, cl, sizeof cl))
-			continue;
-		for (unsigned r = 0; r < METRICS_RSP_SLOTS && rc == 0; r++) {
-			if (!t->req[c][r] || !metrics_slot_name(slot_rsp, &rsp_slots_used,
-								METRICS_RSP_SLOTS, r, rname,
-								sizeof rname))
-				continue;
-			snprintf(lb, sizeof lb, "%s,response=\"%s\"", cl, rname);
-			rc = metrics_write_u64(out, "rmqns_requests_total", lb, t->req[c][r]);
-		}
-	}
+					  "response code; the controller's port's with port=\"controller\".");
+	if (rc == 0)
+		rc = metrics_write_requests(out, &metrics_namesrv_codes,
+					    (const uint64_t (*)[METRICS_RSP_SLOTS])t->req, name_of);
+	if (rc == 0)
+		rc = metrics_write_requests(out, &metrics_controller_codes,
+					    (const uint64_t (*)[METRICS_RSP_SLOTS])t->ctl_req, name_of);
 
 	if (rc == 0)
 		rc = metrics_write_family(out, "rmqns_request_duration_seconds", "histogram",
 					  "Time from a request's arrival to its answer, by request code.");
-	for (unsigned c = 0; c < METRICS_CODE_SLOTS && rc == 0; c++) {
-		uint64_t n = 0;
-		for (unsigned b = 0; b < METRICS_BUCKETS; b++)
-			n += t->latency[c][b];
-		if (!n || !metrics_code_labels(c, name_of, cl, sizeof cl))
-			continue;
-		rc = metrics_write_hist(out, "rmqns_request_duration_seconds", cl, t->latency[c]);
-	}
+	if (rc == 0)
+		rc = metrics_write_durations(out, &metrics_namesrv_codes,
+					     (const uint64_t (*)[METRICS_BUCKETS + 1])t->latency, name_of);
+	if (rc == 0)
+		rc = metrics_write_durations(out, &metrics_controller_codes,
+					     (const uint64_t (*)[METRICS_BUCKETS + 1])t->ctl_latency,
+					     name_of);
 
 	if (rc == 0)
 		rc = metrics_write_family(out, "rmqns_registrar_apply_seconds", "histogram",

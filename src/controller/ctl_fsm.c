@@ -66,7 +66,7 @@ static int fsm_apply(struct raft_fsm *fsm, const struct raft_buffer *buf, void *
 		return 0; /* an empty entry is a no-op */
 	if (entry_unwrap(buf, &ev) != 0) {
 		/* every node refuses it alike: the states stay equal */
-		log_error("controller: log entry of %zu bytes is not an event; skipped", buf->len);
+		log_error_limited("controller: log entry of %zu bytes is not an event; skipped", buf->len);
 		return RAFT_MALFORMED;
 	}
 	rc = ctl_state_apply(state, &ev);
@@ -115,7 +115,7 @@ static int fsm_restore(struct raft_fsm *fsm, struct raft_buffer *buf)
 	struct ctl_state *state = fsm->data;
 
 	if (ctl_state_restore(state, buf->base, buf->len) != 0) {
-		log_error("controller: snapshot of %zu bytes does not restore", buf->len);
+		log_error_limited("controller: snapshot of %zu bytes does not restore", buf->len);
 		return RAFT_MALFORMED;
 	}
 	raft_free(buf->base);

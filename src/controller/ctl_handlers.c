@@ -707,15 +707,61 @@ static int handle_get_config(const struct ctl_env *env, struct ctl_answer *ans)
 	return rc ? rc : ctl_answer_set(ans, 0, NULL);
 }
 
-/* Keys naming files, or the list itself: never changed from the wire. */
-static bool config_key_forbidden(const char *key)
+/* Keys naming files, the list itself, and the node's place in its group
+ * (read once at start): never changed from the wire. */
+static bool config_key_fixed(const char *key)
 {
 	static const char *const keys[] = { "rocketmqHome", "configBlackList", "kvConfigPath",
-					    "controllerStorePath", NULL };
+					    "controllerStorePath", "controllerDLegerGroup",
+					    "controllerDLegerPeers", "controllerDLegerSelfId",
+					    "listenPort", NULL };
 	for (unsigned i = 0; keys[i]; i++)
 		if (strcmp(key, keys[i]) == 0)
 			return true;
 	return false;
+}
+
+/* Whether key is one of the node's configBlackList (';'-separated, as
+ * updateNamesrvConfig reads it). */
+static bool config_key_black_listed(const struct properties *cfg, const char *key)
+{
+	const char *list = cfg ? properties_get(cfg, "configBlackList") : NULL;
+	size_t len = strlen(key);
+
+	for (const char *p = list; p && *p;) {
+		const char *end = strchr(p, ';');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+		while (n && (*p == ' ' || *p == '\t'))
+			p++, n--;
+		while (n && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+			n--;
+		if (n == len && memcmp(p, key, len) == 0)
+			return true;
+		p = end ? end + 1 : NULL;
+	}
+	return false;
+}
+
+/* The first key of upd the node refuses, with the answer set; NULL when
+ * every key may change. The whole update is refused: no key is half set. */
+static const char *config_update_refused(const struct ctl_env *env, const struct properties *upd,
+					 struct ctl_answer *ans, int *rc)
+{
+	for (size_t i = 0; i < upd->count; i++) {
+		const char *key = upd->items[i].key;
+		if (strcmp(key, "configStorePath") == 0)
+			*rc = ctl_answer_set(ans, RSP_NO_PERMISSION, "Can not update config path");
+		else if (config_key_fixed(key) || config_key_black_listed(env->config, key))
+			*rc = ctl_answer_set(ans, RSP_NO_PERMISSION,
+					     "Can not update config in black list: %s", key);
+		/* Java would store it and use it nowhere: say so instead */
+		else if (!env->config || !properties_has(env->config, key))
+			*rc = ctl_answer_set(ans, RSP_SYSTEM_ERROR, "unknown key: %s", key);
+		else
+			continue;
+		return key;
+	}
+	return NULL;
 }
 
 static int handle_update_config(const struct ctl_env *env, const struct remoting_cmd *req,
@@ -729,23 +775,12 @@ static int handle_update_config(const struct ctl_env *env, const struct remoting
 	if (rc == RMQNS_ENOMEM)
 		goto out;
 	if (rc) {
-		rc = ctl_answer_set(ans, RSP_SYSTEM_ERROR, "The config body is not a properties text");
+		rc = ctl_answer_set(ans, RSP_SYSTEM_ERROR, "string2Properties error");
 		goto out;
 	}
-	if (properties_has(&upd, "configStorePath")) {
-		rc = ctl_answer_set(ans, RSP_NO_PERMISSION, "Can not update config path");
+	if (config_update_refused(env, &upd, ans, &rc))
 		goto out;
-	}
 	for (size_t i = 0; i < upd.count; i++) {
-		if (config_key_forbidden(upd.items[i].key)) {
-			rc = ctl_answer_set(ans, RSP_NO_PERMISSION, "Can not update config in black list.");
-			goto out;
-		}
-	}
-	/* only keys the node already has change; others go nowhere (as Java) */
-	for (size_t i = 0; i < upd.count && env->config; i++) {
-		if (!properties_has(env->config, upd.items[i].key))
-			continue;
 		if ((rc = properties_set(env->config, upd.items[i].key, upd.items[i].value)))
 			goto out;
 		ans->config_changed = true;

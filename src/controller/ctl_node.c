@@ -23,6 +23,7 @@
 #include "rmqns/durable.h"
 #include "rmqns/err.h"
 #include "rmqns/log.h"
+#include "rmqns/metrics.h"
 #include "rmqns/remoting.h"
 
 #define TICK_MS 20
@@ -66,6 +67,8 @@ static void job_free(struct job *j)
  * inspector released. */
 static void job_finish(struct ctl_node *n, struct job *j, bool answer)
 {
+	if (j->kind == JOB_REQUEST && answer && j->decoded)
+		metrics_controller_request(j->req.code, j->ans.code, j->recv_ns);
 	if (j->kind == JOB_REQUEST && j->reply) {
 		buf_reset(&n->out);
 		if (answer && !j->ans.no_answer && j->decoded &&
@@ -108,7 +111,7 @@ static void notify_brokers(struct ctl_node *n, const char *broker_name)
 		return;
 	buf_reset(&n->out);
 	if (ctl_notify_encode(set, n->next_opaque++, &n->out) != 0) {
-		log_warn("controller: role change of %s not encoded", broker_name);
+		log_warn_limited("controller: role change of %s not encoded", broker_name);
 		return;
 	}
 	for (uint32_t i = 0; i < set->replica_count; i++) {
@@ -119,7 +122,7 @@ static void notify_brokers(struct ctl_node *n, const char *broker_name)
 }
 
 /* An election's outcome, committed or refused: counted, and a line. */
-static void election_done(struct ctl_node *n, const struct ctl_answer *ans)
+static void election_done(struct ctl_node *n, const struct ctl_answer *ans, const char *asked)
 {
 	const struct ctl_event *ev = &ans->event;
 
@@ -127,14 +130,14 @@ static void election_done(struct ctl_node *n, const struct ctl_answer *ans)
 		const struct ctl_set *set = ctl_state_find(&n->state, ev->broker_name);
 		const struct ctl_replica *m = set ? ctl_set_replica(set, ev->broker_id) : NULL;
 		n->elections_won++;
-		log_info("controller: %s elected broker %" PRId64 " (%s) master, epoch %d",
+		log_info_limited("controller: %s elected broker %" PRId64 " (%s) master, epoch %d",
 			 ev->broker_name, ev->broker_id, m ? m->address : "?",
 			 set ? set->master_epoch : -1);
 		return;
 	}
 	n->elections_failed++;
-	log_info("controller: election in %s found no master: %d %s",
-		 ans->has_event ? ev->broker_name : "a broker set", ans->code,
+	log_info_limited("controller: election in %s found no master: %d %s",
+		 ans->has_event ? ev->broker_name : asked ? asked : "a broker set", ans->code,
 		 ans->remark ? ans->remark : "");
 }
 
@@ -180,7 +183,7 @@ static void on_applied(struct raft_apply *req, int status, void *result)
 	}
 	if (status != 0) {
 		/* not committed (lost leadership, stopping): say so, as Java's code 1 */
-		log_warn("controller: event for %s not committed: %s",
+		log_warn_limited("controller: event for %s not committed: %s",
 			 j->ans.event.broker_name ? j->ans.event.broker_name : "?", raft_strerror(status));
 		char *name = j->ans.event.broker_name;
 		j->ans.event.broker_name = NULL;
@@ -194,7 +197,7 @@ static void on_applied(struct raft_apply *req, int status, void *result)
 	} else {
 		adoption_done(n, &j->ans.event, j->ans.adopted & CTL_ADOPTED_SET);
 		if (j->ans.event.type == CTL_EV_ELECT_MASTER || j->ans.event.type == CTL_EV_ADOPT_MASTER)
-			election_done(n, &j->ans);
+			election_done(n, &j->ans, NULL);
 		if (j->ans.notify_role_change)
 			notify_brokers(n, j->ans.event.broker_name);
 	}
@@ -217,7 +220,7 @@ static bool commit_event(struct ctl_node *n, struct job *j)
 		rc = raft_apply(&n->raft, &j->apply, &rb, 1, on_applied);
 		if (rc != 0) {
 			raft_free(rb.base);
-			log_warn("controller: event not appended: %s", raft_strerror(rc));
+			log_warn_limited("controller: event not appended: %s", raft_strerror(rc));
 		}
 	}
 	if (rc != 0) {
@@ -235,7 +238,7 @@ static void enqueue_election(struct ctl_node *n, const char *broker_name, bool a
 
 	if (!j || !(j->broker_name = strdup(broker_name))) {
 		free(j);
-		log_error("controller: no memory to elect a master for %s", broker_name);
+		log_error_limited("controller: no memory to elect a master for %s", broker_name);
 		return;
 	}
 	j->kind = JOB_ELECT;
@@ -250,7 +253,7 @@ static void brokers_inactive(struct ctl_node *n, struct ctl_broker_key *keys, ui
 {
 	for (uint32_t i = 0; i < count; i++) {
 		const struct ctl_set *set = ctl_state_find(&n->state, keys[i].broker_name);
-		log_info("controller: broker %s/%s id %" PRId64 " is no longer live", keys[i].cluster,
+		log_info_limited("controller: broker %s/%s id %" PRId64 " is no longer live", keys[i].cluster,
 			 keys[i].broker_name, keys[i].broker_id);
 		if (ctl_node_serving(n) && ctl_set_exists(set) && set->has_master &&
 		    set->master_id == keys[i].broker_id && strcmp(set->cluster, keys[i].cluster) == 0)
@@ -281,11 +284,11 @@ static void persist_options(struct ctl_node *n, struct ctl_answer *ans)
 		snprintf(err, sizeof err, "out of memory");
 	buf_free(&text);
 	if (rc == 0) {
-		log_info("controller: options changed by UPDATE_CONTROLLER_CONFIG written to %s",
+		log_info_limited("controller: options changed by UPDATE_CONTROLLER_CONFIG written to %s",
 			 n->config_store_path);
 		return;
 	}
-	log_error("controller: options changed but not written: %s", err);
+	log_error_limited("controller: options changed but not written: %s", err);
 	ctl_answer_clear(ans);
 	ctl_answer_set(ans, RSP_SYSTEM_ERROR, "The config was changed but not written: %s", err);
 }
@@ -337,6 +340,29 @@ static void run_request(struct ctl_node *n, struct job *j)
 	answer_request(n, j);
 }
 
+/* A NameServer request sent to the controller's port: the code-3 answer
+ * says where it belongs (a client given the wrong address learns which). */
+static void hint_wrong_port(struct ctl_node *n, struct ctl_answer *ans, int32_t code)
+{
+	const char *was = ans->remark ? ans->remark : "";
+	int port = atomic_load_explicit(&n->namesrv_port, memory_order_relaxed);
+
+	if (ans->code != RSP_REQUEST_CODE_NOT_SUPPORTED || !n->namesrv_code || !n->namesrv_code(code))
+		return;
+	/* formatted before the old remark is freed; kept when out of memory */
+	if (port > 0)
+		ctl_answer_set(ans, ans->code,
+			       "%s; this is a controller port: the NameServer of this node listens on port %d",
+			       was, port);
+	else
+		ctl_answer_set(ans, ans->code, "%s; this is a controller port, not a NameServer's", was);
+}
+
+void ctl_node_set_namesrv_port(struct ctl_node *n, int port)
+{
+	atomic_store_explicit(&n->namesrv_port, port, memory_order_relaxed);
+}
+
 /* Runs the handler and answers, after committing its event if it made one. */
 static void answer_request(struct ctl_node *n, struct job *j)
 {
@@ -347,12 +373,16 @@ static void answer_request(struct ctl_node *n, struct job *j)
 		ctl_answer_clear(&j->ans);
 		ctl_answer_set(&j->ans, RSP_SYSTEM_ERROR, "The controller ran out of memory");
 	}
+	hint_wrong_port(n, &j->ans, j->req.code);
 	if (j->ans.has_event && commit_event(n, j))
 		return;
 	if (j->req.code == CTL_REQ_ELECT_MASTER && !j->ans.has_event && j->ans.code != 0)
-		election_done(n, &j->ans);
+		election_done(n, &j->ans, remoting_ext_get(&j->req, "brokerName"));
 	if (j->ans.config_changed)
 		persist_options(n, &j->ans);
+	else if (j->req.code == CTL_REQ_UPDATE_CONTROLLER_CONFIG && j->ans.code != 0)
+		log_warn_limited("controller: UPDATE_CONTROLLER_CONFIG refused (code %d): %s",
+				 j->ans.code, j->ans.remark ? j->ans.remark : "");
 	job_finish(n, j, true);
 }
 
@@ -447,10 +477,10 @@ static void run_job(struct ctl_node *n, struct job *j)
 			break;
 		}
 		if (ctl_elect_master(&env, j->broker_name, false, 0, false, &j->ans) == 0) {
-			log_info("controller: master of %s is gone; electing another", j->broker_name);
+			log_info_limited("controller: master of %s is gone; electing another", j->broker_name);
 			if (j->ans.has_event && commit_event(n, j))
 				return;
-			election_done(n, &j->ans);
+			election_done(n, &j->ans, j->broker_name);
 		}
 		break;
 	case JOB_INSPECT:
@@ -487,7 +517,7 @@ static void on_barrier(struct raft_barrier *req, int status)
 	    n->raft.current_term == n->barrier_term) {
 		n->serving_term = n->barrier_term;
 		n->next_master_scan = ctl_node_now_ms() + n->scan_inactive_master_ms;
-		log_info("controller %s: leader of term %llu, serving", n->peers[n->self].id,
+		log_info_limited("controller %s: leader of term %llu, serving", n->peers[n->self].id,
 			 (unsigned long long)n->serving_term);
 		if (n->import_file && !n->import_tried) {
 			struct job *j = calloc(1, sizeof *j);
@@ -509,7 +539,7 @@ static void watch_role(struct ctl_node *n)
 {
 	if (raft_state(&n->raft) != RAFT_LEADER) {
 		if (n->serving_term)
-			log_info("controller %s: no longer leader", n->peers[n->self].id);
+			log_info_limited("controller %s: no longer leader", n->peers[n->self].id);
 		n->serving_term = 0;
 		return;
 	}
@@ -864,7 +894,8 @@ int ctl_node_submit(struct ctl_node *n, const uint8_t *frame, size_t len, uint64
 	}
 	memcpy(j->frame, frame, len);
 	*j = (struct job){ .kind = JOB_REQUEST, .node = n, .frame = j->frame, .len = len,
-			   .conn = conn, .reply = reply, .reply_arg = arg };
+			   .conn = conn, .reply = reply, .reply_arg = arg,
+			   .recv_ns = metrics_now_ns() };
 	return node_post_or_free(n, j);
 }
 

@@ -7,6 +7,7 @@
 #define RMQNS_CONTROLLER_CTL_NODE_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
@@ -31,6 +32,7 @@ struct job {
 	uint64_t conn;
 	ctl_reply_fn reply;
 	void *reply_arg;
+	uint64_t recv_ns;      /* when the reactor handed it over (metrics_now_ns) */
 	struct remoting_cmd req;
 	bool decoded;
 	struct ctl_answer ans;
@@ -69,6 +71,8 @@ struct ctl_node {
 	int64_t scan_not_active_ms, scan_inactive_master_ms;
 	void (*notify)(void *arg, const char *address, const uint8_t *frame, size_t len);
 	void *notify_arg;
+	bool (*namesrv_code)(int32_t code);
+	_Atomic int namesrv_port; /* set once the NameServer's port is bound */
 	int (*serving_master)(void *arg, const char *cluster, const char *broker_name, char *out,
 			      size_t outlen);
 	void *serving_master_arg;

@@ -64,11 +64,11 @@ void ctl_node_watch_leader(struct ctl_node *n)
 		n->leader_changes++;
 	n->last_leader = leader;
 	if (leader >= 0)
-		log_info("controller %s: leader is %s (%s), term %llu", n->peers[n->self].id,
+		log_info_limited("controller %s: leader is %s (%s), term %llu", n->peers[n->self].id,
 			 n->peers[leader].id, n->peers[leader].address,
 			 (unsigned long long)n->raft.current_term);
 	else
-		log_info("controller %s: no leader known, term %llu", n->peers[n->self].id,
+		log_info_limited("controller %s: no leader known, term %llu", n->peers[n->self].id,
 			 (unsigned long long)n->raft.current_term);
 }
 

@@ -13,6 +13,7 @@
 #include "rmqns/controller_port.h"
 #include "rmqns/err.h"
 #include "rmqns/log.h"
+#include "rmqns/metrics.h"
 #include "rmqns/net.h"
 #include "rmqns/remoting.h"
 
@@ -64,6 +65,7 @@ static void ctl_port_refuse(const struct net_frame *f, const struct remoting_cmd
 	struct ctl_answer ans = { 0 };
 	struct buf out = BUF_INIT;
 
+	metrics_controller_request(req->code, RSP_NO_PERMISSION, metrics_now_ns());
 	if (ctl_answer_set(&ans, RSP_NO_PERMISSION, "%s", remark) == 0 &&
 	    ctl_answer_encode(&ans, req, &out) == 0)
 		ctl_port_send(f->conn, out.data, out.len);
@@ -79,7 +81,7 @@ static int ctl_port_on_frame(void *arg, const struct net_frame *f)
 	char remark[256];
 
 	if (remoting_decode(f->data, f->len, &req) != 0) {
-		log_warn("%s: controller port: a frame that does not decode; closing", f->peer);
+		log_warn_limited("%s: controller port: a frame that does not decode; closing", f->peer);
 		return -1;
 	}
 	bool allowed = acl_authorize(p->acl, &req, f->peer, remark, sizeof remark);
@@ -91,7 +93,7 @@ static int ctl_port_on_frame(void *arg, const struct net_frame *f)
 
 	struct ctl_port_call *call = malloc(sizeof *call);
 	if (!call) {
-		log_warn("%s: controller port: no memory for a request; closing", f->peer);
+		log_warn_limited("%s: controller port: no memory for a request; closing", f->peer);
 		return -1;
 	}
 	*call = (struct ctl_port_call){ .conn = f->conn, .share = f->share, .bytes = f->len };
@@ -102,7 +104,7 @@ static int ctl_port_on_frame(void *arg, const struct net_frame *f)
 		free(call);
 		if (rc == RMQNS_ECLOSED)
 			return 0; /* stopping: no answer, as for any request at shutdown */
-		log_warn("%s: controller port: request not queued: %s; closing", f->peer,
+		log_warn_limited("%s: controller port: request not queued: %s; closing", f->peer,
 			 rmqns_strerror(rc));
 		return -1;
 	}
@@ -114,7 +116,7 @@ static void ctl_port_on_closed(void *arg, uint64_t conn_id)
 	struct ctl_port *p = arg;
 
 	if (ctl_node_conn_closed(p->node, conn_id) == RMQNS_ENOMEM)
-		log_error("controller: no memory to tell of a closed connection; its brokers expire "
+		log_error_limited("controller: no memory to tell of a closed connection; its brokers expire "
 			  "by their heartbeat timeout instead");
 }
 
@@ -125,7 +127,7 @@ static void ctl_port_notify(void *arg, const char *address, const uint8_t *frame
 	int rc = net_send_to(p->srv, address, frame, len);
 
 	if (rc < 0 && rc != RMQNS_ECLOSED)
-		log_warn("controller: role change notice to %s not sent: %s", address,
+		log_warn_limited("controller: role change notice to %s not sent: %s", address,
 			 rmqns_strerror(rc));
 }
 

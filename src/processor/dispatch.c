@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdio.h>
 
+#include "rmqns/app.h"
 #include "rmqns/err.h"
 #include "rmqns/handlers.h"
 #include "rmqns/log.h"
@@ -50,14 +51,29 @@ const struct handler *handler_lookup(int32_t code)
 	return NULL;
 }
 
+/* The requests a 5.x controller serves (controller.md §3; 1007 and 1008
+ * go to brokers): sent here, they were meant for a controller's port. */
+static bool dispatch_controller_code(int32_t code)
+{
+	return code >= 1001 && code <= 1013 && code != 1007 && code != 1008;
+}
+
 /* 5.x answers an unknown code with 3 and this exact remark (leading space
- * included); 4.9 did not answer at all and left clients to time out. */
+ * included); 4.9 did not answer at all and left clients to time out. A
+ * controller's code gets a hint after it: which port it belongs on. */
 static void dispatch_answer_unsupported(struct app *app, struct request *req)
 {
-	char remark[64];
-	(void)app;
+	char remark[200];
+	int len = snprintf(remark, sizeof remark, PROCESSOR_UNSUPPORTED_FMT, req->cmd.code);
+	int ctl_port = app ? app->controller_port : 0;
 
-	snprintf(remark, sizeof remark, PROCESSOR_UNSUPPORTED_FMT, req->cmd.code);
+	if (dispatch_controller_code(req->cmd.code) && ctl_port > 0)
+		snprintf(remark + len, sizeof remark - (size_t)len,
+			 "; this is a NameServer port: the controller of this node listens on port %d",
+			 ctl_port);
+	else if (dispatch_controller_code(req->cmd.code))
+		snprintf(remark + len, sizeof remark - (size_t)len,
+			 "; this is a NameServer port and this node runs no controller");
 	int rc = request_reply_code(req, RSP_REQUEST_CODE_NOT_SUPPORTED, remark);
 	if (rc < 0)
 		log_debug("%s: answer to unsupported code %d not sent: %s", req->peer,

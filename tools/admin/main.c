@@ -156,7 +156,11 @@ static void usage_common(FILE *f)
 		   "      --secret-key SK     aclEnable); default $RMQNS_ACCESS_KEY / $RMQNS_SECRET_KEY\n"
 		   "      --tls               talk TLS; without a CA file the server's certificate\n"
 		   "                          is not checked\n"
-		   "      --tls-ca FILE       verify the server's certificate against this PEM CA\n"
+		   "      --tls-ca FILE       verify the server's certificate against this PEM CA,\n"
+		   "                          and that its subjectAltName names the host dialled\n"
+		   "                          (an IP entry for an address, a DNS entry for a name)\n"
+		   "      --tls-no-verify-hostname  the chain only, not the name (Java's clients check\n"
+		   "                          no name; -Dtls.client.authServer=false checks nothing)\n"
 		   "      --tls-cert FILE     present this client certificate (PEM), with\n"
 		   "      --tls-key FILE      its key (a server with tls.server.need.client.auth)\n"
 		   "      --tls-key-password PW  the password of an encrypted key\n"
@@ -207,7 +211,7 @@ static void usage_command(FILE *f, const struct command *cmd)
 
 enum {
 	OPT_JSON = 1000, OPT_TIMEOUT, OPT_HTTP, OPT_ACCESS_KEY, OPT_SECRET_KEY,
-	OPT_TLS, OPT_TLS_CA, OPT_TLS_CERT, OPT_TLS_KEY, OPT_TLS_KEY_PASSWORD,
+	OPT_TLS, OPT_TLS_CA, OPT_TLS_CERT, OPT_TLS_KEY, OPT_TLS_KEY_PASSWORD, OPT_TLS_NO_HOST,
 };
 
 static const struct option long_opts[] = {
@@ -222,6 +226,7 @@ static const struct option long_opts[] = {
 	{ "tls-cert", required_argument, NULL, OPT_TLS_CERT },
 	{ "tls-key", required_argument, NULL, OPT_TLS_KEY },
 	{ "tls-key-password", required_argument, NULL, OPT_TLS_KEY_PASSWORD },
+	{ "tls-no-verify-hostname", no_argument, NULL, OPT_TLS_NO_HOST },
 	{ "help", no_argument, NULL, 'h' },
 	{ "topic", required_argument, NULL, 't' },
 	{ "clusterName", required_argument, NULL, 'c' },
@@ -305,6 +310,7 @@ static int parse(int argc, char **argv, const struct command *cmd, struct admin_
 		case OPT_TLS_CERT: tls->cert = optarg; tls->enable = true; break;
 		case OPT_TLS_KEY: tls->key = optarg; tls->enable = true; break;
 		case OPT_TLS_KEY_PASSWORD: tls->password = optarg; break;
+		case OPT_TLS_NO_HOST: tls->no_verify_hostname = true; break;
 		case OPT_JSON: ctx->json = true; break;
 		case OPT_HTTP:
 			if (strcmp(cmd->name, "brokers") != 0) {

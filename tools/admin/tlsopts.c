@@ -90,6 +90,7 @@ int admin_tls_ctx(struct admin_tls *t, struct ssl_ctx_st **out, char *err, size_
 		.cert = t->cert,
 		.key = t->key,
 		.key_password = t->password,
+		.no_verify_hostname = t->no_verify_hostname,
 	};
 	return client_tls_ctx_new(&o, out, err, err_len) < 0 ? -1 : 0;
 }

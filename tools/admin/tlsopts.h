@@ -16,6 +16,7 @@ struct ssl_ctx_st;
 struct admin_tls {
 	bool enable;
 	int auth_server; /* -1 unset, else tls.client.authServer */
+	bool no_verify_hostname; /* --tls-no-verify-hostname */
 	const char *ca, *cert, *key, *password;
 	const char *config_file;
 	struct properties file; /* tls.config.file's entries, once loaded */

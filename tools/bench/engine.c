@@ -392,7 +392,7 @@ static void conn_on_tcp_up(struct engine *e, struct bconn *c, uint64_t now)
 		conn_on_connected(e, c, now);
 		return;
 	}
-	c->ssl = bench_tls_new(e->ctx->tls, c->fd);
+	c->ssl = bench_tls_new(e->ctx->tls, c->fd, e->ctx->host);
 	if (!c->ssl) {
 		snprintf(e->tls_err, sizeof(e->tls_err), "out of memory starting TLS");
 		errno = 0;

@@ -28,6 +28,7 @@ struct bench_ctx {
 	struct ssl_ctx_st *tls;  /* NULL: plaintext */
 	struct sockaddr_storage addr;
 	socklen_t addr_len;
+	char host[256];          /* addr's host as given: the server certificate names it */
 	struct reqs_route_tpl tpl;
 	char **topics;      /* topics route queries cycle over */
 	uint32_t ntopics;

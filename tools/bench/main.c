@@ -378,6 +378,8 @@ static int run_scenario(struct bench_opts *o)
 	r.o = o;
 	r.ctx.o = o;
 	int rc = run_resolve_addr(o->addr, &r.ctx.addr, &r.ctx.addr_len);
+	if (!rc)
+		rc = run_addr_host(o->addr, r.ctx.host, sizeof r.ctx.host);
 	if (rc) {
 		fprintf(stderr, "rmqns-bench: cannot resolve --addr %s\n", o->addr);
 		return 2;
@@ -508,6 +510,7 @@ static int run_scenario(struct bench_opts *o)
 		if (r.storm_addr_len) {
 			r.storm_ctx.addr = r.storm_addr;
 			r.storm_ctx.addr_len = r.storm_addr_len;
+			(void)run_addr_host(o->storm_addr, r.storm_ctx.host, sizeof r.storm_ctx.host);
 		}
 		rc = engine_init(&r.load, ENG_REGISTER, &r.storm_ctx, 0, r.nload, r.nload,
 				 storm ? "register_storm" : "register", NULL);

@@ -188,7 +188,9 @@ void opts_usage(FILE *f)
 "TLS to the server (route, register, mixed, churn, seed):\n"
 "      --tls                 talk TLS; without --tls-ca the server's certificate\n"
 "                            is not checked (a Java client's default test mode)\n"
-"      --tls-ca FILE         verify the server's certificate against this PEM CA\n"
+"      --tls-ca FILE         verify the server's certificate against this PEM CA,\n"
+"                            and that its subjectAltName names --addr's host\n"
+"      --tls-no-verify-hostname  the chain only, not the name (as Java's clients)\n"
 "      --tls-cert FILE       present this client certificate (PEM), with\n"
 "      --tls-key FILE        its key (tls.server.need.client.auth)\n"
 "Server process (local only):\n"
@@ -343,7 +345,7 @@ enum {
 	OPT_PLOT, OPT_FLOOR, OPT_PROGRESS, OPT_QUIET, OPT_EXEC, OPT_RUNS, OPT_REG_TIMEOUT,
 	OPT_HEARTBEATS, OPT_HEARTBEAT_INTERVAL, OPT_KV_INTERVAL, OPT_POLL_INTERVAL, OPT_MEASURE_FOR,
 	OPT_ACCESS_KEY, OPT_SECRET_KEY,
-	OPT_TLS, OPT_TLS_CA, OPT_TLS_CERT, OPT_TLS_KEY,
+	OPT_TLS, OPT_TLS_CA, OPT_TLS_CERT, OPT_TLS_KEY, OPT_TLS_NO_HOST,
 	OPT_PERIOD_MS, OPT_JITTER, OPT_TOPICS_PER_CLIENT, OPT_CHURN, OPT_CONNECT_RATE, OPT_SOURCE_ADDRS,
 	OPT_CONTROLLER_ADDR, OPT_BROKER_SETS, OPT_REPLICAS, OPT_KILLS, OPT_KILL_EVERY, OPT_RETURN_AFTER,
 	OPT_FREEZE, OPT_HEARTBEAT_TIMEOUT, OPT_FAILOVER_TIMEOUT, OPT_REPLICA_POLL,
@@ -397,6 +399,7 @@ static const struct option long_opts[] = {
 	{ "tls-ca", required_argument, NULL, OPT_TLS_CA },
 	{ "tls-cert", required_argument, NULL, OPT_TLS_CERT },
 	{ "tls-key", required_argument, NULL, OPT_TLS_KEY },
+	{ "tls-no-verify-hostname", no_argument, NULL, OPT_TLS_NO_HOST },
 	{ "pid", required_argument, NULL, OPT_PID },
 	{ "server-pid", required_argument, NULL, OPT_PID },
 	{ "json", no_argument, NULL, OPT_JSON },
@@ -872,6 +875,9 @@ int opts_parse(int argc, char **argv, struct bench_opts *o, bool *help, char *er
 				o->tls_cert = a;
 			else if (c == OPT_TLS_KEY)
 				o->tls_key = a;
+			break;
+		case OPT_TLS_NO_HOST:
+			o->tls_no_verify_hostname = true;
 			break;
 		case OPT_PID: {
 			uint64_t pid;

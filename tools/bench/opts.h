@@ -114,6 +114,7 @@ struct bench_opts {
 	const char *tls_ca;
 	const char *tls_cert;
 	const char *tls_key;
+	bool tls_no_verify_hostname; /* --tls-no-verify-hostname */
 	/* server process */
 	pid_t pid;
 	/* output */

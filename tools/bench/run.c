@@ -29,20 +29,27 @@ void run_sleep_ns(uint64_t ns)
 		;
 }
 
+int run_addr_host(const char *addr, char *host, size_t n)
+{
+	const char *colon = strrchr(addr, ':');
+	if (!colon || (size_t)(colon - addr) >= n)
+		return RMQNS_EINVAL;
+	size_t hl = (size_t)(colon - addr);
+	if (hl >= 2 && addr[0] == '[' && addr[hl - 1] == ']') {
+		addr++;
+		hl -= 2;
+	}
+	memcpy(host, addr, hl);
+	host[hl] = '\0';
+	return RMQNS_OK;
+}
+
 int run_resolve_addr(const char *addr, struct sockaddr_storage *out, socklen_t *len)
 {
-	char host[256];
+	char h[256];
 	const char *colon = strrchr(addr, ':');
-	if (!colon || (size_t)(colon - addr) >= sizeof(host))
+	if (run_addr_host(addr, h, sizeof h))
 		return RMQNS_EINVAL;
-	memcpy(host, addr, (size_t)(colon - addr));
-	host[colon - addr] = '\0';
-	char *h = host;
-	size_t hl = strlen(h);
-	if (hl >= 2 && h[0] == '[' && h[hl - 1] == ']') {
-		h[hl - 1] = '\0';
-		h++;
-	}
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV };
 	struct addrinfo *res = NULL;
 	if (getaddrinfo(h, colon + 1, &hints, &res) != 0 || !res)

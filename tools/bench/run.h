@@ -17,6 +17,9 @@
 
 /* HOST:PORT (or [HOST]:PORT) to a socket address. */
 int run_resolve_addr(const char *addr, struct sockaddr_storage *out, socklen_t *len);
+/* The host of "host:port" or "[v6]:port" into host (n bytes). RMQNS_OK or
+ * RMQNS_EINVAL. */
+int run_addr_host(const char *addr, char *host, size_t n);
 
 /* Set by SIGINT/SIGTERM. */
 extern volatile sig_atomic_t bench_interrupted;

@@ -3,13 +3,11 @@
 #include "tls.h"
 
 #include <errno.h>
-#include <stdio.h>
-#include <string.h>
+#include <poll.h>
 #include <sys/epoll.h>
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
-#include <openssl/x509_vfy.h>
 
 #include "rmqns/client.h"
 #include "rmqns/err.h"
@@ -19,7 +17,8 @@ int bench_tls_ctx_new(const struct bench_opts *o, SSL_CTX **out, char *err, size
 	*out = NULL;
 	if (!o->tls)
 		return RMQNS_OK;
-	const struct client_tls_opts t = { .ca = o->tls_ca, .cert = o->tls_cert, .key = o->tls_key };
+	const struct client_tls_opts t = { .ca = o->tls_ca, .cert = o->tls_cert, .key = o->tls_key,
+					   .no_verify_hostname = o->tls_no_verify_hostname };
 	int rc = client_tls_ctx_new(&t, out, err, err_len);
 	if (rc < 0)
 		return rc;
@@ -34,12 +33,12 @@ void bench_tls_ctx_free(SSL_CTX *ctx)
 	SSL_CTX_free(ctx);
 }
 
-SSL *bench_tls_new(SSL_CTX *ctx, int fd)
+SSL *bench_tls_new(SSL_CTX *ctx, int fd, const char *host)
 {
 	SSL *ssl = SSL_new(ctx);
 	if (!ssl)
 		return NULL;
-	if (SSL_set_fd(ssl, fd) != 1) {
+	if (SSL_set_fd(ssl, fd) != 1 || client_tls_expect_host(ssl, host) != RMQNS_OK) {
 		SSL_free(ssl);
 		return NULL;
 	}
@@ -58,43 +57,23 @@ void bench_tls_free(SSL *ssl, int notify)
 	SSL_free(ssl);
 }
 
-/* Maps an SSL_ERROR_WANT_* to the epoll event it waits for; 0 otherwise. */
-static uint32_t tls_want(int sslerr)
-{
-	if (sslerr == SSL_ERROR_WANT_READ)
-		return EPOLLIN;
-	if (sslerr == SSL_ERROR_WANT_WRITE)
-		return EPOLLOUT;
-	return 0;
-}
+/* poll's events are epoll's: client.h's steps answer for both */
+_Static_assert(POLLIN == EPOLLIN && POLLOUT == EPOLLOUT, "poll and epoll events differ");
 
 int bench_tls_handshake(SSL *ssl, uint32_t *want, char *err, size_t err_len)
 {
-	ERR_clear_error();
-	int rc = SSL_do_handshake(ssl);
-	if (rc == 1)
-		return RMQNS_OK;
-	int sslerr = SSL_get_error(ssl, rc);
-	*want = tls_want(sslerr);
-	if (*want)
-		return RMQNS_EAGAIN;
-	if (sslerr == SSL_ERROR_SSL && SSL_get_verify_result(ssl) != X509_V_OK) {
-		snprintf(err, err_len, "TLS handshake: server certificate: %s",
-			 X509_verify_cert_error_string(SSL_get_verify_result(ssl)));
-		ERR_clear_error();
-	} else {
-		client_tls_reason(err, err_len, "TLS handshake",
-			   sslerr == SSL_ERROR_SYSCALL && errno ? strerror(errno)
-								: "the server closed the connection");
-	}
-	return RMQNS_EIO;
+	short ev = 0;
+	int rc = client_tls_handshake_step(ssl, &ev, err, err_len);
+
+	*want = (uint16_t)ev;
+	return rc == RMQNS_EPROTO ? RMQNS_EIO : rc;
 }
 
 /* errno and *want for a failed SSL_read/SSL_write. */
 static ssize_t tls_io_fail(SSL *ssl, int rc, uint32_t *want)
 {
 	int sslerr = SSL_get_error(ssl, rc);
-	*want = tls_want(sslerr);
+	*want = (uint16_t)client_tls_want(sslerr);
 	if (*want) {
 		errno = EAGAIN;
 		return -1;

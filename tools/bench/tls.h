@@ -21,9 +21,10 @@ struct ssl_st;
 int bench_tls_ctx_new(const struct bench_opts *o, struct ssl_ctx_st **out, char *err, size_t err_len);
 void bench_tls_ctx_free(struct ssl_ctx_st *ctx);
 
-/* A client session on a connected non-blocking socket. NULL when out of
- * memory. */
-struct ssl_st *bench_tls_new(struct ssl_ctx_st *ctx, int fd);
+/* A client session on a connected non-blocking socket, the server's
+ * certificate to name host when the context checks names. NULL when out
+ * of memory. */
+struct ssl_st *bench_tls_new(struct ssl_ctx_st *ctx, int fd, const char *host);
 /* Frees the session; with `notify`, first sends close_notify if the socket
  * takes it at once (a deliberate close). The socket stays open. */
 void bench_tls_free(struct ssl_st *ssl, int notify);

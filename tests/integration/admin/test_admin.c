@@ -451,6 +451,13 @@ Test(admin, namesrv_config_written_to_both_servers)
 	out_has(&r, "unknown key: noSuchOption", NULL);
 	run_free(&r);
 
+	/* a controller's request at a NameServer without one: the answer says so */
+	r = RUN("getControllerMetaData", "-a", addr_of(1));
+	cr_assert_eq(r.code, 4, "%s%s", r.out, r.err);
+	cr_assert_not_null(strstr(r.err, " request type 1005 not supported; this is a NameServer port and "
+				 "this node runs no controller"), "%s", r.err);
+	run_free(&r);
+
 	r = RUN("updateNamesrvConfig", "-k", "orderMessageEnable", "-v", "true", "-n", list);
 	cr_assert_eq(r.code, 0, "%s%s", r.out, r.err);
 	char want[200];
@@ -1081,14 +1088,19 @@ Test(admin, json_errors_are_json)
 
 /* ---- TLS ---- */
 
-/* A self-signed server certificate and a self-signed client certificate
+/* A self-signed server certificate for 127.0.0.1 (its subjectAltName),
+ * one for another address and name, and a self-signed client certificate
  * (the server trusts it directly), made with the openssl command. */
 static void make_certs(void)
 {
 	char *cmd = NULL;
 	cr_assert(asprintf(&cmd,
 			   "cd '%s' && { openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes "
-			   "-keyout srv.key -out srv.pem -days 2 -subj /CN=rmqns-admin-test && "
+			   "-keyout srv.key -out srv.pem -days 2 -subj /CN=rmqns-admin-test "
+			   "-addext subjectAltName=IP:127.0.0.1 && "
+			   "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes "
+			   "-keyout other.key -out other.pem -days 2 -subj /CN=127.0.0.1 "
+			   "-addext subjectAltName=IP:127.0.0.9,DNS:rmqns-other.invalid && "
 			   "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes "
 			   "-keyout cli.key -out cli.pem -days 2 -subj /CN=rmqns-admin-client ; } >/dev/null 2>&1",
 			   dir) > 0);
@@ -1097,19 +1109,27 @@ static void make_certs(void)
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "cannot make the test certificates");
 }
 
+/* Server i with TLS enforced, certificate dir/name.pem, and the client
+ * certificate required. */
+static void start_enforcing(int i, const char *name)
+{
+	char cert[160], key[160], trust[160];
+	snprintf(cert, sizeof cert, "--tls.server.certPath=%s/%s.pem", dir, name);
+	snprintf(key, sizeof key, "--tls.server.keyPath=%s/%s.key", dir, name);
+	snprintf(trust, sizeof trust, "--tls.server.trustCertPath=%s/cli.pem", dir);
+	const char *args[] = { "--tls.server.mode=enforcing", cert, key, trust,
+			       "--tls.server.need.client.auth=require", NULL };
+	start(i, args);
+}
+
 Test(admin, tls_against_an_enforcing_server)
 {
-	char cert[160], key[160], trust[160], srv_pem[128], cli_pem[128], cli_key[128];
+	char srv_pem[128], cli_pem[128], cli_key[128];
 	make_certs();
 	snprintf(srv_pem, sizeof srv_pem, "%s/srv.pem", dir);
 	snprintf(cli_pem, sizeof cli_pem, "%s/cli.pem", dir);
 	snprintf(cli_key, sizeof cli_key, "%s/cli.key", dir);
-	snprintf(cert, sizeof cert, "--tls.server.certPath=%s", srv_pem);
-	snprintf(key, sizeof key, "--tls.server.keyPath=%s/srv.key", dir);
-	snprintf(trust, sizeof trust, "--tls.server.trustCertPath=%s", cli_pem);
-	const char *args[] = { "--tls.server.mode=enforcing", cert, key, trust,
-			       "--tls.server.need.client.auth=require", NULL };
-	start(0, args);
+	start_enforcing(0, "srv");
 
 	struct run r = RUN("clusterList", "-n", addr_of(0));
 	cr_assert_eq(r.code, 3, "plaintext is refused: %s%s", r.out, r.err);
@@ -1120,6 +1140,22 @@ Test(admin, tls_against_an_enforcing_server)
 		"-n", addr_of(0));
 	cr_assert_eq(r.code, 0, "%s%s", r.out, r.err);
 	out_has(&r, "#Cluster Name", NULL);
+	run_free(&r);
+
+	/* a server whose certificate names another address (its CN the one
+	 * dialled, which does not count): refused, unless names are not checked */
+	char other_pem[128];
+	snprintf(other_pem, sizeof other_pem, "%s/other.pem", dir);
+	start_enforcing(1, "other");
+	r = RUN("clusterList", "--tls", "--tls-ca", other_pem, "--tls-cert", cli_pem, "--tls-key", cli_key,
+		"-n", addr_of(1));
+	cr_assert_eq(r.code, 3, "a certificate for another address: %s%s", r.out, r.err);
+	cr_assert_not_null(strstr(r.err, "TLS handshake: server certificate: IP address mismatch"), "%s",
+			   r.err);
+	run_free(&r);
+	r = RUN("clusterList", "--tls", "--tls-ca", other_pem, "--tls-cert", cli_pem, "--tls-key", cli_key,
+		"--tls-no-verify-hostname", "-n", addr_of(1));
+	cr_assert_eq(r.code, 0, "the chain only: %s%s", r.out, r.err);
 	run_free(&r);
 
 	r = RUN("clusterList", "--tls", "--tls-ca", cli_pem, "--tls-cert", cli_pem, "--tls-key", cli_key,

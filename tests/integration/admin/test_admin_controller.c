@@ -27,11 +27,13 @@
 #define MAX_NODES 3
 #define MAX_BROKERS 4
 #define LEADER_WAIT_MS 20000
+#define ELECT_LOOP 300 /* refused elections in a row */
 
 static struct harness_server node[MAX_NODES];
 static int ctl_port[MAX_NODES];
 static char ctl_addr[MAX_NODES][32];
 static int nnodes;
+static int http_port; /* node 0's HTTP port, when a test gives it one */
 static struct client *broker[MAX_BROKERS];
 static char tmp[256];
 
@@ -51,6 +53,7 @@ static void teardown(void)
 	for (int i = 0; i < nnodes; i++)
 		cr_expect_eq(harness_cleanup(&node[i]), 0, "node %d did not stop cleanly", i);
 	nnodes = 0;
+	http_port = 0;
 	harness_rmdir(tmp);
 }
 
@@ -119,11 +122,12 @@ static json_t *doc(const struct run *r)
 	return r->json;
 }
 
-/* A run the controller refused: exit 4, its code and remark on stderr. */
+/* A run the controller refused: exit 4, its code and remark on stderr (a
+ * write's, on stdout beside the servers that took it). */
 static void expect_refused(struct run r, const char *needle)
 {
 	cr_assert_eq(r.code, 4, "exit %d: %s", r.code, r.out);
-	cr_assert_not_null(strstr(r.err, needle), "%s", r.err);
+	cr_assert(strstr(r.err, needle) || strstr(r.out, needle), "stderr: %s stdout: %s", r.err, r.out);
 	run_done(&r);
 }
 
@@ -196,7 +200,7 @@ static void start_nodes(int n, bool independent)
 		snprintf(rpc + len, sizeof rpc - len, "%s%s", i ? "," : "", ctl_addr[i]);
 	}
 	for (int i = 0; i < n; i++) {
-		char peers_arg[300], self_arg[64], group_arg[64], rpc_arg[300];
+		char peers_arg[300], self_arg[96], group_arg[64], rpc_arg[300];
 		if (jraft) {
 			snprintf(peers_arg, sizeof peers_arg, "--jRaftInitConf=%s", raft);
 			snprintf(rpc_arg, sizeof rpc_arg, "--jRaftControllerRPCAddr=%s", rpc);
@@ -211,10 +215,13 @@ static void start_nodes(int n, bool independent)
 			snprintf(self_arg, sizeof self_arg, "--controllerDLegerSelfId=n%d", i);
 			snprintf(group_arg, sizeof group_arg, "--controllerDLegerGroup=group");
 		}
+		char http_arg[32] = "--httpPort=0";
+		if (i == 0 && http_port > 0)
+			snprintf(http_arg, sizeof http_arg, "--httpPort=%d", http_port);
 		/* the played brokers' 10 min heartbeat timeout is allowed: they
 		 * stay alive while their connections are open */
 		const char *args[] = { "--enableControllerInNamesrv=true", group_arg, peers_arg, self_arg,
-				       "--controllerMaxHeartbeatTimeoutMillis=600000",
+				       "--controllerMaxHeartbeatTimeoutMillis=600000", http_arg,
 				       jraft ? "--controllerType=jRaft" : NULL, rpc_arg, NULL };
 		cr_assert_eq(harness_start(&node[i], args), 0, "node %d did not start", i);
 		nnodes = i + 1;
@@ -609,4 +616,103 @@ Test(admin_controller, independent_groups_disagree)
 	cr_assert_eq(r.code, 3, "%s%s", r.out, r.err);
 	cr_assert_not_null(strstr(r.err, "controller metadata: connection refused"), "%s", r.err);
 	run_done(&r);
+}
+
+/* ---- the details: refused keys, the wrong port, counted requests ---- */
+
+/* node 0's count of controller requests of code with response rsp */
+static double ctl_requests(int code, const char *name, int rsp)
+{
+	char sample[200];
+	snprintf(sample, sizeof sample,
+		 "rmqns_requests_total{code=\"%d\",request=\"%s\",port=\"controller\",response=\"%d\"}",
+		 code, name, rsp);
+	double v = harness_metric(http_port, sample);
+	return v < 0 ? 0 : v;
+}
+
+Test(admin_controller, refusals_hints_and_counters)
+{
+	http_port = harness_free_port();
+	cr_assert_gt(http_port, 0);
+	start_nodes(1, true);
+	char *leader = NULL;
+	int64_t deadline = harness_now_ms() + LEADER_WAIT_MS;
+	for (int round = 0; round < 1000 && !leader && harness_now_ms() < deadline; round++)
+		if (!(leader = meta_value(0, "controllerLeaderAddress")))
+			harness_sleep_ms(20);
+	cr_assert_not_null(leader, "the one-node group names no leader");
+	free(leader);
+
+	/* an unknown key and a key fixed at start: refused, named, nothing saved */
+	expect_refused(ADMIN("updateControllerConfig", "-a", ctl_addr[0], "-k", "bogusKey", "-v", "1"),
+		       "code 1 (SYSTEM_ERROR): unknown key: bogusKey");
+	expect_refused(ADMIN("updateControllerConfig", "-a", ctl_addr[0], "-k", "controllerDLegerPeers",
+			     "-v", "n0-127.0.0.1:1"),
+		       "code 16 (NO_PERMISSION): Can not update config in black list: controllerDLegerPeers");
+	struct run r = ADMIN("getControllerConfig", "--json", "-a", ctl_addr[0]);
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	json_t *cfg = json_object_get(json_array_get(json_object_get(doc(&r), "results"), 0), "config");
+	cr_assert_null(json_object_get(cfg, "bogusKey"));
+	cr_assert_str_eq(jstr(cfg, "controllerDLegerPeers"), jstr(cfg, "controllerDLegerPeers"));
+	cr_assert_null(strstr(jstr(cfg, "controllerDLegerPeers"), "127.0.0.1:1;"));
+	run_done(&r);
+	cr_assert(harness_wait_log(&node[0], "UPDATE_CONTROLLER_CONFIG refused (code 1): unknown key: bogusKey",
+				   10000));
+
+	/* -a at the NameServer's port: the answer says where the controller is */
+	char ns[32], hint[160];
+	snprintf(ns, sizeof ns, "127.0.0.1:%d", node[0].port);
+	snprintf(hint, sizeof hint,
+		 "code 3 (REQUEST_CODE_NOT_SUPPORTED):  request type 1005 not supported; this is a "
+		 "NameServer port: the controller of this node listens on port %d", ctl_port[0]);
+	expect_refused(ADMIN("getControllerMetaData", "-a", ns), hint);
+	/* and the reverse: -n at the controller's port */
+	snprintf(hint, sizeof hint,
+		 " request type 105 not supported; this is a controller port: the NameServer of "
+		 "this node listens on port %d", node[0].port);
+	expect_refused(ADMIN("topicRoute", "-n", ctl_addr[0], "-t", "T"), hint);
+
+	/* counted by name on the controller's port, the NameServer's series apart */
+	double before = ctl_requests(1005, "CONTROLLER_GET_METADATA_INFO", 0);
+	for (int i = 0; i < 7; i++)
+		free(meta_value(0, "controllerLeaderAddress"));
+	cr_assert_eq(ctl_requests(1005, "CONTROLLER_GET_METADATA_INFO", 0), before + 7);
+	cr_assert_geq(harness_metric(http_port, "rmqns_request_duration_seconds_count{code=\"1005\","
+				     "request=\"CONTROLLER_GET_METADATA_INFO\",port=\"controller\"}"),
+		      before + 7, "timed too");
+	cr_assert_eq(ctl_requests(1009, "UPDATE_CONTROLLER_CONFIG", 1), 1);
+	cr_assert_eq(ctl_requests(1009, "UPDATE_CONTROLLER_CONFIG", 16), 1);
+	cr_assert_eq(ctl_requests(105, "GET_ROUTEINFO_BY_TOPIC", 3), 1);
+	cr_assert_eq(harness_metric(http_port, "rmqns_requests_total{code=\"1005\",request="
+				    "\"CONTROLLER_GET_METADATA_INFO\",response=\"3\"}"), 1,
+		     "the NameServer port's series keeps its labels");
+
+	/* a retry loop of refused elections: its log lines are bounded */
+	int err = 0, refused = 0;
+	struct client *c = client_connect("127.0.0.1", ctl_port[0], HARNESS_IO_TIMEOUT_MS, &err);
+	cr_assert_not_null(c);
+	int64_t t0 = harness_now_ms();
+	for (int i = 0; i < ELECT_LOOP; i++) {
+		struct client_reply *rep = NULL;
+		cr_assert_eq(harness_call(c, 1002, NULL, &rep, "clusterName", "C1", "brokerName", "ghost",
+					  "brokerId", "1", "designateElect", "true", NULL), 0);
+		refused += rep->cmd.code != 0;
+		client_reply_free(rep);
+	}
+	int64_t took_ms = harness_now_ms() - t0;
+	client_close(c);
+	cr_assert_eq(refused, ELECT_LOOP);
+	cr_assert_eq(ctl_requests(1002, "CONTROLLER_ELECT_MASTER", 2010), ELECT_LOOP);
+	cr_assert(harness_wait_log(&node[0], "election in ghost found no master", 10000));
+	char *log = harness_read_log(&node[0]);
+	cr_assert_not_null(log);
+	int lines = 0;
+	for (const char *p = log; (p = strstr(p, "election in ghost found no master")); p++)
+		lines++;
+	free(log);
+	/* 10 lines a 10 s window (log.h), in every window the loop touched */
+	long windows = took_ms / 10000 + 2;
+	cr_assert(lines >= 1 && lines <= 10 * windows, "%d lines for %d refusals in %lld ms", lines,
+		  ELECT_LOOP, (long long)took_ms);
 }

@@ -436,3 +436,61 @@ Test(bench_server, disconnect_removes_every_route)
 	cr_assert_eq(c->cmd.code, 17);
 	client_reply_free(c);
 }
+
+/* ---- TLS: the server certificate must name the address dialled ---- */
+
+/* A self-signed certificate for subject alternative names san in
+ * dir/name.pem and dir/name.key. */
+static void make_cert(const char *dir, const char *name, const char *san)
+{
+	char *cmd = NULL;
+	cr_assert(asprintf(&cmd, "cd '%s' && openssl req -x509 -newkey ec -pkeyopt "
+			   "ec_paramgen_curve:P-256 -nodes -keyout %s.key -out %s.pem -days 2 "
+			   "-subj /CN=127.0.0.1 -addext subjectAltName=%s >/dev/null 2>&1",
+			   dir, name, name, san) > 0);
+	int st = system(cmd);
+	free(cmd);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "cannot make the certificate %s", name);
+}
+
+/* A route run over TLS against server s, trusting dir/name.pem, with
+ * one more option (or NULL): its exit code. */
+static int tls_route(const struct harness_server *s, const char *dir, const char *name,
+		     const char *extra)
+{
+	char addr[64], ca[300];
+	snprintf(addr, sizeof addr, "127.0.0.1:%d", s->port);
+	snprintf(ca, sizeof ca, "%s/%s.pem", dir, name);
+	char *argv[] = { RMQNS_BENCH_BIN, "route", "-d", "1s", "-c", "2", "-b", "1", "-t", "5",
+			 "--tls-ca", ca, "-a", addr, "--json", "--quiet", (char *)extra, NULL };
+	char *out = NULL;
+	int st = bench_run_capture(argv, 60000, &out);
+	free(out);
+	cr_assert(WIFEXITED(st), "rmqns-bench died");
+	return WEXITSTATUS(st);
+}
+
+Test(bench_server, tls_server_name_checked)
+{
+	char dir[256], cert[300], key[300];
+	struct harness_server tls[2];
+	cr_assert_eq(harness_mkdtemp(dir, sizeof dir, "rmqns-bench-tls"), 0);
+	make_cert(dir, "right", "IP:127.0.0.1");
+	make_cert(dir, "other", "IP:127.0.0.9,DNS:rmqns-other.invalid");
+	const char *names[2] = { "right", "other" };
+	for (int i = 0; i < 2; i++) {
+		snprintf(cert, sizeof cert, "--tls.server.certPath=%s/%s.pem", dir, names[i]);
+		snprintf(key, sizeof key, "--tls.server.keyPath=%s/%s.key", dir, names[i]);
+		const char *args[] = { "--tls.server.mode=enforcing", cert, key, NULL };
+		cr_assert_eq(harness_start(&tls[i], args), 0, "the TLS server did not start");
+	}
+	cr_assert_eq(tls_route(&tls[0], dir, "right", NULL), 0, "the right name is accepted");
+	cr_assert_eq(tls_route(&tls[1], dir, "other", NULL), 1, "another name is refused");
+	/* by the route connections too, not only by the seeding client */
+	cr_assert_eq(tls_route(&tls[1], dir, "other", "--no-seed"), 1, "another name is refused");
+	cr_assert_eq(tls_route(&tls[1], dir, "other", "--tls-no-verify-hostname"), 0,
+		     "the chain only when asked");
+	for (int i = 0; i < 2; i++)
+		cr_expect_eq(harness_cleanup(&tls[i]), 0);
+	harness_rmdir(dir);
+}

@@ -437,6 +437,10 @@ Test(bench_opts, tls)
 	cr_assert_eq(parse(&o, err, "churn", "--tls-ca", "ca.pem", NULL), 0, "%s", err);
 	cr_assert(o.tls);
 	cr_assert_str_eq(o.tls_ca, "ca.pem");
+	cr_assert(!o.tls_no_verify_hostname, "names are checked by default");
+	cr_assert_eq(parse(&o, err, "route", "--tls-ca", "ca.pem", "--tls-no-verify-hostname", NULL), 0,
+		     "%s", err);
+	cr_assert(o.tls_no_verify_hostname);
 	cr_assert_eq(parse(&o, err, "mixed", "--tls-cert", "c.pem", "--tls-key", "k.pem", NULL), 0, "%s", err);
 	cr_assert(o.tls);
 	cr_assert_str_eq(o.tls_cert, "c.pem");

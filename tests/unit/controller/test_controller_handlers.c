@@ -693,8 +693,22 @@ Test(handlers, controller_config)
 	expect_remark("Can not update config path");
 	with_body(&up, "rocketmqHome=/tmp/x\n");
 	cr_assert_eq(call(up), 16);
-	expect_remark("Can not update config in black list.");
+	expect_remark("Can not update config in black list: rocketmqHome");
+	with_body(&up, "controllerDLegerPeers=n0-127.0.0.1:1\n");
+	cr_assert_eq(call(up), 16);
+	expect_remark("Can not update config in black list: controllerDLegerPeers");
+	/* an unknown key refuses the whole update: nothing half set */
 	with_body(&up, "enableElectUncleanMaster=true\nnoSuchKey=1\n");
+	cr_assert_eq(call(up), 1);
+	expect_remark("unknown key: noSuchKey");
+	cr_assert_not(ans.config_changed);
+	cr_assert_not(ctl_config_flag(&fx.config, "enableElectUncleanMaster", false));
+	cr_assert_not(properties_has(&fx.config, "noSuchKey"));
+	cr_assert_eq(properties_set(&fx.config, "configBlackList", "configBlackList;notifyBrokerRoleChanged"), 0);
+	with_body(&up, "notifyBrokerRoleChanged=false\n");
+	cr_assert_eq(call(up), 16);
+	expect_remark("Can not update config in black list: notifyBrokerRoleChanged");
+	with_body(&up, "enableElectUncleanMaster=true\n");
 	cr_assert_eq(call(up), 0);
 	cr_assert(ans.config_changed);
 	cr_assert(ctl_config_flag(&fx.config, "enableElectUncleanMaster", false));
