@@ -200,7 +200,7 @@ static void start_nodes(int n, bool independent)
 		snprintf(rpc + len, sizeof rpc - len, "%s%s", i ? "," : "", ctl_addr[i]);
 	}
 	for (int i = 0; i < n; i++) {
-		char peers_arg[300], self_arg[96], group_arg[64], rpc_arg[300];
+		char peers_arg[300], self_arg[256], group_arg[64], rpc_arg[300];
 		if (jraft) {
 			snprintf(peers_arg, sizeof peers_arg, "--jRaftInitConf=%s", raft);
 			snprintf(rpc_arg, sizeof rpc_arg, "--jRaftControllerRPCAddr=%s", rpc);
