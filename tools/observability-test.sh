@@ -173,7 +173,7 @@ names = set(get("/api/v1/label/__name__/values")["data"])
 #   rmqns_requests_total{port="controller"} and the duration histogram's
 #   port="controller" (the two "Controller port" panels)   branch admin-details
 PENDING_NAMES = set()
-PENDING_PANELS = {"Controller port requests", "Controller port latency p99"}
+PENDING_PANELS = set()
 # panels empty by design while nothing is wrong
 QUIET_PANELS = {"Brokers gone in the last 10 minutes", "Answers other than SUCCESS"}
 
