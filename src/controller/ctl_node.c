@@ -20,6 +20,8 @@
 #include <uv.h>
 
 #include "ctl_node.h"
+#include "ctl_node_publish.h"
+#include "ctl_node_setup.h"
 #include "rmqns/durable.h"
 #include "rmqns/err.h"
 #include "rmqns/log.h"

@@ -1,8 +1,8 @@
-/* Private to the controller node's files (ctl_node*.c): the node, its
- * jobs and the calls between those files. ctl_node.c runs the loop and
- * the work; ctl_node_setup.c turns the configuration into a node and
- * frees it; ctl_node_publish.c publishes what other threads read. Calls
- * go from ctl_node.c to the other two only. */
+/* Private to the controller node's files (ctl_node*.c): the node and its
+ * jobs, the rung all three stand on. ctl_node_setup.h and
+ * ctl_node_publish.h declare what those two files give ctl_node.c, which
+ * runs the loop and the work: calls go from ctl_node.c to the other two
+ * only, and neither includes the other's header. */
 #ifndef RMQNS_CONTROLLER_CTL_NODE_H
 #define RMQNS_CONTROLLER_CTL_NODE_H
 
@@ -132,23 +132,5 @@ static inline int64_t ctl_node_now_ms(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
-
-/* ctl_node_setup.c */
-int ctl_node_configure(struct ctl_node *n, const struct ctl_node_config *cfg, char *err,
-		       size_t errlen);
-/* Bootstraps the Raft configuration of a node without a log. */
-int ctl_node_bootstrap(struct ctl_node *n, char *err, size_t errlen);
-void ctl_node_free(struct ctl_node *n);
-
-/* ctl_node_publish.c (the node's thread) */
-/* A leader whose no-op of its term is applied. */
-bool ctl_node_serving(struct ctl_node *n);
-/* The leader's index in the peers list, -1 = none known. */
-int ctl_node_leader_index(struct ctl_node *n);
-void ctl_node_publish_status(struct ctl_node *n);
-/* Notes (and logs) a change of the leader this node knows. */
-void ctl_node_watch_leader(struct ctl_node *n);
-/* Rebuilds the view at most every CTL_VIEW_MS. */
-void ctl_node_publish_view(struct ctl_node *n);
 
 #endif

@@ -5,7 +5,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
-#include "ctl_node.h"
+#include "ctl_node_publish.h"
 #include "rmqns/log.h"
 
 bool ctl_node_serving(struct ctl_node *n)

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctl_node.h"
+#include "ctl_node_setup.h"
 #include "rmqns/err.h"
 
 int ctl_node_bootstrap(struct ctl_node *n, char *err, size_t errlen)
