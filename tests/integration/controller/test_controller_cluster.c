@@ -369,7 +369,7 @@ Test(controller_cluster, master_disconnect_elects_the_live_replica_and_tells_it)
 	/* what an operator sees: the election in the log, the state as JSON,
 	 * the series in /metrics, the controller's line in /healthz */
 	cr_assert(harness_wait_log(&cl.node[leader], "b2 elected broker 2", HARNESS_WAIT_MS));
-	char needle[96];
+	char needle[200];
 	snprintf(needle, sizeof needle, "leader is %s", cl.id[leader]);
 	cr_assert(harness_wait_log(&cl.node[(leader + 1) % NODES], needle, HARNESS_WAIT_MS));
 	char *doc = NULL;
@@ -399,8 +399,8 @@ Test(controller_cluster, master_disconnect_elects_the_live_replica_and_tells_it)
 				    "rmqns_controller_set_master_id{cluster=\"C1\",broker=\"b2\"}"), 2);
 	cr_assert_eq(harness_metric(cl.http_port[leader],
 				    "rmqns_controller_set_master_epoch{cluster=\"C1\",broker=\"b2\"}"), 2);
-	snprintf(needle, sizeof needle, "rmqns_controller_leader_info{self=\"n%d\",leader=\"n%d\"}",
-		 (leader + 1) % NODES, leader);
+	snprintf(needle, sizeof needle, "rmqns_controller_leader_info{self=\"%s\",leader=\"%s\"}",
+		 cl.id[(leader + 1) % NODES], cl.id[leader]);
 	double follows = -1; /* its view too is rebuilt every 500 ms */
 	for (int k = 0; k < 50 && follows != 1; k++) {
 		follows = harness_metric(cl.http_port[(leader + 1) % NODES], needle);
