@@ -16,8 +16,11 @@
 # Every wait is bounded in time. Exit 77 (skipped) when namespaces cannot be
 # created here, saying why. Namespaces and processes are removed on any exit.
 # CTL_STYLE=jraft configures the group with Java's jRaft keys instead
-# (controllerType=jRaft; the leader is then named by its Raft address).
-#   [CTL_STYLE=jraft] tests/cluster/netns-controller.sh [BUILD_DIR]   (default build/)
+# (controllerType=jRaft; the leader is then named by its Raft address); a
+# style ending in +tls (dledger+tls, jraft+tls) runs the Raft connections
+# with mutual TLS, each node with a certificate naming its own address
+# (tools/make-peer-certs.sh).
+#   [CTL_STYLE=jraft|dledger+tls|jraft+tls] tests/cluster/netns-controller.sh [BUILD_DIR]   (default build/)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . tests/cluster/netns-lib.sh
@@ -53,9 +56,21 @@ PEERS="n0-${IP[n0]}:$CTL_PORT;n1-${IP[n1]}:$CTL_PORT;n2-${IP[n2]}:$CTL_PORT"
 CTLS="${IP[n0]}:$CTL_PORT;${IP[n1]}:$CTL_PORT;${IP[n2]}:$CTL_PORT"
 RAFT_PORT=$((CTL_PORT + 1000))
 JRAFT_INIT="${IP[n0]}:$RAFT_PORT,${IP[n1]}:$RAFT_PORT,${IP[n2]}:$RAFT_PORT"
-# node n's controller options in the style asked for
+STYLE=${CTL_STYLE:-dledger}
+PEER_TLS=
+if [[ $STYLE == *+tls ]]; then PEER_TLS=1; STYLE=${STYLE%+tls}; fi
+if [ -n "$PEER_TLS" ]; then
+	tools/make-peer-certs.sh --owner 0:0 "$WORK/tls" "${IP[n0]}" "${IP[n1]}" "${IP[n2]}" >/dev/null ||
+		fail "make-peer-certs.sh"
+fi
+# node n's controller options in the style asked for (and its peer TLS files)
 group_args() {
-	if [ "${CTL_STYLE:-dledger}" = jraft ]; then
+	if [ -n "$PEER_TLS" ]; then
+		local d=$WORK/tls/${IP[$1]}
+		echo "--controllerPeerTlsCertPath=$d/${IP[$1]}.pem --controllerPeerTlsKeyPath=$d/${IP[$1]}-key.pem" \
+			"--controllerPeerTlsTrustCertPath=$d/ca.pem"
+	fi
+	if [ "$STYLE" = jraft ]; then
 		echo "--controllerType=jRaft --jRaftGroupId=NetGroup --jRaftInitConf=$JRAFT_INIT" \
 			"--jRaftControllerRPCAddr=${CTLS//;/,} --jRaftServerId=${IP[$1]}:$RAFT_PORT"
 	else
@@ -148,6 +163,13 @@ while [ $(( $(now_ms) - start_ms )) -lt 30000 ]; do
 	sleep 0.1
 done
 [ -n "$LEADER" ] || fail "the three do not name one serving leader"
+if [ -n "$PEER_TLS" ]; then
+	for n in "${NODES[@]}"; do
+		auth=$(field .peerAuthentication "$(view client "$n")")
+		[ "$auth" = mutual-tls ] || fail "$n: peerAuthentication '$auth', not mutual-tls"
+	done
+	say "every node's Raft peers authenticate by mutual TLS"
+fi
 say "all three name $LEADER (${IP[$LEADER]}:$CTL_PORT), serving $(( $(now_ms) - start_ms )) ms after the last start"
 OTHERS=()
 for n in "${NODES[@]}"; do [ "$n" = "$LEADER" ] || OTHERS+=("$n"); done
