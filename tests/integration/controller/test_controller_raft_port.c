@@ -524,45 +524,53 @@ static void released(int victim, double before, const char *how)
 		     how, before);
 }
 
+/* From the peers' address (over TLS with the peers' certificate when
+ * peer_tls), peer `other`'s handshake on a new connection to node victim;
+ * ssl set when TLS is on. */
+static int dial_as_peer(int victim, bool peer_tls, SSL **ssl)
+{
+	int fd = dial_from("127.0.0.1", raft_port(victim));
+
+	*ssl = NULL;
+	if (peer_tls)
+		cr_assert(tls_connect(fd, "peer", ssl), "no TLS handshake with the peers' certificate");
+	return fd;
+}
+
 /* A Raft connection's bytes count in connectionMemoryBudget: a message
  * left half sent raises rmqns_connection_memory_bytes by what was sent;
  * the sender closing, and the node closing it for the stall, give it all
  * back. */
-Test(controller_raft_port, raft_connections_count_in_the_memory_budget)
+static void raft_bytes_counted(bool peer_tls)
 {
 	struct baseline base;
-	int leader = setup(&base);
+	int leader = setup_with(&base, peer_tls);
 	int victim = (leader + 1) % NODES, other = (leader + 2) % NODES;
 	double before = connection_memory(victim, 0, 0);
+	SSL *ssl;
 
-	int fd = dial_from("127.0.0.1", raft_port(victim));
-	send_half_snapshot(victim, other, before, fd, NULL);
+	int fd = dial_as_peer(victim, peer_tls, &ssl);
+	send_half_snapshot(victim, other, before, fd, ssl);
+	SSL_free(ssl);
 	close(fd);
 	released(victim, before, "the sender closed");
 
-	fd = dial_from("127.0.0.1", raft_port(victim));
-	send_half_snapshot(victim, other, before, fd, NULL);
+	fd = dial_as_peer(victim, peer_tls, &ssl);
+	send_half_snapshot(victim, other, before, fd, ssl);
 	cr_expect(closed_by_peer(fd), "node %d kept a stalled message", victim);
+	SSL_free(ssl);
 	close(fd);
 	released(victim, before, "the stall bound closed it");
 	expect_refused(victim, "stalled", 1);
 	unchanged(leader, &base);
 }
 
-/* The same through peer TLS, with the peers' certificate. */
+Test(controller_raft_port, raft_connections_count_in_the_memory_budget)
+{
+	raft_bytes_counted(false);
+}
+
 Test(controller_raft_port, raft_connections_over_tls_count_in_the_memory_budget)
 {
-	struct baseline base;
-	int leader = setup_with(&base, true);
-	int victim = (leader + 1) % NODES, other = (leader + 2) % NODES;
-	double before = connection_memory(victim, 0, 0);
-	SSL *ssl;
-
-	int fd = dial_from("127.0.0.1", raft_port(victim));
-	cr_assert(tls_connect(fd, "peer", &ssl), "no TLS handshake with the peers' certificate");
-	send_half_snapshot(victim, other, before, fd, ssl);
-	SSL_free(ssl);
-	close(fd);
-	released(victim, before, "the sender closed");
-	unchanged(leader, &base);
+	raft_bytes_counted(true);
 }
