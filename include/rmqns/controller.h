@@ -497,6 +497,12 @@ struct ctl_node_config {
 	 * address; called on the node's thread; NULL = no notifications */
 	void (*notify)(void *arg, const char *address, const uint8_t *frame, size_t len);
 	void *notify_arg;
+	/* counts delta bytes (negative: released) held for the Raft
+	 * connections into the process's connection memory
+	 * (connectionMemoryBudget); called on the node's thread; NULL = not
+	 * counted */
+	void (*hold)(void *arg, int64_t delta);
+	void *hold_arg;
 	/* a code this process's NameServer port answers: the code-3 answer
 	 * to it here says so (and names the port ctl_node_set_namesrv_port
 	 * gave); NULL = no hint */

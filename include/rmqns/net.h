@@ -227,6 +227,10 @@ unsigned server_reactor_count(const struct server *s);
 /* Bytes held for connections now, against server_params.memory_budget. */
 int64_t server_held_bytes(struct server *s);
 uint64_t server_memory_budget(const struct server *s);
+/* Adds delta (negative: releases) to the bytes held for connections, for
+ * connections the reactors do not own (the controller's Raft links). Any
+ * thread. Past the budget the reactors still close only their own. */
+void server_hold_external(struct server *s, int64_t delta);
 /* Connections reactor i owns, those handed to it and not yet taken included. */
 unsigned server_reactor_conn_count(struct server *s, unsigned i);
 /* When reactor i last began a turn (CLOCK_MONOTONIC ms; 0 = not yet). */

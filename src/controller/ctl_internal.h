@@ -159,6 +159,8 @@ struct ctl_transport {
 	uint64_t refused[CTL_RAFT_VERDICTS];
 	struct ctl_peer_tls tls;   /* tls.ctx NULL: no peer TLS */
 	char *chunks;              /* what a read brings, and its plaintext under TLS */
+	void (*hold)(void *arg, int64_t delta); /* the process's connection memory; NULL = none */
+	void *hold_arg;
 };
 /* tls_paths: the certificate, key and trust files, or NULL for no peer TLS. */
 int ctl_transport_init(struct ctl_transport *t, struct uv_loop_s *loop, const struct ctl_peer *peers,

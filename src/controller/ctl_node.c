@@ -725,6 +725,8 @@ static int node_open(struct ctl_node *n, char *err, size_t errlen)
 			       n->peer_tls[0] ? (const char *const *)n->peer_tls : NULL, err,
 			       errlen) != 0)
 		goto fail_handles;
+	n->transport.hold = n->hold;
+	n->transport.hold_arg = n->hold_arg;
 	if ((rc = raft_uv_init(&n->io, &n->loop, n->dir, &n->transport.outer)) != 0) {
 		snprintf(err, errlen, "raft log in %s: %s", n->dir, raft_strerror(rc));
 		goto fail_transport;

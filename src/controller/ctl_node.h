@@ -71,6 +71,8 @@ struct ctl_node {
 	int64_t scan_not_active_ms, scan_inactive_master_ms;
 	void (*notify)(void *arg, const char *address, const uint8_t *frame, size_t len);
 	void *notify_arg;
+	void (*hold)(void *arg, int64_t delta);
+	void *hold_arg;
 	bool (*namesrv_code)(int32_t code);
 	_Atomic int namesrv_port; /* set once the NameServer's port is bound */
 	int (*serving_master)(void *arg, const char *cluster, const char *broker_name, char *out,

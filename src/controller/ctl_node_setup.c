@@ -105,6 +105,8 @@ int ctl_node_configure(struct ctl_node *n, const struct ctl_node_config *cfg, ch
 	ctl_live_set_bounds(&n->live, cfg->max_live_brokers, cfg->max_heartbeat_timeout_ms);
 	n->notify = cfg->notify;
 	n->notify_arg = cfg->notify_arg;
+	n->hold = cfg->hold;
+	n->hold_arg = cfg->hold_arg;
 	n->namesrv_code = cfg->namesrv_code;
 	n->serving_master = cfg->serving_master;
 	n->serving_master_arg = cfg->serving_master_arg;

@@ -3,7 +3,8 @@
  * handed to the node; the node's answers travel back through net_send on
  * the node's thread. Each queued request holds its connection's share, so
  * the in-flight cap and the memory budget count it as they count the
- * NameServer's own requests. */
+ * NameServer's own requests; the bytes the node's Raft links hold are
+ * counted in that budget too (ctl_port_hold). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,6 +132,14 @@ static void ctl_port_notify(void *arg, const char *address, const uint8_t *frame
 			 rmqns_strerror(rc));
 }
 
+/* The bytes the Raft links hold, into the server's connection memory. */
+static void ctl_port_hold(void *arg, int64_t delta)
+{
+	struct ctl_port *p = arg;
+
+	server_hold_external(p->srv, delta);
+}
+
 struct ctl_port *ctl_port_start(struct server *srv, struct acl *acl,
 				const struct ctl_node_config *cfg, const char *bind_address,
 				char *err, size_t errlen)
@@ -147,6 +156,8 @@ struct ctl_port *ctl_port_start(struct server *srv, struct acl *acl,
 	struct ctl_node_config nc = *cfg;
 	nc.notify = ctl_port_notify;
 	nc.notify_arg = p;
+	nc.hold = ctl_port_hold;
+	nc.hold_arg = p;
 	p->node = ctl_node_start(&nc, err, errlen);
 	if (!p->node) {
 		free(p);

@@ -112,6 +112,11 @@ struct ctl_link {
 	uint64_t payload_left;
 	uint64_t announced;
 	int64_t pending_since; /* ms; 0 = nothing unfinished */
+	/* memory counted in the process's connection memory (link_sync_held) */
+	size_t queued;        /* bytes written and not yet taken, either way */
+	uint64_t in_raft;     /* of the unfinished message, bytes libraft has taken */
+	uint32_t message;     /* which message of the link is unfinished */
+	int64_t held_acct;    /* what the count has for this link */
 	uint8_t small[CTL_RAFT_SMALL_HEAD];
 };
 
@@ -120,6 +125,8 @@ struct ctl_forward {
 	uv_write_t w;
 	struct ctl_link *in;
 	bool to_net;
+	uint32_t message; /* ctl_link.message when queued */
+	size_t len;
 	uint8_t data[];
 };
 
@@ -273,6 +280,24 @@ static void resolve_peers(struct ctl_transport *t)
 
 /* ---- inbound connections ---- */
 
+/* Brings the process's count of connection memory (connectionMemoryBudget)
+ * up to date with what l holds: a big header being gathered, the bytes
+ * queued towards libraft or the peer, and what libraft has taken of the
+ * unfinished message (it keeps the message until its last byte). Called
+ * at the end of each event of the link; a closing link holds nothing. */
+static void link_sync_held(struct ctl_link *l)
+{
+	struct ctl_transport *t = l->t;
+	int64_t held = 0;
+
+	if (!l->closing)
+		held = (int64_t)((l->head != l->small ? l->head_want : 0) + l->queued + l->in_raft);
+	if (held != l->held_acct && t->hold) {
+		t->hold(t->hold_arg, held - l->held_acct);
+		l->held_acct = held;
+	}
+}
+
 static void on_inbound_closed(uv_handle_t *h)
 {
 	struct ctl_link *in = h->data;
@@ -297,6 +322,7 @@ static void inbound_close(struct ctl_link *in)
 	if (in->closing)
 		return;
 	in->closing = true;
+	link_sync_held(in);
 	LIST_REMOVE(t->inbound, in);
 	if (!in->outbound)
 		t->n_inbound--;
@@ -358,6 +384,9 @@ static void on_written(uv_write_t *w, int status)
 	struct ctl_link *l = f->in;
 	bool to_net = f->to_net;
 
+	l->queued -= f->len;
+	if (status >= 0 && !to_net && f->message == l->message && l->announced)
+		l->in_raft += f->len;
 	free(f);
 	if (l->closing)
 		return;
@@ -365,6 +394,7 @@ static void on_written(uv_write_t *w, int status)
 		inbound_close(l);
 	else if (l->paused && write_target(l, to_net)->write_queue_size < CTL_RAFT_QUEUE_MAX / 2)
 		pace_source(l, to_net, true);
+	link_sync_held(l);
 }
 
 /* Queues len bytes for the peer or for libraft: a copy of data, or (data
@@ -376,18 +406,21 @@ static int write_out(struct ctl_link *l, bool to_net, const uint8_t *data, size_
 
 	if (!f)
 		return -1;
+	f->in = l;
+	f->to_net = to_net;
+	f->message = l->message;
 	if (data)
 		memcpy(f->data, data, len);
 	else if (BIO_read(SSL_get_wbio(l->ssl), f->data, (int)len) != (int)len)
 		len = 0;
-	f->in = l;
-	f->to_net = to_net;
+	f->len = len;
 	f->w.data = f;
 	uv_buf_t b = uv_buf_init((char *)f->data, (unsigned)len);
 	if (!len || uv_write(&f->w, dst, &b, 1, on_written) != 0) {
 		free(f);
 		return -1;
 	}
+	l->queued += len;
 	if (!l->paused && dst->write_queue_size > CTL_RAFT_QUEUE_MAX)
 		pace_source(l, to_net, false);
 	return 0;
@@ -520,6 +553,8 @@ static void message_done(struct ctl_link *in)
 {
 	in->pending_since = 0;
 	in->announced = 0;
+	in->in_raft = 0; /* libraft hands the whole message on */
+	in->message++;
 	if (in->head != in->small) {
 		free(in->head); /* a big batch's header is not kept for the next */
 		in->head = in->small;
@@ -627,6 +662,7 @@ static void on_raft_out_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 	}
 	if (nread > 0 && (SSL_write(l->ssl, buf->base, (int)nread) <= 0 || tls_flush(l) != 0))
 		inbound_close(l);
+	link_sync_held(l);
 }
 
 /* Our TLS handshake with the peer we dialled is done and its certificate
@@ -706,6 +742,7 @@ static void on_inbound_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 					  : inbound_consume(in, p, (size_t)nread, &detail);
 	if (v)
 		inbound_refuse(in, v, detail);
+	link_sync_held(in);
 }
 
 static void inbound_start_handshake(struct ctl_link *in)
@@ -1004,6 +1041,7 @@ static void on_link_connected(uv_connect_t *c, int status)
 		v = CTL_RAFT_VERDICTS;
 	if (v)
 		inbound_refuse(l, v, detail);
+	link_sync_held(l);
 }
 
 /* With peer TLS: a link that becomes libraft's stream once the peer

@@ -23,6 +23,11 @@ void conn_sync_held(struct reactor *r, struct conn *c)
 	}
 }
 
+void server_hold_external(struct server *s, int64_t delta)
+{
+	atomic_fetch_add_explicit(&s->held_bytes, delta, memory_order_relaxed);
+}
+
 /* What c holds: its partial frame, its unsent answers and the frames of
  * its queued requests. */
 static uint64_t conn_held(const struct conn *c)

@@ -466,3 +466,111 @@ Test(controller_raft_port, peer_certificates_are_reloaded_when_their_files_chang
 	for (int i = 0; i < NODES; i++)
 		free(base.seen[i].sets);
 }
+
+/* ---- the bytes held for Raft connections ---- */
+
+#define HELD_ANNOUNCED (8ull << 20) /* a snapshot within controllerRaftMaxMessageBytes */
+#define HELD_SENT (4u << 20)        /* of which this much is sent */
+#define HELD_SLACK (256 * 1024)     /* a heartbeat in flight, a relay queue not drained yet */
+
+/* Node i's rmqns_connection_memory_bytes once within [lo, hi] (the last
+ * value seen after 20 s otherwise). */
+static double connection_memory(int i, double lo, double hi)
+{
+	int64_t t0 = harness_now_ms();
+	double v;
+
+	while (((v = harness_metric(cl.http_port[i], "rmqns_connection_memory_bytes")) < lo || v > hi) &&
+	       harness_now_ms() - t0 < 20000)
+		harness_sleep_ms(100);
+	return v;
+}
+
+/* On fd (through ssl when not NULL), peer `other`'s handshake and a
+ * snapshot announcing HELD_ANNOUNCED bytes of which HELD_SENT are sent:
+ * node victim's connection memory rises from `before` by what was sent. */
+static void send_half_snapshot(int victim, int other, double before, int fd, SSL *ssl)
+{
+	char addr[64];
+	struct buf b = BUF_INIT;
+
+	snprintf(addr, sizeof addr, "127.0.0.1:%d", raft_port(other));
+	handshake(&b, (uint64_t)other + 1, addr);
+	install_snapshot(&b, 1, HELD_ANNOUNCED, HELD_SENT);
+	for (size_t off = 0; off < b.len;) {
+		int chunk = (int)(b.len - off < 65536 ? b.len - off : 65536);
+		int n = ssl ? SSL_write(ssl, b.data + off, chunk)
+			    : (int)send(fd, b.data + off, (size_t)chunk, MSG_NOSIGNAL);
+		cr_assert_gt(n, 0, "node %d closed the connection after %zu bytes", victim, off);
+		off += (size_t)n;
+	}
+	buf_free(&b);
+	double held = connection_memory(victim, before + HELD_SENT, before + HELD_SENT + HELD_SLACK);
+	fprintf(stderr, "node %d: connection memory %.0f bytes before, %.0f with %u bytes of a "
+		"snapshot sent%s\n", victim, before, held, HELD_SENT, ssl ? " over TLS" : "");
+	cr_expect(held >= before + HELD_SENT && held <= before + HELD_SENT + HELD_SLACK,
+		  "node %d: connection memory %.0f, was %.0f, %u bytes sent", victim, held, before,
+		  HELD_SENT);
+}
+
+/* Node victim's connection memory back where it was once the connection
+ * is gone. */
+static void released(int victim, double before, const char *how)
+{
+	double after = connection_memory(victim, before, before);
+
+	fprintf(stderr, "node %d: connection memory %.0f bytes after %s\n", victim, after, how);
+	cr_expect_eq(after, before, "node %d: connection memory %.0f after %s, was %.0f", victim, after,
+		     how, before);
+}
+
+/* From the peers' address (over TLS with the peers' certificate when
+ * peer_tls), peer `other`'s handshake on a new connection to node victim;
+ * ssl set when TLS is on. */
+static int dial_as_peer(int victim, bool peer_tls, SSL **ssl)
+{
+	int fd = dial_from("127.0.0.1", raft_port(victim));
+
+	*ssl = NULL;
+	if (peer_tls)
+		cr_assert(tls_connect(fd, "peer", ssl), "no TLS handshake with the peers' certificate");
+	return fd;
+}
+
+/* A Raft connection's bytes count in connectionMemoryBudget: a message
+ * left half sent raises rmqns_connection_memory_bytes by what was sent;
+ * the sender closing, and the node closing it for the stall, give it all
+ * back. */
+static void raft_bytes_counted(bool peer_tls)
+{
+	struct baseline base;
+	int leader = setup_with(&base, peer_tls);
+	int victim = (leader + 1) % NODES, other = (leader + 2) % NODES;
+	double before = connection_memory(victim, 0, 0);
+	SSL *ssl;
+
+	int fd = dial_as_peer(victim, peer_tls, &ssl);
+	send_half_snapshot(victim, other, before, fd, ssl);
+	SSL_free(ssl);
+	close(fd);
+	released(victim, before, "the sender closed");
+
+	fd = dial_as_peer(victim, peer_tls, &ssl);
+	send_half_snapshot(victim, other, before, fd, ssl);
+	cr_expect(closed_by_peer(fd), "node %d kept a stalled message", victim);
+	SSL_free(ssl);
+	close(fd);
+	released(victim, before, "the stall bound closed it");
+	expect_refused(victim, "stalled", 1);
+	unchanged(leader, &base);
+}
+
+Test(controller_raft_port, raft_connections_count_in_the_memory_budget)
+{
+	raft_bytes_counted(false);
+}
+
+Test(controller_raft_port, raft_connections_over_tls_count_in_the_memory_budget)
+{
+	raft_bytes_counted(true);
+}
