@@ -369,7 +369,7 @@ Test(controller_cluster, master_disconnect_elects_the_live_replica_and_tells_it)
 	/* what an operator sees: the election in the log, the state as JSON,
 	 * the series in /metrics, the controller's line in /healthz */
 	cr_assert(harness_wait_log(&cl.node[leader], "b2 elected broker 2", HARNESS_WAIT_MS));
-	char needle[200];
+	char needle[256];
 	snprintf(needle, sizeof needle, "leader is %s", cl.id[leader]);
 	cr_assert(harness_wait_log(&cl.node[(leader + 1) % NODES], needle, HARNESS_WAIT_MS));
 	char *doc = NULL;
