@@ -78,7 +78,7 @@ static void expect_refused(const struct refusal *r, bool standalone)
 	harness_rmdir(dir);
 }
 
-Test(controller_refusals, every_refusal_exits_1_and_names_the_key, .timeout = 240)
+Test(controller_refusals, every_refusal_exits_1_and_names_the_key)
 {
 	for (size_t i = 0; i < sizeof refusals / sizeof refusals[0]; i++) {
 		expect_refused(&refusals[i], false);
@@ -87,7 +87,7 @@ Test(controller_refusals, every_refusal_exits_1_and_names_the_key, .timeout = 24
 }
 
 /* the other type's keys are warned about, by name and with the type */
-Test(controller_refusals, keys_of_the_other_type_are_warned_about, .timeout = 60)
+Test(controller_refusals, keys_of_the_other_type_are_warned_about)
 {
 	char dir[256], path[300];
 	int port = harness_free_port_pair(1000);
