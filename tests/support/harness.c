@@ -201,20 +201,33 @@ int harness_free_port(void)
 	return port;
 }
 
+/* Whether port can be bound on 127.0.0.1 now. */
+static bool harness_port_bindable(int port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+				 .sin_port = htons((uint16_t)port) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	bool ok = fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0;
+
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+/* Both ports below the kernel's ephemeral range (32768 and up by default):
+ * a node restarted on its port pair must not find either taken as the
+ * local end of some outbound connection, its peers' Raft dials included,
+ * which take their ports from that range. */
 int harness_free_port_pair(int offset)
 {
-	for (int tries = 0; tries < 50; tries++) {
-		int p = harness_free_port();
-		if (p <= 0 || p + offset > 65535)
-			continue;
-		int fd = socket(AF_INET, SOCK_STREAM, 0);
-		struct sockaddr_in a = { .sin_family = AF_INET,
-					 .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
-					 .sin_port = htons((uint16_t)(p + offset)) };
-		int ok = fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0;
-		if (fd >= 0)
-			close(fd);
-		if (ok)
+	static unsigned seed;
+	const int lo = 10000, hi = 32767 - offset;
+
+	if (!seed)
+		seed = (unsigned)getpid() ^ (unsigned)harness_now_ms();
+	for (int tries = 0; tries < 200 && hi > lo; tries++) {
+		int p = lo + (int)(rand_r(&seed) % (unsigned)(hi - lo));
+		if (harness_port_bindable(p) && harness_port_bindable(p + offset))
 			return p;
 	}
 	return -1;

@@ -146,27 +146,12 @@ static long long jint(const json_t *o, const char *key)
 
 /* ---- the controller nodes ---- */
 
-static bool port_bindable(int port)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	bool ok = fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0;
-	if (fd >= 0)
-		close(fd);
-	return ok;
-}
-
 /* A controller port whose Raft port (+1000) is free too. */
 static int controller_port(void)
 {
-	for (int tries = 0; tries < 100; tries++) {
-		int p = harness_free_port();
-		if (p > 0 && p + RAFT_OFFSET <= 65535 && port_bindable(p + RAFT_OFFSET))
-			return p;
-	}
-	cr_assert_fail("no free controller port pair");
-	return -1;
+	int p = harness_free_port_pair(RAFT_OFFSET);
+	cr_assert_gt(p, 0, "no free controller port pair");
+	return p;
 }
 
 /* Starts n nodes: one group `group` of them all, or (independent) a

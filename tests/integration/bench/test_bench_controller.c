@@ -34,20 +34,7 @@ static int ctl_port;
 /* The controller's own port and its Raft port (+1000) both free. */
 static int pick_ports(void)
 {
-	for (int i = 0; i < 20; i++) {
-		int p = harness_free_port();
-		if (p > 0 && p + 1000 < 65536) {
-			int s = socket(AF_INET, SOCK_STREAM, 0);
-			struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)(p + 1000)),
-						 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-			bool ok = s >= 0 && bind(s, (struct sockaddr *)&a, sizeof(a)) == 0;
-			if (s >= 0)
-				close(s);
-			if (ok)
-				return p;
-		}
-	}
-	return -1;
+	return harness_free_port_pair(1000);
 }
 
 static void server_up(void)
