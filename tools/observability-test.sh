@@ -47,7 +47,22 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# A free port below the ephemeral range, so that no outbound connection
+# (the server's, Prometheus's scrapes) takes it between this pick and the bind.
+free_port() {
+	python3 -c 'import random, socket
+for _ in range(200):
+    p = random.randint(10000, 32000)
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", p))
+    except OSError:
+        continue
+    finally:
+        s.close()
+    print(p)
+    break'
+}
 HTTP_PORT=$(free_port)
 PROM_PORT=$(free_port)
 
