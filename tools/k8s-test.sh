@@ -33,7 +33,12 @@
 # NameServers): rendered and schema-checked with the same cross-references
 # (peers against the stable names, ports on the headless Service), its pods
 # run mqcontroller and declare no NameServer port, and its objects select
-# only its own pods. It is not played under podman here.
+# only its own pods. Then played as the controller overlay is, once those
+# pods are down: three pods on the same network, the stable names
+# controller-rmqns-K.controller-rmqns-headless in /etc/hosts, one leader
+# named by all three, each pod logging "mode: standalone controller" and
+# serving its controller port but no NameServer port (9876), the leader's
+# pod stopped and another leader named by the two others.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . tools/podman-env.sh
@@ -90,24 +95,30 @@ node "$WORK/validate.mjs" "$WORK/example.yaml" || fail "example overlay manifest
 node "$WORK/validate.mjs" "$WORK/controller-cert-manager.yaml" | tee "$WORK/cert-manager.out" || fail "controller-cert-manager overlay manifests"
 grep -q 'Certificate rmqns-peer-tls makes the Secret rmqns-peer-tls and names every peer' "$WORK/cert-manager.out" ||
 	fail "the Certificate was not checked against the peers"
-# Three pods of the controller overlay, each publishing its protocol,
-# controller and HTTP ports on 127.0.0.1 (Raft stays on the pod network).
+# Three pods of a controller overlay (ordinals 0-2), each publishing its
+# protocol (where it has one), controller and HTTP ports on 127.0.0.1 (Raft
+# stays on the pod network). The controller overlay's pods are $POD-ctl-K,
+# the standalone-controller overlay's $POD-sc-K; one group plays at a time,
+# on the same host ports.
 CTL_PORTS=() CTL_HTTP=() publish=()
 for k in 0 1 2; do
 	CTL_PORTS+=("$(free_port)") CTL_HTTP+=("$(free_port)")
 	publish+=("namesrv=$(free_port),controller=${CTL_PORTS[$k]},http=${CTL_HTTP[$k]}")
 done
 CTL_NET=rmqns-kube-net-$$
-# The addresses the pods get on that network; chosen once it exists.
-ctl_pods() {
-	node "$WORK/validate.mjs" "$WORK/controller.yaml" --pods "$WORK/pods-controller.yaml" --image "$TAG" \
-		--publish "$(IFS=';'; echo "${publish[*]}")" --ips "$1" --claim "$CLAIM-ctl" --name "$POD-ctl" \
-		--secret-dir "rmqns-peer-tls=$WORK/peer-tls/rmqns-peer-tls"
+CTL_GROUPS=(ctl sc)
+# group_pods OVERLAY GROUP IPS [validate.mjs options]: the pods of the
+# rendered overlay's StatefulSet as $WORK/pods-GROUP.yaml, at the addresses
+# IPS the pods get on the network (chosen once it exists).
+group_pods() {
+	node "$WORK/validate.mjs" "$WORK/$1.yaml" --pods "$WORK/pods-$2.yaml" --image "$TAG" \
+		--publish "$(IFS=';'; echo "${publish[*]}")" --ips "$3" --claim "$CLAIM-$2" --name "$POD-$2" "${@:4}"
 }
-ctl_pods "10.0.0.10;10.0.0.11;10.0.0.12" || fail "controller overlay manifests"
+CTL_TLS=(--secret-dir "rmqns-peer-tls=$WORK/peer-tls/rmqns-peer-tls")
+group_pods controller ctl "10.0.0.10;10.0.0.11;10.0.0.12" "${CTL_TLS[@]}" || fail "controller overlay manifests"
 grep -q 'containerPort: 10878' "$WORK/controller.yaml" || fail "the controller overlay declares no Raft port"
 SC=$WORK/standalone-controller.yaml
-node "$WORK/validate.mjs" "$SC" || fail "standalone-controller overlay manifests"
+group_pods standalone-controller sc "10.0.0.10;10.0.0.11;10.0.0.12" || fail "standalone-controller overlay manifests"
 grep -q 'exec /usr/local/bin/mqcontroller -c ' "$SC" || fail "the standalone controllers do not start mqcontroller"
 ! grep -q 'containerPort: 9876' "$SC" || fail "a standalone controller declares a NameServer port"
 ! grep -q 'component: nameserver' "$SC" || fail "an object of the standalone-controller overlay selects the NameServers"
@@ -151,11 +162,13 @@ if ! podman image exists "$TAG"; then
 fi
 cleanup() {
 	podman_q kube down "$WORK/pod.yaml" >/dev/null 2>&1 || true
-	podman_q kube down "$WORK/pods-controller.yaml" >/dev/null 2>&1 || true
-	local k
-	for k in 0 1 2; do
-		podman pod rm -f "$POD-ctl-$k" >/dev/null 2>&1 || true
-		podman volume rm -f "$CLAIM-ctl-$k" >/dev/null 2>&1 || true
+	local g k
+	for g in "${CTL_GROUPS[@]}"; do
+		podman_q kube down "$WORK/pods-$g.yaml" >/dev/null 2>&1 || true
+		for k in 0 1 2; do
+			podman pod rm -f "$POD-$g-$k" >/dev/null 2>&1 || true
+			podman volume rm -f "$CLAIM-$g-$k" >/dev/null 2>&1 || true
+		done
 	done
 	podman network rm -f "$CTL_NET" >/dev/null 2>&1 || true
 	podman pod rm -f "$POD" >/dev/null 2>&1 || true
@@ -221,16 +234,22 @@ for key in ("tls.crt", "tls.key", "ca.crt"):
         sys.exit(f"{key} differs")
 PY
 
-step "controller overlay: three pods on the network $CTL_NET"
 podman network create "$CTL_NET" >/dev/null || fail "podman network create $CTL_NET"
 subnet=$(podman network inspect "$CTL_NET" --format '{{range .Subnets}}{{.Subnet}}{{end}}')
-ips=$(python3 -c 'import ipaddress, sys; h = list(ipaddress.ip_network(sys.argv[1]).hosts()); print(";".join(str(a) for a in h[9:12]))' "$subnet")
-ctl_pods "$ips" >/dev/null || fail "controller pods for $ips"
-ip_args=()
-for ip in ${ips//;/ }; do ip_args+=(--ip "$ip"); done
-podman_q kube play --network "$CTL_NET" "${ip_args[@]}" "$WORK/pods-controller.yaml" >"$WORK/play-ctl.log" 2>&1 ||
-	{ cat "$WORK/play-ctl.log" >&2; fail "podman kube play $WORK/pods-controller.yaml"; }
-echo "k8s-test: pods $POD-ctl-0..2 at $ips ($subnet), controllers on 127.0.0.1:${CTL_PORTS[*]}"
+# play_group OVERLAY GROUP FIRST [validate.mjs options]: three pods of the
+# overlay played on $CTL_NET at its hosts FIRST..FIRST+2 (each group its own
+# addresses, none reused from a group just taken down).
+play_group() {
+	local ips ip ip_args=()
+	ips=$(python3 -c 'import ipaddress, sys; h = list(ipaddress.ip_network(sys.argv[1]).hosts()); k = int(sys.argv[2]); print(";".join(str(a) for a in h[k:k + 3]))' "$subnet" "$3")
+	group_pods "$1" "$2" "$ips" "${@:4}" >/dev/null || fail "$1 pods for $ips"
+	for ip in ${ips//;/ }; do ip_args+=(--ip "$ip"); done
+	podman_q kube play --network "$CTL_NET" "${ip_args[@]}" "$WORK/pods-$2.yaml" >"$WORK/play-$2.log" 2>&1 ||
+		{ cat "$WORK/play-$2.log" >&2; fail "podman kube play $WORK/pods-$2.yaml"; }
+	echo "k8s-test: pods $POD-$2-0..2 at $ips ($subnet), controllers on 127.0.0.1:${CTL_PORTS[*]}"
+}
+step "controller overlay: three pods on the network $CTL_NET"
+play_group controller ctl 9 "${CTL_TLS[@]}"
 
 # "LEADER_ID LEADER_ADDRESS IS_LEADER" as the controller at $1 answers,
 # "- - false" when it knows no leader or does not answer.
@@ -261,21 +280,43 @@ wait_one_leader() {
 }
 ctl_addrs() { local k a=(); for k in "$@"; do a+=("127.0.0.1:${CTL_PORTS[$k]}"); done; (IFS=';'; echo "${a[*]}"); }
 
-read -r leader leader_addr <<<"$(wait_one_leader 0 1 2)" || {
-	for k in 0 1 2; do echo "--- $POD-ctl-$k" >&2; podman logs "$POD-ctl-$k-rmqns" 2>&1 | tail -8 >&2; done
-	fail "the three pods name no common leader"
+# elect GROUP STS: waits until the three pods of GROUP, of the StatefulSet
+# STS, name one leader; sets leader, leader_addr and k (its ordinal).
+elect() {
+	local out j
+	out=$(wait_one_leader 0 1 2) || {
+		for j in 0 1 2; do echo "--- $POD-$1-$j" >&2; podman logs "$POD-$1-$j-rmqns" 2>&1 | tail -8 >&2; done
+		fail "the three pods of $1 name no common leader"
+	}
+	read -r leader leader_addr <<<"$out"
+	[ -n "$leader" ] || fail "no leader"
+	k=${leader#n}
+	# The leader's address is its pod's stable name under the headless
+	# Service, and each pod took the self id of its ordinal from its name.
+	[ "$leader_addr" = "$2-$k.$2-headless:9878" ] || fail "leader $leader at $leader_addr"
+	for j in 0 1 2; do
+		grep -q "controller n$j: raft member $2-$j.$2-headless:10878" <<<"$(podman logs "$POD-$1-$j-rmqns" 2>&1)" ||
+			fail "$POD-$1-$j did not start as n$j at $2-$j.$2-headless:10878"
+	done
+	admin clusterDiff -a "$(ctl_addrs 0 1 2)" || fail "clusterDiff -a: the pods of $1 disagree"
+	echo "k8s-test: leader $leader at $leader_addr; self ids n0..n2 from the pod names"
 }
-[ -n "$leader" ] || fail "no leader"
-k=${leader#n}
-# The leader's address is its pod's stable name under the headless Service,
-# and each pod took the self id of its ordinal from its name.
-[ "$leader_addr" = "rmqns-$k.rmqns-headless:9878" ] || fail "leader $leader at $leader_addr"
-for j in 0 1 2; do
-	grep -q "controller n$j: raft member rmqns-$j.rmqns-headless:10878" <<<"$(podman logs "$POD-ctl-$j-rmqns" 2>&1)" ||
-		fail "$POD-ctl-$j did not start as n$j at rmqns-$j.rmqns-headless:10878"
-done
-admin clusterDiff -a "$(ctl_addrs 0 1 2)" || fail "clusterDiff -a: the pods disagree"
-echo "k8s-test: leader $leader at $leader_addr; self ids n0..n2 from the pod names"
+# fail_over GROUP: stops the leader's pod, waits for the two others to name
+# another, takes the group down.
+fail_over() {
+	local rest=() j out new new_addr
+	step "stop the leader's pod $POD-$1-$k"
+	for j in 0 1 2; do [ "$j" = "$k" ] || rest+=("$j"); done
+	podman_q pod stop -t 10 "$POD-$1-$k" >/dev/null || fail "podman pod stop $POD-$1-$k"
+	out=$(wait_one_leader "${rest[@]}") || fail "no new leader after $POD-$1-$k stopped"
+	read -r new new_addr <<<"$out"
+	[ -n "$new" ] && [ "$new" != "$leader" ] || fail "the two others name '$new' (the stopped leader was $leader)"
+	admin clusterDiff -a "$(ctl_addrs "${rest[@]}")" || fail "clusterDiff -a: the two others disagree"
+	echo "k8s-test: leader $leader -> $new at $new_addr"
+	podman_q kube down "$WORK/pods-$1.yaml" >/dev/null
+}
+
+elect ctl rmqns
 # Elected over TLS, with the Secret's files as the pods see them.
 for j in 0 1 2; do
 	auth=$(curl -fsS --max-time 5 "http://127.0.0.1:${CTL_HTTP[$j]}/controller" |
@@ -286,14 +327,20 @@ for j in 0 1 2; do
 done
 echo "k8s-test: every pod says peerAuthentication mutual-tls; the Secret in pod 0: $(podman exec "$POD-ctl-0-rmqns" \
 	sh -c 'cd /etc/rmqns/peer-tls && stat -L -c "%n %a %u:%g" tls.crt tls.key ca.crt' | tr '\n' ' ')"
+fail_over ctl
 
-step "stop the leader's pod $POD-ctl-$k"
-rest=()
-for j in 0 1 2; do [ "$j" = "$k" ] || rest+=("$j"); done
-podman_q pod stop -t 10 "$POD-ctl-$k" >/dev/null || fail "podman pod stop $POD-ctl-$k"
-read -r new new_addr <<<"$(wait_one_leader "${rest[@]}")" || fail "no new leader after $POD-ctl-$k stopped"
-[ -n "$new" ] && [ "$new" != "$leader" ] || fail "the two others name '$new' (the stopped leader was $leader)"
-admin clusterDiff -a "$(ctl_addrs "${rest[@]}")" || fail "clusterDiff -a: the two others disagree"
-echo "k8s-test: leader $leader -> $new at $new_addr"
-podman_q kube down "$WORK/pods-controller.yaml" >/dev/null
+step "standalone-controller overlay: three pods on the network $CTL_NET"
+play_group standalone-controller sc 19
+elect sc controller-rmqns
+# mqcontroller, not a NameServer: its mode line, the controller port served
+# and the NameServer's not.
+for j in 0 1 2; do
+	c=$POD-sc-$j-rmqns
+	logs=$(podman logs "$c" 2>&1)   # whole, as above
+	grep -q 'mode: standalone controller' <<<"$logs" || fail "$c logs no 'mode: standalone controller'"
+	podman exec "$c" bash -c 'exec 3<>/dev/tcp/127.0.0.1/9878' || fail "$c does not listen on 9878"
+	! podman exec "$c" bash -c 'exec 3<>/dev/tcp/127.0.0.1/9876' 2>/dev/null || fail "$c serves a NameServer port (9876)"
+done
+echo "k8s-test: every pod says 'mode: standalone controller', serves 9878 and not 9876"
+fail_over sc
 step "passed"
