@@ -747,7 +747,12 @@ static int node_open(struct ctl_node *n, char *err, size_t errlen)
 	raft_set_snapshot_trailing(&n->raft, n->snapshot_trailing);
 	raft_set_pre_vote(&n->raft, true);
 	if ((rc = raft_start(&n->raft)) != 0) {
-		snprintf(err, errlen, "raft start in %s: %s", n->dir, raft_errmsg(&n->raft));
+		/* libraft leaves its message empty when the transport refused */
+		const char *why = raft_errmsg(&n->raft);
+		if (!why || !*why)
+			why = n->transport.outer.errmsg;
+		snprintf(err, errlen, "raft start in %s: %s", n->dir,
+			 why && *why ? why : raft_strerror(rc));
 		node_close_raft(n);
 		return RMQNS_EIO;
 	}
