@@ -55,7 +55,8 @@ run)
 test)
 	install_missing "${TEST_PACKAGES[@]}"
 	build
-	meson test -C "${BUILD_DIR:-build}" --print-errorlogs --num-processes 2
+	# RMQNS_TEST_PROCESSES: tests run at once (2, one a CPU)
+	meson test -C "${BUILD_DIR:-build}" --print-errorlogs --num-processes "${RMQNS_TEST_PROCESSES:-2}"
 	;;
 *)
 	echo "usage: tools/quickstart.sh run|test" >&2
