@@ -139,21 +139,6 @@ int bench_stop_pid(pid_t pid, int timeout_ms)
 	return st;
 }
 
-int bench_free_port(void)
-{
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t l = sizeof(a);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 ||
-	    getsockname(fd, (struct sockaddr *)&a, &l) != 0) {
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	close(fd);
-	return ntohs(a.sin_port);
-}
-
 /* "name: ok N, errors M, codes {...}, transport {...}; " for every role
  * of a run's JSON that had an error or no answer (either fails a run):
  * the short reason of a failed run. */

@@ -19,9 +19,6 @@ pid_t bench_start_floor(const char *floor_bin, int threads, int *port);
 /* SIGTERM, then SIGKILL after timeout_ms; returns the wait status. */
 int bench_stop_pid(pid_t pid, int timeout_ms);
 
-/* A port that was free a moment ago (for servers started by `startup`). */
-int bench_free_port(void);
-
 /* Runs rmqns-bench with "-a 127.0.0.1:PORT --json --quiet" added and
  * returns the parsed result (asserting a clean exit and a parse). */
 json_t *bench_run_json(const char *bench_bin, int port, const char *const *args);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -185,22 +186,6 @@ static pid_t harness_spawn(const char *dir, char *const *argv, const char *out_p
 	return pid;
 }
 
-int harness_free_port(void)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof a;
-	int port = -1;
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	if (fd < 0)
-		return -1;
-	if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
-	    getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-		port = ntohs(a.sin_port);
-	close(fd);
-	return port;
-}
-
 /* Whether port can be bound on 127.0.0.1 now. */
 static bool harness_port_bindable(int port)
 {
@@ -214,23 +199,55 @@ static bool harness_port_bindable(int port)
 	return ok;
 }
 
-/* Both ports below the kernel's ephemeral range (32768 and up by default):
- * a node restarted on its port pair must not find either taken as the
- * local end of some outbound connection, its peers' Raft dials included,
- * which take their ports from that range. */
+/* Claims port for this process until it exits: an flock on
+ * $TMPDIR/rmqns-test-ports/PORT, which no other test process (nor another
+ * claim in this one) gets while it is held. A free port is only free until
+ * someone binds it; tests running side by side pick theirs at the same
+ * time and bind them later, and without the claim two could pick one. */
+static bool harness_port_claim(int port)
+{
+	const char *tmp = getenv("TMPDIR");
+	char path[512];
+
+	snprintf(path, sizeof path, "%s/rmqns-test-ports", tmp && *tmp ? tmp : "/tmp");
+	if (mkdir(path, 01777) != 0 && errno != EEXIST)
+		return false;
+	snprintf(path + strlen(path), sizeof path - strlen(path), "/%d", port);
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return false;
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		close(fd);
+		return false;
+	}
+	return true; /* fd stays open: the claim lasts as long as the process */
+}
+
+/* Ports below the kernel's ephemeral range (32768 and up by default), so
+ * no server's --listenPort=0 and no outbound connection (the peers' Raft
+ * dials included) can hold one when its owner starts or restarts on it. */
+#define HARNESS_PORT_LO 10000
+#define HARNESS_PORT_HI 32767
+
 int harness_free_port_pair(int offset)
 {
 	static unsigned seed;
-	const int lo = 10000, hi = 32767 - offset;
+	const int lo = HARNESS_PORT_LO, hi = HARNESS_PORT_HI - offset;
 
 	if (!seed)
 		seed = (unsigned)getpid() ^ (unsigned)harness_now_ms();
-	for (int tries = 0; tries < 200 && hi > lo; tries++) {
+	for (int tries = 0; tries < 500 && hi > lo; tries++) {
 		int p = lo + (int)(rand_r(&seed) % (unsigned)(hi - lo));
-		if (harness_port_bindable(p) && harness_port_bindable(p + offset))
-			return p;
+		if (harness_port_bindable(p) && (offset == 0 || harness_port_bindable(p + offset)) &&
+		    harness_port_claim(p) && (offset == 0 || harness_port_claim(p + offset)))
+			return p; /* a half-made claim (p without p + offset) is only a lost port */
 	}
 	return -1;
+}
+
+int harness_free_port(void)
+{
+	return harness_free_port_pair(0);
 }
 
 int harness_solo_controller(struct harness_solo_controller *c, const char *const *extra)

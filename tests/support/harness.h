@@ -99,11 +99,12 @@ char *harness_slurp(const char *path);
  * RMQNS_KEEP_TEST_DIR is set). */
 int harness_mkdtemp(char *dir, size_t n, const char *prefix);
 
-/* A loopback port nobody listens on now (the kernel's pick, bound and
- * released); -1 when the socket calls fail. */
+/* A loopback port nobody listens on now, below the kernel's ephemeral
+ * range and claimed for this process (no other test picks it while the
+ * process lives); -1 when none was found. */
 int harness_free_port(void);
-/* A free port p whose p + offset is free too (a controller's peer port
- * and its Raft port); -1 when none was found. */
+/* The same for a port p and p + offset (a controller's peer port and its
+ * Raft port). */
 int harness_free_port_pair(int offset);
 
 /* The arguments of a one-node embedded controller on a free port pair

@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "bench_run.h"
+#include "harness.h"
 
 static pid_t floor_pid;
 static int floor_port;
@@ -210,7 +211,7 @@ Test(bench_floor, plot_and_ratio)
 
 Test(bench_floor, startup_times_exec_to_first_answer)
 {
-	int port = bench_free_port();
+	int port = harness_free_port();
 	cr_assert_gt(port, 0);
 	char cmd[512];
 	snprintf(cmd, sizeof(cmd), "%s --port %d --threads 1 --duration 30", RMQNS_FLOOR_BIN, port);
@@ -227,7 +228,7 @@ Test(bench_floor, startup_times_exec_to_first_answer)
 
 Test(bench_floor, refuses_a_dead_address)
 {
-	int port = bench_free_port();
+	int port = harness_free_port();
 	char addr[64];
 	snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
 	char *argv[] = { RMQNS_BENCH_BIN, "route", "-a", addr, "-d", "1s", "--quiet", NULL };

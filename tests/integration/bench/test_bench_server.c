@@ -216,7 +216,7 @@ Test(bench_server, seed_with_server_figures)
 
 Test(bench_server, startup_of_rmqns)
 {
-	int port = bench_free_port();
+	int port = harness_free_port();
 	cr_assert_gt(port, 0);
 	/* a home of its own: the suite's server keeps running in srv.dir */
 	char home[] = "/tmp/rmqns-bench-startup-XXXXXX";

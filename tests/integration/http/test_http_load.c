@@ -30,21 +30,6 @@
 #define HEARTBEATS 300
 #define MAX_SCRAPES 400
 
-static int free_port(void)
-{
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof a;
-	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) < 0 ||
-	    getsockname(fd, (struct sockaddr *)&a, &len) < 0) {
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	close(fd);
-	return ntohs(a.sin_port);
-}
-
 struct job {
 	const struct harness_server *srv;
 	int http_port;
@@ -134,7 +119,7 @@ out:
 
 static int test_scrape_under_load(struct harness_server *s)
 {
-	int port = free_port();
+	int port = harness_free_port();
 	char arg[32];
 	HARNESS_CHECK(port > 0, "no free port");
 	snprintf(arg, sizeof arg, "--httpPort=%d", port);

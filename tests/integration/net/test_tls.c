@@ -379,21 +379,6 @@ static int s_client_call(int port, const char *ca)
 	return code;
 }
 
-/* A loopback port nobody listens on now (the kernel's pick, released). */
-static int free_port(void)
-{
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof a;
-	int port = -1;
-	if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
-	    getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-		port = ntohs(a.sin_port);
-	if (fd >= 0)
-		close(fd);
-	return port;
-}
-
 /* The value of one /metrics sample ("name{labels}"), -1 when absent. */
 static long long metric(int http_port, const char *sample)
 {
@@ -484,7 +469,7 @@ static int test_enforcing_refuses_plaintext(struct harness_server *s)
 {
 	char *ca = cert("ca.pem");
 	char http[32];
-	int http_port = free_port();
+	int http_port = harness_free_port();
 	snprintf(http, sizeof http, "--httpPort=%d", http_port);
 	const char *more[] = { http, NULL };
 	HARNESS_CHECK(start_tls(s, "enforcing", more) == 0, "boot");
@@ -812,7 +797,7 @@ static int test_stalls_do_not_delay_others(struct harness_server *s)
 	char *ca = cert("ca.pem");
 	/* one reactor: a handshake that blocked it would stall everyone */
 	char http[32];
-	int http_port = free_port();
+	int http_port = harness_free_port();
 	snprintf(http, sizeof http, "--httpPort=%d", http_port);
 	const char *more[] = { "--serverSelectorThreads=1", http, NULL };
 	HARNESS_CHECK(start_tls(s, "permissive", more) == 0, "boot");
