@@ -119,6 +119,8 @@ void opts_usage(FILE *f)
 "      --broker-prefix NAME  broker names NAME-<i> (default bench-broker)\n"
 "      --topic-prefix NAME   topic names NAME-b<i>-t<j> / NAME-t<j> (default BenchTopic)\n"
 "      --broker-port N       fake broker address 127.0.0.1:N+i (default 20000)\n"
+"      --broker-id N         the brokerId they register with (default 0, masters;\n"
+"                            N > 0: slaves of sets whose master is elsewhere)\n"
 "Many clients (clients):\n"
 "      --period-ms N         each connection refreshes its routes every N ms\n"
 "                            (default 30000, a RocketMQ client's poll interval)\n"
@@ -341,7 +343,7 @@ enum {
 	OPT_WARMUP = 256, OPT_TIMEOUT, OPT_THREADS, OPT_TOPICS, OPT_VERSION, OPT_SERIALIZE,
 	OPT_CHURN_QUERIES, OPT_QUEUES, OPT_LAYOUT, OPT_COMPRESSED, OPT_DV, OPT_INTERVAL,
 	OPT_KEEPALIVE, OPT_NO_SEED, OPT_CLUSTER, OPT_BROKER_PREFIX, OPT_TOPIC_PREFIX,
-	OPT_BROKER_PORT, OPT_STORM_BROKERS, OPT_STORM_TOPICS, OPT_STORM_ADDR, OPT_NO_IDLE, OPT_PID, OPT_JSON,
+	OPT_BROKER_PORT, OPT_BROKER_ID, OPT_STORM_BROKERS, OPT_STORM_TOPICS, OPT_STORM_ADDR, OPT_NO_IDLE, OPT_PID, OPT_JSON,
 	OPT_PLOT, OPT_FLOOR, OPT_PROGRESS, OPT_QUIET, OPT_EXEC, OPT_RUNS, OPT_REG_TIMEOUT,
 	OPT_HEARTBEATS, OPT_HEARTBEAT_INTERVAL, OPT_KV_INTERVAL, OPT_POLL_INTERVAL, OPT_MEASURE_FOR,
 	OPT_ACCESS_KEY, OPT_SECRET_KEY,
@@ -386,6 +388,7 @@ static const struct option long_opts[] = {
 	{ "broker-prefix", required_argument, NULL, OPT_BROKER_PREFIX },
 	{ "topic-prefix", required_argument, NULL, OPT_TOPIC_PREFIX },
 	{ "broker-port", required_argument, NULL, OPT_BROKER_PORT },
+	{ "broker-id", required_argument, NULL, OPT_BROKER_ID },
 	{ "storm-brokers", required_argument, NULL, OPT_STORM_BROKERS },
 	{ "storm-topics", required_argument, NULL, OPT_STORM_TOPICS },
 	{ "storm-addr", required_argument, NULL, OPT_STORM_ADDR },
@@ -753,6 +756,10 @@ int opts_parse(int argc, char **argv, struct bench_opts *o, bool *help, char *er
 			if (opts_u32(a, 0, 65535, &o->broker_port))
 				return opts_fail(err, err_len, "bad --broker-port '%s'", a);
 			port_given = true;
+			break;
+		case OPT_BROKER_ID:
+			if (opts_u32(a, 0, 1000000, &o->broker_id))
+				return opts_fail(err, err_len, "bad --broker-id '%s'", a);
 			break;
 		case OPT_CONTROLLER_ADDR: {
 			char tmp[OPTS_MAX_CONTROLLERS][OPTS_ADDR_MAX];

@@ -106,6 +106,7 @@ struct bench_opts {
 	bool broker_prefix_given;
 	char topic_prefix[64];
 	uint32_t broker_port;    /* first fake broker port */
+	uint32_t broker_id;      /* the brokerId the fake brokers register with (0: masters) */
 	/* ACL 1.0: sign every request (both or neither) */
 	const char *access_key;
 	const char *secret_key;

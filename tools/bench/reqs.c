@@ -357,6 +357,7 @@ int reqs_broker_init(struct reqs_broker *b, const struct bench_opts *o,
 	snprintf(b->addr, sizeof(b->addr), "127.0.0.1:%u", port);
 	snprintf(b->ha_addr, sizeof(b->ha_addr), "127.0.0.1:%u", port + 1);
 	snprintf(b->cluster, sizeof(b->cluster), "%s", o->cluster);
+	snprintf(b->id, sizeof(b->id), "%u", o->broker_id);
 	b->compressed = spec->compressed;
 	b->version = o->version;
 	b->serialize = o->serialize;
@@ -394,7 +395,7 @@ int reqs_register_head(const struct reqs_broker *b, uint32_t variant, int32_t op
 	snprintf(crc, sizeof(crc), "%u", b->crc[variant]);
 	struct remoting_ext_field ext[] = {
 		{ "brokerAddr", b->addr },
-		{ "brokerId", "0" },
+		{ "brokerId", b->id },
 		{ "brokerName", b->name },
 		{ "clusterName", b->cluster },
 		{ "compressed", b->compressed ? "true" : "false" },
@@ -489,7 +490,7 @@ int reqs_query_dv_append(const struct reqs_broker *b, uint32_t variant, int32_t 
 		{ "brokerName", b->name },
 		{ "brokerAddr", b->addr },
 		{ "clusterName", b->cluster },
-		{ "brokerId", "0" },
+		{ "brokerId", b->id },
 	};
 	if (!rc)
 		rc = reqs_encode(REQ_QUERY_DATA_VERSION, ext, 4, &dv, opaque, b->version, b->serialize,

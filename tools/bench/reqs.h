@@ -51,6 +51,7 @@ struct reqs_broker {
 	char addr[64];
 	char ha_addr[64];
 	char cluster[64];
+	char id[12];         /* brokerId, decimal */
 	bool compressed;
 	int32_t version;
 	int serialize;
