@@ -594,9 +594,15 @@ struct client *harness_connect(const struct harness_server *s)
 {
 	int err;
 	struct client *c = client_connect("127.0.0.1", s->port, HARNESS_IO_TIMEOUT_MS, &err);
-	if (!c)
-		fprintf(stderr, "harness: cannot connect to 127.0.0.1:%d: %s\n", s->port,
-			rmqns_strerror(err));
+	if (!c) {
+		char cmd[160];
+		fprintf(stderr, "harness: cannot connect to 127.0.0.1:%d: %s; the sockets on that port:\n",
+			s->port, rmqns_strerror(err));
+		snprintf(cmd, sizeof cmd, "ss -tanoe '( sport = :%d or dport = :%d )' >&2", s->port,
+			 s->port);
+		if (system(cmd) != 0)
+			fprintf(stderr, "harness: (ss did not run)\n");
+	}
 	return c;
 }
 
