@@ -21,6 +21,8 @@
 
 #include <yaml.h>
 
+#include "rmqns/buf.h"
+#include "rmqns/durable.h"
 #include "rmqns/err.h"
 #include "rmqns/filestamp.h"
 #include "rmqns/http_webcfg.h"
@@ -433,40 +435,22 @@ static struct webcfg_state *parse(const char *text, size_t len, const char *base
 
 /* ---- the file ---- */
 
-static char *read_file(const char *path, size_t *len, char *err, size_t errlen)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
-		return NULL;
-	}
-	char *text = malloc(HTTP_WEBCFG_FILE_MAX + 1);
-	size_t n = text ? fread(text, 1, HTTP_WEBCFG_FILE_MAX + 1, f) : 0;
-	bool bad = ferror(f);
-	fclose(f);
-	if (!text || bad || n > HTTP_WEBCFG_FILE_MAX) {
-		snprintf(err, errlen, "%s: %s", path,
-			 !text ? "out of memory" : bad ? "read error" : "larger than 1 MiB");
-		free(text);
-		return NULL;
-	}
-	*len = n;
-	return text;
-}
-
 static struct webcfg_state *load(const char *path, char *err, size_t errlen)
 {
 	char why[512], dir[512];
-	size_t len;
-	char *text = read_file(path, &len, err, errlen);
-	if (!text)
+	struct buf text = BUF_INIT;
+	/* durable_read refuses a FIFO at once: the HTTP thread never waits */
+	if (durable_read(path, HTTP_WEBCFG_FILE_MAX, &text, err, errlen) < 0) {
+		buf_free(&text);
 		return NULL;
+	}
 	snprintf(dir, sizeof dir, "%s", path);
 	char *slash = strrchr(dir, '/');
 	if (slash)
 		*slash = '\0';
-	struct webcfg_state *st = parse(text, len, slash ? (*dir ? dir : "/") : NULL, why, sizeof why);
-	free(text);
+	struct webcfg_state *st = parse((const char *)text.data, text.len,
+					slash ? (*dir ? dir : "/") : NULL, why, sizeof why);
+	buf_free(&text);
 	if (!st)
 		snprintf(err, errlen, "%s: %s", path, why);
 	return st;
