@@ -456,12 +456,12 @@ static struct webcfg_state *load(const char *path, char *err, size_t errlen)
 	return st;
 }
 
-static void stamp_all(const char *path, const struct webcfg_state *st,
-		      struct file_stamp out[WEBCFG_WATCHED])
+/* The files st names (certificate, key, client CA) into out[1..]; out[0]
+ * is the web configuration's own, taken before it is read. */
+static void stamp_named_files(const struct webcfg_state *st, struct file_stamp out[WEBCFG_WATCHED])
 {
-	file_stamp_take(&out[0], path);
 	for (int i = 0; i < WEBCFG_WATCHED - 1; i++)
-		file_stamp_take(&out[i + 1], st ? st->files[i] : NULL);
+		file_stamp_take(&out[i + 1], st->files[i]);
 }
 
 static void describe(const struct http_webcfg *w, const char *what)
@@ -487,7 +487,7 @@ struct http_webcfg *http_webcfg_open(const char *path, char *err, size_t errlen)
 		http_webcfg_close(w);
 		return NULL;
 	}
-	stamp_all(path, w->st, w->stamps);
+	stamp_named_files(w->st, w->stamps);
 	describe(w, "");
 	return w;
 }
@@ -506,7 +506,8 @@ int http_webcfg_poll(struct http_webcfg *w)
 	struct file_stamp now[WEBCFG_WATCHED];
 	char err[768];
 
-	stamp_all(w->path, w->st, now);
+	file_stamp_take(&now[0], w->path);
+	stamp_named_files(w->st, now);
 	/* remembered even when the files do not load: a half-written set is
 	 * tried again when the next file changes */
 	if (!file_stamps_changed(w->stamps, now, WEBCFG_WATCHED))
@@ -520,8 +521,7 @@ int http_webcfg_poll(struct http_webcfg *w)
 	state_free(w->st);
 	w->st = fresh;
 	/* files the new state names for the first time */
-	stamp_all(w->path, w->st, now);
-	memcpy(w->stamps + 1, now + 1, sizeof now - sizeof now[0]);
+	stamp_named_files(w->st, w->stamps);
 	w->reloads++;
 	char what[64];
 	snprintf(what, sizeof what, " reloaded (reload %u)", w->reloads);
