@@ -95,7 +95,6 @@ struct webcfg_parse {
 	char *err;
 	size_t errlen;
 	/* tls_server_config as read */
-	bool tls_seen;
 	char *cert_file, *key_file, *ca_file;
 	enum client_auth client_auth;
 	int min_version, max_version;
@@ -292,10 +291,8 @@ static int each_pair(struct webcfg_parse *p, const yaml_node_t *m, const char *s
 
 static int top_key(struct webcfg_parse *p, const char *key, const yaml_node_t *v)
 {
-	if (strcmp(key, "tls_server_config") == 0) {
-		p->tls_seen = true;
+	if (strcmp(key, "tls_server_config") == 0)
 		return each_pair(p, v, key, tls_key);
-	}
 	if (strcmp(key, "http_server_config") == 0)
 		return each_pair(p, v, key, http_key);
 	if (strcmp(key, "basic_auth_users") == 0)
@@ -413,7 +410,9 @@ static struct webcfg_state *parse(const char *text, size_t len, const char *base
 		rc = RMQNS_OK; /* an empty file: plaintext, no login */
 	else
 		rc = each_pair(&p, root, "the file", top_key);
-	if (rc == RMQNS_OK && (p.tls_seen || p.cert_file || p.key_file) &&
+	/* TLS once tls_server_config sets anything but
+	 * prefer_server_cipher_suites (all of it the section's only) */
+	if (rc == RMQNS_OK &&
 	    (p.cert_file || p.key_file || p.ca_file || p.client_auth || p.min_version || p.max_version))
 		rc = tls_build(&p);
 	if (rc == RMQNS_OK) {
