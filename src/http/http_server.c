@@ -32,6 +32,7 @@
 #include "rmqns/log.h"
 #include "rmqns/loop.h"
 #include "rmqns/metrics.h"
+#include "rmqns/tls.h"
 
 #define HTTP_DRAIN_BUF 4096
 /* Read in pieces this big: a slot's request buffer grows with what has
@@ -48,8 +49,6 @@
 /* Out of descriptors (or memory): the listener is left out of the wait
  * this long, so the thread does not spin on a connect it cannot take. */
 #define HTTP_ACCEPT_PAUSE_MS 1000u
-/* The first byte of a TLS record carrying a handshake (ClientHello). */
-#define HTTP_TLS_HANDSHAKE_BYTE 0x16
 /* What http_io returns besides a byte count (0 = the peer's end). */
 #define HTTP_IO_AGAIN (-1) /* would block: the events to wait for are set */
 #define HTTP_IO_ERROR (-2)
@@ -457,7 +456,7 @@ static bool http_sniff(struct http_server *h, struct http_conn *c)
 		http_close(h, c);
 		return false;
 	}
-	if (first == HTTP_TLS_HANDSHAKE_BYTE)
+	if (first == TLS_HANDSHAKE_BYTE)
 		return c->sniffed = true;
 	SSL_free(c->ssl);
 	c->ssl = NULL;
