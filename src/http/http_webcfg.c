@@ -5,7 +5,6 @@
  * name, like keys nobody knows: a setting silently ignored would leave
  * the port less protected than its operator believes. */
 #include <crypt.h>
-#include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,7 +14,6 @@
 #include <time.h>
 
 #include <openssl/crypto.h>
-#include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/ssl.h>
 
@@ -27,6 +25,7 @@
 #include "rmqns/filestamp.h"
 #include "rmqns/http_webcfg.h"
 #include "rmqns/log.h"
+#include "rmqns/tls.h"
 #include "rmqns/yaml_doc.h"
 
 /* Right credentials remembered (as digests) until the next reload. */
@@ -306,12 +305,7 @@ static int top_key(struct webcfg_parse *p, const char *key, const yaml_node_t *v
 static int openssl_fail(struct webcfg_parse *p, const char *what, const char *path)
 {
 	char why[256];
-	unsigned long e = ERR_get_error();
-	if (e)
-		ERR_error_string_n(e, why, sizeof why);
-	else
-		snprintf(why, sizeof why, "%s", errno ? strerror(errno) : "unknown error");
-	ERR_clear_error();
+	tls_openssl_reason(why, sizeof why);
 	return fail(p, NULL, "%s %s: %s", what, path ? path : "", why);
 }
 
@@ -331,19 +325,15 @@ static int tls_build(struct webcfg_parse *p)
 	if (verify && !p->ca_file)
 		return fail(p, NULL, "tls_server_config.client_auth_type %s needs "
 				     "tls_server_config.client_ca_file", client_auth_names[p->client_auth]);
-	ERR_clear_error();
-	SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+	/* the protocol port's settings (TLS 1.2 at least) unless min_version
+	 * or max_version say otherwise */
+	SSL_CTX *ctx = tls_server_ctx_new();
 	if (!ctx)
 		return openssl_fail(p, "cannot create a TLS context", NULL);
 	p->st->tls = ctx;
-	if (!SSL_CTX_set_min_proto_version(ctx, p->min_version ? p->min_version : TLS1_2_VERSION) ||
+	if ((p->min_version && !SSL_CTX_set_min_proto_version(ctx, p->min_version)) ||
 	    (p->max_version && !SSL_CTX_set_max_proto_version(ctx, p->max_version)))
 		return openssl_fail(p, "tls_server_config.min_version/max_version", NULL);
-	/* the HTTP thread retries a blocked write on its answer buffer */
-	SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
-				      SSL_MODE_RELEASE_BUFFERS);
-	SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE |
-					 SSL_OP_IGNORE_UNEXPECTED_EOF);
 	if (SSL_CTX_use_certificate_chain_file(ctx, p->cert_file) != 1)
 		return openssl_fail(p, "cannot load tls_server_config.cert_file", p->cert_file);
 	if (SSL_CTX_use_PrivateKey_file(ctx, p->key_file, SSL_FILETYPE_PEM) != 1)
@@ -351,14 +341,8 @@ static int tls_build(struct webcfg_parse *p)
 	if (SSL_CTX_check_private_key(ctx) != 1)
 		return openssl_fail(p, "tls_server_config.key_file does not go with cert_file",
 				    p->key_file);
-	if (p->ca_file) {
-		STACK_OF(X509_NAME) *names = SSL_load_client_CA_file(p->ca_file);
-		if (!names || SSL_CTX_load_verify_locations(ctx, p->ca_file, NULL) != 1) {
-			sk_X509_NAME_pop_free(names, X509_NAME_free);
-			return openssl_fail(p, "cannot load tls_server_config.client_ca_file", p->ca_file);
-		}
-		SSL_CTX_set_client_CA_list(ctx, names);
-	}
+	if (p->ca_file && tls_ctx_use_client_ca(ctx, p->ca_file) < 0)
+		return openssl_fail(p, "cannot load tls_server_config.client_ca_file", p->ca_file);
 	static const int modes[] = {
 		[CA_NONE] = SSL_VERIFY_NONE,
 		[CA_REQUEST] = SSL_VERIFY_PEER,
