@@ -587,6 +587,21 @@ static void http_on_conn_event(struct loop *l, int fd, uint32_t events, void *ar
 		http_on_readable(h, c);
 }
 
+/* A new connection's SSL object, when the port speaks TLS now; -1
+ * (logged) when there is no memory for it. */
+static int http_conn_tls(struct http_server *h, struct http_conn *c)
+{
+	SSL_CTX *ctx = h->p.tls_context ? h->p.tls_context(h->p.arg) : NULL;
+	if (!ctx)
+		return 0;
+	if (!(c->ssl = SSL_new(ctx)) || SSL_set_fd(c->ssl, c->fd) != 1) {
+		log_warn_limited("http: out of memory for a TLS connection");
+		return -1;
+	}
+	SSL_set_accept_state(c->ssl);
+	return 0;
+}
+
 static void http_accept_some(struct http_server *h)
 {
 	for (unsigned i = 0; i < HTTP_ACCEPT_BATCH; i++) {
@@ -621,21 +636,11 @@ static void http_accept_some(struct http_server *h)
 		c->fd = fd;
 		c->state = HTTP_READING;
 		c->deadline_ms = loop_clock_ms() + h->p.deadline_ms;
-		SSL_CTX *ctx = h->p.tls_context ? h->p.tls_context(h->p.arg) : NULL;
-		if (ctx && (!(c->ssl = SSL_new(ctx)) || SSL_set_fd(c->ssl, fd) != 1)) {
-			log_warn_limited("http: out of memory for a TLS connection");
+		if (http_conn_tls(h, c) < 0 ||
+		    loop_watch(h->loop, fd, LOOP_IN, http_on_conn_event, c) < 0) {
 			SSL_free(c->ssl);
 			c->ssl = NULL;
 			ERR_clear_error();
-			close(fd);
-			c->fd = -1;
-			continue;
-		}
-		if (c->ssl)
-			SSL_set_accept_state(c->ssl);
-		if (loop_watch(h->loop, fd, LOOP_IN, http_on_conn_event, c) < 0) {
-			SSL_free(c->ssl);
-			c->ssl = NULL;
 			close(fd);
 			c->fd = -1;
 			continue;
