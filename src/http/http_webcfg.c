@@ -420,19 +420,22 @@ static struct webcfg_state *parse(const char *text, size_t len, const char *base
 
 static struct webcfg_state *load(const char *path, char *err, size_t errlen)
 {
-	char why[512], dir[512];
+	char why[512];
 	struct buf text = BUF_INIT;
 	/* durable_read refuses a FIFO at once: the HTTP thread never waits */
 	if (durable_read(path, HTTP_WEBCFG_FILE_MAX, &text, err, errlen) < 0) {
 		buf_free(&text);
 		return NULL;
 	}
-	snprintf(dir, sizeof dir, "%s", path);
-	char *slash = strrchr(dir, '/');
-	if (slash)
-		*slash = '\0';
-	struct webcfg_state *st = parse((const char *)text.data, text.len,
-					slash ? (*dir ? dir : "/") : NULL, why, sizeof why);
+	/* a bare name keeps the paths in it as written */
+	bool bare = !strchr(path, '/');
+	char *dir = bare ? NULL : durable_dir_of(path);
+	struct webcfg_state *st = NULL;
+	if (!bare && !dir)
+		snprintf(why, sizeof why, "out of memory");
+	else
+		st = parse((const char *)text.data, text.len, dir, why, sizeof why);
+	free(dir);
 	buf_free(&text);
 	if (!st)
 		snprintf(err, errlen, "%s: %s", path, why);
