@@ -266,7 +266,9 @@ static int user_entry(struct webcfg_parse *p, const char *name, const yaml_node_
 
 typedef int (*key_fn)(struct webcfg_parse *p, const char *key, const yaml_node_t *v);
 
-/* Calls fn for every key: value of the mapping m (a null m is empty). */
+/* Calls fn for every key: value of the mapping m (a null m is empty). A
+ * null value is a key left out, but for a user: a user without a hash
+ * must be refused, not skipped. */
 static int each_pair(struct webcfg_parse *p, const yaml_node_t *m, const char *section, key_fn fn)
 {
 	if (is_null(m))
