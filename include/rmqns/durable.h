@@ -38,6 +38,10 @@ int durable_create_tmp(const char *tmp, mode_t mode, char *err, size_t errlen);
  * holds a one-line reason naming the file. */
 int durable_read(const char *path, size_t max, struct buf *out, char *err, size_t errlen);
 
+/* The directory part of path ("." for a bare name, "/" for one at the
+ * root) in a new string; NULL when out of memory. */
+char *durable_dir_of(const char *path);
+
 /* Creates dir and its missing parents (mode 0755), fsyncing each parent
  * that gained an entry. */
 int durable_mkdirs(const char *dir, char *err, size_t errlen);

@@ -76,4 +76,21 @@ struct ssl_st *tls_server_new_ssl(struct tls_server *t);
  * force, else 0. */
 int tls_server_watch(struct tls_server *t);
 
+/* ---- shared with the HTTP port's TLS (http_webcfg.c) ---- */
+
+struct ssl_ctx_st;
+
+/* A server context with what every TLS listener of rmqns sets: TLS 1.2
+ * at least, partial writes retried from a buffer that may move, no
+ * renegotiation, the server's cipher order, a peer that closes without
+ * close_notify taken as an end. NULL with the OpenSSL error queued. */
+struct ssl_ctx_st *tls_server_ctx_new(void);
+/* The PEM CA certificates at path as those a client certificate must
+ * chain to, their names sent in the certificate request. RMQNS_OK, or
+ * RMQNS_EINVAL with the OpenSSL error queued. */
+int tls_ctx_use_client_ca(struct ssl_ctx_st *ctx, const char *path);
+/* The oldest OpenSSL error of this thread (errno's text when none) into
+ * out; clears the thread's error queue. */
+void tls_openssl_reason(char *out, size_t n);
+
 #endif

@@ -31,8 +31,7 @@ static int fsync_dir(const char *dir, char *err, size_t errlen)
 	return RMQNS_OK;
 }
 
-/* The directory part of path ("." for a bare name), in a new string. */
-static char *dir_of(const char *path)
+char *durable_dir_of(const char *path)
 {
 	const char *slash = strrchr(path, '/');
 
@@ -59,7 +58,7 @@ int durable_mkdirs(const char *dir, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot use directory %s: %s", dir, strerror(errno));
 		return RMQNS_EIO;
 	}
-	parent = dir_of(dir);
+	parent = durable_dir_of(dir);
 	if (!parent) {
 		snprintf(err, errlen, "out of memory");
 		return RMQNS_ENOMEM;
@@ -253,7 +252,7 @@ int durable_write(const char *path, const void *data, size_t len, bool keep_bak,
 		return RMQNS_EIO;
 	}
 
-	dir = dir_of(path);
+	dir = durable_dir_of(path);
 	if (!dir || asprintf(&tmp, "%s.tmp", path) < 0) {
 		tmp = NULL;
 		snprintf(err, errlen, "out of memory");

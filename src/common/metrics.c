@@ -207,16 +207,13 @@ void metrics_request(int32_t code, int32_t rsp_code, uint64_t recv_ns)
 
 void metrics_controller_request(int32_t code, int32_t rsp_code, uint64_t recv_ns)
 {
-	unsigned cs = metrics_slot_of(code, ctl_code_slot, METRICS_CODE_RANGE, ctl_slot_code,
-				      &ctl_code_slots_used, METRICS_CTL_CODE_SLOTS);
-	unsigned rs = metrics_rsp_slot(rsp_code);
 	struct metrics_shard *s = metrics_shard();
-
-	uint64_t now = metrics_now_ns();
-
 	if (!s)
 		return;
-	metrics_bump(&s->ctl_req[cs][rs], 1);
+	unsigned cs = metrics_slot_of(code, ctl_code_slot, METRICS_CODE_RANGE, ctl_slot_code,
+				      &ctl_code_slots_used, METRICS_CTL_CODE_SLOTS);
+	metrics_bump(&s->ctl_req[cs][metrics_rsp_slot(rsp_code)], 1);
+	uint64_t now = metrics_now_ns();
 	metrics_observe(&s->ctl_latency[cs], now > recv_ns ? now - recv_ns : 0);
 }
 

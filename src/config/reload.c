@@ -35,17 +35,15 @@ void config_set_reload_hook(void (*fn)(void *arg), void *arg)
 
 void config_request_reload(struct config *cfg, struct registrar *reg)
 {
-	struct config_reload_mutation *r = calloc(1, sizeof(*r));
-
 	if (reload_hook)
 		reload_hook(reload_hook_arg);
 
 	if (!reg) {
 		/* a standalone controller: its options are read at start only */
 		log_info("SIGHUP: no NameServer options to re-read in a standalone controller");
-		free(r);
 		return;
 	}
+	struct config_reload_mutation *r = calloc(1, sizeof(*r));
 	if (!r) {
 		log_error("SIGHUP: out of memory; configuration not re-read");
 		return;

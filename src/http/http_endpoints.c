@@ -500,6 +500,9 @@ struct http_endpoints *http_endpoints_start(struct app *app, const struct option
 	};
 	if (!p.bind_address || !*p.bind_address)
 		p.bind_address = "0.0.0.0";
+	/* asked before the HTTP thread starts: from then on a reload there
+	 * may free the state these read */
+	bool tls = http_webcfg_tls(e->webcfg) != NULL, login = http_webcfg_auth_on(e->webcfg);
 	e->http = http_create(&p, err);
 	if (!e->http || (*err = http_start(e->http)) < 0) {
 		http_destroy(e->http);
@@ -509,8 +512,8 @@ struct http_endpoints *http_endpoints_start(struct app *app, const struct option
 	}
 	log_info("HTTP endpoint listening %s:%d%s (/metrics /healthz /readyz /brokers /controller, status "
 		 "page /)%s",
-		 p.bind_address, http_port(e->http), http_webcfg_tls(e->webcfg) ? " over TLS" : "",
-		 !http_webcfg_auth_on(e->webcfg) ? ""
+		 p.bind_address, http_port(e->http), tls ? " over TLS" : "",
+		 !login ? ""
 		 : e->probes_open ? "; basic authentication except /healthz and /readyz"
 				  : "; basic authentication on every path");
 	return e;

@@ -32,6 +32,7 @@
 #include "rmqns/log.h"
 #include "rmqns/loop.h"
 #include "rmqns/metrics.h"
+#include "rmqns/tls.h"
 
 #define HTTP_DRAIN_BUF 4096
 /* Read in pieces this big: a slot's request buffer grows with what has
@@ -48,8 +49,6 @@
 /* Out of descriptors (or memory): the listener is left out of the wait
  * this long, so the thread does not spin on a connect it cannot take. */
 #define HTTP_ACCEPT_PAUSE_MS 1000u
-/* The first byte of a TLS record carrying a handshake (ClientHello). */
-#define HTTP_TLS_HANDSHAKE_BYTE 0x16
 /* What http_io returns besides a byte count (0 = the peer's end). */
 #define HTTP_IO_AGAIN (-1) /* would block: the events to wait for are set */
 #define HTTP_IO_ERROR (-2)
@@ -457,7 +456,7 @@ static bool http_sniff(struct http_server *h, struct http_conn *c)
 		http_close(h, c);
 		return false;
 	}
-	if (first == HTTP_TLS_HANDSHAKE_BYTE)
+	if (first == TLS_HANDSHAKE_BYTE)
 		return c->sniffed = true;
 	SSL_free(c->ssl);
 	c->ssl = NULL;
@@ -588,6 +587,21 @@ static void http_on_conn_event(struct loop *l, int fd, uint32_t events, void *ar
 		http_on_readable(h, c);
 }
 
+/* A new connection's SSL object, when the port speaks TLS now; -1
+ * (logged) when there is no memory for it. */
+static int http_conn_tls(struct http_server *h, struct http_conn *c)
+{
+	SSL_CTX *ctx = h->p.tls_context ? h->p.tls_context(h->p.arg) : NULL;
+	if (!ctx)
+		return 0;
+	if (!(c->ssl = SSL_new(ctx)) || SSL_set_fd(c->ssl, c->fd) != 1) {
+		log_warn_limited("http: out of memory for a TLS connection");
+		return -1;
+	}
+	SSL_set_accept_state(c->ssl);
+	return 0;
+}
+
 static void http_accept_some(struct http_server *h)
 {
 	for (unsigned i = 0; i < HTTP_ACCEPT_BATCH; i++) {
@@ -622,21 +636,11 @@ static void http_accept_some(struct http_server *h)
 		c->fd = fd;
 		c->state = HTTP_READING;
 		c->deadline_ms = loop_clock_ms() + h->p.deadline_ms;
-		SSL_CTX *ctx = h->p.tls_context ? h->p.tls_context(h->p.arg) : NULL;
-		if (ctx && (!(c->ssl = SSL_new(ctx)) || SSL_set_fd(c->ssl, fd) != 1)) {
-			log_warn_limited("http: out of memory for a TLS connection");
+		if (http_conn_tls(h, c) < 0 ||
+		    loop_watch(h->loop, fd, LOOP_IN, http_on_conn_event, c) < 0) {
 			SSL_free(c->ssl);
 			c->ssl = NULL;
 			ERR_clear_error();
-			close(fd);
-			c->fd = -1;
-			continue;
-		}
-		if (c->ssl)
-			SSL_set_accept_state(c->ssl);
-		if (loop_watch(h->loop, fd, LOOP_IN, http_on_conn_event, c) < 0) {
-			SSL_free(c->ssl);
-			c->ssl = NULL;
 			close(fd);
 			c->fd = -1;
 			continue;

@@ -570,7 +570,9 @@ static bool origin_is_peer(const char *peers, const char *origin)
 	for (const char *p = peers; p && *p;) {
 		p += strspn(p, ", ;");
 		size_t n = strcspn(p, ", ;");
-		const char *want = strstr(p, "://") && (size_t)(strstr(p, "://") - p) < n ? origin : bare;
+		const char *scheme_end = strstr(p, "://");
+		/* an entry with a scheme of its own matches the whole origin */
+		const char *want = scheme_end && (size_t)(scheme_end - p) < n ? origin : bare;
 		if (n && strlen(want) == n && strncasecmp(want, p, n) == 0)
 			return true;
 		p += n;

@@ -5,7 +5,6 @@
  * name, like keys nobody knows: a setting silently ignored would leave
  * the port less protected than its operator believes. */
 #include <crypt.h>
-#include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,16 +14,18 @@
 #include <time.h>
 
 #include <openssl/crypto.h>
-#include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/ssl.h>
 
 #include <yaml.h>
 
+#include "rmqns/buf.h"
+#include "rmqns/durable.h"
 #include "rmqns/err.h"
 #include "rmqns/filestamp.h"
 #include "rmqns/http_webcfg.h"
 #include "rmqns/log.h"
+#include "rmqns/tls.h"
 #include "rmqns/yaml_doc.h"
 
 /* Right credentials remembered (as digests) until the next reload. */
@@ -93,7 +94,6 @@ struct webcfg_parse {
 	char *err;
 	size_t errlen;
 	/* tls_server_config as read */
-	bool tls_seen;
 	char *cert_file, *key_file, *ca_file;
 	enum client_auth client_auth;
 	int min_version, max_version;
@@ -266,7 +266,9 @@ static int user_entry(struct webcfg_parse *p, const char *name, const yaml_node_
 
 typedef int (*key_fn)(struct webcfg_parse *p, const char *key, const yaml_node_t *v);
 
-/* Calls fn for every key: value of the mapping m (a null m is empty). */
+/* Calls fn for every key: value of the mapping m (a null m is empty). A
+ * null value is a key left out, but for a user: a user without a hash
+ * must be refused, not skipped. */
 static int each_pair(struct webcfg_parse *p, const yaml_node_t *m, const char *section, key_fn fn)
 {
 	if (is_null(m))
@@ -290,10 +292,8 @@ static int each_pair(struct webcfg_parse *p, const yaml_node_t *m, const char *s
 
 static int top_key(struct webcfg_parse *p, const char *key, const yaml_node_t *v)
 {
-	if (strcmp(key, "tls_server_config") == 0) {
-		p->tls_seen = true;
+	if (strcmp(key, "tls_server_config") == 0)
 		return each_pair(p, v, key, tls_key);
-	}
 	if (strcmp(key, "http_server_config") == 0)
 		return each_pair(p, v, key, http_key);
 	if (strcmp(key, "basic_auth_users") == 0)
@@ -307,12 +307,7 @@ static int top_key(struct webcfg_parse *p, const char *key, const yaml_node_t *v
 static int openssl_fail(struct webcfg_parse *p, const char *what, const char *path)
 {
 	char why[256];
-	unsigned long e = ERR_get_error();
-	if (e)
-		ERR_error_string_n(e, why, sizeof why);
-	else
-		snprintf(why, sizeof why, "%s", errno ? strerror(errno) : "unknown error");
-	ERR_clear_error();
+	tls_openssl_reason(why, sizeof why);
 	return fail(p, NULL, "%s %s: %s", what, path ? path : "", why);
 }
 
@@ -332,19 +327,15 @@ static int tls_build(struct webcfg_parse *p)
 	if (verify && !p->ca_file)
 		return fail(p, NULL, "tls_server_config.client_auth_type %s needs "
 				     "tls_server_config.client_ca_file", client_auth_names[p->client_auth]);
-	ERR_clear_error();
-	SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+	/* the protocol port's settings (TLS 1.2 at least) unless min_version
+	 * or max_version say otherwise */
+	SSL_CTX *ctx = tls_server_ctx_new();
 	if (!ctx)
 		return openssl_fail(p, "cannot create a TLS context", NULL);
 	p->st->tls = ctx;
-	if (!SSL_CTX_set_min_proto_version(ctx, p->min_version ? p->min_version : TLS1_2_VERSION) ||
+	if ((p->min_version && !SSL_CTX_set_min_proto_version(ctx, p->min_version)) ||
 	    (p->max_version && !SSL_CTX_set_max_proto_version(ctx, p->max_version)))
 		return openssl_fail(p, "tls_server_config.min_version/max_version", NULL);
-	/* the HTTP thread retries a blocked write on its answer buffer */
-	SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
-				      SSL_MODE_RELEASE_BUFFERS);
-	SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE |
-					 SSL_OP_IGNORE_UNEXPECTED_EOF);
 	if (SSL_CTX_use_certificate_chain_file(ctx, p->cert_file) != 1)
 		return openssl_fail(p, "cannot load tls_server_config.cert_file", p->cert_file);
 	if (SSL_CTX_use_PrivateKey_file(ctx, p->key_file, SSL_FILETYPE_PEM) != 1)
@@ -352,14 +343,8 @@ static int tls_build(struct webcfg_parse *p)
 	if (SSL_CTX_check_private_key(ctx) != 1)
 		return openssl_fail(p, "tls_server_config.key_file does not go with cert_file",
 				    p->key_file);
-	if (p->ca_file) {
-		STACK_OF(X509_NAME) *names = SSL_load_client_CA_file(p->ca_file);
-		if (!names || SSL_CTX_load_verify_locations(ctx, p->ca_file, NULL) != 1) {
-			sk_X509_NAME_pop_free(names, X509_NAME_free);
-			return openssl_fail(p, "cannot load tls_server_config.client_ca_file", p->ca_file);
-		}
-		SSL_CTX_set_client_CA_list(ctx, names);
-	}
+	if (p->ca_file && tls_ctx_use_client_ca(ctx, p->ca_file) < 0)
+		return openssl_fail(p, "cannot load tls_server_config.client_ca_file", p->ca_file);
 	static const int modes[] = {
 		[CA_NONE] = SSL_VERIFY_NONE,
 		[CA_REQUEST] = SSL_VERIFY_PEER,
@@ -411,7 +396,9 @@ static struct webcfg_state *parse(const char *text, size_t len, const char *base
 		rc = RMQNS_OK; /* an empty file: plaintext, no login */
 	else
 		rc = each_pair(&p, root, "the file", top_key);
-	if (rc == RMQNS_OK && (p.tls_seen || p.cert_file || p.key_file) &&
+	/* TLS once tls_server_config sets anything but
+	 * prefer_server_cipher_suites (all of it the section's only) */
+	if (rc == RMQNS_OK &&
 	    (p.cert_file || p.key_file || p.ca_file || p.client_auth || p.min_version || p.max_version))
 		rc = tls_build(&p);
 	if (rc == RMQNS_OK) {
@@ -433,51 +420,36 @@ static struct webcfg_state *parse(const char *text, size_t len, const char *base
 
 /* ---- the file ---- */
 
-static char *read_file(const char *path, size_t *len, char *err, size_t errlen)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
-		return NULL;
-	}
-	char *text = malloc(HTTP_WEBCFG_FILE_MAX + 1);
-	size_t n = text ? fread(text, 1, HTTP_WEBCFG_FILE_MAX + 1, f) : 0;
-	bool bad = ferror(f);
-	fclose(f);
-	if (!text || bad || n > HTTP_WEBCFG_FILE_MAX) {
-		snprintf(err, errlen, "%s: %s", path,
-			 !text ? "out of memory" : bad ? "read error" : "larger than 1 MiB");
-		free(text);
-		return NULL;
-	}
-	*len = n;
-	return text;
-}
-
 static struct webcfg_state *load(const char *path, char *err, size_t errlen)
 {
-	char why[512], dir[512];
-	size_t len;
-	char *text = read_file(path, &len, err, errlen);
-	if (!text)
+	char why[512];
+	struct buf text = BUF_INIT;
+	/* durable_read refuses a FIFO at once: the HTTP thread never waits */
+	if (durable_read(path, HTTP_WEBCFG_FILE_MAX, &text, err, errlen) < 0) {
+		buf_free(&text);
 		return NULL;
-	snprintf(dir, sizeof dir, "%s", path);
-	char *slash = strrchr(dir, '/');
-	if (slash)
-		*slash = '\0';
-	struct webcfg_state *st = parse(text, len, slash ? (*dir ? dir : "/") : NULL, why, sizeof why);
-	free(text);
+	}
+	/* a bare name keeps the paths in it as written */
+	bool bare = !strchr(path, '/');
+	char *dir = bare ? NULL : durable_dir_of(path);
+	struct webcfg_state *st = NULL;
+	if (!bare && !dir)
+		snprintf(why, sizeof why, "out of memory");
+	else
+		st = parse((const char *)text.data, text.len, dir, why, sizeof why);
+	free(dir);
+	buf_free(&text);
 	if (!st)
 		snprintf(err, errlen, "%s: %s", path, why);
 	return st;
 }
 
-static void stamp_all(const char *path, const struct webcfg_state *st,
-		      struct file_stamp out[WEBCFG_WATCHED])
+/* The files st names (certificate, key, client CA) into out[1..]; out[0]
+ * is the web configuration's own, taken before it is read. */
+static void stamp_named_files(const struct webcfg_state *st, struct file_stamp out[WEBCFG_WATCHED])
 {
-	file_stamp_take(&out[0], path);
 	for (int i = 0; i < WEBCFG_WATCHED - 1; i++)
-		file_stamp_take(&out[i + 1], st ? st->files[i] : NULL);
+		file_stamp_take(&out[i + 1], st->files[i]);
 }
 
 static void describe(const struct http_webcfg *w, const char *what)
@@ -503,7 +475,7 @@ struct http_webcfg *http_webcfg_open(const char *path, char *err, size_t errlen)
 		http_webcfg_close(w);
 		return NULL;
 	}
-	stamp_all(path, w->st, w->stamps);
+	stamp_named_files(w->st, w->stamps);
 	describe(w, "");
 	return w;
 }
@@ -522,7 +494,8 @@ int http_webcfg_poll(struct http_webcfg *w)
 	struct file_stamp now[WEBCFG_WATCHED];
 	char err[768];
 
-	stamp_all(w->path, w->st, now);
+	file_stamp_take(&now[0], w->path);
+	stamp_named_files(w->st, now);
 	/* remembered even when the files do not load: a half-written set is
 	 * tried again when the next file changes */
 	if (!file_stamps_changed(w->stamps, now, WEBCFG_WATCHED))
@@ -536,8 +509,7 @@ int http_webcfg_poll(struct http_webcfg *w)
 	state_free(w->st);
 	w->st = fresh;
 	/* files the new state names for the first time */
-	stamp_all(w->path, w->st, now);
-	memcpy(w->stamps + 1, now + 1, sizeof now - sizeof now[0]);
+	stamp_named_files(w->st, w->stamps);
 	w->reloads++;
 	char what[64];
 	snprintf(what, sizeof what, " reloaded (reload %u)", w->reloads);

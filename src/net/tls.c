@@ -89,7 +89,7 @@ struct tls_server {
 	unsigned generation;
 };
 
-static void openssl_reason(char *out, size_t n)
+void tls_openssl_reason(char *out, size_t n)
 {
 	unsigned long e = ERR_get_error();
 	if (e == 0)
@@ -130,7 +130,7 @@ static int ctx_use_test_certificate(SSL_CTX *ctx, char *err, size_t errlen)
 	     X509_set_issuer_name(x, name) && X509_sign(x, key, EVP_sha256()) > 0 &&
 	     SSL_CTX_use_certificate(ctx, x) == 1 && SSL_CTX_use_PrivateKey(ctx, key) == 1;
 	if (!ok) {
-		openssl_reason(why, sizeof why);
+		tls_openssl_reason(why, sizeof why);
 		snprintf(err, errlen, "cannot make the test certificate: %s", why);
 	}
 	X509_free(x);
@@ -184,7 +184,7 @@ static int ctx_use_key(SSL_CTX *ctx, const struct tls_settings *s, struct tls_pr
 		}
 	}
 	if (!key) {
-		openssl_reason(why, sizeof why);
+		tls_openssl_reason(why, sizeof why);
 		snprintf(err, errlen, "cannot load tls.server.keyPath %s%s: %s", s->key_path,
 			 s->key_password ? " (with tls.server.keyPassword)" : "", why);
 		return RMQNS_EINVAL;
@@ -192,7 +192,7 @@ static int ctx_use_key(SSL_CTX *ctx, const struct tls_settings *s, struct tls_pr
 	int ok = SSL_CTX_use_PrivateKey(ctx, key) == 1;
 	EVP_PKEY_free(key);
 	if (!ok || SSL_CTX_check_private_key(ctx) != 1) {
-		openssl_reason(why, sizeof why);
+		tls_openssl_reason(why, sizeof why);
 		snprintf(err, errlen, "tls.server.keyPath %s does not go with tls.server.certPath %s: %s",
 			 s->key_path, s->cert_path, why);
 		return RMQNS_EINVAL;
@@ -210,14 +210,11 @@ static int ctx_use_trust(SSL_CTX *ctx, const struct tls_settings *s, char *err, 
 			 tls_client_auth_name(s->client_auth));
 		return RMQNS_EINVAL;
 	}
-	STACK_OF(X509_NAME) *names = SSL_load_client_CA_file(s->trust_path);
-	if (!names || SSL_CTX_load_verify_locations(ctx, s->trust_path, NULL) != 1) {
-		openssl_reason(why, sizeof why);
+	if (tls_ctx_use_client_ca(ctx, s->trust_path) < 0) {
+		tls_openssl_reason(why, sizeof why);
 		snprintf(err, errlen, "cannot load tls.server.trustCertPath %s: %s", s->trust_path, why);
-		sk_X509_NAME_pop_free(names, X509_NAME_free);
 		return RMQNS_EINVAL;
 	}
-	SSL_CTX_set_client_CA_list(ctx, names);
 	int mode = SSL_VERIFY_PEER;
 	if (s->client_auth == TLS_AUTH_REQUIRE)
 		mode |= SSL_VERIFY_FAIL_IF_NO_PEER_CERT;
@@ -241,25 +238,45 @@ static void ctx_describe(SSL_CTX *ctx, char *out, size_t n)
 	OPENSSL_free(serial);
 }
 
-static SSL_CTX *ctx_build(const struct tls_settings *s, struct tls_providers *prov, char *err,
-			  size_t errlen)
+SSL_CTX *tls_server_ctx_new(void)
 {
-	char why[256];
 	ERR_clear_error();
 	SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
-	if (!ctx) {
-		openssl_reason(why, sizeof why);
-		snprintf(err, errlen, "cannot create a TLS context: %s", why);
+	if (!ctx)
 		return NULL;
-	}
 	SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
-	/* Partial writes and a buffer that may move: the reactor retries a
-	 * blocked write from its staging buffer, which grows meanwhile. */
+	/* Partial writes and a buffer that may move: the reactors (and the
+	 * HTTP thread) retry a blocked write from a buffer that grows
+	 * meanwhile. */
 	SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
 				      SSL_MODE_RELEASE_BUFFERS);
 	/* Clients (Java's among them) often close without close_notify. */
 	SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE |
 					 SSL_OP_IGNORE_UNEXPECTED_EOF);
+	return ctx;
+}
+
+int tls_ctx_use_client_ca(SSL_CTX *ctx, const char *path)
+{
+	STACK_OF(X509_NAME) *names = SSL_load_client_CA_file(path);
+	if (!names || SSL_CTX_load_verify_locations(ctx, path, NULL) != 1) {
+		sk_X509_NAME_pop_free(names, X509_NAME_free);
+		return RMQNS_EINVAL;
+	}
+	SSL_CTX_set_client_CA_list(ctx, names);
+	return RMQNS_OK;
+}
+
+static SSL_CTX *ctx_build(const struct tls_settings *s, struct tls_providers *prov, char *err,
+			  size_t errlen)
+{
+	char why[256];
+	SSL_CTX *ctx = tls_server_ctx_new();
+	if (!ctx) {
+		tls_openssl_reason(why, sizeof why);
+		snprintf(err, errlen, "cannot create a TLS context: %s", why);
+		return NULL;
+	}
 	static const unsigned char sid_ctx[] = "rmqns";
 	SSL_CTX_set_session_id_context(ctx, sid_ctx, sizeof sid_ctx - 1);
 
@@ -269,7 +286,7 @@ static SSL_CTX *ctx_build(const struct tls_settings *s, struct tls_providers *pr
 			snprintf(err, errlen, "tls.server.certPath is set but tls.server.keyPath is not");
 			rc = RMQNS_EINVAL;
 		} else if (SSL_CTX_use_certificate_chain_file(ctx, s->cert_path) != 1) {
-			openssl_reason(why, sizeof why);
+			tls_openssl_reason(why, sizeof why);
 			snprintf(err, errlen, "cannot load tls.server.certPath %s: %s", s->cert_path, why);
 			rc = RMQNS_EINVAL;
 		} else {
