@@ -8,6 +8,7 @@
 
 #include "ctl_internal.h"
 #include "rmqns/buf.h"
+#include "rmqns/durable.h"
 #include "rmqns/err.h"
 #include "rmqns/json_reader.h"
 
@@ -218,61 +219,27 @@ static int read_doc(struct jp *j, struct events *e, bool *format_ok)
 	return rc ? rc : jp_end(j);
 }
 
-static int read_file(const char *path, uint8_t **out, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *buf = NULL;
-	size_t n = 0, cap = 0;
-
-	if (!f)
-		return RMQNS_EIO;
-	for (;;) {
-		if (n == cap) {
-			cap = cap ? cap * 2 : 65536;
-			uint8_t *g = cap <= IMPORT_MAX_BYTES ? realloc(buf, cap) : NULL;
-			if (!g) {
-				free(buf);
-				fclose(f);
-				return RMQNS_ETOOBIG;
-			}
-			buf = g;
-		}
-		size_t got = fread(buf + n, 1, cap - n, f);
-		n += got;
-		if (got == 0)
-			break;
-	}
-	int rc = ferror(f) ? RMQNS_EIO : 0;
-	fclose(f);
-	if (rc)
-		free(buf);
-	*out = rc ? NULL : buf;
-	*len = n;
-	return rc;
-}
-
 int ctl_import_read(const char *path, struct ctl_event **out, uint32_t *count, char *err,
 		    size_t errlen)
 {
 	struct events e = { BUF_INIT, NULL, 0 };
-	uint8_t *text;
-	size_t len;
+	struct buf text = BUF_INIT;
 	bool format_ok = false;
 	struct jp j;
 
 	*out = NULL;
 	*count = 0;
-	int rc = read_file(path, &text, &len);
+	int rc = durable_read(path, IMPORT_MAX_BYTES, &text, err, errlen);
 	if (rc) {
-		snprintf(err, errlen, "%s: %s", path, rc == RMQNS_ETOOBIG ? "too big" : "cannot read it");
-		return rc;
+		buf_free(&text);
+		return rc == RMQNS_ENOTFOUND ? RMQNS_EIO : rc;
 	}
-	jp_init_opts(&j, text, len, 16, JP_RFC);
+	jp_init_opts(&j, text.data, text.len, 16, JP_RFC);
 	rc = read_doc(&j, &e, &format_ok);
 	if (!rc && j.err)
 		rc = j.err;
 	jp_fini(&j);
-	free(text);
+	buf_free(&text);
 	if (!rc && (!format_ok || e.n == 0))
 		rc = RMQNS_EINVAL;
 	if (rc) {
