@@ -549,16 +549,22 @@ static enum ctl_raft_verdict handshake_step(struct ctl_link *in, const char **de
 	return CTL_RAFT_OK;
 }
 
+/* A big batch's header, once forwarded, is not kept for the next message. */
+static void drop_big_head(struct ctl_link *in)
+{
+	if (in->head != in->small) {
+		free(in->head);
+		in->head = in->small;
+	}
+}
+
 static void message_done(struct ctl_link *in)
 {
 	in->pending_since = 0;
 	in->announced = 0;
 	in->in_raft = 0; /* libraft hands the whole message on */
 	in->message++;
-	if (in->head != in->small) {
-		free(in->head); /* a big batch's header is not kept for the next */
-		in->head = in->small;
-	}
+	drop_big_head(in);
 }
 
 static enum ctl_raft_verdict message_step(struct ctl_link *in, const char **detail)
@@ -595,10 +601,8 @@ static enum ctl_raft_verdict message_step(struct ctl_link *in, const char **deta
 	in->head_want = CTL_RAFT_MESSAGE_PREAMBLE;
 	if (!in->payload_left)
 		message_done(in);
-	else if (in->head != in->small) {
-		free(in->head);
-		in->head = in->small;
-	}
+	else
+		drop_big_head(in);
 	return CTL_RAFT_OK;
 }
 
