@@ -914,8 +914,10 @@ static int tr_listen(struct raft_uv_transport *outer, raft_uv_accept_cb cb)
 	t->listener.data = t;
 	t->listening = true;
 	t->open_handles++;
-	if (uv_tcp_open(&t->listener, fd) != 0 ||
-	    uv_listen((uv_stream_t *)&t->listener, 128, on_connection) != 0) {
+	int rc = uv_tcp_open(&t->listener, fd);
+	if (rc != 0)
+		close(fd); /* the handle did not take it */
+	if (rc != 0 || uv_listen((uv_stream_t *)&t->listener, 128, on_connection) != 0) {
 		snprintf(outer->errmsg, sizeof outer->errmsg, "listen on the Raft port %.150s", where);
 		return RAFT_IOERR;
 	}
