@@ -471,8 +471,9 @@ static uv_pipe_t *open_pair(struct ctl_link *in, uv_read_cb on_read)
 		raft_free(theirs);
 		return NULL;
 	}
-	uv_read_start((uv_stream_t *)&in->to_raft, alloc_chunk, on_read);
-	if (uv_pipe_init(t->loop, theirs, 0) != 0) {
+	/* unread, our end would miss libraft's bytes and its close */
+	if (uv_read_start((uv_stream_t *)&in->to_raft, alloc_chunk, on_read) != 0 ||
+	    uv_pipe_init(t->loop, theirs, 0) != 0) {
 		close(sv[1]);
 		raft_free(theirs);
 		return NULL;
