@@ -104,9 +104,17 @@ static int read_text(struct jp *j, char **out)
 	return rc;
 }
 
+/* An epoch, and that the set gave it (finish_set requires both). */
+static int read_epoch(struct jp *j, int32_t *epoch, bool *given)
+{
+	int rc = jp_int32(j, epoch);
+
+	*given = !rc;
+	return rc;
+}
+
 static int read_set_member(struct jp *j, const char *key, struct set_read *sr, struct events *e)
 {
-	int32_t v32;
 	int rc, more;
 
 	if (strcmp(key, "brokerName") == 0)
@@ -121,14 +129,10 @@ static int read_set_member(struct jp *j, const char *key, struct set_read *sr, s
 		sr->master.elected = true;
 		return jp_int64(j, &sr->master.broker_id);
 	}
-	if (strcmp(key, "masterEpoch") == 0 || strcmp(key, "syncStateSetEpoch") == 0) {
-		bool master = key[0] == 'm';
-		if ((rc = jp_int32(j, &v32)))
-			return rc;
-		*(master ? &sr->master.master_epoch : &sr->master.sss_epoch) = v32;
-		*(master ? &sr->has_epoch : &sr->has_sss_epoch) = true;
-		return 0;
-	}
+	if (strcmp(key, "masterEpoch") == 0)
+		return read_epoch(j, &sr->master.master_epoch, &sr->has_epoch);
+	if (strcmp(key, "syncStateSetEpoch") == 0)
+		return read_epoch(j, &sr->master.sss_epoch, &sr->has_sss_epoch);
 	if (strcmp(key, "syncStateSet") == 0)
 		return read_ids(j, &sr->master);
 	if (strcmp(key, "replicas") == 0) {
