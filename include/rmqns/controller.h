@@ -109,6 +109,8 @@ struct ctl_event {
 };
 
 void ctl_event_clear(struct ctl_event *ev);
+/* Sorts ids ascending. */
+void ctl_ids_sort(int64_t *ids, uint32_t count);
 /* Sorts ids and drops repeats (how events are built from requests). */
 void ctl_ids_normalize(int64_t *ids, uint32_t *count);
 

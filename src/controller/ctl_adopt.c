@@ -34,12 +34,6 @@ static bool preferred(const struct ctl_adopt_report *a, const struct ctl_adopt_r
 	return a->id < b->id;
 }
 
-static int cmp_id(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return (x > y) - (x < y);
-}
-
 enum ctl_adopt_verdict ctl_adopt_choose(const struct ctl_adopt_report *r, uint32_t n,
 					int32_t set_master_epoch, int32_t set_sss_epoch,
 					struct ctl_adopt_choice *out)
@@ -74,7 +68,7 @@ enum ctl_adopt_verdict ctl_adopt_choose(const struct ctl_adopt_report *r, uint32
 	for (uint32_t i = 0; i < n; i++)
 		if (r[i].known && r[i].epoch == best->epoch && r[i].max_offset >= floor)
 			out->sss[out->sss_count++] = r[i].id;
-	qsort(out->sss, out->sss_count, sizeof *out->sss, cmp_id);
+	ctl_ids_sort(out->sss, out->sss_count);
 	return CTL_ADOPT_ELECT;
 }
 

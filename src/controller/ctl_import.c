@@ -8,6 +8,7 @@
 
 #include "ctl_internal.h"
 #include "rmqns/buf.h"
+#include "rmqns/durable.h"
 #include "rmqns/err.h"
 #include "rmqns/json_reader.h"
 
@@ -103,9 +104,17 @@ static int read_text(struct jp *j, char **out)
 	return rc;
 }
 
+/* An epoch, and that the set gave it (finish_set requires both). */
+static int read_epoch(struct jp *j, int32_t *epoch, bool *given)
+{
+	int rc = jp_int32(j, epoch);
+
+	*given = !rc;
+	return rc;
+}
+
 static int read_set_member(struct jp *j, const char *key, struct set_read *sr, struct events *e)
 {
-	int32_t v32;
 	int rc, more;
 
 	if (strcmp(key, "brokerName") == 0)
@@ -120,14 +129,10 @@ static int read_set_member(struct jp *j, const char *key, struct set_read *sr, s
 		sr->master.elected = true;
 		return jp_int64(j, &sr->master.broker_id);
 	}
-	if (strcmp(key, "masterEpoch") == 0 || strcmp(key, "syncStateSetEpoch") == 0) {
-		bool master = key[0] == 'm';
-		if ((rc = jp_int32(j, &v32)))
-			return rc;
-		*(master ? &sr->master.master_epoch : &sr->master.sss_epoch) = v32;
-		*(master ? &sr->has_epoch : &sr->has_sss_epoch) = true;
-		return 0;
-	}
+	if (strcmp(key, "masterEpoch") == 0)
+		return read_epoch(j, &sr->master.master_epoch, &sr->has_epoch);
+	if (strcmp(key, "syncStateSetEpoch") == 0)
+		return read_epoch(j, &sr->master.sss_epoch, &sr->has_sss_epoch);
 	if (strcmp(key, "syncStateSet") == 0)
 		return read_ids(j, &sr->master);
 	if (strcmp(key, "replicas") == 0) {
@@ -218,61 +223,27 @@ static int read_doc(struct jp *j, struct events *e, bool *format_ok)
 	return rc ? rc : jp_end(j);
 }
 
-static int read_file(const char *path, uint8_t **out, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *buf = NULL;
-	size_t n = 0, cap = 0;
-
-	if (!f)
-		return RMQNS_EIO;
-	for (;;) {
-		if (n == cap) {
-			cap = cap ? cap * 2 : 65536;
-			uint8_t *g = cap <= IMPORT_MAX_BYTES ? realloc(buf, cap) : NULL;
-			if (!g) {
-				free(buf);
-				fclose(f);
-				return RMQNS_ETOOBIG;
-			}
-			buf = g;
-		}
-		size_t got = fread(buf + n, 1, cap - n, f);
-		n += got;
-		if (got == 0)
-			break;
-	}
-	int rc = ferror(f) ? RMQNS_EIO : 0;
-	fclose(f);
-	if (rc)
-		free(buf);
-	*out = rc ? NULL : buf;
-	*len = n;
-	return rc;
-}
-
 int ctl_import_read(const char *path, struct ctl_event **out, uint32_t *count, char *err,
 		    size_t errlen)
 {
 	struct events e = { BUF_INIT, NULL, 0 };
-	uint8_t *text;
-	size_t len;
+	struct buf text = BUF_INIT;
 	bool format_ok = false;
 	struct jp j;
 
 	*out = NULL;
 	*count = 0;
-	int rc = read_file(path, &text, &len);
+	int rc = durable_read(path, IMPORT_MAX_BYTES, &text, err, errlen);
 	if (rc) {
-		snprintf(err, errlen, "%s: %s", path, rc == RMQNS_ETOOBIG ? "too big" : "cannot read it");
-		return rc;
+		buf_free(&text);
+		return rc == RMQNS_ENOTFOUND ? RMQNS_EIO : rc;
 	}
-	jp_init_opts(&j, text, len, 16, JP_RFC);
+	jp_init_opts(&j, text.data, text.len, 16, JP_RFC);
 	rc = read_doc(&j, &e, &format_ok);
 	if (!rc && j.err)
 		rc = j.err;
 	jp_fini(&j);
-	free(text);
+	buf_free(&text);
 	if (!rc && (!format_ok || e.n == 0))
 		rc = RMQNS_EINVAL;
 	if (rc) {

@@ -122,11 +122,11 @@ bool ctl_peer_tls_names(struct ssl_st *ssl, const char *host);
 
 /* The Raft port and the dials to the peers, on the node's loop: libraft's
  * connection handshake read and checked here (the source address must be
- * the claimed peer's), each inbound message checked before libraft sees
- * it, through a socket pair per connection (docs/architecture.md).
- * Outbound: each peer id dialled at its entry of the peers list (+ the
- * Raft port offset), host names resolved on the loop. Give &t->outer to
- * raft_uv_init; t must stay where it is. */
+ * the claimed peer's, and with peer TLS its certificate name it), each
+ * inbound message checked before libraft sees it, through a socket pair
+ * per connection (docs/architecture.md). Outbound: each peer id dialled
+ * at its Raft endpoint (ctl_peer_raft_endpoint), host names resolved on
+ * the loop. Give &t->outer to raft_uv_init; t must stay where it is. */
 struct ctl_resolve;
 struct ctl_dial;
 struct ctl_link;

@@ -442,14 +442,12 @@ static bool run_import(struct ctl_node *n, struct job *j)
 		log_error("controller: %s not imported: %s", n->import_file, err);
 		return false;
 	}
+	/* the last event moves into the answer's own; the array goes with ans.pre
+	 * (ctl_answer_clear clears only the pre_count before it) */
 	j->ans.event = events[count - 1];
 	j->ans.has_event = true;
 	j->ans.pre = events;
 	j->ans.pre_count = count - 1;
-	if (count == 1) {
-		j->ans.pre = NULL;
-		free(events);
-	}
 	log_info("controller: importing %s: %u events", n->import_file, count);
 	return commit_event(n, j);
 }

@@ -193,6 +193,8 @@ static int jraft_rpc_entry(void *arg, char *e)
 	return rc;
 }
 
+/* The end of a pass over a list: the members handed out, or freed with
+ * the reason in err when the pass failed or found none. */
 static int list_done(struct peer_list *l, int rc, struct ctl_peer **out, unsigned *n)
 {
 	if (!rc && l->n == 0) {
@@ -235,15 +237,7 @@ int ctl_peers_parse_jraft(const char *init_conf, const char *rpc_addrs, struct c
 			 "each node needs one of each, in the same order", f.at, l.n);
 		rc = RMQNS_EINVAL;
 	}
-	if (rc) {
-		if (rc == RMQNS_ENOMEM)
-			snprintf(err, errlen, "out of memory reading %s", l.key);
-		ctl_peers_free(l.peers, l.n);
-		return rc;
-	}
-	*out = l.peers;
-	*n = l.n;
-	return 0;
+	return list_done(&l, rc, out, n);
 }
 
 /* The position of jRaftServerId in the members (compared as host and

@@ -127,13 +127,18 @@ static int cmp_i64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+void ctl_ids_sort(int64_t *ids, uint32_t count)
+{
+	qsort(ids, count, sizeof *ids, cmp_i64);
+}
+
 void ctl_ids_normalize(int64_t *ids, uint32_t *count)
 {
 	uint32_t n = *count, w = 0;
 
 	if (n < 2)
 		return;
-	qsort(ids, n, sizeof *ids, cmp_i64);
+	ctl_ids_sort(ids, n);
 	for (uint32_t r = 0; r < n; r++)
 		if (w == 0 || ids[w - 1] != ids[r])
 			ids[w++] = ids[r];

@@ -471,8 +471,9 @@ static uv_pipe_t *open_pair(struct ctl_link *in, uv_read_cb on_read)
 		raft_free(theirs);
 		return NULL;
 	}
-	uv_read_start((uv_stream_t *)&in->to_raft, alloc_chunk, on_read);
-	if (uv_pipe_init(t->loop, theirs, 0) != 0) {
+	/* unread, our end would miss libraft's bytes and its close */
+	if (uv_read_start((uv_stream_t *)&in->to_raft, alloc_chunk, on_read) != 0 ||
+	    uv_pipe_init(t->loop, theirs, 0) != 0) {
 		close(sv[1]);
 		raft_free(theirs);
 		return NULL;
@@ -549,16 +550,22 @@ static enum ctl_raft_verdict handshake_step(struct ctl_link *in, const char **de
 	return CTL_RAFT_OK;
 }
 
+/* A big batch's header, once forwarded, is not kept for the next message. */
+static void drop_big_head(struct ctl_link *in)
+{
+	if (in->head != in->small) {
+		free(in->head);
+		in->head = in->small;
+	}
+}
+
 static void message_done(struct ctl_link *in)
 {
 	in->pending_since = 0;
 	in->announced = 0;
 	in->in_raft = 0; /* libraft hands the whole message on */
 	in->message++;
-	if (in->head != in->small) {
-		free(in->head); /* a big batch's header is not kept for the next */
-		in->head = in->small;
-	}
+	drop_big_head(in);
 }
 
 static enum ctl_raft_verdict message_step(struct ctl_link *in, const char **detail)
@@ -595,10 +602,8 @@ static enum ctl_raft_verdict message_step(struct ctl_link *in, const char **deta
 	in->head_want = CTL_RAFT_MESSAGE_PREAMBLE;
 	if (!in->payload_left)
 		message_done(in);
-	else if (in->head != in->small) {
-		free(in->head);
-		in->head = in->small;
-	}
+	else
+		drop_big_head(in);
 	return CTL_RAFT_OK;
 }
 
@@ -910,8 +915,10 @@ static int tr_listen(struct raft_uv_transport *outer, raft_uv_accept_cb cb)
 	t->listener.data = t;
 	t->listening = true;
 	t->open_handles++;
-	if (uv_tcp_open(&t->listener, fd) != 0 ||
-	    uv_listen((uv_stream_t *)&t->listener, 128, on_connection) != 0) {
+	int rc = uv_tcp_open(&t->listener, fd);
+	if (rc != 0)
+		close(fd); /* the handle did not take it */
+	if (rc != 0 || uv_listen((uv_stream_t *)&t->listener, 128, on_connection) != 0) {
 		snprintf(outer->errmsg, sizeof outer->errmsg, "listen on the Raft port %.150s", where);
 		return RAFT_IOERR;
 	}

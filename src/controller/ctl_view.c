@@ -61,7 +61,7 @@ static void view_set(struct jw *w, const struct ctl_view_ctx *v, const struct ct
 static bool in_a_set(const struct ctl_view_ctx *v, const struct ctl_live_entry *e)
 {
 	const struct ctl_set *set = v->state ? ctl_state_find(v->state, e->broker_name) : NULL;
-	return set && ctl_set_exists(set) && strcmp(set->cluster, e->cluster) == 0 &&
+	return ctl_set_exists(set) && strcmp(set->cluster, e->cluster) == 0 &&
 	       ctl_set_replica(set, e->broker_id);
 }
 
