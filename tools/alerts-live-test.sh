@@ -13,16 +13,29 @@
 #   2. the controller leader's node killed: RmqnsControllerMemberDown names
 #      it; the node started again: RmqnsRestarted fires (and stays for its
 #      15 minutes), RmqnsControllerMemberDown clears;
-#   3. every broker of the controller-mode set killed: the leader's election
+#   3. strays, side by side: a slave whose master never came
+#      (RmqnsBrokerSetWithoutMaster on every node, cleared when its master
+#      registers), a broker registering with one node only
+#      (RmqnsNodesDisagreeOnBrokers and ...OnRoutes, cleared when it reaches
+#      the other two), and a stranger writing garbage to a Raft port
+#      (RmqnsControllerRaftRefused on that node);
+#   4. the controller leader killed and started again, over and over, until
+#      RmqnsControllerLeaderChurn fires;
+#   5. every broker of the controller-mode set killed: the leader's election
 #      finds no master (RmqnsControllerElectionFoundNoMaster), the set stays
 #      without (RmqnsControllerSetWithoutMaster), and the NameServers lose
 #      it (RmqnsBrokerGone, RmqnsClusterLostBrokerSet). Not brought back:
-#      bringing a set without in-sync replica back takes an unclean election.
+#      bringing a set without in-sync replica back takes an unclean election;
+#   6. two of the three nodes killed: RmqnsControllerNoLeader on the
+#      survivor, RmqnsControllerMemberDown and RmqnsDown for each of the
+#      two; both started again: all of them clear.
 # Throughout, no other alert may fire. Prints the time from each fault to
-# each alert firing, and to its clearing.
+# each alert firing, and to its clearing. Alerts counting events over 10 or
+# 15 minutes (restarts, churn, refused connections, elections without a
+# master) stay firing that long after the fault: not waited for.
 #   tools/alerts-live-test.sh [BUILD_DIR]   (default build)
 # Installs Debian's prometheus package when it is missing. Loopback only;
-# ends only the processes it started. About four minutes.
+# ends only the processes it started. About eight minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
@@ -80,7 +93,7 @@ def free_block(n):
     rnd = random.Random()
     for _ in range(200):
         base = rnd.randrange(10000, low - n)
-        if base + n > 21000 and base < 21300:  # the simulated brokers' addresses
+        if base + n > 21000 and base < 21400:  # the simulated brokers' addresses
             continue
         ok = True
         for port in range(base, base + n):
@@ -144,13 +157,25 @@ def start_node(i):
     wait("node n%d's /metrics" % i, lambda: metric(n["http"], "rmqns_controller_term") is not None, 30)
 
 
-# a seeded broker: one process per NameServer, the same name and address
-def start_broker(name, port):
-    return [start([BENCH, "seed", "-a", "127.0.0.1:%d" % n["proto"], "-b", "1", "-t", "2",
+# a seeded broker: one process per NameServer (of `on`, default all), the
+# same name and address; brokerId `bid`
+def start_broker(name, port, bid=0, on=(0, 1, 2), topics=None):
+    return [start([BENCH, "seed", "-a", "127.0.0.1:%d" % nodes[i]["proto"], "-b", "1", "-t", "2",
                    "--cluster", "AlertCluster", "--broker-prefix", name, "--broker-port", str(port),
-                   "--topic-prefix", name, "--keepalive", "5s", "-d", "400s", "--quiet"],
-                  "%s-n%d" % (name, i))
-            for i, n in enumerate(nodes)]
+                   "--broker-id", str(bid), "--topic-prefix", topics or name, "--keepalive", "5s",
+                   "-d", "900s", "--quiet"], "%s-%d-n%d" % (name, bid, i))
+            for i in on]
+
+
+def leader_index():
+    ls = [i for i, n in enumerate(nodes) if metric(n["http"], "rmqns_controller_leader") == 1]
+    return ls[0] if len(ls) == 1 else None
+
+
+def serving_leader():
+    """The index of the one serving leader, waited for."""
+    wait("a serving leader", lambda: leader_index() is not None, 60)
+    return leader_index()
 
 
 try:
@@ -165,7 +190,7 @@ try:
     ctl_brokers = start([BENCH, "controller", "--controller-addr", ";".join("127.0.0.1:%d" % n["ctl"] for n in nodes),
            "-a", ";".join("127.0.0.1:%d" % n["proto"] for n in nodes), "--broker-sets", "1",
            "--replicas", "2", "--broker-prefix", "ctlset", "--cluster", "AlertCluster",
-           "--heartbeat-timeout", "20s", "-d", "400s", "--quiet"], "ctl-brokers")
+           "--heartbeat-timeout", "20s", "-d", "900s", "--quiet"], "ctl-brokers")
     wait("the brokers on every node",
          lambda: all(metric(n["http"], "rmqns_brokers_live") == 5 for n in nodes), 60)
     # the same brokers and topics, learnt in different orders: one digest
@@ -219,11 +244,12 @@ scrape_configs:
 
     timings = []
 
-    def phase(name, t0, expected, actions, clear, bound, still=()):
+    def phase(name, t0, expected, actions, clear, bound, still=(), when_all=None):
         """Polls /api/v1/alerts until every (alertname, labels) in expected is
-        firing, running actions[alertname] when that one first fires; then
-        until those in clear are gone. Any other alert firing, but those of
-        still (fired in an earlier phase, by design still firing), fails."""
+        firing, running actions[alertname] when that name first fires and
+        when_all once all have; then until those whose name is in clear are
+        gone. Any other alert firing, but those of still (fired earlier, by
+        design still firing), fails."""
         fired, cleared = {}, {}
         deadline = t0 + bound
 
@@ -236,28 +262,32 @@ scrape_configs:
             for a in now:
                 if a["state"] == "firing" and not any(match(a, w) for w in list(expected) + list(still)):
                     sys.exit("%s: unexpected alert firing: %s" % (name, json.dumps(a["labels"])))
-            for w in expected:
-                if w[0] not in fired and any(match(a, w) and a["state"] == "firing" for a in now):
-                    fired[w[0]] = t
-                    log("%s: %s firing %.0f s after the fault" % (name, w[0], t))
+            for k, w in enumerate(expected):
+                if k not in fired and any(match(a, w) and a["state"] == "firing" for a in now):
+                    first = w[0] not in [expected[f][0] for f in fired]
+                    fired[k] = t
+                    log("%s: %s %s firing %.0f s after the fault" % (name, w[0], w[1], t))
                     for a in now:
                         if match(a, w):
                             print("    %s" % a["annotations"].get("summary"))
-                    if w[0] in actions:
+                    if first and w[0] in actions:
                         actions[w[0]]()
+                    if when_all and len(fired) == len(expected):
+                        when_all()
             if len(fired) == len(expected):
-                for w in expected:
-                    if w[0] in clear and w[0] not in cleared and not any(match(a, w) for a in now):
-                        cleared[w[0]] = t
-                        log("%s: %s cleared %.0f s after the fault" % (name, w[0], t))
-                if len(cleared) == len(clear):
+                for k, w in enumerate(expected):
+                    if w[0] in clear and k not in cleared and not any(match(a, w) for a in now):
+                        cleared[k] = t
+                        log("%s: %s %s cleared %.0f s after the fault" % (name, w[0], w[1], t))
+                if len(cleared) == len([w for w in expected if w[0] in clear]):
                     break
             time.sleep(0.5)
         else:
             sys.exit("%s: within %d s, fired %s, cleared %s, expected %s" %
-                     (name, bound, sorted(fired), sorted(cleared), [w[0] for w in expected]))
-        for w in expected:
-            timings.append((name, w[0], fired[w[0]], cleared.get(w[0])))
+                     (name, bound, sorted(expected[k][0] for k in fired),
+                      sorted(expected[k][0] for k in cleared), [w[0] for w in expected]))
+        for k, w in enumerate(expected):
+            timings.append((name, w[0], fired[k], cleared.get(k)))
 
     # ---- phase 1: a broker killed, another frozen ----
     t0 = time.time()
@@ -300,25 +330,105 @@ scrape_configs:
     ], {"RmqnsControllerMemberDown": lambda: (start_node(leader), log("n%d started again" % leader))},
         {"RmqnsControllerMemberDown"}, 120)
 
-    # ---- phase 3: every broker of the controller-mode set killed ----
+    still = [("RmqnsRestarted", {"instance": instance})]
+
+    # ---- phase 3: strays, side by side ----
+    t0 = time.time()
+    start_broker("orphan", 21300, bid=1)
+    start_broker("lonely", 21320, on=(0,))
+    stranger = socket.create_connection(("127.0.0.1", nodes[0]["ctl"] + 1), timeout=5)
+    stranger.sendall(b"GET / HTTP/1.0\r\n\r\n" + bytes(range(256)) * 4)
+    log("orphan-0 registered as brokerId 1 only, lonely-0 with n0 only, garbage sent to n0's Raft port")
+    fixed = []
+
+    def lonely_everywhere():
+        fixed.append(1)
+        if len(fixed) == 2:  # both disagreements seen: the broker reaches n1 and n2
+            start_broker("lonely", 21320, on=(1, 2))
+            log("lonely-0 registered with n1 and n2 too")
+    phase("strays", t0, [
+        ("RmqnsBrokerSetWithoutMaster", {"cluster": "AlertCluster", "broker": "orphan-0",
+                                         "severity": "critical"}),
+        ("RmqnsNodesDisagreeOnBrokers", {"broker": "lonely-0", "id": "0"}),
+        ("RmqnsNodesDisagreeOnRoutes", {"job": "rmqns"}),
+        ("RmqnsControllerRaftRefused", {"instance": "127.0.0.1:%d" % nodes[0]["http"]}),
+    ], {"RmqnsBrokerSetWithoutMaster": lambda: (start_broker("orphan", 21310, topics="orphan"),
+                                                log("orphan-0's master registered")),
+        "RmqnsNodesDisagreeOnBrokers": lonely_everywhere,
+        "RmqnsNodesDisagreeOnRoutes": lonely_everywhere},
+        {"RmqnsBrokerSetWithoutMaster", "RmqnsNodesDisagreeOnBrokers", "RmqnsNodesDisagreeOnRoutes"},
+        180, still=still)
+    stranger.close()
+    still.append(("RmqnsControllerRaftRefused", {"instance": "127.0.0.1:%d" % nodes[0]["http"]}))
+
+    # ---- phase 4: the leader killed and started again until it churns ----
+    t0 = time.time()
+    still.append(("RmqnsRestarted", {}))  # any node, from here on
+    for kills in range(1, 9):
+        lead = serving_leader()
+        nodes[lead]["proc"].kill()
+        nodes[lead]["proc"].wait()
+        start_node(lead)
+        serving_leader()
+        now = alerts() or []
+        if any(a["labels"]["alertname"] == "RmqnsControllerLeaderChurn" and a["state"] == "firing"
+               for a in now):
+            break
+        time.sleep(3)
+    log("leader killed and restarted %d times" % kills)
+    phase("leader churn", t0, [("RmqnsControllerLeaderChurn", {"job": "rmqns"})], {}, set(), 60,
+          still=still)
+    still.append(("RmqnsControllerLeaderChurn", {"job": "rmqns"}))
+
+    # ---- phase 5: every broker of the controller-mode set killed ----
     t0 = time.time()
     ctl_brokers.kill()
     ctl_brokers.wait()
+    lead = serving_leader()
     log("the brokers of set ctlset-0 killed")
-    phase("set killed", t0, [
-        ("RmqnsControllerElectionFoundNoMaster", {"instance": "127.0.0.1:%d" % nodes[
-            [i for i, n in enumerate(nodes) if metric(n["http"], "rmqns_controller_leader") == 1][0]]["http"]}),
+    set_killed = [
+        ("RmqnsControllerElectionFoundNoMaster", {"instance": "127.0.0.1:%d" % nodes[lead]["http"]}),
         ("RmqnsControllerSetWithoutMaster", {"cluster": "AlertCluster", "broker": "ctlset-0"}),
         ("RmqnsBrokerGone", {"broker": "ctlset-0"}),
         ("RmqnsClusterLostBrokerSet", {"broker": "ctlset-0"}),
-    ], {}, set(), 120, still=[("RmqnsRestarted", {"instance": instance})])
+    ]
+    phase("set killed", t0, set_killed, {}, set(), 120, still=still)
+    # what stays: the set is not brought back, and the leader (whose
+    # alerts these are) moves in the next phase
+    still += [("RmqnsControllerElectionFoundNoMaster", {}),
+              ("RmqnsControllerSetWithoutMaster", {"broker": "ctlset-0"}),
+              ("RmqnsBrokerGone", {"broker": "ctlset-0"}),
+              ("RmqnsClusterLostBrokerSet", {"broker": "ctlset-0"})]
 
+    # ---- phase 6: two of the three nodes killed ----
+    lead = leader_index()
+    down = [lead if lead is not None else 0]
+    down.append((down[0] + 1) % 3)
+    t0 = time.time()
+    for i in down:
+        nodes[i]["proc"].kill()
+        nodes[i]["proc"].wait()
+    log("n%d and n%d killed" % tuple(down))
+
+    def restart_both():
+        for i in down:
+            start_node(i)
+        log("n%d and n%d started again" % tuple(down))
+    quorum = [("RmqnsControllerNoLeader", {"job": "rmqns", "severity": "critical"})]
+    for i in down:
+        inst = "127.0.0.1:%d" % nodes[i]["http"]
+        quorum += [("RmqnsControllerMemberDown", {"self": "n%d" % i, "instance": inst}),
+                   ("RmqnsDown", {"instance": inst})]
+    phase("two nodes killed", t0, quorum, {},
+          {"RmqnsControllerNoLeader", "RmqnsControllerMemberDown", "RmqnsDown"}, 180, still=still,
+          when_all=restart_both)
     print("\nalerts-live-test: from fault to firing, and to clearing:")
     print("  %-16s %-32s %8s %8s" % ("fault", "alert", "firing", "cleared"))
     for name, alert, f, c in timings:
         print("  %-16s %-32s %7.0fs %8s" % (name, alert, f, "%.0fs" % c if c is not None else "-"))
-    print("  (RmqnsRestarted stays firing for the 15 minutes it looks back; the set killed last is\n"
-          "   not brought back: its alerts clear once its brokers return and a master is elected)")
+    print("  (RmqnsRestarted and ...LeaderChurn stay firing for the 15 minutes they look back,\n"
+          "   ...RaftRefused and ...ElectionFoundNoMaster for 10; the set killed is not brought\n"
+          "   back: its alerts clear once its brokers return and a master is elected)")
 finally:
     stop_all()
 PY
