@@ -49,6 +49,9 @@ int properties_load_file(struct properties *p, const char *path, char *err, size
 /* The value of key, or NULL. */
 const char *properties_get(const struct properties *p, const char *key);
 bool properties_has(const struct properties *p, const char *key);
+/* Whether a ';'-separated list value (configBlackList's form: entries
+ * trimmed of blanks, empty ones ignored) names key. */
+bool properties_list_names(const char *list, const char *key);
 /* Adds or replaces (copies both strings). */
 int properties_set(struct properties *p, const char *key, const char *value);
 /* Removes key if present. */

@@ -633,28 +633,8 @@ static bool black_listed(const char *list, const struct properties *p)
 			return true;
 	/* TLS settings are the operator's, never a remote peer's */
 	for (size_t i = 0; i < p->count; i++)
-		if (strncmp(p->items[i].key, "tls.", 4) == 0)
+		if (strncmp(p->items[i].key, "tls.", 4) == 0 || properties_list_names(list, p->items[i].key))
 			return true;
-	while (list && *list) {
-		const char *end = strchr(list, ';');
-		size_t n = end ? (size_t)(end - list) : strlen(list);
-		/* entries trimmed, empty ones skipped */
-		const char *s = list;
-		while (n > 0 && (*s == ' ' || *s == '\t')) {
-			s++;
-			n--;
-		}
-		while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
-			n--;
-		if (n > 0) {
-			char *key = strndup(s, n);
-			bool hit = key && properties_has(p, key);
-			free(key);
-			if (hit)
-				return true;
-		}
-		list = end ? end + 1 : NULL;
-	}
 	return false;
 }
 

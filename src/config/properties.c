@@ -107,6 +107,24 @@ bool properties_has(const struct properties *p, const char *key)
 	return properties_get(p, key) != NULL;
 }
 
+bool properties_list_names(const char *list, const char *key)
+{
+	size_t len = strlen(key);
+
+	for (const char *p = list; p && *p && len;) {
+		const char *end = strchr(p, ';');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+		while (n && (*p == ' ' || *p == '\t'))
+			p++, n--;
+		while (n && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+			n--;
+		if (n == len && memcmp(p, key, len) == 0)
+			return true;
+		p = end ? end + 1 : NULL;
+	}
+	return false;
+}
+
 /* Takes ownership of key and value (frees them on failure). */
 static int props_put_owned(struct properties *p, char *key, char *value)
 {

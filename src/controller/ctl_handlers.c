@@ -721,37 +721,18 @@ static bool config_key_fixed(const char *key)
 	return false;
 }
 
-/* Whether key is one of the node's configBlackList (';'-separated, as
- * updateNamesrvConfig reads it). */
-static bool config_key_black_listed(const struct properties *cfg, const char *key)
-{
-	const char *list = cfg ? properties_get(cfg, "configBlackList") : NULL;
-	size_t len = strlen(key);
-
-	for (const char *p = list; p && *p;) {
-		const char *end = strchr(p, ';');
-		size_t n = end ? (size_t)(end - p) : strlen(p);
-		while (n && (*p == ' ' || *p == '\t'))
-			p++, n--;
-		while (n && (p[n - 1] == ' ' || p[n - 1] == '\t'))
-			n--;
-		if (n == len && memcmp(p, key, len) == 0)
-			return true;
-		p = end ? end + 1 : NULL;
-	}
-	return false;
-}
-
 /* The first key of upd the node refuses, with the answer set; NULL when
  * every key may change. The whole update is refused: no key is half set. */
 static const char *config_update_refused(const struct ctl_env *env, const struct properties *upd,
 					 struct ctl_answer *ans, int *rc)
 {
+	const char *black_list = env->config ? properties_get(env->config, "configBlackList") : NULL;
+
 	for (size_t i = 0; i < upd->count; i++) {
 		const char *key = upd->items[i].key;
 		if (strcmp(key, "configStorePath") == 0)
 			*rc = ctl_answer_set(ans, RSP_NO_PERMISSION, "Can not update config path");
-		else if (config_key_fixed(key) || config_key_black_listed(env->config, key))
+		else if (config_key_fixed(key) || properties_list_names(black_list, key))
 			*rc = ctl_answer_set(ans, RSP_NO_PERMISSION,
 					     "Can not update config in black list: %s", key);
 		/* Java would store it and use it nowhere: say so instead */
