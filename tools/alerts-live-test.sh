@@ -19,14 +19,18 @@
 #      (RmqnsNodesDisagreeOnBrokers and ...OnRoutes, cleared when it reaches
 #      the other two), and a stranger writing garbage to a Raft port
 #      (RmqnsControllerRaftRefused on that node);
-#   4. the controller leader killed and started again, over and over, until
+#   4. a stray node in the job, a controller group of its own (as one
+#      started with the wrong peers list): RmqnsControllerLeaderDisagreement,
+#      ...SetStateDisagreement (another master for a set), and the nodes
+#      disagreeing on brokers and routes; cleared when it is no longer scraped;
+#   5. the controller leader killed and started again, over and over, until
 #      RmqnsControllerLeaderChurn fires;
-#   5. every broker of the controller-mode set killed: the leader's election
+#   6. every broker of the controller-mode set killed: the leader's election
 #      finds no master (RmqnsControllerElectionFoundNoMaster), the set stays
 #      without (RmqnsControllerSetWithoutMaster), and the NameServers lose
 #      it (RmqnsBrokerGone, RmqnsClusterLostBrokerSet). Not brought back:
 #      bringing a set without in-sync replica back takes an unclean election;
-#   6. two of the three nodes killed: RmqnsControllerNoLeader on the
+#   7. two of the three nodes killed: RmqnsControllerNoLeader on the
 #      survivor, RmqnsControllerMemberDown and RmqnsDown for each of the
 #      two; both started again: all of them clear.
 # Throughout, no other alert may fire. Prints the time from each fault to
@@ -42,6 +46,7 @@ BUILD=${1:-build}
 fail() { echo "alerts-live-test: FAIL: $*" >&2; exit 1; }
 [ -x "$BUILD/rmqns" ] || fail "$BUILD/rmqns is not built"
 [ -x "$BUILD/tools/bench/rmqns-bench" ] || fail "$BUILD/tools/bench/rmqns-bench is not built"
+[ -x "$BUILD/tools/admin/rmqns-admin" ] || fail "$BUILD/tools/admin/rmqns-admin is not built"
 if ! command -v prometheus >/dev/null; then
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq
@@ -54,7 +59,7 @@ python3 - "$(cd "$BUILD" && pwd)" "$(realpath deploy/prometheus/rmqns-rules.yml)
 import json, os, random, signal, socket, subprocess, sys, time, urllib.request
 
 build, rules, tmp = sys.argv[1:4]
-RMQNS, BENCH = build + "/rmqns", build + "/tools/bench/rmqns-bench"
+RMQNS, BENCH, ADMIN = build + "/rmqns", build + "/tools/bench/rmqns-bench", build + "/tools/admin/rmqns-admin"
 t_start = time.time()
 procs = []  # every process started here, ended by its PID at exit
 signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a timeout still cleans up
@@ -138,23 +143,28 @@ def wait(what, cond, bound):
 
 # node i: protocol base+4i, HTTP +1, controller +2, Raft +3
 # (controllerRaftPortOffset=1)
-base = free_block(12)
+base = free_block(16)
 nodes = [dict(proto=base + 4 * i, http=base + 4 * i + 1, ctl=base + 4 * i + 2) for i in range(3)]
+# a fourth node, a controller group of its own, for one phase
+stray = dict(proto=base + 12, http=base + 13, ctl=base + 14)
 peers = ";".join("n%d-127.0.0.1:%d" % (i, n["ctl"]) for i, n in enumerate(nodes))
 prom_port = free_block(1)
 API = "http://127.0.0.1:%d" % prom_port
 
 
-def start_node(i):
-    n = nodes[i]
-    os.makedirs(os.path.join(tmp, "n%d" % i), exist_ok=True)
+def start_rmqns(n, name, group, peer_list):
+    os.makedirs(os.path.join(tmp, name), exist_ok=True)
     n["proc"] = start([RMQNS, "--bindAddress=127.0.0.1", "--listenPort=%d" % n["proto"],
                        "--httpPort=%d" % n["http"], "--enableControllerInNamesrv=true",
-                       "--controllerDLegerGroup=AlertGroup", "--controllerDLegerPeers=" + peers,
-                       "--controllerDLegerSelfId=n%d" % i, "--controllerRaftPortOffset=1",
-                       "--controllerStorePath=" + os.path.join(tmp, "n%d" % i, "controller"),
-                       "--kvConfigPath=" + os.path.join(tmp, "n%d" % i, "kv.json")], "n%d" % i)
-    wait("node n%d's /metrics" % i, lambda: metric(n["http"], "rmqns_controller_term") is not None, 30)
+                       "--controllerDLegerGroup=" + group, "--controllerDLegerPeers=" + peer_list,
+                       "--controllerDLegerSelfId=" + name, "--controllerRaftPortOffset=1",
+                       "--controllerStorePath=" + os.path.join(tmp, name, "controller"),
+                       "--kvConfigPath=" + os.path.join(tmp, name, "kv.json")], name)
+    wait("node %s's /metrics" % name, lambda: metric(n["http"], "rmqns_controller_term") is not None, 30)
+
+
+def start_node(i):
+    start_rmqns(nodes[i], "n%d" % i, "AlertGroup", peers)
 
 
 # a seeded broker: one process per NameServer (of `on`, default all), the
@@ -197,8 +207,10 @@ try:
     wait("one route digest on every node",
          lambda: len({metric(n["http"], "rmqns_route_digest") for n in nodes}) == 1, 30)
 
-    with open(os.path.join(tmp, "prometheus.yml"), "w") as f:
-        f.write("""global:
+    def scrape(targets):
+        """Writes prometheus.yml with these nodes as the job's targets."""
+        with open(os.path.join(tmp, "prometheus.yml"), "w") as f:
+            f.write("""global:
   scrape_interval: 1s
   scrape_timeout: 900ms
   evaluation_interval: 1s
@@ -207,8 +219,9 @@ scrape_configs:
   - job_name: rmqns
     static_configs:
       - targets: [%s]
-""" % (rules, ", ".join("'127.0.0.1:%d'" % n["http"] for n in nodes)))
-    start(["prometheus", "--config.file=" + os.path.join(tmp, "prometheus.yml"),
+""" % (rules, ", ".join("'127.0.0.1:%d'" % n["http"] for n in targets)))
+    scrape(nodes)
+    prom = start(["prometheus", "--config.file=" + os.path.join(tmp, "prometheus.yml"),
            "--storage.tsdb.path=" + os.path.join(tmp, "data"),
            "--web.listen-address=127.0.0.1:%d" % prom_port, "--log.level=warn"], "prometheus")
     def ready():
@@ -361,7 +374,49 @@ scrape_configs:
     stranger.close()
     still.append(("RmqnsControllerRaftRefused", {"instance": "127.0.0.1:%d" % nodes[0]["http"]}))
 
-    # ---- phase 4: the leader killed and started again until it churns ----
+    # ---- phase 4: a stray node, a controller group of its own, in the job ----
+    # (a node started with the wrong peers list): it names another leader,
+    # holds another master for ctlset-0, lacks the others' brokers
+    lead = serving_leader()
+    main_master = metric(nodes[lead]["http"],
+                         'rmqns_controller_set_master_id{cluster="AlertCluster",broker="ctlset-0"}')
+    start_rmqns(stray, "s0", "StrayGroup", "s0-127.0.0.1:%d" % stray["ctl"])
+    stray_brokers = start([BENCH, "controller", "--controller-addr", "127.0.0.1:%d" % stray["ctl"],
+                           "-a", "127.0.0.1:%d" % stray["proto"], "--broker-sets", "1", "--replicas", "2",
+                           "--broker-prefix", "ctlset", "--cluster", "AlertCluster",
+                           "--heartbeat-timeout", "20s", "-d", "900s", "--quiet"], "stray-brokers")
+    stray_master = 'rmqns_controller_set_master_id{cluster="AlertCluster",broker="ctlset-0"}'
+    wait("ctlset-0's master in the stray group", lambda: (metric(stray["http"], stray_master) or 0) > 0, 60)
+    if metric(stray["http"], stray_master) == main_master:
+        other = 2 if main_master != 2 else 1
+        r = subprocess.run([ADMIN, "electMaster", "-a", "127.0.0.1:%d" % stray["ctl"], "-c", "AlertCluster",
+                            "-bn", "ctlset-0", "-b", str(other)], capture_output=True, text=True, timeout=30)
+        if r.returncode != 0:
+            sys.exit("electMaster in the stray group: %s%s" % (r.stdout, r.stderr))
+    t0 = time.time()
+    scrape(nodes + [stray])
+    prom.send_signal(signal.SIGHUP)
+    log("stray node s0 (a group of its own, ctlset-0's master %s there, %s in AlertGroup) scraped in the job"
+        % (metric(stray["http"], stray_master), main_master))
+
+    def unscrape_stray():
+        scrape(nodes)
+        prom.send_signal(signal.SIGHUP)
+        log("s0 no longer scraped")
+    phase("stray group", t0, [
+        ("RmqnsControllerLeaderDisagreement", {"job": "rmqns", "severity": "warning"}),
+        ("RmqnsControllerSetStateDisagreement", {"cluster": "AlertCluster", "broker": "ctlset-0"}),
+        ("RmqnsNodesDisagreeOnBrokers", {"broker": "kept-0"}),
+        ("RmqnsNodesDisagreeOnRoutes", {"job": "rmqns"}),
+    ], {}, {"RmqnsControllerLeaderDisagreement", "RmqnsControllerSetStateDisagreement",
+            "RmqnsNodesDisagreeOnBrokers", "RmqnsNodesDisagreeOnRoutes"}, 180,
+        # every broker the stray lacks, and the stray's own, disagree alike
+        still=still + [("RmqnsNodesDisagreeOnBrokers", {})], when_all=unscrape_stray)
+    for p in (stray_brokers, stray["proc"]):
+        p.kill()
+        p.wait()
+
+    # ---- phase 5: the leader killed and started again until it churns ----
     t0 = time.time()
     still.append(("RmqnsRestarted", {}))  # any node, from here on
     for kills in range(1, 9):
@@ -380,7 +435,7 @@ scrape_configs:
           still=still)
     still.append(("RmqnsControllerLeaderChurn", {"job": "rmqns"}))
 
-    # ---- phase 5: every broker of the controller-mode set killed ----
+    # ---- phase 6: every broker of the controller-mode set killed ----
     t0 = time.time()
     ctl_brokers.kill()
     ctl_brokers.wait()
@@ -400,7 +455,7 @@ scrape_configs:
               ("RmqnsBrokerGone", {"broker": "ctlset-0"}),
               ("RmqnsClusterLostBrokerSet", {"broker": "ctlset-0"})]
 
-    # ---- phase 6: two of the three nodes killed ----
+    # ---- phase 7: two of the three nodes killed ----
     lead = leader_index()
     down = [lead if lead is not None else 0]
     down.append((down[0] + 1) % 3)
@@ -423,9 +478,9 @@ scrape_configs:
           {"RmqnsControllerNoLeader", "RmqnsControllerMemberDown", "RmqnsDown"}, 180, still=still,
           when_all=restart_both)
     print("\nalerts-live-test: from fault to firing, and to clearing:")
-    print("  %-16s %-32s %8s %8s" % ("fault", "alert", "firing", "cleared"))
+    print("  %-16s %-38s %8s %8s" % ("fault", "alert", "firing", "cleared"))
     for name, alert, f, c in timings:
-        print("  %-16s %-32s %7.0fs %8s" % (name, alert, f, "%.0fs" % c if c is not None else "-"))
+        print("  %-16s %-38s %7.0fs %8s" % (name, alert, f, "%.0fs" % c if c is not None else "-"))
     print("  (RmqnsRestarted and ...LeaderChurn stay firing for the 15 minutes they look back,\n"
           "   ...RaftRefused and ...ElectionFoundNoMaster for 10; the set killed is not brought\n"
           "   back: its alerts clear once its brokers return and a master is elected)")
