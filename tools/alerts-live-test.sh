@@ -56,7 +56,7 @@ command -v python3 >/dev/null || fail "python3 is needed"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/rmqns-alerts-live-XXXXXX")
 rc=0
 python3 - "$(cd "$BUILD" && pwd)" "$(realpath deploy/prometheus/rmqns-rules.yml)" "$TMP" <<'PY' || rc=$?
-import json, os, random, signal, socket, subprocess, sys, time, urllib.request
+import fcntl, json, os, random, signal, socket, subprocess, sys, time, urllib.request
 
 build, rules, tmp = sys.argv[1:4]
 RMQNS, BENCH, ADMIN = build + "/rmqns", build + "/tools/bench/rmqns-bench", build + "/tools/admin/rmqns-admin"
@@ -109,11 +109,31 @@ def free_block(n):
             except OSError:
                 ok = False
             t.close()
-            if not ok:
+            if not ok or not claim(port):
+                ok = False
                 break
         if ok:
             return base
     sys.exit("no free block of %d ports" % n)
+
+
+claims = []  # open files whose flocks hold this run's ports until it exits
+
+
+def claim(port):
+    """Claims port as the test harness does (an flock on
+    $TMPDIR/rmqns-test-ports/PORT), so tests running beside this one pick
+    others; False when another process holds it."""
+    d = os.path.join(os.environ.get("TMPDIR") or "/tmp", "rmqns-test-ports")
+    os.makedirs(d, mode=0o1777, exist_ok=True)
+    f = open(os.path.join(d, str(port)), "a")
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        f.close()
+        return False
+    claims.append(f)
+    return True
 
 
 def http(url, timeout=2):

@@ -146,7 +146,8 @@ bool harness_wait_log(const struct harness_server *s, const char *needle, int ti
 /* The same for any file (a logFile of the server's). */
 bool harness_wait_file(const char *path, const char *needle, int timeout_ms);
 
-/* A client connected to the server (NULL on failure, reason on stderr). */
+/* A client connected to the server (NULL on failure, reason on stderr); a
+ * connect that times out is tried once more. */
 struct client *harness_connect(const struct harness_server *s);
 /* The same with a fixed receive buffer: a peer that does not read fills it
  * at once instead of the kernel growing it to megabytes. */
