@@ -30,7 +30,12 @@
 #      without (RmqnsControllerSetWithoutMaster), and the NameServers lose
 #      it (RmqnsBrokerGone, RmqnsClusterLostBrokerSet). Not brought back:
 #      bringing a set without in-sync replica back takes an unclean election;
-#   7. two of the three nodes killed: RmqnsControllerNoLeader on the
+#   7. a controller's heartbeat table near its bound: a fifth node, a
+#      group of its own in a job of its own, started with the others with
+#      controllerMaxLiveBrokers=2 and two brokers heart-beating, so that
+#      RmqnsControllerHeartbeatTableNearFull (`for:` 5 minutes) fires while
+#      the phases above run; restarted with a larger bound, it clears;
+#   8. two of the three nodes killed: RmqnsControllerNoLeader on the
 #      survivor, RmqnsControllerMemberDown and RmqnsDown for each of the
 #      two; both started again: all of them clear.
 # Throughout, no other alert may fire. Prints the time from each fault to
@@ -163,23 +168,25 @@ def wait(what, cond, bound):
 
 # node i: protocol base+4i, HTTP +1, controller +2, Raft +3
 # (controllerRaftPortOffset=1)
-base = free_block(16)
+base = free_block(20)
 nodes = [dict(proto=base + 4 * i, http=base + 4 * i + 1, ctl=base + 4 * i + 2) for i in range(3)]
 # a fourth node, a controller group of its own, for one phase
 stray = dict(proto=base + 12, http=base + 13, ctl=base + 14)
+# a fifth, a group of its own with a small heartbeat table, in a job of its own
+full = dict(proto=base + 16, http=base + 17, ctl=base + 18)
 peers = ";".join("n%d-127.0.0.1:%d" % (i, n["ctl"]) for i, n in enumerate(nodes))
 prom_port = free_block(1)
 API = "http://127.0.0.1:%d" % prom_port
 
 
-def start_rmqns(n, name, group, peer_list):
+def start_rmqns(n, name, group, peer_list, extra=()):
     os.makedirs(os.path.join(tmp, name), exist_ok=True)
     n["proc"] = start([RMQNS, "--bindAddress=127.0.0.1", "--listenPort=%d" % n["proto"],
                        "--httpPort=%d" % n["http"], "--enableControllerInNamesrv=true",
                        "--controllerDLegerGroup=" + group, "--controllerDLegerPeers=" + peer_list,
                        "--controllerDLegerSelfId=" + name, "--controllerRaftPortOffset=1",
                        "--controllerStorePath=" + os.path.join(tmp, name, "controller"),
-                       "--kvConfigPath=" + os.path.join(tmp, name, "kv.json")], name)
+                       "--kvConfigPath=" + os.path.join(tmp, name, "kv.json")] + list(extra), name)
     wait("node %s's /metrics" % name, lambda: metric(n["http"], "rmqns_controller_term") is not None, 30)
 
 
@@ -221,6 +228,17 @@ try:
            "-a", ";".join("127.0.0.1:%d" % n["proto"] for n in nodes), "--broker-sets", "1",
            "--replicas", "2", "--broker-prefix", "ctlset", "--cluster", "AlertCluster",
            "--heartbeat-timeout", "20s", "-d", "900s", "--quiet"], "ctl-brokers")
+    # the table's bound: two brokers of two heart-beating (the alert's
+    # threshold is 80 %)
+    start_rmqns(full, "t0", "TableGroup", "t0-127.0.0.1:%d" % full["ctl"], ["--controllerMaxLiveBrokers=2"])
+    start([BENCH, "controller", "--controller-addr", "127.0.0.1:%d" % full["ctl"],
+           "-a", "127.0.0.1:%d" % full["proto"], "--broker-sets", "1", "--replicas", "2",
+           "--broker-prefix", "tblset", "--cluster", "TableCluster",
+           "--heartbeat-timeout", "20s", "-d", "900s", "--quiet"], "table-brokers")
+    wait("two brokers in t0's heartbeat table",
+         lambda: metric(full["http"], "rmqns_controller_live_brokers") == 2, 60)
+    table_full_at = time.time()
+    log("t0's heartbeat table full (2 of controllerMaxLiveBrokers=2)")
     wait("the brokers on every node",
          lambda: all(metric(n["http"], "rmqns_brokers_live") == 5 for n in nodes), 60)
     # the same brokers and topics, learnt in different orders: one digest
@@ -239,7 +257,10 @@ scrape_configs:
   - job_name: rmqns
     static_configs:
       - targets: [%s]
-""" % (rules, ", ".join("'127.0.0.1:%d'" % n["http"] for n in targets)))
+  - job_name: rmqns-table
+    static_configs:
+      - targets: ['127.0.0.1:%d']
+""" % (rules, ", ".join("'127.0.0.1:%d'" % n["http"] for n in targets), full["http"]))
     scrape(nodes)
     prom = start(["prometheus", "--config.file=" + os.path.join(tmp, "prometheus.yml"),
            "--storage.tsdb.path=" + os.path.join(tmp, "data"),
@@ -276,6 +297,10 @@ scrape_configs:
     log("prometheus on :%d, every rule evaluated, no alert firing" % prom_port)
 
     timings = []
+    seen = {}  # an alert's labels -> when any phase first saw it firing
+
+    def labels_key(a):
+        return tuple(sorted(a["labels"].items()))
 
     def phase(name, t0, expected, actions, clear, bound, still=(), when_all=None):
         """Polls /api/v1/alerts until every (alertname, labels) in expected is
@@ -290,16 +315,27 @@ scrape_configs:
             return a["labels"]["alertname"] == want[0] and \
                 all(a["labels"].get(k) == v for k, v in want[1].items())
         while time.time() < deadline:
-            now = alerts() or []
+            got = alerts()
+            now = got or []
             t = time.time() - t0
+            if got is not None:  # an alert no longer firing fires anew later
+                firing_now = {labels_key(a) for a in now if a["state"] == "firing"}
+                for key in [key for key in seen if key not in firing_now]:
+                    del seen[key]
             for a in now:
+                if a["state"] == "firing":
+                    seen.setdefault(labels_key(a), time.time())
                 if a["state"] == "firing" and not any(match(a, w) for w in list(expected) + list(still)):
                     sys.exit("%s: unexpected alert firing: %s" % (name, json.dumps(a["labels"])))
             for k, w in enumerate(expected):
                 if k not in fired and any(match(a, w) and a["state"] == "firing" for a in now):
                     first = w[0] not in [expected[f][0] for f in fired]
-                    fired[k] = t
-                    log("%s: %s %s firing %.0f s after the fault" % (name, w[0], w[1], t))
+                    # firing already when this phase began (one of
+                    # `for:` 5 minutes): when an earlier phase saw it
+                    fired[k] = min(seen[labels_key(a)] for a in now
+                                   if match(a, w) and a["state"] == "firing") - t0
+                    log("%s: %s %s firing %.0f s after the fault%s" %
+                        (name, w[0], w[1], fired[k], " (seen by an earlier phase)" if fired[k] < t - 1 else ""))
                     for a in now:
                         if match(a, w):
                             print("    %s" % a["annotations"].get("summary"))
@@ -363,7 +399,9 @@ scrape_configs:
     ], {"RmqnsControllerMemberDown": lambda: (start_node(leader), log("n%d started again" % leader))},
         {"RmqnsControllerMemberDown"}, 120)
 
-    still = [("RmqnsRestarted", {"instance": instance})]
+    still = [("RmqnsRestarted", {"instance": instance}),
+             # fires about 5 minutes after t0's table filled: phase 7
+             ("RmqnsControllerHeartbeatTableNearFull", {"job": "rmqns-table"})]
 
     # ---- phase 3: strays, side by side ----
     t0 = time.time()
@@ -475,7 +513,18 @@ scrape_configs:
               ("RmqnsBrokerGone", {"broker": "ctlset-0"}),
               ("RmqnsClusterLostBrokerSet", {"broker": "ctlset-0"})]
 
-    # ---- phase 7: two of the three nodes killed ----
+    # ---- phase 7: t0's heartbeat table near its bound since the start ----
+    def raise_bound():
+        full["proc"].terminate()
+        full["proc"].wait()
+        start_rmqns(full, "t0", "TableGroup", "t0-127.0.0.1:%d" % full["ctl"], ["--controllerMaxLiveBrokers=10"])
+        log("t0 restarted with controllerMaxLiveBrokers=10")
+    table_alert = ("RmqnsControllerHeartbeatTableNearFull",
+                   {"job": "rmqns-table", "instance": "127.0.0.1:%d" % full["http"]})
+    phase("table full", table_full_at, [table_alert], {table_alert[0]: raise_bound}, {table_alert[0]},
+          max(420, time.time() - table_full_at + 120), still=[w for w in still if w[0] != table_alert[0]])
+
+    # ---- phase 8: two of the three nodes killed ----
     lead = leader_index()
     down = [lead if lead is not None else 0]
     down.append((down[0] + 1) % 3)
