@@ -208,13 +208,13 @@ uid=$(podman exec "$POD-rmqns" id -u)
 echo "k8s-test: pod $POD answers on 127.0.0.1:$PORT, config from the ConfigMap, uid $uid"
 
 step "rollout with the edited ConfigMap (same data volume)"
-podman_q kube down "$WORK/pod.yaml" >/dev/null
+podman_kube_down "$WORK/pod.yaml" "$POD" || fail "podman kube down $WORK/pod.yaml"
 podman volume exists "$CLAIM" || fail "the data volume went with the pod"
 play "$WORK/pod-edit.yaml"
 [ "$(scan_interval)" = 6000 ] || fail "after the rollout scanNotActiveBrokerInterval=$(scan_interval), the ConfigMap says 6000"
 podman exec "$POD-rmqns" test -f /var/lib/rmqns/rmqns.conf.previous || fail "no rmqns.conf.previous kept"
 echo "k8s-test: after the rollout the ConfigMap's new value is in force"
-podman_q kube down "$WORK/pod-edit.yaml" >/dev/null
+podman_kube_down "$WORK/pod-edit.yaml" "$POD" || fail "podman kube down $WORK/pod-edit.yaml"
 
 # The Secret the overlay mounts, made as docs/deployment.md says, for the
 # pods' stable names. podman 4.3's kube play crashes (nil pointer in
@@ -313,7 +313,7 @@ fail_over() {
 	[ -n "$new" ] && [ "$new" != "$leader" ] || fail "the two others name '$new' (the stopped leader was $leader)"
 	admin clusterDiff -a "$(ctl_addrs "${rest[@]}")" || fail "clusterDiff -a: the two others disagree"
 	echo "k8s-test: leader $leader -> $new at $new_addr"
-	podman_q kube down "$WORK/pods-$1.yaml" >/dev/null
+	podman_kube_down "$WORK/pods-$1.yaml" "$POD-$1-0" "$POD-$1-1" "$POD-$1-2" || fail "podman kube down $WORK/pods-$1.yaml"
 }
 
 elect ctl rmqns
