@@ -9,7 +9,10 @@
 #      another frozen (SIGSTOP): RmqnsBrokerGone and RmqnsClusterLostBrokerSet
 #      for the first, RmqnsBrokerHeartbeatLate and ...Expiring for the
 #      second; then the frozen one continued (SIGCONT, before its removal
-#      at 120 s) and the killed one started again: all of them clear;
+#      at 120 s) and the killed one started again: all of them clear. A
+#      third broker, on a fifth node that removes no expired broker (see 7),
+#      frozen as well: RmqnsBrokerHeartbeatExpired past its 120 s; continued,
+#      it clears;
 #   2. the controller leader's node killed: RmqnsControllerMemberDown names
 #      it; the node started again: RmqnsRestarted fires (and stays for its
 #      15 minutes), RmqnsControllerMemberDown clears;
@@ -174,6 +177,9 @@ nodes = [dict(proto=base + 4 * i, http=base + 4 * i + 1, ctl=base + 4 * i + 2) f
 stray = dict(proto=base + 12, http=base + 13, ctl=base + 14)
 # a fifth, a group of its own with a small heartbeat table, in a job of its own
 full = dict(proto=base + 16, http=base + 17, ctl=base + 18)
+# t0 removes no broker past its timeout (as a node whose scan stopped would
+# not): the broker frozen on it in phase 1 outlives its timeout
+table_flags = ["--scanNotActiveBrokerInterval=3600000", "--serverChannelMaxIdleTimeSeconds=0"]
 peers = ";".join("n%d-127.0.0.1:%d" % (i, n["ctl"]) for i, n in enumerate(nodes))
 prom_port = free_block(1)
 API = "http://127.0.0.1:%d" % prom_port
@@ -230,7 +236,7 @@ try:
            "--heartbeat-timeout", "20s", "-d", "900s", "--quiet"], "ctl-brokers")
     # the table's bound: two brokers of two heart-beating (the alert's
     # threshold is 80 %)
-    start_rmqns(full, "t0", "TableGroup", "t0-127.0.0.1:%d" % full["ctl"], ["--controllerMaxLiveBrokers=2"])
+    start_rmqns(full, "t0", "TableGroup", "t0-127.0.0.1:%d" % full["ctl"], table_flags + ["--controllerMaxLiveBrokers=2"])
     start([BENCH, "controller", "--controller-addr", "127.0.0.1:%d" % full["ctl"],
            "-a", "127.0.0.1:%d" % full["proto"], "--broker-sets", "1", "--replicas", "2",
            "--broker-prefix", "tblset", "--cluster", "TableCluster",
@@ -239,6 +245,12 @@ try:
          lambda: metric(full["http"], "rmqns_controller_live_brokers") == 2, 60)
     table_full_at = time.time()
     log("t0's heartbeat table full (2 of controllerMaxLiveBrokers=2)")
+    # a broker of t0's that phase 1 freezes past its timeout: t0 neither
+    # scans for expired brokers nor closes idle connections
+    stale = start([BENCH, "seed", "-a", "127.0.0.1:%d" % full["proto"], "-b", "1", "-t", "2",
+                   "--cluster", "TableCluster", "--broker-prefix", "stale", "--broker-port", "21330",
+                   "--topic-prefix", "stale", "--keepalive", "5s", "-d", "900s", "--quiet"], "stale-0-t0")
+    wait("t0's brokers", lambda: metric(full["http"], "rmqns_brokers_live") == 3, 60)
     wait("the brokers on every node",
          lambda: all(metric(n["http"], "rmqns_brokers_live") == 5 for n in nodes), 60)
     # the same brokers and topics, learnt in different orders: one digest
@@ -343,13 +355,15 @@ scrape_configs:
                         actions[w[0]]()
                     if when_all and len(fired) == len(expected):
                         when_all()
-            if len(fired) == len(expected):
+            if got is not None:  # each one's clearing once it has fired
                 for k, w in enumerate(expected):
-                    if w[0] in clear and k not in cleared and not any(match(a, w) for a in now):
+                    if k in fired and w[0] in clear and k not in cleared and \
+                            not any(match(a, w) for a in now):
                         cleared[k] = t
                         log("%s: %s %s cleared %.0f s after the fault" % (name, w[0], w[1], t))
-                if len(cleared) == len([w for w in expected if w[0] in clear]):
-                    break
+            if len(fired) == len(expected) and \
+                    len(cleared) == len([w for w in expected if w[0] in clear]):
+                break
             time.sleep(0.5)
         else:
             sys.exit("%s: within %d s, fired %s, cleared %s, expected %s" %
@@ -362,14 +376,18 @@ scrape_configs:
     t0 = time.time()
     for p in killed:
         os.kill(p.pid, signal.SIGKILL)
-    for p in frozen:
+    for p in frozen + [stale]:
         os.kill(p.pid, signal.SIGSTOP)
-    log("broker killed-0 killed, broker frozen-0 frozen")
+    log("broker killed-0 killed, broker frozen-0 frozen, broker stale-0 (on t0) frozen")
 
     def thaw():
         for p in frozen:
             os.kill(p.pid, signal.SIGCONT)
         log("broker frozen-0 continued")
+
+    def thaw_stale():
+        os.kill(stale.pid, signal.SIGCONT)
+        log("broker stale-0 continued")
 
     def revive():
         killed[:] = start_broker("killed", 21100)
@@ -379,9 +397,13 @@ scrape_configs:
         ("RmqnsClusterLostBrokerSet", {"broker": "killed-0", "cluster": "AlertCluster"}),
         ("RmqnsBrokerHeartbeatLate", {"broker": "frozen-0", "severity": "warning"}),
         ("RmqnsBrokerHeartbeatExpiring", {"broker": "frozen-0", "severity": "critical"}),
-    ], {"RmqnsBrokerHeartbeatExpiring": lambda: (thaw(), revive())},
+        ("RmqnsBrokerHeartbeatLate", {"broker": "stale-0", "job": "rmqns-table"}),
+        ("RmqnsBrokerHeartbeatExpiring", {"broker": "stale-0", "job": "rmqns-table"}),
+        ("RmqnsBrokerHeartbeatExpired", {"broker": "stale-0", "job": "rmqns-table", "severity": "critical"}),
+    ], {"RmqnsBrokerHeartbeatExpiring": lambda: (thaw(), revive()),
+        "RmqnsBrokerHeartbeatExpired": thaw_stale},
         {"RmqnsBrokerGone", "RmqnsClusterLostBrokerSet", "RmqnsBrokerHeartbeatLate",
-         "RmqnsBrokerHeartbeatExpiring"}, 170)
+         "RmqnsBrokerHeartbeatExpiring", "RmqnsBrokerHeartbeatExpired"}, 230)
 
     # ---- phase 2: the controller leader's node killed ----
     leader = [i for i, n in enumerate(nodes) if metric(n["http"], "rmqns_controller_leader") == 1]
@@ -517,7 +539,7 @@ scrape_configs:
     def raise_bound():
         full["proc"].terminate()
         full["proc"].wait()
-        start_rmqns(full, "t0", "TableGroup", "t0-127.0.0.1:%d" % full["ctl"], ["--controllerMaxLiveBrokers=10"])
+        start_rmqns(full, "t0", "TableGroup", "t0-127.0.0.1:%d" % full["ctl"], table_flags + ["--controllerMaxLiveBrokers=10"])
         log("t0 restarted with controllerMaxLiveBrokers=10")
     table_alert = ("RmqnsControllerHeartbeatTableNearFull",
                    {"job": "rmqns-table", "instance": "127.0.0.1:%d" % full["http"]})
