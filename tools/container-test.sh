@@ -178,7 +178,8 @@ got=$(admin getKvConfig -n "127.0.0.1:$PORT" -s CT_NS -k ct.key)
 route=$(admin topicRoute -n "127.0.0.1:$PORT" -t CtTopic-b1-t3 --json 2>&1) ||
 	fail "no route right after the restart (the snapshot was not restored): $route"
 echo "$route" | grep -q '"ct-broker-1"' || fail "route after the restart: $route"
-podman logs "$NAME" 2>&1 | grep -q "route snapshot: restored from /var/lib/rmqns/namesrv/routes.snapshot" ||
+logs=$(podman logs "$NAME" 2>&1)   # whole: grep -q in a pipe would cut podman short (pipefail)
+grep -q "route snapshot: restored from /var/lib/rmqns/namesrv/routes.snapshot" <<<"$logs" ||
 	fail "no 'route snapshot: restored' line in the log"
 podman rm -f -t 0 "$SIM" >/dev/null
 
