@@ -48,16 +48,9 @@ trap cleanup EXIT
 trap 'exit 1' INT TERM
 
 # A free port below the ephemeral range, so that no outbound connection
-# (the server's, Prometheus's scrapes) takes it between this pick and the bind,
-# claimed as the test harness claims its ports (an flock on
-# $TMPDIR/rmqns-test-ports/PORT, held until this script exits) so that a test
-# running beside this one picks another. Sets the variable named $1.
-PORT_CLAIMS="${TMPDIR:-/tmp}/rmqns-test-ports"
-mkdir -p "$PORT_CLAIMS"
-claim_free_port() {
-	local p fd
-	for _ in $(seq 50); do
-		p=$(python3 -c 'import random, socket
+# (the server's, Prometheus's scrapes) takes it between this pick and the bind.
+free_port() {
+	python3 -c 'import random, socket
 for _ in range(200):
     p = random.randint(10000, 32000)
     s = socket.socket()
@@ -68,19 +61,10 @@ for _ in range(200):
     finally:
         s.close()
     print(p)
-    break')
-		exec {fd}>>"$PORT_CLAIMS/$p"
-		if flock -n "$fd"; then
-			printf -v "$1" %s "$p"
-			return 0
-		fi
-		exec {fd}>&-
-	done
-	echo "observability-test: no free port" >&2
-	exit 1
+    break'
 }
-claim_free_port HTTP_PORT
-claim_free_port PROM_PORT
+HTTP_PORT=$(free_port)
+PROM_PORT=$(free_port)
 
 # the controller port and its Raft port (controllerRaftPortOffset=1) side by side
 CTL_PORT=$(python3 -c '
